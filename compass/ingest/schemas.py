@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pandas as pd
+import pyarrow as pa
+
 
 @dataclass(frozen=True)
 class Column:
@@ -147,6 +150,15 @@ QUERY_RECORDS = TableSchema(
     )
     + _provenance(),
 )
+
+PANDAS_DTYPES = {"str": "string", "float": "float64", "int": "Int64", "bool": "boolean", "date": pd.ArrowDtype(pa.date32())}
+
+
+def empty_frame(schema: TableSchema) -> pd.DataFrame:
+    """A zero-row frame with the schema's columns and dtypes."""
+
+    return pd.DataFrame({c.name: pd.Series(dtype=PANDAS_DTYPES[c.kind]) for c in schema.columns})
+
 
 RAW_TABLES: dict[str, TableSchema] = {
     s.name: s for s in (MODELS, MODEL_ALIASES, BENCHMARK_SCORES, MODEL_COSTS, INTERACTIONS, QUERY_RECORDS)

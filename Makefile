@@ -1,0 +1,34 @@
+# Two commands: `make run` (materialize the default graph) and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+export DAGSTER_HOME ?= $(CURDIR)/var/dagster_home
+
+.PHONY: run test ui lock bench clean
+
+$(STAMP): pyproject.toml requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c requirements.lock -e ".[dev]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/compass run
+
+test: $(STAMP)
+	$(BIN)/pytest
+
+ui: $(STAMP)
+	mkdir -p $(DAGSTER_HOME) && cp -n dagster.yaml $(DAGSTER_HOME)/ || true
+	$(BIN)/dagster dev -h 127.0.0.1 -p 3000
+
+bench: $(STAMP)
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+lock: $(STAMP)
+	(echo "# Full transitive pin set (pip constraints). Regenerate: make lock"; \
+	 $(BIN)/pip freeze --exclude-editable | grep -vi "^llm-compass") > requirements.lock
+
+clean:
+	rm -rf var $(VENV)

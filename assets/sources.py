@@ -1,0 +1,105 @@
+"""Raw source assets: one per canonical table, written to the `raw` schema.
+
+Each asset reads its configured files, validates them (errors name file, row
+and column), resolves model names through the alias table, and replaces the
+table in one transaction. Its data version is the content hash of what it
+wrote, so an unchanged input leaves everything downstream fresh.
+"""
+
+
+import warnings
+
+import dagster as dg
+import pandas as pd
+
+from assets.common import WRITER_POOL, publish
+from compass.ingest.aliases import alias_lookup
+from compass.ingest.errors import IngestError, IngestWarning
+from compass.ingest.ingest import ingest_table, price_moves
+from compass.ingest.load import TABLE_ORDER
+from compass.ingest.schemas import RAW_TABLES
+from resources.sources import SourcesResource
+from resources.warehouse import Warehouse, WarehouseResource
+
+RAW_CODE_VERSION = "raw-1"
+# Tables whose model names resolve through raw.models and raw.model_aliases.
+_RESOLVED = [t for t in TABLE_ORDER if t != "models"]
+
+
+def raw_key(table: str) -> dg.AssetKey:
+    return dg.AssetKey(["raw", table])
+
+
+def model_lookup(wh: Warehouse) -> dict[str, str]:
+    models = wh.read("raw.models")
+    aliases = wh.read("raw.model_aliases")
+    if aliases.empty:
+        aliases = pd.DataFrame({"alias": [], "model_id": []})
+    return alias_lookup(aliases, models.get("model_id", pd.Series(dtype=str)))
+
+
+def _raw_asset(table: str) -> dg.AssetsDefinition:
+    deps = [] if table == "models" else [raw_key("models")] + ([raw_key("model_aliases")] if table != "model_aliases" else [])
+
+    @dg.asset(
+        key=raw_key(table),
+        deps=deps,
+        group_name="sources",
+        code_version=RAW_CODE_VERSION,
+        pool=WRITER_POOL,
+        description=RAW_TABLES[table].doc,
+        kinds={"duckdb"},
+    )
+    def _asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> dg.MaterializeResult:
+        wh = warehouse.get()
+        files = sources.files(table)
+        lookup = model_lookup(wh) if table in _RESOLVED else None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", IngestWarning)
+            frame = ingest_table(table, files, lookup)
+            moved = price_moves(frame, wh.read("raw.model_costs")) if table == "model_costs" else frame.iloc[0:0]
+        for w in caught:
+            context.log.warning(str(w.message))
+        meta = {"files": [str(f.path) for f in files], "price_moves_over_10x": len(moved)}
+        return publish(context, wh, f"raw.{table}", frame, metadata=meta)
+
+    return _asset
+
+
+raw_assets = [_raw_asset(t) for t in TABLE_ORDER]
+
+
+def _integrity_check(table: str) -> dg.AssetChecksDefinition:
+    """Blocking check: every model_id in the table is a canonical model, and keys are unique."""
+
+    @dg.asset_check(asset=raw_key(table), name="keys_and_models_valid", blocking=True)
+    def _check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        wh = warehouse.get()
+        frame = wh.read(f"raw.{table}")
+        key = list(RAW_TABLES[table].key)
+        dup = int(frame.duplicated(subset=key).sum()) if not frame.empty else 0
+        unknown = 0
+        if table != "models" and not frame.empty:
+            unknown = int((~frame["model_id"].isin(wh.read("raw.models")["model_id"])).sum())
+        return dg.AssetCheckResult(
+            passed=dup == 0 and unknown == 0,
+            metadata={"duplicate_keys": dup, "unknown_model_ids": unknown, "rows": len(frame)},
+        )
+
+    return _check
+
+
+raw_checks = [_integrity_check(t) for t in TABLE_ORDER]
+
+
+@dg.asset_check(asset=raw_key("model_costs"), name="no_price_moved_over_10x", blocking=False)
+def price_move_check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    """Warn (not block) when a blended price moved more than 10x against the previous snapshot."""
+    event = context.instance.get_latest_materialization_event(raw_key("model_costs"))
+    moved = 0
+    if event is not None and event.asset_materialization is not None:
+        moved = int(event.asset_materialization.metadata["price_moves_over_10x"].value)
+    return dg.AssetCheckResult(passed=moved == 0, severity=dg.AssetCheckSeverity.WARN, metadata={"moved": moved})
+
+
+__all__ = ["raw_assets", "raw_checks", "price_move_check", "raw_key", "model_lookup", "IngestError"]

@@ -1,0 +1,159 @@
+"""Confidence calibration for LLM cascades (thesis seed 001, Ch. 2, Sec. 2.3 "Calibration").
+
+Pipeline per model and dataset (thesis eqs. 2.16-2.17 and the paragraph after them):
+
+1. hyperparameter-free transform xi of the raw probability p_raw = exp(logprob);
+2. infinite xi replaced by the largest / smallest finite *train* value (stored, reused on test);
+3. logistic calibration  phi = sigmoid(a + b * xi), fitted on train, applied to every split.
+
+Multiple-choice (eq. 2.16): xi = log(1 / (1 - p)).
+Generation (eq. 2.17): the thesis prints log(1/p) for p < 1/2, which *decreases* in p and
+would make the feature non-monotone. We follow the authors' code and the spec: the signed
+monotone version xi = -log(2(1 - p)) for p >= 1/2 and xi = log(2p) for p < 1/2.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sklearn.linear_model import LogisticRegression
+
+from compass.cascades.data import validate_records
+
+MULTIPLE_CHOICE = "multiple_choice"
+GENERATION = "generation"
+_KIND_ALIASES = {"mc": MULTIPLE_CHOICE, MULTIPLE_CHOICE: MULTIPLE_CHOICE,
+                 "nlg": GENERATION, GENERATION: GENERATION}
+_MC_DATASETS = frozenset({"mmlu", "medmcqa"})
+
+# Tiny ridge (sklearn C = 1/ridge): keeps the fit finite under perfect separation at
+# n = 20-30 (spec 2.5 pitfalls); negligible at n ~ 300.
+LOGIT_C = 1e4
+
+
+def task_kind_for(dataset: str) -> str:
+    """Task kind of a thesis benchmark: multiple choice for MMLU/MedMCQA, generation otherwise."""
+    return MULTIPLE_CHOICE if dataset.lower() in _MC_DATASETS else GENERATION
+
+
+def _kind(task_kind: str) -> str:
+    try:
+        return _KIND_ALIASES[task_kind]
+    except KeyError:
+        raise ValueError(f"task_kind must be one of {sorted(_KIND_ALIASES)}, got {task_kind!r}") from None
+
+
+def _neg_log1mexp(logp: np.ndarray) -> np.ndarray:
+    """-log(1 - exp(l)) for l <= 0, numerically stable (Maechler's log1mexp); +inf at l = 0."""
+    out = np.empty_like(logp)
+    near = logp > -np.log(2.0)
+    with np.errstate(divide="ignore"):
+        out[near] = -np.log(-np.expm1(logp[near]))
+    out[~near] = -np.log1p(-np.exp(logp[~near]))
+    return out
+
+
+def transform_logprob(logprob: np.ndarray, task_kind: str) -> np.ndarray:
+    """Hyperparameter-free feature xi from log p_raw (thesis eqs. 2.16-2.17, monotone NLG form).
+
+    May return +inf (p_raw = 1) or, for generation tasks, -inf (p_raw = 0).
+    """
+    logp = np.minimum(np.asarray(logprob, dtype=float), 0.0)
+    if np.isnan(logp).any():
+        raise ValueError("NaN log-probabilities cannot be transformed")
+    xi = _neg_log1mexp(logp)
+    if _kind(task_kind) == GENERATION:
+        half = logp >= -np.log(2.0)
+        xi = np.where(half, xi - np.log(2.0), np.log(2.0) + logp)
+    return xi
+
+
+def fill_infinities(xi: np.ndarray, fill_min: float, fill_max: float) -> np.ndarray:
+    """Replace +inf by ``fill_max`` and -inf by ``fill_min`` (thesis, text after eq. 2.17)."""
+    return np.where(np.isposinf(xi), fill_max, np.where(np.isneginf(xi), fill_min, xi))
+
+
+def expected_calibration_error(p: np.ndarray, y: np.ndarray, n_bins: int = 10) -> float:
+    """ECE with equal-count (quantile) bins: sum_b (n_b/n) |acc_b - conf_b| (thesis Sec. 2.4)."""
+    p = np.asarray(p, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if p.shape != y.shape or p.size == 0:
+        raise ValueError(f"ECE needs equal-length non-empty arrays, got {p.shape} and {y.shape}")
+    order = np.argsort(p, kind="stable")
+    return float(sum(len(b) / p.size * abs(y[b].mean() - p[b].mean())
+                     for b in np.array_split(order, min(n_bins, p.size)) if len(b)))
+
+
+def logistic_fit(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Logistic regression with intercept; returns (coef incl. intercept first, Wald p-values).
+
+    Fitted with sklearn (near-unpenalised, C = ``LOGIT_C``); the p-values come from the
+    observed Fisher information at the optimum, as ``statsmodels.Logit`` reports them.
+    """
+    X = np.atleast_2d(np.asarray(X, dtype=float).T).T
+    y = np.asarray(y, dtype=float)
+    if np.unique(y).size < 2:
+        raise ValueError("logistic regression needs both correct and incorrect examples")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = LogisticRegression(C=LOGIT_C, max_iter=1000).fit(X, y.astype(int))
+    coef = np.concatenate([fit.intercept_, fit.coef_.ravel()])
+    design = np.column_stack([np.ones(len(y)), X])
+    mu = 1.0 / (1.0 + np.exp(-design @ coef))
+    info = design.T @ (design * (mu * (1 - mu))[:, None])
+    cov = np.linalg.pinv(info)
+    z = coef / np.sqrt(np.maximum(np.diag(cov), 1e-300))
+    return coef, 2 * stats.norm.sf(np.abs(z))
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def calibrate(df: pd.DataFrame, task_kind: str, *, n_bins: int = 10) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fit per-model logistic calibrators on train and apply them to every split.
+
+    Returns
+    -------
+    calibrated : the input rows plus columns ``xi`` (filled transform) and ``p_correct``.
+    params : one row per model, columns ``model_id, a, b, xi_fill_min, xi_fill_max, n_train,
+        ece, ece_no_transform, ece_split`` -- ECE (fraction, not %) of the transform-based
+        calibrator and of a logistic calibrator on p_raw itself (Table 2.2 "ECE_TF"), measured
+        on the test split when there is one, otherwise on train.
+    """
+    validate_records(df)
+    kind = _kind(task_kind)
+    out = df.copy()
+    out["xi"] = np.nan
+    out["p_correct"] = np.nan
+    rows = []
+    has_test = bool((df["split"] == "test").any())
+    for model, grp in df.groupby("model_id", sort=True):
+        logp = grp["confidence"].to_numpy(dtype=float)
+        xi = transform_logprob(logp, kind)
+        is_train = (grp["split"] == "train").to_numpy()
+        finite = xi[is_train & np.isfinite(xi)]
+        if finite.size < 2 or np.unique(finite).size < 2:
+            raise ValueError(f"model {model!r}: fewer than 2 distinct finite transformed train confidences")
+        xi = fill_infinities(xi, float(finite.min()), float(finite.max()))
+        y = grp["correct"].to_numpy(dtype=float)
+        coef, _ = logistic_fit(xi[is_train], y[is_train])
+        p = _sigmoid(coef[0] + coef[1] * xi)
+        praw = np.exp(logp)
+        coef_raw, _ = logistic_fit(praw[is_train], y[is_train])
+        p_raw_cal = _sigmoid(coef_raw[0] + coef_raw[1] * praw)
+        evalmask = (grp["split"] == "test").to_numpy() if has_test else is_train
+        out.loc[grp.index, "xi"] = xi
+        out.loc[grp.index, "p_correct"] = p
+        rows.append({
+            "model_id": model, "a": coef[0], "b": coef[1],
+            "xi_fill_min": float(finite.min()), "xi_fill_max": float(finite.max()),
+            "n_train": int(is_train.sum()),
+            "ece": expected_calibration_error(p[evalmask], y[evalmask], n_bins),
+            "ece_no_transform": expected_calibration_error(p_raw_cal[evalmask], y[evalmask], n_bins),
+            "ece_split": "test" if has_test else "train",
+        })
+    return out, pd.DataFrame(rows)

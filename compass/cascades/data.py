@@ -1,0 +1,116 @@
+"""Validation and pivoting of per-query records for LLM-cascade modelling.
+
+Thesis seed 001 (Zellinger), Chapter 2, Sec. 2.3: every query is answered by every
+model of the chain, so the per-model signals of one dataset form a (query x model)
+matrix. This module checks the canonical long records and pivots them.
+
+Canonical input columns: ``split, query_id, model_id, correct, confidence, cost_usd,
+latency_ms, tokens_in, tokens_out``. ``confidence`` is the raw log-probability
+log p_raw <= 0 of the answer (or of "Y" in the verification prompt); ``-inf`` is allowed
+(p_raw = 0), ``0.0`` means certainty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+REQUIRED_COLUMNS: tuple[str, ...] = ("split", "query_id", "model_id", "correct", "confidence")
+COST_COLUMN = "cost_usd"
+
+
+def validate_records(df: pd.DataFrame, *, require_test: bool = False) -> None:
+    """Raise ``ValueError`` describing the first problem found in a records frame.
+
+    Checks: required columns present; at least two models; every model has train rows;
+    no NaN confidences or labels; confidences are log-probabilities (<= 0); labels are 0/1;
+    no duplicate (split, query_id, model_id); every model answers the same train queries;
+    each model's train confidences are not all identical.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"records must be a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"records are missing required column(s) {missing}; have {list(df.columns)}")
+    models = sorted(df["model_id"].dropna().unique())
+    if len(models) < 2:
+        raise ValueError(f"a cascade dataset needs at least 2 models, found {len(models)}: {models}")
+    nan_conf = df.loc[df["confidence"].isna(), "model_id"].unique()
+    if len(nan_conf):
+        raise ValueError(f"NaN confidence values for model(s) {sorted(nan_conf)}")
+    conf = df["confidence"].to_numpy(dtype=float)
+    if np.any(conf > 1e-12):
+        bad = sorted(df.loc[conf > 1e-12, "model_id"].unique())
+        raise ValueError(
+            f"confidence must be a log-probability (<= 0); positive values for model(s) {bad}"
+        )
+    nan_lab = df.loc[df["correct"].isna(), "model_id"].unique()
+    if len(nan_lab):
+        raise ValueError(f"NaN 'correct' labels for model(s) {sorted(nan_lab)}")
+    if not df["correct"].astype(float).isin([0.0, 1.0]).all():
+        raise ValueError("'correct' must be 0/1 (or boolean)")
+    dup = df.duplicated(["split", "query_id", "model_id"])
+    if dup.any():
+        first = df.loc[dup, ["split", "query_id", "model_id"]].iloc[0].tolist()
+        raise ValueError(f"duplicate (split, query_id, model_id) rows, e.g. {first}")
+    train = df[df["split"] == "train"]
+    for m in models:
+        rows = train[train["model_id"] == m]
+        if rows.empty:
+            raise ValueError(f"model {m!r} has no train rows")
+        finite = rows["confidence"].to_numpy(dtype=float)
+        if np.unique(finite).size < 2:
+            raise ValueError(f"model {m!r}: all train confidences are identical ({finite[0]!r})")
+    if require_test and (df["split"] == "test").sum() == 0:
+        raise ValueError("records have no test rows")
+    counts = train.groupby("model_id")["query_id"].nunique()
+    if counts.nunique() != 1:
+        raise ValueError(f"models answer different numbers of train queries: {counts.to_dict()}")
+
+
+def check_cascade(models: Sequence[str], available: Sequence[str]) -> list[str]:
+    """Return the cascade as a list, raising ``ValueError`` on unknown or repeated models."""
+    cascade = list(models)
+    if len(cascade) < 2:
+        raise ValueError(f"a cascade needs at least 2 models, got {cascade}")
+    unknown = [m for m in cascade if m not in set(available)]
+    if unknown:
+        raise ValueError(f"unknown model(s) {unknown} in cascade; fitted models are {sorted(available)}")
+    if len(set(cascade)) != len(cascade):
+        raise ValueError(f"cascade repeats a model: {cascade}")
+    return cascade
+
+
+def pivot(df: pd.DataFrame, column: str, *, split: str | None = None,
+          models: Sequence[str] | None = None) -> pd.DataFrame:
+    """Wide (query_id x model_id) table of ``column`` for one split (all rows if ``None``).
+
+    Queries missing for any requested model are dropped so that rows align across models.
+    """
+    if column not in df.columns:
+        raise ValueError(f"column {column!r} not in records; have {list(df.columns)}")
+    rows = df if split is None else df[df["split"] == split]
+    if rows.empty:
+        raise ValueError(f"no rows for split {split!r}")
+    wide = rows.pivot(index="query_id", columns="model_id", values=column)
+    if models is not None:
+        unknown = [m for m in models if m not in wide.columns]
+        if unknown:
+            raise ValueError(f"unknown model(s) {unknown}; records have {sorted(wide.columns)}")
+        wide = wide[list(models)]
+    return wide.dropna()
+
+
+def mean_costs(df: pd.DataFrame, *, split: str = "train") -> dict[str, float]:
+    """Mean per-query cost E[C_i] in USD per model on ``split`` (thesis eq. 2.15)."""
+    if COST_COLUMN not in df.columns:
+        raise ValueError(f"records have no {COST_COLUMN!r} column; cannot compute expected costs")
+    rows = df[df["split"] == split]
+    if rows.empty:
+        raise ValueError(f"no rows for split {split!r}")
+    costs = rows.groupby("model_id")[COST_COLUMN].mean()
+    if costs.isna().any():
+        raise ValueError(f"missing {COST_COLUMN} for model(s) {sorted(costs[costs.isna()].index)}")
+    return {str(k): float(v) for k, v in costs.items()}

@@ -1,0 +1,47 @@
+"""Ingest one raw table from its source files: read, validate, resolve model ids, merge."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+
+from compass.ingest.errors import IngestWarning
+from compass.ingest.load import SourceFile, read_file
+from compass.ingest.schemas import RAW_TABLES, empty_frame
+from compass.ingest.validate import validate_table
+
+# A price moving by more than this factor against the previous snapshot is flagged.
+PRICE_MOVE_FACTOR = 10.0
+
+
+def ingest_table(table: str, sources: list[SourceFile], lookup: dict[str, str] | None) -> pd.DataFrame:
+    """Validated union of every source file of `table`.
+
+    Files are applied in config order; a later file's row replaces an earlier
+    row with the same key (so a user file can correct a default value).
+    """
+    schema = RAW_TABLES[table]
+    frames = [validate_table(read_file(s), schema, str(s.path), lookup) for s in sources if s.table == table]
+    if not frames:
+        return empty_frame(schema)
+    merged = pd.concat(frames, ignore_index=True)
+    return merged.drop_duplicates(subset=list(schema.key), keep="last").reset_index(drop=True)
+
+
+def price_moves(new: pd.DataFrame, previous: pd.DataFrame, factor: float = PRICE_MOVE_FACTOR) -> pd.DataFrame:
+    """Rows whose blended price moved more than `factor`x against the previous snapshot (a warning)."""
+    if previous.empty or new.empty:
+        return new.iloc[0:0]
+    key = ["model_id", "provider"]
+    joined = new.merge(previous[key + ["blended_usd_per_mtok"]], on=key, suffixes=("", "_previous"))
+    ratio = joined["blended_usd_per_mtok"] / joined["blended_usd_per_mtok_previous"]
+    moved = joined[(ratio > factor) | (ratio < 1.0 / factor)]
+    for row in moved.itertuples():
+        warnings.warn(
+            f"price of {row.model_id} at {row.provider} moved from {row.blended_usd_per_mtok_previous:g} "
+            f"to {row.blended_usd_per_mtok:g} USD/Mtok (more than {factor:g}x)",
+            IngestWarning,
+            stacklevel=2,
+        )
+    return moved

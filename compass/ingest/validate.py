@@ -1,0 +1,152 @@
+"""Validation of canonical input tables: the first error names file, row and column.
+
+Rows are numbered from 1 over data rows (a CSV header line is not counted), so
+row r of a CSV file is on line r + 1.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import numpy as np
+import pandas as pd
+
+from compass.ingest.aliases import resolve_model_ids
+from compass.ingest.errors import IngestError
+from compass.ingest.schemas import PANDAS_DTYPES, TableSchema
+
+# Admissible ranges per score scale (benchmark_scores.score_scale).
+SCORE_SCALES: dict[str, tuple[float, float]] = {
+    "fraction": (0.0, 1.0),
+    "percent": (0.0, 100.0),
+    "elo": (0.0, 4000.0),
+    "rating": (0.0, 10.0),
+    "index": (-1e6, 1e6),
+}
+# Above this a per-million-token price is treated as a unit error, not a price.
+MAX_USD_PER_MTOK = 1000.0
+# Non-negative numeric columns, per table.
+NON_NEGATIVE = {
+    "model_costs": ("input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok", "throughput_tps", "latency_s"),
+    "query_records": ("cost_usd", "latency_ms", "tokens_in", "tokens_out", "generation"),
+    "models": ("params_b", "context_window"),
+    "benchmark_scores": ("stderr",),
+}
+BINARY = {"query_records": ("correct",)}
+
+
+def _fail(file: str, frame: pd.DataFrame, mask: pd.Series, column: str, message: str) -> None:
+    if bool(mask.any()):
+        pos = int(np.flatnonzero(mask.to_numpy())[0])
+        value = frame[column].iloc[pos] if column in frame.columns else None
+        raise IngestError(file, pos + 1, column, f"{message} (value {str(value)!r}; {int(mask.sum())} bad row(s))")
+
+
+def check_columns(frame: pd.DataFrame, schema: TableSchema, file: str) -> None:
+    """Missing or misnamed required columns, and an empty file."""
+    missing = [c for c in schema.required_names if c not in frame.columns]
+    if missing:
+        col = missing[0]
+        extra = [c for c in frame.columns if c not in schema.column_names]
+        guess = difflib.get_close_matches(col, extra, n=1)
+        hint = f"; found '{guess[0]}', a misnamed '{col}'?" if guess else f"; columns present: {list(frame.columns)}"
+        raise IngestError(file, None, col, f"required column '{col}' of table {schema.name} is missing{hint}")
+    if frame.empty:
+        raise IngestError(file, None, None, f"file is empty: table {schema.name} needs at least one row")
+
+
+def coerce_types(frame: pd.DataFrame, schema: TableSchema, file: str) -> pd.DataFrame:
+    """Cast every schema column to its kind; non-convertible cells are errors; absent optional columns become null."""
+    out = frame.copy()
+    for col in schema.columns:
+        if col.name not in out.columns:
+            out[col.name] = pd.Series([None] * len(out), dtype=PANDAS_DTYPES[col.kind], index=out.index)
+            continue
+        raw = out[col.name]
+        if col.kind in ("float", "int"):
+            num = pd.to_numeric(raw, errors="coerce")
+            _fail(file, out, raw.notna() & num.isna(), col.name, f"'{col.name}' must be numeric")
+            if col.kind == "int":
+                _fail(file, out, num.notna() & (num != num.round()), col.name, f"'{col.name}' must be a whole number")
+                out[col.name] = num.round().astype("Int64")
+            else:
+                out[col.name] = num.astype(float)
+        elif col.kind == "bool":
+            out[col.name] = raw.map(_to_bool, na_action="ignore").astype("boolean")
+        elif col.kind == "date":
+            parsed = pd.to_datetime(raw, errors="coerce")
+            _fail(file, out, raw.notna() & parsed.isna(), col.name, f"'{col.name}' must be a date (YYYY-MM-DD)")
+            out[col.name] = parsed.dt.date.astype(PANDAS_DTYPES["date"])
+        else:
+            out[col.name] = raw.astype("string").str.strip()
+        if not col.nullable:
+            _fail(file, out, out[col.name].isna(), col.name, f"'{col.name}' must not be empty")
+    return out
+
+
+def _to_bool(value: object) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "y", "t"):
+        return True
+    if text in ("false", "0", "no", "n", "f"):
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def check_ranges(frame: pd.DataFrame, schema: TableSchema, file: str) -> None:
+    """Out-of-range scores, negative or absurd prices, non-binary correctness."""
+    for col in NON_NEGATIVE.get(schema.name, ()):
+        _fail(file, frame, frame[col] < 0, col, f"'{col}' must be >= 0")
+    for col in BINARY.get(schema.name, ()):
+        _fail(file, frame, frame[col].notna() & ~frame[col].isin([0.0, 1.0]), col, f"'{col}' must be 0 or 1")
+    if schema.name == "model_costs":
+        for col in ("input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok"):
+            _fail(file, frame, frame[col] > MAX_USD_PER_MTOK, col,
+                  f"'{col}' above {MAX_USD_PER_MTOK:g} USD per million tokens is not a plausible price")
+    if schema.name == "benchmark_scores":
+        scale = frame["score_scale"].fillna("fraction")
+        _fail(file, frame, ~scale.isin(list(SCORE_SCALES)), "score_scale",
+              f"unknown score_scale; use one of {sorted(SCORE_SCALES)}")
+        lo = scale.map(lambda s: SCORE_SCALES[s][0])
+        hi = scale.map(lambda s: SCORE_SCALES[s][1])
+        _fail(file, frame, (frame["score"] < lo) | (frame["score"] > hi), "score", "score outside the range of its score_scale")
+        _fail(file, frame, ~np.isfinite(frame["score"]), "score", "score must be finite")
+
+
+def check_duplicate_keys(frame: pd.DataFrame, schema: TableSchema, file: str) -> None:
+    key = [k for k in schema.key if k in frame.columns]
+    dup = frame.duplicated(subset=key, keep="first")
+    if dup.any():
+        pos = int(np.flatnonzero(dup.to_numpy())[0])
+        first = frame.index[(frame[key] == frame[key].iloc[pos]).all(axis=1)][0]
+        raise IngestError(file, pos + 1, key[0],
+                          f"duplicate key {tuple(frame[key].iloc[pos])} over columns {key}; first seen at row "
+                          f"{frame.index.get_loc(first) + 1}")
+
+
+def resolve_models(frame: pd.DataFrame, lookup: dict[str, str], file: str, column: str = "model_id") -> pd.DataFrame:
+    """Map every spelling in `column` to its canonical id; an unknown model is an error."""
+    resolved, unmatched = resolve_model_ids(frame[column], lookup)
+    _fail(file, frame, unmatched, column,
+          "unknown model id: add it to a models file or map it in a model_aliases file")
+    out = frame.copy()
+    out[column] = resolved
+    return out
+
+
+def validate_table(frame: pd.DataFrame, schema: TableSchema, file: str, lookup: dict[str, str] | None) -> pd.DataFrame:
+    """Full validation of one input file; returns the canonical frame (schema columns first)."""
+    check_columns(frame, schema, file)
+    frame = frame.reset_index(drop=True)
+    typed = coerce_types(frame, schema, file)
+    check_ranges(typed, schema, file)
+    if lookup is not None and schema.name != "models":
+        typed = resolve_models(typed, lookup, file)
+    if schema.name == "model_costs":
+        blend = (3.0 * typed["input_usd_per_mtok"] + typed["output_usd_per_mtok"]) / 4.0
+        typed["blended_usd_per_mtok"] = typed["blended_usd_per_mtok"].fillna(blend)
+    check_duplicate_keys(typed, schema, file)
+    extra = [c for c in typed.columns if c not in schema.column_names]
+    return typed[schema.column_names + extra]

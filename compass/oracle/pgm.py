@@ -1,0 +1,304 @@
+"""Fit the Capability Frontier PGM (paper 002, §4.3.2, Figure 4) and read oracles off it.
+
+Model (§4.3.2, eqs. 13-17), on dense counts k[n, l] successes out of g[n, l] trials:
+
+    D_n ~ Beta(1, 1),  theta ~ Dirichlet(1),  T_n ~ Cat(theta),  A_tl ~ Beta(1, 1)
+    k_nl ~ Binomial(g_nl, pi_nl),  pi_nl = (1 - D_n) * A_{T_n, l}
+
+Uniform priors are the paper's (§4.3.2, "Inference"). The link is the paper's
+multiplicative form; the paper reports a learned feed-forward link fits real data
+best, which we do not implement (deviation).
+
+Inference (our choice, documented deviation from the paper's stochastic VI):
+variational EM in which q(T_n) is the exact posterior over topics and q(D_n),
+q(A_tl), q(theta) are point masses (MAP-EM). With uniform priors the ELBO then
+equals the log marginal likelihood log p(k | D, A, theta) = sum_n log sum_t
+theta_t prod_l Binom(k_nl | g_nl, pi_ntl), which is what `elbo_trace` records
+(binomial coefficients included). The M-step is coordinate ascent: theta in
+closed form, then every D_n, then every A_tl, each a 1-D concave maximisation
+solved by bracketed Newton steps; a step is kept only where it does not lower
+the objective, so the trace is non-decreasing (generalised EM). When topic
+labels are given, q(T_n) is fixed to the label.
+
+Derived quantities:
+* `pgm_oracle`: plug-in oracle, eq. 18, with pi_hat_nl = E_q[pi_nl].
+* `pgm_posthoc`: k-shot oracle under a perfect free judge, eq. 23.
+* `lognormal_cost_fit`: §4.4 replaces the Bernoulli likelihood with a LogNormal
+  for cost; per model, log c ~ Normal(mu, sigma) fitted by maximum likelihood.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import sparse, special, stats
+from sklearn.cluster import KMeans
+
+# Small contractions below use np.einsum, not `@`: multithreaded OpenBLAS on these
+# skinny products is orders of magnitude slower on a CPU-contended machine.
+_EPS = 1e-6
+_NEWTON_STEPS = 3
+_RESP_FLOOR = 1e-8
+
+
+@dataclass
+class PGMFit:
+    """Result of `fit_pgm`. Arrays are indexed [prompt n, model l] and [topic t, model l]."""
+
+    p_hat: np.ndarray  # [N, L] posterior-mean success probability E_q[pi_nl]
+    topic_posteriors: np.ndarray  # [N, T] q(T_n = t)
+    aptitude: np.ndarray  # [T, L] MAP A_tl
+    difficulty: np.ndarray  # [N] MAP D_n
+    topic_weights: np.ndarray  # [T] MAP theta_t
+    elbo_trace: np.ndarray  # [n_iter] objective after each EM iteration (non-decreasing)
+    converged: bool
+    topic_labels: np.ndarray  # [T] the label of each topic (0..T-1 when latent)
+
+
+def _validate_counts(k: np.ndarray, g: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
+    k = np.asarray(k)
+    if k.ndim != 2 or k.shape[0] < 1 or k.shape[1] < 1:
+        raise ValueError(f"k must be a 2-D array [n_prompts, n_models], got shape {k.shape}")
+    try:
+        g = np.broadcast_to(np.asarray(g), k.shape)
+    except ValueError:
+        raise ValueError(f"g of shape {np.shape(g)} does not match k of shape {k.shape}") from None
+    for name, arr in (("k", k), ("g", g)):
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must hold finite non-negative integer counts")
+    if np.any(k > g):
+        n, m = np.argwhere(k > g)[0]
+        raise ValueError(f"k exceeds g at prompt {n}, model {m}: {k[n, m]} > {g[n, m]}")
+    if np.any(g.sum(axis=0) == 0):
+        raise ValueError(f"models with no trials at all (g column sums 0): {np.flatnonzero(g.sum(axis=0) == 0)}")
+    if np.any(g.sum(axis=1) == 0):
+        raise ValueError(f"prompts with no trials at all (g row sums 0): {np.flatnonzero(g.sum(axis=1) == 0)[:10]}")
+    return k.astype(np.float64), g.astype(np.float64)
+
+
+def _maximize_concave(x: np.ndarray, a: np.ndarray, w: np.ndarray, c: np.ndarray,
+                      expand: Callable[[np.ndarray], np.ndarray],
+                      reduce: Callable[[np.ndarray], np.ndarray],
+                      lo: float, hi: float) -> np.ndarray:
+    """Elementwise argmax over x in [lo, hi] of h(x) = a log x + sum_j w_j log(1 - x c_j).
+
+    h is concave (a, w >= 0, 0 < x c < 1). The terms live on (pair, model) cells:
+    `expand` maps x onto the [P, L] cells of `w` and `c`, `reduce` sums cell
+    values back onto the shape of x. Warm-started bracketed Newton; the new x is
+    kept only where h did not decrease, so the caller's objective cannot go down.
+    """
+
+    def value(z: np.ndarray) -> np.ndarray:
+        return special.xlogy(a, z) + reduce(w * np.log1p(-expand(z) * c))
+
+    lower = np.full_like(x, lo)
+    upper = np.full_like(x, hi)
+    z = x.copy()
+    for _ in range(_NEWTON_STEPS):
+        inv = 1.0 / (1.0 - expand(z) * c)
+        frac = w * c * inv
+        d1 = a / z - reduce(frac)
+        d2 = -a / z**2 - reduce(frac * c * inv)
+        lower = np.where(d1 > 0, z, lower)
+        upper = np.where(d1 > 0, upper, z)
+        step = z - d1 / np.minimum(d2, -1e-300)
+        inside = (step > lower) & (step < upper)
+        z = np.where(inside, step, 0.5 * (lower + upper))
+    z = np.where(a == 0, lo, z)  # h is non-increasing without successes
+    return np.where(value(z) >= value(x), z, x)
+
+
+def _m_step(k: np.ndarray, f: np.ndarray, resp: np.ndarray, s: np.ndarray,
+            apt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Coordinate ascent on s = 1 - D, then on A, given q(T).
+
+    Only (prompt, topic) pairs with q(T_n = t) > _RESP_FLOOR enter, as a sparse
+    list, so the cost is O(P L) with P ~ N once topics are resolved instead of
+    O(N T L). The neglected mass bounds the objective error by ~1e-8 nats per prompt.
+    """
+    n, n_topics = resp.shape
+    pn, pt = np.nonzero(resp > _RESP_FLOOR)
+    w = resp[pn, pt][:, None] * f[pn]  # [P, L]
+    ones = np.ones(len(pn))
+    by_prompt = sparse.csr_matrix((ones, (pn, np.arange(len(pn)))), shape=(n, len(pn)))
+    by_topic = sparse.csr_matrix((ones, (pt, np.arange(len(pn)))), shape=(n_topics, len(pn)))
+    s = _maximize_concave(s, k.sum(axis=1), w, apt[pt],
+                          expand=lambda z: z[pn][:, None],
+                          reduce=lambda cells: by_prompt @ cells.sum(axis=1),
+                          lo=_EPS, hi=1.0)
+    apt = _maximize_concave(apt, np.einsum("nt,nl->tl", resp, k), w, s[pn][:, None],
+                            expand=lambda z: z[pt],
+                            reduce=lambda cells: by_topic @ cells,
+                            lo=_EPS, hi=1 - _EPS)
+    return s, apt
+
+
+def _log_lik_nt(k: np.ndarray, f: np.ndarray, s: np.ndarray, apt: np.ndarray) -> np.ndarray:
+    """[N, T] log prod_l Binom(k_nl | g_nl, s_n A_tl), without binomial coefficients."""
+    log_fail = np.log1p(-s[:, None, None] * apt[None])  # [N, T, L]
+    return (special.xlogy(k.sum(axis=1), s)[:, None] + np.einsum("nl,tl->nt", k, np.log(apt))
+            + np.einsum("nl,ntl->nt", f, log_fail))
+
+
+def _encode_topics(topics: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    topics = np.asarray(topics)
+    if topics.shape != (n,):
+        raise ValueError(f"topics must have one label per prompt (shape ({n},)), got {topics.shape}")
+    if pd.isna(topics).any():
+        raise ValueError("topics contains missing labels")
+    labels, codes = np.unique(topics, return_inverse=True)
+    return labels, codes
+
+
+def _init_responsibilities(k: np.ndarray, g: np.ndarray, n_topics: int, seed: int) -> np.ndarray:
+    """One-hot topics from k-means on per-prompt success-rate profiles."""
+    rate = np.divide(k, g, out=np.full_like(k, np.nan), where=g > 0)
+    row_mean = np.nanmean(rate, axis=1, keepdims=True)
+    rate = np.where(np.isnan(rate), row_mean, rate)
+    profile = rate - row_mean  # remove prompt difficulty, keep the model pattern
+    labels = KMeans(n_clusters=n_topics, n_init=1, max_iter=50, random_state=seed).fit_predict(profile)
+    return np.eye(n_topics)[labels]
+
+
+def fit_pgm(
+    k: np.ndarray,
+    g: np.ndarray | int,
+    topics: np.ndarray | None = None,
+    n_topics: int | None = None,
+    seed: int = 0,
+    max_iter: int = 200,
+    tol: float = 1e-6,
+) -> PGMFit:
+    """Fit the §4.3.2 PGM to success counts by MAP-EM (see module docstring).
+
+    k, g: [N, L] successes and trials (g may be a scalar; cells with g = 0 are
+    missing). topics: optional [N] observed topic labels (any hashable values);
+    when None, topics are latent with `n_topics` components (default 10).
+    Stops when the objective's relative gain falls below `tol` (converged=True)
+    or after `max_iter` iterations.
+    """
+    k, g = _validate_counts(k, g)
+    n, _ = k.shape
+    f = g - k
+    if topics is not None:
+        labels, codes = _encode_topics(topics, n)
+        if n_topics is not None and n_topics != len(labels):
+            raise ValueError(f"n_topics={n_topics} but topics holds {len(labels)} distinct labels")
+        resp = np.eye(len(labels))[codes]
+    else:
+        n_topics = 10 if n_topics is None else n_topics
+        if int(n_topics) != n_topics or not 1 <= n_topics <= n:
+            raise ValueError(f"n_topics must be an integer in [1, n_prompts={n}], got {n_topics!r}")
+        labels = np.arange(n_topics)
+        resp = _init_responsibilities(k, g, int(n_topics), seed)
+    if max_iter < 1:
+        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
+
+    # Initialise as if every prompt were easy (s = 1), then rescale s to match prompt totals.
+    topic_rate = np.einsum("nt,nl->tl", resp, k) / np.maximum(np.einsum("nt,nl->tl", resp, g), 1.0)
+    apt = np.clip(topic_rate, _EPS, 1 - _EPS)
+    expected = np.einsum("nt,tl,nl->n", resp, apt, g)
+    s = np.clip(k.sum(axis=1) / np.maximum(expected, _EPS), _EPS, 1.0)
+    theta = resp.mean(axis=0)
+    log_binom = float((special.gammaln(g + 1) - special.gammaln(k + 1) - special.gammaln(f + 1)).sum())
+
+    def e_step(resp: np.ndarray, s: np.ndarray, apt: np.ndarray,
+               theta: np.ndarray) -> tuple[np.ndarray, float]:
+        """Exact q(T) (latent topics) and the objective at the given parameters."""
+        log_theta = np.log(np.maximum(theta, 1e-300))
+        if topics is None:
+            log_joint = _log_lik_nt(k, f, s, apt) + log_theta
+            log_norm = special.logsumexp(log_joint, axis=1)
+            return np.exp(log_joint - log_norm[:, None]), log_binom + float(log_norm.sum())
+        # q(T_n) is the observed label: objective is log p(k, T | D, A, theta)
+        pi = s[:, None] * apt[codes]
+        log_lik = (k * np.log(pi) + f * np.log1p(-pi)).sum() + log_theta[codes].sum()
+        return resp, log_binom + float(log_lik)
+
+    resp, objective = e_step(resp, s, apt, theta)
+    trace = [objective]
+    converged = False
+    while len(trace) <= max_iter and not converged:
+        theta = resp.mean(axis=0)  # M-step: theta in closed form, then D (via s = 1 - D) and A
+        s, apt = _m_step(k, f, resp, s, apt)
+        resp, objective = e_step(resp, s, apt, theta)
+        trace.append(objective)
+        converged = trace[-1] - trace[-2] <= tol * abs(trace[-1])
+
+    p_hat = s[:, None] * np.einsum("nt,tl->nl", resp, apt)
+    return PGMFit(p_hat=p_hat, topic_posteriors=resp, aptitude=apt, difficulty=1.0 - s,
+                  topic_weights=theta, elbo_trace=np.asarray(trace), converged=converged,
+                  topic_labels=labels)
+
+
+def pgm_oracle(fit: PGMFit) -> float:
+    """Debiased oracle, eq. 18: (1/N) sum_n max_l pi_hat_nl."""
+    return float(fit.p_hat.max(axis=1).mean())
+
+
+def pgm_posthoc(fit: PGMFit, generations: int) -> pd.DataFrame:
+    """Post-hoc k-shot oracle from the PGM, eq. 23, for k = 1..generations.
+
+    O_kshot(k) = (1/N) sum_n [1 - prod_l (1 - pi_hat_nl)^k]: every model is asked
+    k times and a perfect, free judge keeps any correct answer (§4.5 caveats).
+    Returns columns k (int), quality (float).
+    """
+    if int(generations) != generations or generations < 1:
+        raise ValueError(f"generations must be a positive integer, got {generations!r}")
+    ks = np.arange(1, int(generations) + 1)
+    log_miss = np.log1p(-np.clip(fit.p_hat, 0.0, 1.0 - 1e-15)).sum(axis=1)  # [N]
+    quality = 1.0 - np.exp(np.outer(ks, log_miss)).mean(axis=1)
+    return pd.DataFrame({"k": ks, "quality": quality})
+
+
+def lognormal_cost_fit(costs_per_call: Mapping[str, Sequence[float] | np.ndarray] | pd.DataFrame) -> pd.DataFrame:
+    """Per-model LogNormal cost model (§4.4), maximum likelihood via scipy.stats.lognorm.
+
+    Input: a mapping model_id -> per-call costs, or a DataFrame with columns
+    model_id and cost_usd. Returns columns model_id (str), mu, sigma (MLE of the
+    log-cost mean and standard deviation), mean_cost = exp(mu + sigma^2 / 2), n_calls.
+    """
+    if isinstance(costs_per_call, pd.DataFrame):
+        missing = {"model_id", "cost_usd"} - set(costs_per_call.columns)
+        if missing:
+            raise ValueError(f"cost DataFrame lacks columns {sorted(missing)}")
+        groups = {str(m): grp.to_numpy(dtype=float)
+                  for m, grp in costs_per_call.groupby("model_id", sort=True)["cost_usd"]}
+    else:
+        groups = {str(m): np.asarray(v, dtype=float) for m, v in costs_per_call.items()}
+    if not groups:
+        raise ValueError("no models given to lognormal_cost_fit")
+    rows = []
+    for model_id, costs in groups.items():
+        if costs.ndim != 1 or costs.size < 2:
+            raise ValueError(f"model {model_id!r}: need at least 2 per-call costs, got {costs.size}")
+        if not np.all(np.isfinite(costs)) or np.any(costs <= 0):
+            raise ValueError(f"model {model_id!r}: costs must be finite and > 0 for a LogNormal fit")
+        sigma, _, scale = stats.lognorm.fit(costs, floc=0.0)
+        mu = float(np.log(scale))
+        rows.append((model_id, mu, float(sigma), float(np.exp(mu + 0.5 * sigma**2)), costs.size))
+    return pd.DataFrame(rows, columns=["model_id", "mu", "sigma", "mean_cost", "n_calls"])
+
+
+def counts_from_records(records: pd.DataFrame, outcome: str = "correct") -> tuple[np.ndarray, np.ndarray, pd.Index, pd.Index]:
+    """Pivot long query records (query_id, model_id, `outcome` in {0, 1}) to dense counts.
+
+    Returns (k [N, L], g [N, L], query_ids, model_ids); missing cells get g = 0.
+    """
+    missing = {"query_id", "model_id", outcome} - set(records.columns)
+    if missing:
+        raise ValueError(f"records lack columns {sorted(missing)}")
+    obs = records[["query_id", "model_id", outcome]].dropna(subset=[outcome])
+    if not obs[outcome].isin([0.0, 1.0]).all():
+        raise ValueError(f"column {outcome!r} must be binary 0/1 for the Bernoulli PGM")
+    q_codes, query_ids = pd.factorize(obs["query_id"], sort=True)
+    m_codes, model_ids = pd.factorize(obs["model_id"], sort=True)
+    shape = (len(query_ids), len(model_ids))
+    k = np.zeros(shape)
+    g = np.zeros(shape)
+    np.add.at(k, (q_codes, m_codes), obs[outcome].to_numpy(dtype=float))
+    np.add.at(g, (q_codes, m_codes), 1.0)
+    return k, g, pd.Index(query_ids), pd.Index(model_ids)

@@ -1,0 +1,225 @@
+"""Validate one dataset's query records and pack them into dense oracle arrays.
+
+Seed paper 002 ("The Capability Frontier"), §3: prompts n ∈ [N], models l ∈ [L],
+generations g ∈ [G], binary correctness φ_nlg and a cost per generation. Every
+estimator in `compass.oracle` works on the dense arrays built here, never on the
+long table, so the hot paths are plain numpy.
+
+Generation rule: each model may have its own G_l, but every (prompt, model) cell
+of that model must carry exactly G_l generations, numbered 0..G_l−1, and every
+model must answer every prompt. Anything else raises ValueError.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+REQUIRED_COLUMNS = ("query_id", "model_id", "generation", "correct")
+
+
+@dataclass(frozen=True)
+class OracleArrays:
+    """Dense per-cell view of one dataset.
+
+    successes[n, l]  number of correct generations k_nl
+    trials[n, l]     number of generations G_l (constant within a model)
+    outcomes[n,l,g]  φ_nlg ∈ {0, 1}, NaN for g ≥ G_l
+    gen_cost[n,l,g]  cost of generation g in USD (per-model cost when the records
+                     carry none), NaN for g ≥ G_l
+    topics[n]        topic label per prompt (None when the dataset has none)
+    """
+
+    prompt_ids: np.ndarray
+    model_ids: np.ndarray
+    successes: np.ndarray
+    trials: np.ndarray
+    outcomes: np.ndarray
+    gen_cost: np.ndarray
+    topics: np.ndarray | None = None
+
+    @property
+    def n_prompts(self) -> int:
+        return int(self.successes.shape[0])
+
+    @property
+    def n_models(self) -> int:
+        return int(self.successes.shape[1])
+
+    @property
+    def generations(self) -> np.ndarray:
+        """G_l per model, shape (L,)."""
+        return self.trials[0].astype(int)
+
+    @property
+    def min_generations(self) -> int:
+        return int(self.trials.min())
+
+    @property
+    def p_hat(self) -> np.ndarray:
+        """Cell sample means φ̄_nl = k_nl / G_l (§3, eq. 5)."""
+        return self.successes / self.trials
+
+    @property
+    def cell_cost(self) -> np.ndarray:
+        """Mean cost per query of each cell, shape (N, L)."""
+        return np.nanmean(self.gen_cost, axis=2)
+
+    def take(self, idx: np.ndarray) -> OracleArrays:
+        """Subset (or bootstrap-resample) prompts by integer index."""
+        return OracleArrays(
+            prompt_ids=self.prompt_ids[idx],
+            model_ids=self.model_ids,
+            successes=self.successes[idx],
+            trials=self.trials[idx],
+            outcomes=self.outcomes[idx],
+            gen_cost=self.gen_cost[idx],
+            topics=None if self.topics is None else self.topics[idx],
+        )
+
+
+def from_arrays(
+    outcomes: np.ndarray,
+    cost: np.ndarray,
+    model_ids: list[str] | None = None,
+    topics: np.ndarray | None = None,
+) -> OracleArrays:
+    """Build OracleArrays from a complete (N, L, G) 0/1 tensor and a cost.
+
+    `cost` is per model (L,), per cell (N, L) or per generation (N, L, G).
+    """
+    outcomes = np.asarray(outcomes, dtype=float)
+    if outcomes.ndim != 3:
+        raise ValueError(f"outcomes must be (n_prompts, n_models, generations), got shape {outcomes.shape}")
+    n, l, g = outcomes.shape
+    if l < 2:
+        raise ValueError(f"oracle routing needs at least 2 models, got {l}")
+    if not np.isin(outcomes, (0.0, 1.0)).all():
+        raise ValueError("outcomes must be 0/1 correctness values")
+    cost = np.asarray(cost, dtype=float)
+    shapes = {1: (1, l, 1), 2: (n, l, 1), 3: (n, l, g)}
+    if cost.ndim not in shapes or cost.size != np.prod(shapes[cost.ndim]):
+        raise ValueError(f"cost must have shape (L,), (N, L) or (N, L, G); got {cost.shape}")
+    gen_cost = np.broadcast_to(cost.reshape(shapes[cost.ndim]), (n, l, g))
+    if np.any(gen_cost < 0):
+        raise ValueError("cost must be non-negative")
+    return OracleArrays(
+        prompt_ids=np.arange(n),
+        model_ids=np.asarray(model_ids if model_ids is not None else [f"m{i}" for i in range(l)]),
+        successes=outcomes.sum(axis=2),
+        trials=np.full((n, l), float(g)),
+        outcomes=outcomes,
+        gen_cost=np.array(gen_cost, dtype=float),
+        topics=None if topics is None else np.asarray(topics),
+    )
+
+
+def build_arrays(
+    records: pd.DataFrame,
+    model_cost: pd.Series | dict[str, float] | None = None,
+    dataset: str = "dataset",
+) -> OracleArrays:
+    """Validate canonical query records and return dense OracleArrays.
+
+    `records` has columns query_id, model_id, generation (0..G_l−1), correct
+    (0/1), and optionally cost_usd and category. When cost_usd is absent or all
+    null, `model_cost` (USD per query, indexed by model_id) supplies a constant
+    cost per model. Raises ValueError naming the dataset and the problem.
+    """
+    missing = [c for c in REQUIRED_COLUMNS if c not in records.columns]
+    if missing:
+        raise ValueError(f"{dataset}: records lack required columns {missing}")
+    if records.empty:
+        raise ValueError(f"{dataset}: no records")
+    df = records
+    if df[list(REQUIRED_COLUMNS)].isna().any().any():
+        bad = df[list(REQUIRED_COLUMNS)].isna().any()
+        raise ValueError(f"{dataset}: null values in {list(bad[bad].index)}")
+    correct = df["correct"].to_numpy(dtype=float)
+    if not np.isin(correct, (0.0, 1.0)).all():
+        raise ValueError(f"{dataset}: column 'correct' must be 0/1, found values {np.unique(correct[~np.isin(correct, (0.0, 1.0))])[:5]}")
+    gen = df["generation"].to_numpy()
+    if np.any(gen < 0) or np.any(gen != np.floor(gen)):
+        raise ValueError(f"{dataset}: column 'generation' must hold integers >= 0")
+    gen = gen.astype(int)
+
+    q_codes, prompt_ids = pd.factorize(df["query_id"], sort=True)
+    m_codes, model_ids = pd.factorize(df["model_id"], sort=True)
+    n, l = len(prompt_ids), len(model_ids)
+    if l < 2:
+        raise ValueError(f"{dataset}: oracle routing needs at least 2 models, found only {list(model_ids)}")
+    g_max = int(gen.max()) + 1
+
+    flat = (q_codes * l + m_codes) * g_max + gen
+    if np.unique(flat).size != flat.size:
+        raise ValueError(f"{dataset}: duplicate (query_id, model_id, generation) rows")
+    outcomes = np.full(n * l * g_max, np.nan)
+    outcomes[flat] = correct
+    outcomes = outcomes.reshape(n, l, g_max)
+
+    present = ~np.isnan(outcomes)
+    per_cell = present.sum(axis=2)
+    g_model = per_cell.max(axis=0)
+    for j in range(l):
+        cells = per_cell[:, j]
+        if np.any(cells != g_model[j]):
+            bad = int(np.sum(cells != g_model[j]))
+            raise ValueError(
+                f"{dataset}: model {model_ids[j]!r} has {g_model[j]} generations on some prompts but not on "
+                f"{bad} prompt(s); every (prompt, model) cell must carry that model's G"
+            )
+        if np.any(present[:, j, g_model[j]:]):
+            raise ValueError(f"{dataset}: model {model_ids[j]!r} generations are not numbered 0..{g_model[j] - 1}")
+
+    gen_cost = _generation_cost(df, flat, n, l, g_max, model_ids, present, model_cost, dataset)
+    topics = None
+    if "category" in df.columns and df["category"].notna().any():
+        first = pd.Series(df["category"].to_numpy(), index=q_codes)
+        topics = first.groupby(level=0).first().reindex(range(n)).to_numpy()
+
+    return OracleArrays(
+        prompt_ids=np.asarray(prompt_ids),
+        model_ids=np.asarray(model_ids),
+        successes=np.nansum(outcomes, axis=2),
+        trials=per_cell.astype(float),
+        outcomes=outcomes,
+        gen_cost=gen_cost,
+        topics=topics,
+    )
+
+
+def _generation_cost(
+    df: pd.DataFrame,
+    flat: np.ndarray,
+    n: int,
+    l: int,
+    g_max: int,
+    model_ids: pd.Index,
+    present: np.ndarray,
+    model_cost: pd.Series | dict[str, float] | None,
+    dataset: str,
+) -> np.ndarray:
+    """Per-generation cost: record cost_usd where given, else the per-model series."""
+    if "cost_usd" in df.columns and df["cost_usd"].notna().all():
+        c = df["cost_usd"].to_numpy(dtype=float)
+        if np.any(c < 0):
+            raise ValueError(f"{dataset}: negative cost_usd in records")
+        out = np.full(n * l * g_max, np.nan)
+        out[flat] = c
+        return out.reshape(n, l, g_max)
+    if "cost_usd" in df.columns and df["cost_usd"].notna().any():
+        raise ValueError(f"{dataset}: cost_usd is null on some records but not all; fill it or drop it")
+    if model_cost is None:
+        raise ValueError(f"{dataset}: records carry no cost_usd and no per-model cost was passed")
+    mc = pd.Series(model_cost, dtype=float)
+    absent = [m for m in model_ids if m not in mc.index or pd.isna(mc[m])]
+    if absent:
+        raise ValueError(f"{dataset}: no per-model cost for models {absent}")
+    per_model = mc.reindex(model_ids).to_numpy(dtype=float)
+    if np.any(per_model < 0):
+        raise ValueError(f"{dataset}: negative per-model cost for {list(model_ids[per_model < 0])}")
+    out = np.broadcast_to(per_model[None, :, None], (n, l, g_max)).copy()
+    out[~present] = np.nan
+    return out

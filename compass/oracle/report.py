@@ -1,0 +1,111 @@
+"""One dataset's oracle analysis: the tables of seed paper 002 (minus `dataset`).
+
+single_models  [model_id, quality, cost, reliability]                 Table 3 / eq. 24
+curve          [generations, quality, cost]                           O_biased(G′), Figs. 2–3
+estimates      [estimator, quality, quality_lo, quality_hi, cost, recommended]   Table 6
+frontier       [estimator, alpha, quality, cost]                      §4.4, Figs. 6–11
+summary        {sota_model, sota_quality, sota_cost, oracle_quality,
+                error_rate_reduction, cost_saving_at_sota_quality, aiq}   Tables 1–2
+posthoc        [k, quality, cost]                                     §4.5, Tables 4–5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from compass.oracle.bias_correction import bias_corrected_frontier
+from compass.oracle.bootstrap import bootstrap_interval
+from compass.oracle.estimators import RECOMMENDED, get_estimator
+from compass.oracle.frontier import aiq, cost_saving, default_alphas, error_rate_reduction, pareto, sweep
+from compass.oracle.naive import naive_curve
+from compass.oracle.posthoc import posthoc_curve
+from compass.oracle.records import OracleArrays
+from compass.oracle.shrinkage import posterior_means
+from compass.oracle.single_models import single_models, sota
+from compass.oracle.split_sample import split_sample_folds
+
+FRONTIER_ESTIMATORS = ("naive", "split_sample", "shrinkage_plugin", "bias_corrected")
+DEFAULT_ESTIMATORS = (
+    "naive", "extrapolation_power", "extrapolation_smooth", "split_sample",
+    "shrinkage_plugin", "shrinkage_posterior_max", "bias_corrected", "bias_corrected_posterior",
+)
+
+
+@dataclass(frozen=True)
+class OracleReport:
+    single_models: pd.DataFrame
+    curve: pd.DataFrame
+    estimates: pd.DataFrame
+    frontier: pd.DataFrame
+    summary: dict
+    posthoc: pd.DataFrame
+
+
+def frontier_points(arrays: OracleArrays, estimator: str, alphas: np.ndarray | None = None, seed: int = 0) -> pd.DataFrame:
+    """α-sweep for one estimator: DataFrame[alpha, quality, cost] (not yet Pareto-filtered)."""
+    alphas = default_alphas() if alphas is None else alphas
+    cost = arrays.cell_cost
+    if estimator == "naive":
+        return sweep([(arrays.p_hat, cost, arrays.p_hat, cost)], alphas)
+    if estimator == "split_sample":
+        return sweep(split_sample_folds(arrays, seed), alphas)
+    if estimator == "shrinkage_plugin":
+        post = posterior_means(arrays)
+        return sweep([(post, cost, post, cost)], alphas)
+    if estimator == "bias_corrected":
+        return bias_corrected_frontier(arrays, alphas, seed=seed)
+    raise ValueError(f"no frontier for estimator {estimator!r}; available: {FRONTIER_ESTIMATORS}")
+
+
+def analyze(
+    arrays: OracleArrays,
+    estimators: Sequence[str] = DEFAULT_ESTIMATORS,
+    recommended: str = RECOMMENDED,
+    n_boot: int = 100,
+    alphas: np.ndarray | None = None,
+    seed: int = 0,
+) -> OracleReport:
+    """Run every estimator, the frontier sweeps, post-hoc curve and headline numbers.
+
+    `n_boot=0` skips the bootstrap (intervals are NaN). The summary's oracle,
+    error-rate reduction (Table 1), cost saving at SOTA quality (Table 2) and AIQ
+    come from the `recommended` estimator.
+    """
+    if recommended not in estimators:
+        raise ValueError(f"recommended estimator {recommended!r} is not among {list(estimators)}")
+    single = single_models(arrays)
+    best = sota(single)
+    rows = []
+    for name in estimators:
+        fn = get_estimator(name)
+        q, c = fn(arrays)
+        lo = hi = float("nan")
+        if n_boot > 0:
+            lo, hi = bootstrap_interval(arrays, lambda a, fn=fn: fn(a)[0], n_boot=n_boot, seed=seed)
+        rows.append((name, q, lo, hi, c, name == recommended))
+    estimates = pd.DataFrame(rows, columns=["estimator", "quality", "quality_lo", "quality_hi", "cost", "recommended"])
+
+    fronts = []
+    for name in (e for e in estimators if e in FRONTIER_ESTIMATORS):
+        pts = pareto(frontier_points(arrays, name, alphas, seed))
+        fronts.append(pts.assign(estimator=name)[["estimator", "alpha", "quality", "cost"]])
+    frontier = pd.concat(fronts, ignore_index=True)
+
+    oracle_q = float(estimates.loc[estimates["recommended"], "quality"].iloc[0])
+    rec_front = frontier[frontier["estimator"] == recommended]
+    summary = {
+        "sota_model": str(best["model_id"]),
+        "sota_quality": float(best["quality"]),
+        "sota_cost": float(best["cost"]),
+        "oracle_quality": oracle_q,
+        "error_rate_reduction": error_rate_reduction(oracle_q, float(best["quality"])),
+        "cost_saving_at_sota_quality": (
+            cost_saving(rec_front, float(best["quality"]), float(best["cost"])) if len(rec_front) else float("nan")
+        ),
+        "aiq": aiq(rec_front) if len(rec_front) else float("nan"),
+    }
+    return OracleReport(single, naive_curve(arrays), estimates, frontier, summary, posthoc_curve(arrays))

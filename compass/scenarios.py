@@ -1,0 +1,199 @@
+"""Deployment scenarios and deployment-aware leaderboards (ML Compass §4.6, §5.6, EC §8.6).
+
+A scenario s = (lam, {B_j}, {R_k}, {w_z}) (§4.6 "Deployment-aware leaderboard")
+scores every model by Score_s(m) = Agg_z Û(x(m); z) - lam c(m) and ranks the
+models that satisfy the scenario constraints. The paper's five settings (§5.6,
+footnote 15, EC §8.6) are returned by `paper_scenarios`, with lam set per case
+study: PRISM lam in {0.05, 0.5}, HealthBench lam in {0.5, 5} (low/high); the
+constrained settings use the low lam; Constrained (single) requires C2 >= 0.5 and
+Constrained (all) every internal measure >= 0.33 of its (min-max scaled) range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from compass.frontier import CESFrontier
+from compass.recommend import AGGREGATIONS, model_scores, screen_models, sort_by_score
+from compass.targets import per_type_targets, solve_target, targets_table
+from compass.utilities import UtilityFn
+
+# Footnote 15 / EC §8.6: cost sensitivities per case study.
+PAPER_LAMBDAS: dict[str, dict[str, float]] = {
+    "prism": {"zero": 0.0, "low": 0.05, "high": 0.5},
+    "healthbench": {"zero": 0.0, "low": 0.5, "high": 5.0},
+}
+
+LEADERBOARD_COLUMNS = ["rank", "model_id", "score", "utility", "cost", "binding"]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A deployment scenario.
+
+    lam: a number, or a rule name ("zero" | "low" | "high") resolved per dataset
+    through PAPER_LAMBDAS (or a custom table). floors: on internal measures,
+    e.g. {"C2": 0.5} or {"all": 0.33}. raw_floors: on raw benchmarks, e.g.
+    {"gpqa_diamond": 0.5} (footnote 6 (ii) pre-filter). context_weights: group ->
+    w_z (default uniform). aggregation: "mean" (Score_s) or "robust" (min over z).
+    """
+
+    name: str
+    lam: float | str = 0.0
+    budget: float = 1.0
+    floors: dict[str, float] = field(default_factory=dict)
+    raw_floors: dict[str, float] = field(default_factory=dict)
+    context_weights: dict[str, float] | None = None
+    aggregation: str = "mean"
+
+    def __post_init__(self) -> None:
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"scenario {self.name!r}: aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
+        if isinstance(self.lam, str):
+            if not any(self.lam in table for table in PAPER_LAMBDAS.values()):
+                raise ValueError(f"scenario {self.name!r}: unknown lam rule {self.lam!r} (use a number or zero/low/high)")
+        elif self.lam < 0:
+            raise ValueError(f"scenario {self.name!r}: lam must be >= 0, got {self.lam}")
+        if self.budget <= 0:
+            raise ValueError(f"scenario {self.name!r}: budget must be > 0, got {self.budget}")
+
+    def resolve_lambda(self, dataset: str | None = None, table: Mapping[str, Mapping[str, float]] | None = None) -> float:
+        """Numeric lam: the number itself, or the rule looked up for `dataset` (footnote 15)."""
+        if not isinstance(self.lam, str):
+            return float(self.lam)
+        table = table or PAPER_LAMBDAS
+        if dataset not in table:
+            raise ValueError(f"scenario {self.name!r}: lam rule {self.lam!r} needs a dataset in {list(table)}, got {dataset!r}")
+        return float(table[dataset][self.lam])
+
+    @classmethod
+    def from_dict(cls, spec: Mapping) -> Scenario:
+        """Build from a mapping with keys name, lam, budget, floors, raw_floors, context_weights, aggregation."""
+        unknown = set(spec) - {"name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation"}
+        if unknown:
+            raise ValueError(f"scenario spec has unknown keys {sorted(unknown)}")
+        if "name" not in spec:
+            raise ValueError("scenario spec needs a 'name'")
+        return cls(
+            name=str(spec["name"]),
+            lam=spec.get("lam", 0.0),
+            budget=float(spec.get("budget", 1.0)),
+            floors={str(k): float(v) for k, v in (spec.get("floors") or {}).items()},
+            raw_floors={str(k): float(v) for k, v in (spec.get("raw_floors") or {}).items()},
+            context_weights={str(k): float(v) for k, v in spec["context_weights"].items()} if spec.get("context_weights") else None,
+            aggregation=str(spec.get("aggregation", "mean")),
+        )
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Scenario:
+        """Load one scenario from a YAML file holding the mapping of `from_dict`."""
+        with open(path) as fh:
+            spec = yaml.safe_load(fh)
+        if not isinstance(spec, Mapping):
+            raise ValueError(f"{path}: expected a YAML mapping describing one scenario")
+        return cls.from_dict(spec)
+
+
+def paper_scenarios(aggregation: str = "mean") -> list[Scenario]:
+    """The five settings of §5.6 with lam given as per-dataset rules (resolve with `resolve_lambda`)."""
+    return [
+        Scenario("pure_capability", lam="zero", aggregation=aggregation),
+        Scenario("cost_aware_low", lam="low", aggregation=aggregation),
+        Scenario("cost_aware_high", lam="high", aggregation=aggregation),
+        Scenario("constrained_single", lam="low", floors={"C2": 0.5}, aggregation=aggregation),
+        Scenario("constrained_all", lam="low", floors={"all": 0.33}, aggregation=aggregation),
+    ]
+
+
+def leaderboard(
+    measures: pd.DataFrame,
+    costs_normalized: pd.Series,
+    weights_by_group: Mapping[str, pd.Series | UtilityFn],
+    scenario: Scenario,
+    raw_scores: pd.DataFrame | None = None,
+    dataset: str | None = None,
+) -> pd.DataFrame:
+    """Deployment-aware leaderboard of the feasible models (§4.6).
+
+    weights_by_group: per context a Series of linear weights β_z (Û = β_zᵀx) or a
+    fitted utility callable. Returns DataFrame[rank, model_id, score, utility,
+    cost, binding]; ties go to the lower cost. `binding` lists the constraints
+    (";"-joined, e.g. "budget", "floor:C2", "raw_floor:gpqa_diamond") that screen
+    out models which would otherwise outscore this row, or "none". The frame's
+    attrs hold {"scenario", "lam", "feasible", "reason"}; an infeasible scenario
+    gives an empty frame with feasible=False.
+    """
+    lam = scenario.resolve_lambda(dataset)
+    scores = model_scores(measures, costs_normalized, weights_by_group, lam, scenario.aggregation, scenario.context_weights)
+    screen = screen_models(measures, costs_normalized, scenario.budget, scenario.floors, raw_scores, scenario.raw_floors)
+    table = scores.merge(screen, on="model_id")
+    feasible = table[table["feasible"]]
+    rows = []
+    for _, row in feasible.iterrows():
+        beaten_by = table[(~table["feasible"]) & _outranks(table, row)]
+        causes = sorted({c for reason in beaten_by["reason"] for c in reason.split(";")})
+        rows.append({"model_id": row["model_id"], "score": row["score"], "utility": row["utility"],
+                     "cost": row["cost"], "binding": ";".join(causes) if causes else "none"})
+    board = sort_by_score(pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS[1:]))
+    board.insert(0, "rank", range(1, len(board) + 1))
+    board.attrs.update({
+        "scenario": scenario.name,
+        "lam": lam,
+        "feasible": not board.empty,
+        "reason": "" if not board.empty else "no available model satisfies the scenario's cost and compliance constraints",
+    })
+    return board
+
+
+def _outranks(table: pd.DataFrame, row: pd.Series) -> pd.Series:
+    """Models that come before `row` in the tie-broken order (higher score, or equal score and lower cost)."""
+    s, r = table["score"].round(12), round(float(row["score"]), 12)
+    return (s > r) | ((s == r) & (table["cost"] < row["cost"]))
+
+
+def leaderboards(
+    measures: pd.DataFrame,
+    costs_normalized: pd.Series,
+    weights_by_group: Mapping[str, pd.Series | UtilityFn],
+    scenarios: Sequence[Scenario],
+    raw_scores: pd.DataFrame | None = None,
+    dataset: str | None = None,
+) -> pd.DataFrame:
+    """All scenario leaderboards stacked: DataFrame[scenario, lam, feasible, rank, model_id, score, utility, cost, binding].
+
+    An infeasible scenario contributes one row with feasible=False and empty model fields.
+    """
+    parts = []
+    for scenario in scenarios:
+        board = leaderboard(measures, costs_normalized, weights_by_group, scenario, raw_scores, dataset)
+        if board.empty:
+            board = pd.DataFrame([{c: None for c in LEADERBOARD_COLUMNS}])
+        parts.append(board.assign(scenario=scenario.name, lam=board.attrs.get("lam", scenario.resolve_lambda(dataset)),
+                                  feasible=bool(board["model_id"].notna().all())))
+    return pd.concat(parts, ignore_index=True)[["scenario", "lam", "feasible", *LEADERBOARD_COLUMNS]]
+
+
+def scenario_targets(
+    utilities: Mapping[str, pd.Series | UtilityFn],
+    frontier: CESFrontier,
+    scenario: Scenario,
+    measure_names: Sequence[str],
+    dataset: str | None = None,
+    **kwargs,
+) -> pd.DataFrame:
+    """Continuous targets of one scenario (EC §8.6 tables): one row per context (Problem 4) plus
+    "mean" (Problem 5) and "robust" (Problem 6): DataFrame[group, feasible, reason, x_<measure>..., c_star, utility, objective].
+    kwargs go to `solve_target` (n_screen, n_starts, seed).
+    """
+    lam = scenario.resolve_lambda(dataset)
+    common = dict(budget=scenario.budget, floors=scenario.floors, **kwargs)
+    targets = per_type_targets(utilities, frontier, lam, measure_names, **common)
+    for agg in AGGREGATIONS:
+        targets[agg] = solve_target(utilities, frontier, lam, measure_names, aggregation=agg,
+                                    weights=scenario.context_weights, **common)
+    return targets_table(targets).assign(scenario=scenario.name, lam=lam)

@@ -1,0 +1,85 @@
+"""The `compass` command line: run the pipeline and read the warehouse."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def prepare_environment(config: str | None = None, db: str | None = None) -> None:
+    """Point Dagster at var/dagster_home (seeded with the repo's dagster.yaml) and the warehouse."""
+    home = Path(os.environ.setdefault("DAGSTER_HOME", str(ROOT / "var" / "dagster_home")))
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "dagster.yaml").exists():
+        shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    if config:
+        os.environ["COMPASS_CONFIG"] = str(Path(config).resolve())
+    if db:
+        os.environ["COMPASS_DB"] = str(Path(db).resolve())
+    os.environ.setdefault("COMPASS_DB", str(ROOT / "var" / "compass.duckdb"))
+
+
+def _warehouse():
+    from resources.warehouse import Warehouse
+
+    return Warehouse(os.environ["COMPASS_DB"])
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from compass.ingest.errors import IngestError
+    from pipelines.definitions import defs
+    from pipelines.refresh import refresh
+    from pipelines.summary import print_summary
+
+    source_keys = [k for k in defs.resolve_asset_graph().materializable_asset_keys if k.path[0] == "raw"]
+    with dg.DagsterInstance.get() as instance:
+        try:
+            report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess)
+        except IngestError as exc:
+            print(f"error: rejected input, warehouse unchanged: {exc}", file=sys.stderr)
+            return 2
+    print(f"refresh: {len(report.runs)} run(s), {report.ticks} automation tick(s), "
+          f"{len(report.materialized)} asset materialization(s)")
+    print_summary(_warehouse())
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from pipelines.summary import status_table
+
+    with dg.DagsterInstance.get() as instance:
+        print(status_table(_warehouse(), instance).to_string(index=False))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="compass", description=__doc__)
+    parser.add_argument("--config", help="YAML source config (default: COMPASS_CONFIG or the embedded data)")
+    parser.add_argument("--db", help="DuckDB warehouse file (default: var/compass.duckdb)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="materialize everything that is missing or out of date")
+    run.add_argument("--config", dest="config_sub", help=argparse.SUPPRESS)
+    run.add_argument("--multiprocess", action="store_true", help="use the multiprocess executor (4 workers)")
+    run.set_defaults(func=cmd_run)
+    status = sub.add_parser("status", help="tables, row counts, last materialization and data versions")
+    status.set_defaults(func=cmd_status)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    prepare_environment(getattr(args, "config_sub", None) or args.config, args.db)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

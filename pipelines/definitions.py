@@ -1,0 +1,59 @@
+"""Dagster Definitions for llm-compass: assets, checks, jobs, schedules, sensors, resources."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from assets import sources
+from pipelines.partitions import dataset_partitions, scenario_partitions
+from resources.sources import SourcesResource
+from resources.warehouse import WarehouseResource
+
+ASSETS = [*sources.raw_assets]
+CHECKS = [*sources.raw_checks, sources.price_move_check]
+
+# One job per partitions definition (a run holds one partition key).
+PARTITION_GROUPS: dict[str, dg.PartitionsDefinition | None] = {
+    "unpartitioned": None,
+    "dataset": dataset_partitions,
+    "scenario": scenario_partitions,
+}
+
+
+def _keys_with(partitions_def: dg.PartitionsDefinition | None) -> list[dg.AssetKey]:
+    return [key for a in ASSETS if a.partitions_def == partitions_def for key in a.keys]
+
+
+def refresh_job_name(group: str) -> str:
+    return f"refresh_{group}"
+
+
+JOBS = [
+    dg.define_asset_job(refresh_job_name(group), selection=dg.AssetSelection.assets(*keys), partitions_def=pdef)
+    for group, pdef in PARTITION_GROUPS.items()
+    if (keys := _keys_with(pdef))
+]
+
+
+# Both resources read COMPASS_DB / COMPASS_CONFIG when a run starts, not at import.
+RESOURCES = {"warehouse": WarehouseResource(), "sources": SourcesResource()}
+
+defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS, resources=RESOURCES)
+
+
+def get_job(name: str) -> dg.JobDefinition:
+    """Module-level job lookup, so multiprocess runs can reconstruct a job by name."""
+    return defs.resolve_job_def(name)
+
+
+def reconstructable_job(name: str):
+    return dg.build_reconstructable_job("pipelines.definitions", "get_job", reconstructable_args=(name,))
+
+
+def job_for_keys(keys: list[dg.AssetKey]) -> str:
+    """The refresh job whose partitions definition the given assets share."""
+    by_key = {key: a.partitions_def for a in ASSETS for key in a.keys}
+    groups = {g for g, pdef in PARTITION_GROUPS.items() for k in keys if by_key[k] == pdef}
+    if len(groups) != 1:
+        raise ValueError(f"assets span several partitions definitions: {sorted(groups)}")
+    return refresh_job_name(groups.pop())

@@ -1,0 +1,51 @@
+"""Human summaries of the warehouse for the CLI."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pandas as pd
+
+from resources.warehouse import Warehouse
+
+
+def table_counts(wh: Warehouse) -> pd.DataFrame:
+    if not wh.path.exists():
+        return pd.DataFrame(columns=["table", "rows"])
+    tables = wh.query(
+        "select table_schema || '.' || table_name as tbl from information_schema.tables "
+        "where table_schema not in ('information_schema', 'pg_catalog') order by 1"
+    )["tbl"]
+    return pd.DataFrame({"table": tables, "rows": [int(wh.query(f"select count(*) from {t}").iloc[0, 0]) for t in tables]})
+
+
+def status_table(wh: Warehouse, instance: dg.DagsterInstance) -> pd.DataFrame:
+    """One row per warehouse table: rows, last materialization time and data version of its asset."""
+    out = table_counts(wh)
+    last, version = [], []
+    for table in out["table"]:
+        event = instance.get_latest_materialization_event(dg.AssetKey(table.split(".")))
+        mat = event.asset_materialization if event else None
+        last.append(pd.Timestamp(event.timestamp, unit="s").strftime("%Y-%m-%d %H:%M:%S") if event else "-")
+        version.append(mat.tags.get("dagster/data_version", "-") if mat and mat.tags else "-")
+    return out.assign(last_materialized=last, data_version=version)
+
+
+def print_summary(wh: Warehouse) -> None:
+    counts = table_counts(wh)
+    raw = counts[counts["table"].str.startswith("raw.")]
+    print("\nLoaded:")
+    for row in raw.itertuples():
+        print(f"  {row.table:<24} {row.rows:>9,d} rows")
+    if wh.table_exists("raw.models"):
+        n = wh.query(
+            "select count(distinct model_id) from raw.benchmark_scores b where model_id in "
+            "(select model_id from raw.model_costs)"
+        ).iloc[0, 0]
+        print(f"  models with benchmark scores and a price: {n}")
+    if wh.table_exists("compass.leaderboards"):
+        top = wh.query(
+            "select case_id, scenario, rank, model_id, round(score, 3) as score, round(cost, 3) as cost, binding "
+            "from compass.leaderboards where rank <= 3 order by case_id, scenario, rank"
+        )
+        print("\nHeadline leaderboards (top 3 per case study and scenario):")
+        print(top.to_string(index=False))

@@ -1,0 +1,127 @@
+"""The DuckDB warehouse: the system of record.
+
+DuckDB allows one read-write process at a time. Every connection here is taken
+under an exclusive advisory file lock (`<db>.lock`), so steps running in
+parallel processes (multiprocess executor, sensors, the CLI) queue for the
+database instead of failing on DuckDB's own lock. Each write replaces exactly
+the writer's own rows inside one transaction: a failure rolls back, so a
+table is never half-written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pandas as pd
+
+DEFAULT_DB = "var/compass.duckdb"
+
+
+def frame_version(frame: pd.DataFrame) -> str:
+    """Content hash of a DataFrame (columns and values): the data version of a published table."""
+    h = hashlib.sha256("|".join(map(str, frame.columns)).encode())
+    if len(frame):
+        h.update(pd.util.hash_pandas_object(frame.astype(str), index=False).to_numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+class Warehouse:
+    """Serialized access to one DuckDB file."""
+
+    def __init__(self, path: str | Path = DEFAULT_DB):
+        self.path = Path(path)
+
+    @contextlib.contextmanager
+    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_suffix(self.path.suffix + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_SH if read_only and self.path.exists() else fcntl.LOCK_EX)
+            con = self._open(read_only and self.path.exists())
+            try:
+                yield con
+            finally:
+                con.close()
+
+    def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        # The file lock already serializes our processes; retry briefly for foreign readers.
+        for attempt in range(50):
+            try:
+                return duckdb.connect(str(self.path), read_only=read_only)
+            except duckdb.IOException:
+                if attempt == 49:
+                    raise
+                time.sleep(0.1 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def query(self, sql: str, params: list | None = None) -> pd.DataFrame:
+        with self.connect(read_only=True) as con:
+            return con.execute(sql, params or []).df()
+
+    def table_exists(self, table: str) -> bool:
+        schema, name = table.split(".")
+        sql = "select count(*) from information_schema.tables where table_schema = ? and table_name = ?"
+        return self.path.exists() and self.query(sql, [schema, name]).iloc[0, 0] > 0
+
+    def read(self, table: str, where: Mapping[str, object] | None = None) -> pd.DataFrame:
+        """Rows of `table` (optionally filtered by equality on columns); empty frame if absent."""
+        if not self.table_exists(table):
+            return pd.DataFrame()
+        clause, params = _where(where)
+        return self.query(f"select * from {table}{clause}", params)
+
+    def replace(self, table: str, frame: pd.DataFrame, where: Mapping[str, object] | None = None) -> int:
+        """Atomically replace the rows of `table` selected by `where` (all rows if None) with `frame`."""
+        schema = table.split(".")[0]
+        with self.connect() as con:
+            con.execute("begin transaction")
+            try:
+                con.execute(f"create schema if not exists {schema}")
+                con.register("incoming", frame)
+                if where is None:
+                    con.execute(f"create or replace table {table} as select * from incoming")
+                else:
+                    self._insert_own_rows(con, table, frame, where)
+                con.execute("commit")
+            except Exception:
+                con.execute("rollback")
+                raise
+            finally:
+                con.unregister("incoming")
+        return len(frame)
+
+
+    @staticmethod
+    def _insert_own_rows(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, where: Mapping[str, object]) -> None:
+        con.execute(f"create table if not exists {table} as select * from incoming limit 0")
+        existing = set(con.execute(f"select * from {table} limit 0").df().columns)
+        for col in frame.columns:
+            if col not in existing:
+                dtype = con.execute(f'select typeof("{col}") from incoming limit 1').fetchone()
+                con.execute(f'alter table {table} add column "{col}" {dtype[0] if dtype else "VARCHAR"}')
+        clause, params = _where(where)
+        con.execute(f"delete from {table}{clause}", params)
+        cols = ", ".join(f'"{c}"' for c in frame.columns)
+        con.execute(f"insert into {table} ({cols}) select {cols} from incoming")
+
+
+def _where(where: Mapping[str, object] | None) -> tuple[str, list]:
+    if not where:
+        return "", []
+    return " where " + " and ".join(f'"{k}" = ?' for k in where), list(where.values())
+
+
+class WarehouseResource(dg.ConfigurableResource):
+    """Dagster resource wrapping the warehouse file: `path`, else env COMPASS_DB, else var/compass.duckdb."""
+
+    path: str = ""
+
+    def get(self) -> Warehouse:
+        return Warehouse(self.path or os.environ.get("COMPASS_DB", DEFAULT_DB))

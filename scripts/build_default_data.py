@@ -1,0 +1,143 @@
+"""Build the embedded default data of llm-compass from shared/data/raw (offline, deterministic).
+
+    python scripts/build_default_data.py --raw /work/shared/data/raw --out data
+
+Writes the six raw tables of `compass.ingest.schemas` as zstd Parquet
+(models, model_aliases, benchmark_scores, model_costs, interactions, query_records)
+plus `unmatched_names.csv` (source, raw_name, reason) for every name that was not
+imported. Sources, licences and every derivation step are in data/PROVENANCE.md.
+
+Canonical model ids (full rules in scripts/build_data/canonical.py):
+* one lowercase slug per model, no provider prefix (`gpt-4o`, `claude-3-5-sonnet`,
+  `llama-3.1-70b-instruct`, `qwen2.5-72b-instruct`, `gemini-1.5-pro`);
+* dated snapshots collapse to the base id (`gpt-4o-2024-08-06` -> `gpt-4o`), except
+  YYMM version tags that name different models (`mistral-large-2407`);
+* reasoning-effort / thinking-budget variants collapse to the base id (`o3-mini_high`,
+  `claude-3-7-sonnet-20250219_32K`); per benchmark the best-scoring variant is kept and
+  its raw spelling is stored in `benchmark_scores.variant`;
+* base and instruct checkpoints stay distinct (`llama-3.1-70b` vs `llama-3.1-70b-instruct`).
+Models enter the catalogue through a quality source (benchmark score, per-query record or
+interaction); price / metadata rows of other models are reported, not imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from build_data import assemble, catalog_sources, price_sources, record_sources  # noqa: E402
+from build_data.common import AS_OF  # noqa: E402
+
+REQUIRED_SOURCES = ("epoch_ai_benchmarking_hub", "lmarena_arena_catalog", "livebench", "llmstats", "litellm",
+                    "models_dev", "open_llm_leaderboard_csv", "mmlu_pro", "livecodebench",
+                    "rational_llm_cascades", "wildbench")
+
+
+def _with_ids(df: pd.DataFrame, resolve: assemble.Resolver) -> pd.DataFrame:
+    return df.assign(model_id=resolve(df["raw_name"]))
+
+
+def build(raw: Path, out: Path) -> dict[str, int]:
+    """Read every source under `raw`, write the tables into `out`; returns row counts."""
+    with warnings.catch_warnings():
+        # Optional columns are all-null in some sources; pandas' notice about how such
+        # columns enter concat dtypes changes no value here.
+        warnings.filterwarnings("ignore", category=FutureWarning, message="The behavior of DataFrame concatenation")
+        return _build(raw, out)
+
+
+def _build(raw: Path, out: Path) -> dict[str, int]:
+    missing = [s for s in REQUIRED_SOURCES if not (raw / s).is_dir()]
+    if missing:
+        raise ValueError(f"raw folder {raw} lacks source directories {missing}")
+    out.mkdir(parents=True, exist_ok=True)
+    report: list[pd.DataFrame] = []
+
+    # 1. Quality sources: they define the catalogue.
+    epoch_scores, epoch_meta = catalog_sources.read_epoch(raw)
+    arena_scores, arena_meta = catalog_sources.read_lmarena(raw)
+    livebench_scores = catalog_sources.read_livebench(raw)
+    llmstats_scores, llmstats_meta, llmstats_dropped = catalog_sources.read_llmstats(raw)
+    wildbench_scores = catalog_sources.read_wildbench_aggregates(raw)
+    mmlu = record_sources.read_mmlu_pro(raw)
+    lcb, lcb_models = record_sources.read_livecodebench(raw)
+    cascades = record_sources.read_cascades(raw)
+    interactions = record_sources.read_wildbench_interactions(raw)
+
+    # LiveCodeBench abbreviations resolve through their HF / API name.
+    resolve = assemble.Resolver(dict(zip(lcb_models["raw_name"], lcb_models["api_name"].map(assemble.canonical_id))))
+    scores = _with_ids(pd.concat([epoch_scores, arena_scores, livebench_scores, llmstats_scores, wildbench_scores]), resolve)
+    records = _with_ids(pd.concat([mmlu, lcb, cascades], ignore_index=True), resolve)
+    interactions = _with_ids(interactions, resolve)
+    known = set(scores["model_id"]) | set(records["model_id"]) | set(interactions["model_id"])
+
+    # 2. HF Open LLM Leaderboard v2: matched originals + top official models, capped.
+    hf_rows, hf_report = assemble.select_hf_v2(catalog_sources.read_hf_v2(raw), resolve, known)
+    report.append(hf_report)
+    hf_scores, hf_meta = catalog_sources.hf_v2_frames(hf_rows)
+    scores = pd.concat([scores, _with_ids(hf_scores, resolve)], ignore_index=True)
+    catalog = known | set(hf_rows["model_id"])
+    unstable = sorted(m for m in catalog if assemble.canonical_id(m) != m)
+    if unstable:
+        raise ValueError(f"canonical ids that do not map to themselves: {unstable[:10]}")
+
+    # 3. Prices and metadata, kept only for catalogue models.
+    litellm_costs, litellm_meta, d1 = price_sources.read_litellm(raw)
+    md_costs, md_meta, d2 = price_sources.read_models_dev(raw)
+    arena_costs, d3 = price_sources.read_lmarena_prices(raw)
+    ls_costs, d4 = price_sources.read_llmstats_prices(raw)
+    costs = _with_ids(pd.concat([litellm_costs, md_costs, arena_costs, ls_costs], ignore_index=True), resolve)
+    lcb_meta = lcb_models.drop(columns="api_name").assign(source="livecodebench", as_of=AS_OF["livecodebench"])
+    meta = _with_ids(pd.concat([epoch_meta, arena_meta, llmstats_meta, hf_meta, litellm_meta, md_meta, lcb_meta],
+                               ignore_index=True), resolve)
+    outside = costs[~costs["model_id"].isin(catalog)]
+    report.append(pd.DataFrame({"source": outside["source"], "raw_name": outside["raw_name"],
+                                "reason": "price only: no benchmark score, query record or interaction in any source"}))
+    costs = costs[costs["model_id"].isin(catalog)]
+    meta = meta[meta["model_id"].isin(catalog)]
+
+    # 4. Tables.
+    benchmark_scores = assemble.dedupe_scores(scores)
+    model_costs = assemble.dedupe_costs(costs)
+    seen = pd.concat([df[["raw_name", "model_id", "source", "as_of"]]
+                      for df in (scores, records, interactions, costs, meta)], ignore_index=True)
+    aliases = assemble.build_aliases(seen)
+    models = assemble.build_models(catalog, meta, seen)
+    tables = {
+        "models": models, "model_aliases": aliases, "benchmark_scores": benchmark_scores,
+        "model_costs": model_costs, "interactions": interactions.drop(columns="raw_name"),
+        "query_records": records.drop(columns="raw_name"),
+    }
+    counts = {}
+    for name, df in tables.items():
+        assemble.write_table(df, name, out)
+        counts[name] = len(df)
+
+    unmatched = pd.concat(report, ignore_index=True).drop_duplicates().sort_values(["source", "raw_name"])
+    unmatched.to_csv(out / "unmatched_names.csv", index=False)
+    counts["unmatched_names"] = len(unmatched)
+    counts["dropped_llmstats_non_fraction_scores"] = llmstats_dropped
+    counts["dropped_zero_or_implausible_price_rows"] = d1 + d2 + d3 + d4
+    return counts
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--raw", type=Path, default=Path("/work/shared/data/raw"), help="shared/data/raw folder")
+    parser.add_argument("--out", type=Path, default=Path("data"), help="output folder")
+    args = parser.parse_args(argv)
+    counts = build(args.raw, args.out)
+    for name, n in counts.items():
+        print(f"{name:40s} {n:>10,d}")
+    unmatched = pd.read_csv(args.out / "unmatched_names.csv")
+    print(unmatched.groupby(["source", "reason"]).size().to_string())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""A throw-away Dagster instance + warehouse per test, fed by a small real-data config."""
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+ROOT = Path(__file__).parents[2]
+TINY_CONFIG = ROOT / "tests" / "fixtures" / "tiny" / "config.yaml"
+
+
+@pytest.fixture
+def pipeline_env(tmp_path, monkeypatch):
+    """Yields (instance, warehouse path); COMPASS_CONFIG defaults to the tiny fixture."""
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    db = tmp_path / "compass.duckdb"
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("COMPASS_DB", str(db))
+    monkeypatch.setenv("COMPASS_CONFIG", str(TINY_CONFIG))
+    monkeypatch.chdir(tmp_path)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        yield instance, db

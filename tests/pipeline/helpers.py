@@ -1,0 +1,33 @@
+"""Shared helpers for pipeline tests: run a refresh, read materializations, snapshot tables."""
+
+import dagster as dg
+import pandas as pd
+
+from pipelines.definitions import defs
+from pipelines.refresh import RefreshReport, refresh
+from resources.warehouse import Warehouse
+
+SOURCE_KEYS = [k for k in defs.resolve_asset_graph().materializable_asset_keys if k.path[0] == "raw"]
+
+
+def run_refresh(instance: dg.DagsterInstance, multiprocess: bool = False) -> RefreshReport:
+    return refresh(defs, instance, SOURCE_KEYS, multiprocess=multiprocess)
+
+
+def snapshot(db) -> dict[str, pd.DataFrame]:
+    """Every table of the warehouse, sorted, for byte-level comparisons."""
+    wh = Warehouse(db)
+    tables = wh.query(
+        "select table_schema || '.' || table_name as t from information_schema.tables order by 1"
+    )["t"]
+    out = {}
+    for t in tables:
+        frame = wh.query(f"select * from {t}")
+        out[t] = frame.sort_values(list(frame.columns)).reset_index(drop=True) if len(frame) else frame
+    return out
+
+
+def assert_same_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> None:
+    assert a.keys() == b.keys()
+    for t in a:
+        pd.testing.assert_frame_equal(a[t], b[t], check_dtype=True, obj=t)
