@@ -20,6 +20,40 @@ WRITER_POOL = "duckdb"
 REPORTS_DIR = Path("var/reports")
 
 
+def publish_many(
+    context: dg.AssetExecutionContext,
+    wh: Warehouse,
+    tables: Mapping[str, pd.DataFrame],
+    where: Mapping[str, object] | None = None,
+    metadata: Mapping[str, object] | None = None,
+) -> dg.MaterializeResult:
+    """Replace the asset's own rows (selected by `where`) of each table, keep history, report a data version.
+
+    The data version hashes the content only, so a re-run that reproduces the
+    same rows leaves every child fresh. Each row written also carries the
+    refresh's `run_id` and `refreshed_at`; `history.<schema>_<table>` keeps every
+    distinct version ever published (for `--as-of` and `compass diff`).
+    """
+    version = frame_version(pd.concat([f.assign(_table=t) for t, f in tables.items()], ignore_index=True))
+    stamp = {"data_version": version, "run_id": context.run_id,
+             "refreshed_at": pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)}
+    meta: dict[str, object] = {**(metadata or {})}
+    unchanged = all(wh.holds_version(t, where, version) for t in tables)
+    for table, frame in tables.items():
+        meta[f"rows:{table}"] = len(frame)
+        if unchanged:
+            continue
+        rows = frame.assign(**{k: v for k, v in (where or {}).items() if k not in frame.columns}, **stamp)
+        wh.replace(table, rows, where, history_version=version)
+        context.log.info(f"{table}: wrote {len(frame)} rows")
+    meta["unchanged"] = unchanged
+    first = next(iter(tables.values()))
+    meta["dagster/row_count"] = len(first)
+    if len(first):
+        meta["preview"] = dg.MetadataValue.md(first.head(10).to_markdown(index=False))
+    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(version))
+
+
 def publish(
     context: dg.AssetExecutionContext,
     wh: Warehouse,
@@ -28,14 +62,8 @@ def publish(
     where: Mapping[str, object] | None = None,
     metadata: Mapping[str, object] | None = None,
 ) -> dg.MaterializeResult:
-    """Replace the asset's own rows of `table` and report a content-hash data version."""
-    rows = frame if where is None else frame.assign(**{k: v for k, v in where.items() if k not in frame.columns})
-    wh.replace(table, rows, where)
-    meta: dict[str, object] = {"table": table, "dagster/row_count": len(frame), **(metadata or {})}
-    if len(frame):
-        meta["preview"] = dg.MetadataValue.md(frame.head(10).to_markdown(index=False))
-    context.log.info(f"{table}: wrote {len(frame)} rows")
-    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(frame_version(frame)))
+    """`publish_many` for one table."""
+    return publish_many(context, wh, {table: frame}, where, metadata)
 
 
 def save_figure(fig, folder: str, name: str) -> dg.MetadataValue:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -168,14 +169,13 @@ def leaderboards(
 
     An infeasible scenario contributes one row with feasible=False and empty model fields.
     """
-    parts = []
+    records = []
     for scenario in scenarios:
         board = leaderboard(measures, costs_normalized, weights_by_group, scenario, raw_scores, dataset)
-        if board.empty:
-            board = pd.DataFrame([{c: None for c in LEADERBOARD_COLUMNS}])
-        parts.append(board.assign(scenario=scenario.name, lam=board.attrs.get("lam", scenario.resolve_lambda(dataset)),
-                                  feasible=bool(board["model_id"].notna().all())))
-    return pd.concat(parts, ignore_index=True)[["scenario", "lam", "feasible", *LEADERBOARD_COLUMNS]]
+        head = {"scenario": scenario.name, "lam": board.attrs["lam"], "feasible": board.attrs["feasible"]}
+        rows = board.to_dict("records") or [dict.fromkeys(LEADERBOARD_COLUMNS, np.nan)]
+        records += [{**head, **row} for row in rows]
+    return pd.DataFrame(records, columns=["scenario", "lam", "feasible", *LEADERBOARD_COLUMNS])
 
 
 def scenario_targets(

@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets import sources
-from pipelines.partitions import dataset_partitions, scenario_partitions
+from assets import compass_decisions, compass_frontier, sources
+from pipelines.partitions import case_partitions, dataset_partitions, decision_partitions
 from resources.sources import SourcesResource
 from resources.warehouse import WarehouseResource
 
-ASSETS = [*sources.raw_assets]
+ASSETS = [
+    *sources.raw_assets,
+    compass_frontier.measures,
+    compass_frontier.tiers,
+    compass_frontier.ces_shape,
+    compass_frontier.cost_side,
+    *compass_decisions.compass_decision_assets,
+]
 CHECKS = [*sources.raw_checks, sources.price_move_check]
 
 # One job per partitions definition (a run holds one partition key).
 PARTITION_GROUPS: dict[str, dg.PartitionsDefinition | None] = {
     "unpartitioned": None,
     "dataset": dataset_partitions,
-    "scenario": scenario_partitions,
+    "case": case_partitions,
+    "decision": decision_partitions,
 }
 
 

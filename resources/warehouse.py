@@ -77,8 +77,18 @@ class Warehouse:
         clause, params = _where(where)
         return self.query(f"select * from {table}{clause}", params)
 
-    def replace(self, table: str, frame: pd.DataFrame, where: Mapping[str, object] | None = None) -> int:
-        """Atomically replace the rows of `table` selected by `where` (all rows if None) with `frame`."""
+    def replace(
+        self,
+        table: str,
+        frame: pd.DataFrame,
+        where: Mapping[str, object] | None = None,
+        history_version: str | None = None,
+    ) -> int:
+        """Atomically replace the rows of `table` selected by `where` (all rows if None) with `frame`.
+
+        With `history_version`, the same transaction appends the rows to
+        history.<schema>_<table> unless that version of those rows is already there.
+        """
         schema = table.split(".")[0]
         with self.connect() as con:
             con.execute("begin transaction")
@@ -89,6 +99,8 @@ class Warehouse:
                     con.execute(f"create or replace table {table} as select * from incoming")
                 else:
                     self._insert_own_rows(con, table, frame, where)
+                if history_version is not None:
+                    self._append_history(con, table, where, history_version)
                 con.execute("commit")
             except Exception:
                 con.execute("rollback")
@@ -97,19 +109,43 @@ class Warehouse:
                 con.unregister("incoming")
         return len(frame)
 
+    def holds_version(self, table: str, where: Mapping[str, object] | None, version: str) -> bool:
+        """True when the rows of `table` selected by `where` are exactly the published `version`."""
+        if not self.table_exists(table):
+            return False
+        clause, params = _where(where)
+        found = self.query(f"select distinct data_version from {table}{clause}", params)["data_version"]
+        return list(found) == [version]
 
     @staticmethod
     def _insert_own_rows(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, where: Mapping[str, object]) -> None:
         con.execute(f"create table if not exists {table} as select * from incoming limit 0")
-        existing = set(con.execute(f"select * from {table} limit 0").df().columns)
-        for col in frame.columns:
-            if col not in existing:
-                dtype = con.execute(f'select typeof("{col}") from incoming limit 1').fetchone()
-                con.execute(f'alter table {table} add column "{col}" {dtype[0] if dtype else "VARCHAR"}')
+        _add_missing_columns(con, table)
         clause, params = _where(where)
         con.execute(f"delete from {table}{clause}", params)
         cols = ", ".join(f'"{c}"' for c in frame.columns)
         con.execute(f"insert into {table} ({cols}) select {cols} from incoming")
+
+    @staticmethod
+    def _append_history(con: duckdb.DuckDBPyConnection, table: str, where: Mapping[str, object] | None, version: str) -> None:
+        history = "history." + table.replace(".", "_")
+        con.execute("create schema if not exists history")
+        con.execute(f"create table if not exists {history} as select * from incoming limit 0")
+        _add_missing_columns(con, history)
+        seen = dict(where or {}, data_version=version)
+        clause, params = _where(seen)
+        if con.execute(f"select count(*) from {history}{clause}", params).fetchone()[0] == 0:
+            cols = ", ".join(f'"{c}"' for c in con.execute("select * from incoming limit 0").df().columns)
+            con.execute(f"insert into {history} ({cols}) select {cols} from incoming")
+
+
+def _add_missing_columns(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Columns of the incoming frame that `table` lacks are added (never renamed or dropped)."""
+    existing = set(con.execute(f"select * from {table} limit 0").df().columns)
+    types = con.execute("describe incoming").df().set_index("column_name")["column_type"]
+    for col, dtype in types.items():
+        if col not in existing:
+            con.execute(f'alter table {table} add column "{col}" {dtype if dtype != "NULL" else "VARCHAR"}')
 
 
 def _where(where: Mapping[str, object] | None) -> tuple[str, list]:

@@ -93,7 +93,9 @@ def _build(raw: Path, out: Path) -> dict[str, int]:
     arena_costs, d3 = price_sources.read_lmarena_prices(raw)
     ls_costs, d4 = price_sources.read_llmstats_prices(raw)
     costs = _with_ids(pd.concat([litellm_costs, md_costs, arena_costs, ls_costs], ignore_index=True), resolve)
-    lcb_meta = lcb_models.drop(columns="api_name").assign(source="livecodebench", as_of=AS_OF["livecodebench"])
+    lcb_meta = pd.concat([  # both the leaderboard abbreviation and the HF / API name are aliases
+        lcb_models.drop(columns="api_name"), lcb_models.drop(columns="raw_name").rename(columns={"api_name": "raw_name"}),
+    ]).assign(source="livecodebench", as_of=AS_OF["livecodebench"])
     meta = _with_ids(pd.concat([epoch_meta, arena_meta, llmstats_meta, hf_meta, litellm_meta, md_meta, lcb_meta],
                                ignore_index=True), resolve)
     outside = costs[~costs["model_id"].isin(catalog)]

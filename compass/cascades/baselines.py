@@ -165,9 +165,20 @@ def _lagrangian(theta: np.ndarray, p: np.ndarray, target: np.ndarray, cost: np.n
 
 
 def _bo_minimize(
-    loss, pbounds: dict[str, tuple[float, float]], tol: float, batch_size: int, max_iter: int, seed: int, n_random: int, n_smart: int
+    loss,
+    pbounds: dict[str, tuple[float, float]],
+    tol: float,
+    batch_size: int,
+    min_iter: int,
+    max_iter: int,
+    seed: int,
+    n_random: int,
+    n_smart: int,
 ) -> tuple[list[float], int]:
-    """Minimise ``loss`` ((m, d) thresholds -> (m,) losses) by batched GP-EI; stop when the best loss moves < tol."""
+    """Minimise ``loss`` ((m, d) thresholds -> (m,) losses) by batched GP-EI.
+
+    Stops once at least ``min_iter`` iterations ran and the best loss moved by less than ``tol``.
+    """
     names = list(pbounds)
     opt = BayesianOptimization(
         f=None,
@@ -185,7 +196,7 @@ def _bo_minimize(
             if opt.space.params_to_array(b) not in opt.space:  # a re-suggested point adds no information
                 opt.register(params=b, target=-float(v))
         best = -opt.max["target"]
-        if abs(best_prev - best) < tol:
+        if n_iter >= min_iter and abs(best_prev - best) < tol:
             break
         best_prev = best
     return [opt.max["params"][nm] for nm in names], n_iter
@@ -199,6 +210,7 @@ def bayes_opt_curve(
     tol: float = 1e-5,
     *,
     batch_size: int = 4,
+    min_iter: int = 2,
     max_iter: int = 30,
     objective: Objective = "plugin",
     infill_q: float | None = 0.1,
@@ -213,7 +225,8 @@ def bayes_opt_curve(
     [phi_min_i, phi_max_i]. Each iteration probes ``batch_size`` points
     (ConstantLiar batch, the thesis's "four parallel suggestions"); it stops
     when the best loss changes by less than ``tol`` between successive
-    iterations, or after ``max_iter`` iterations. The optimal thresholds, in
+    iterations (but not before ``min_iter`` iterations; the first change is
+    measured at iteration 2), or after ``max_iter`` iterations. The optimal thresholds, in
     lambda order, are then gap-infilled (eq 2.13) unless ``infill_q`` is None.
     ``n_random`` random points and ``n_smart`` L-BFGS-B restarts maximise the
     acquisition function at each suggestion.
@@ -227,8 +240,8 @@ def bayes_opt_curve(
     if lam.ndim != 1 or lam.size == 0 or np.any(~np.isfinite(lam)) or np.any(lam < 0):
         raise ValueError(f"lambdas must be a non-empty 1-D array of finite values >= 0, got {lam}")
     lam = np.sort(lam)  # infill (2.13) runs between neighbouring cost sensitivities
-    if batch_size < 1 or max_iter < 1:
-        raise ValueError(f"batch_size and max_iter must be >= 1, got {batch_size}, {max_iter}")
+    if batch_size < 1 or not 1 <= min_iter <= max_iter:
+        raise ValueError(f"need batch_size >= 1 and 1 <= min_iter <= max_iter, got {batch_size}, {min_iter}, {max_iter}")
     k = p.shape[1]
     names = threshold_columns(k)
     lows, highs = p[:, : k - 1].min(axis=0), p[:, : k - 1].max(axis=0)
@@ -244,7 +257,7 @@ def bayes_opt_curve(
         for j, lmb in enumerate(lam):
             theta, n_iter = _bo_minimize(
                 partial(_lagrangian, p=p, target=target, cost=c, lmb=float(lmb)),
-                pbounds, tol, batch_size, max_iter, random_state + j, n_random, n_smart,
+                pbounds, tol, batch_size, min_iter, max_iter, random_state + j, n_random, n_smart,
             )
             best_thetas.append(theta)
             iters.append(n_iter)

@@ -148,3 +148,28 @@ def evaluate_grid(
         err += _contract(factors, 1.0 - y[:, i])[pad]
         tot += _contract(factors, cum_cost[:, i])[pad]
     return err / n, tot / n
+
+
+def low_sample_train_indices(correct: np.ndarray, n_target: int = 30, seed: int = 0) -> np.ndarray:
+    """Balanced low-sample training subset of §2.4 "Performance in the Low-Sample Limit".
+
+    For n_target // (2k) rounds, draw for every model one query it answered
+    correctly and one it got wrong (when it has any), and pool the draws.
+    Collisions make the result smaller than n_target (the thesis reports 20-30
+    examples for n_target = 30). ``correct`` is the (n x k) 0/1 train matrix;
+    returns sorted unique row indices.
+    """
+    y = _as_matrix("correct", correct)
+    n, k = y.shape
+    rounds = n_target // (2 * k)
+    if rounds < 1:
+        raise ValueError(f"n_target={n_target} is too small for {k} models: need at least {2 * k}")
+    rng = np.random.default_rng(seed)
+    picked: list[int] = []
+    for _ in range(rounds):
+        for j in range(k):
+            for label in (1.0, 0.0):
+                pool = np.flatnonzero(y[:, j] == label)
+                if pool.size:
+                    picked.append(int(rng.choice(pool)))
+    return np.unique(picked)

@@ -9,14 +9,18 @@ bias correction: with a plug-in truth p̃,
 
 The expectation is exact: eq. 10's binomial-CDF identity generalized to
 heterogeneous p̃_nl (`compass.oracle.naive.selection_probabilities`). Raw sample
-means as p̃ are too extreme and under-correct; the empirical-Bayes posterior means
-of `compass.oracle.shrinkage` are used instead (the choice the validation study
-in `compass.oracle.validation` supports). Cost is corrected the same way: the
+means as p̃ are too dispersed and under-correct; the default p̃ is the
+empirical-Bayes posterior mean of `compass.oracle.shrinkage` (too concentrated, so
+it over-corrects when models are independent, but it is the most accurate
+estimator in the PGM validation study of `compass.oracle.validation`, where
+shared prompt difficulty makes the naive bias smaller). The alternative
+`plugin="posterior"` averages the bias over EB posterior draws. Cost is corrected the same way: the
 routed cost of the naive router under p̃ minus that of routing on p̃ itself
 (cell costs are held fixed, so only selection on noisy quality is corrected).
 
-With unequal G_l every model is resampled at its own G_l only when all G_l agree;
-otherwise the smallest G is used for the bias term (approximation).
+With unequal G_l the naive oracle averages over G′ = min G subsets
+(`compass.oracle.naive`); a random G′-subset of Bernoulli(p) draws is
+Binomial(G′, p), so the bias term uses G′ = min G as well.
 For the α-sweep the bias is estimated by Monte Carlo over `n_draws` seeded
 binomial replicates, since selection on α·Q* − (1−α)·C* breaks the common grid.
 """
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
+from scipy.special import comb
 
 from compass.oracle.frontier import route, sweep
 from compass.oracle.naive import naive_oracle, selection_probabilities
@@ -36,7 +40,8 @@ from compass.oracle.shrinkage import fit_priors, posterior_means
 def expected_naive(p: np.ndarray, generations: int, cost: np.ndarray) -> tuple[float, float]:
     """Exact E[O_biased] quality and cost when k_nl ~ Binomial(G, p_nl) independently (eq. 10, generalized)."""
     j = np.arange(generations + 1)
-    pmf = binom.pmf(j[None, None, :], generations, p[..., None])
+    p = np.clip(p, 0.0, 1.0)[..., None]  # explicit form: exact at p = 0 or 1 (0**0 = 1)
+    pmf = comb(generations, j) * np.power(p, j) * np.power(1.0 - p, generations - j)
     sel = selection_probabilities(pmf, cost)
     quality = float(np.mean(np.sum(sel * (j / generations), axis=(1, 2))))
     return quality, float(np.mean(np.sum(sel.sum(axis=2) * cost, axis=1)))

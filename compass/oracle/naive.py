@@ -71,7 +71,8 @@ def selection_probabilities(pmf: np.ndarray, cost: np.ndarray) -> np.ndarray:
 def naive_oracle(arrays: OracleArrays, subset: int | None = None) -> tuple[float, float]:
     """Exact E[O_biased(G′)] quality and cost (eq. 5) for subset size G′ (default: all G).
 
-    With G′ equal to every model's G this is the plain O_biased of eq. 5.
+    With G′ equal to every model's G this is the plain O_biased of eq. 5; when
+    models have unequal G the default G′ = min G puts them on a common footing.
     """
     g_sub = arrays.min_generations if subset is None else int(subset)
     pmf = subset_pmf(arrays.successes, arrays.trials, g_sub)

@@ -11,10 +11,11 @@ best, which we do not implement (deviation).
 
 Inference (our choice, documented deviation from the paper's stochastic VI):
 variational EM in which q(T_n) is the exact posterior over topics and q(D_n),
-q(A_tl), q(theta) are point masses (MAP-EM). With uniform priors the ELBO then
-equals the log marginal likelihood log p(k | D, A, theta) = sum_n log sum_t
-theta_t prod_l Binom(k_nl | g_nl, pi_ntl), which is what `elbo_trace` records
-(binomial coefficients included). The M-step is coordinate ascent: theta in
+q(A_tl), q(theta) are point masses (MAP-EM). With q(T) exact and uniform priors,
+the EM objective (the ELBO's q(T) part, entropy included) equals the log
+marginal likelihood log p(k | D, A, theta) = sum_n log sum_t theta_t prod_l
+Binom(k_nl | g_nl, pi_ntl); `elbo_trace` records it (binomial coefficients
+included; with observed topics it is log p(k, T | D, A, theta)). The M-step is coordinate ascent: theta in
 closed form, then every D_n, then every A_tl, each a 1-D concave maximisation
 solved by bracketed Newton steps; a step is kept only where it does not lower
 the objective, so the trace is non-decreasing (generalised EM). When topic
@@ -22,7 +23,7 @@ labels are given, q(T_n) is fixed to the label.
 
 Derived quantities:
 * `pgm_oracle`: plug-in oracle, eq. 18, with pi_hat_nl = E_q[pi_nl].
-* `pgm_posthoc`: k-shot oracle under a perfect free judge, eq. 23.
+* `pgm_posthoc` / `kshot_oracle`: k-shot oracle under a perfect free judge, eq. 23.
 * `lognormal_cost_fit`: §4.4 replaces the Bernoulli likelihood with a LogNormal
   for cost; per model, log c ~ Normal(mu, sigma) fitted by maximum likelihood.
 """
@@ -53,7 +54,7 @@ class PGMFit:
     aptitude: np.ndarray  # [T, L] MAP A_tl
     difficulty: np.ndarray  # [N] MAP D_n
     topic_weights: np.ndarray  # [T] MAP theta_t
-    elbo_trace: np.ndarray  # [n_iter] objective after each EM iteration (non-decreasing)
+    elbo_trace: np.ndarray  # [n_iter + 1] objective at the start and after each EM iteration (non-decreasing)
     converged: bool
     topic_labels: np.ndarray  # [T] the label of each topic (0..T-1 when latent)
 
@@ -73,9 +74,11 @@ def _validate_counts(k: np.ndarray, g: np.ndarray | int) -> tuple[np.ndarray, np
         n, m = np.argwhere(k > g)[0]
         raise ValueError(f"k exceeds g at prompt {n}, model {m}: {k[n, m]} > {g[n, m]}")
     if np.any(g.sum(axis=0) == 0):
-        raise ValueError(f"models with no trials at all (g column sums 0): {np.flatnonzero(g.sum(axis=0) == 0)}")
+        empty = np.flatnonzero(g.sum(axis=0) == 0)
+        raise ValueError(f"models with no trials at all (g column sums 0): {empty}")
     if np.any(g.sum(axis=1) == 0):
-        raise ValueError(f"prompts with no trials at all (g row sums 0): {np.flatnonzero(g.sum(axis=1) == 0)[:10]}")
+        empty = np.flatnonzero(g.sum(axis=1) == 0)
+        raise ValueError(f"prompts with no trials at all (g row sums 0): {empty[:10]}")
     return k.astype(np.float64), g.astype(np.float64)
 
 
@@ -170,7 +173,7 @@ def fit_pgm(
     n_topics: int | None = None,
     seed: int = 0,
     max_iter: int = 200,
-    tol: float = 1e-6,
+    tol: float = 1e-5,
 ) -> PGMFit:
     """Fit the §4.3.2 PGM to success counts by MAP-EM (see module docstring).
 
@@ -178,9 +181,15 @@ def fit_pgm(
     missing). topics: optional [N] observed topic labels (any hashable values);
     when None, topics are latent with `n_topics` components (default 10).
     Stops when the objective's relative gain falls below `tol` (converged=True)
-    or after `max_iter` iterations.
+    or after `max_iter` iterations. Cost per iteration is O(N T L) for the
+    E-step and O(P L) for the M-step (P = prompt-topic pairs with q > 1e-8); on
+    10,000 x 50 x G=10 it takes ~2 s CPU with observed topics, ~10 s latent (T=10).
     """
     k, g = _validate_counts(k, g)
+    if int(max_iter) != max_iter or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    if not tol >= 0:
+        raise ValueError(f"tol must be >= 0, got {tol!r}")
     n, _ = k.shape
     f = g - k
     if topics is not None:
@@ -194,9 +203,6 @@ def fit_pgm(
             raise ValueError(f"n_topics must be an integer in [1, n_prompts={n}], got {n_topics!r}")
         labels = np.arange(n_topics)
         resp = _init_responsibilities(k, g, int(n_topics), seed)
-    if max_iter < 1:
-        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
-
     # Initialise as if every prompt were easy (s = 1), then rescale s to match prompt totals.
     topic_rate = np.einsum("nt,nl->tl", resp, k) / np.maximum(np.einsum("nt,nl->tl", resp, g), 1.0)
     apt = np.clip(topic_rate, _EPS, 1 - _EPS)
@@ -239,22 +245,36 @@ def pgm_oracle(fit: PGMFit) -> float:
     return float(fit.p_hat.max(axis=1).mean())
 
 
-def pgm_posthoc(fit: PGMFit, generations: int) -> pd.DataFrame:
-    """Post-hoc k-shot oracle from the PGM, eq. 23, for k = 1..generations.
+def kshot_oracle(p: np.ndarray, generations: int) -> pd.DataFrame:
+    """Eq. 23 for any success-probability matrix p [N, L], k = 1..generations.
 
-    O_kshot(k) = (1/N) sum_n [1 - prod_l (1 - pi_hat_nl)^k]: every model is asked
+    O_kshot(k) = (1/N) sum_n [1 - prod_l (1 - p_nl)^k]: every model is asked
     k times and a perfect, free judge keeps any correct answer (§4.5 caveats).
+    With the true p of a synthetic draw this is the ground-truth post-hoc curve.
     Returns columns k (int), quality (float).
     """
+    p = np.asarray(p, dtype=float)
+    if p.ndim != 2 or not np.all((p >= 0) & (p <= 1)):
+        raise ValueError(f"p must be a 2-D array of probabilities in [0, 1], got shape {p.shape}")
     if int(generations) != generations or generations < 1:
         raise ValueError(f"generations must be a positive integer, got {generations!r}")
     ks = np.arange(1, int(generations) + 1)
-    log_miss = np.log1p(-np.clip(fit.p_hat, 0.0, 1.0 - 1e-15)).sum(axis=1)  # [N]
+    log_miss = np.log1p(-np.minimum(p, 1.0 - 1e-15)).sum(axis=1)  # [N]
     quality = 1.0 - np.exp(np.outer(ks, log_miss)).mean(axis=1)
     return pd.DataFrame({"k": ks, "quality": quality})
 
 
-def lognormal_cost_fit(costs_per_call: Mapping[str, Sequence[float] | np.ndarray] | pd.DataFrame) -> pd.DataFrame:
+def pgm_posthoc(fit: PGMFit, generations: int) -> pd.DataFrame:
+    """Post-hoc k-shot oracle from the PGM, eq. 23 with pi_hat, for k = 1..generations.
+
+    Returns columns k (int), quality (float); see `kshot_oracle`.
+    """
+    return kshot_oracle(fit.p_hat, generations)
+
+
+def lognormal_cost_fit(
+    costs_per_call: Mapping[str, Sequence[float] | np.ndarray] | pd.DataFrame,
+) -> pd.DataFrame:
     """Per-model LogNormal cost model (§4.4), maximum likelihood via scipy.stats.lognorm.
 
     Input: a mapping model_id -> per-call costs, or a DataFrame with columns
@@ -282,23 +302,3 @@ def lognormal_cost_fit(costs_per_call: Mapping[str, Sequence[float] | np.ndarray
         rows.append((model_id, mu, float(sigma), float(np.exp(mu + 0.5 * sigma**2)), costs.size))
     return pd.DataFrame(rows, columns=["model_id", "mu", "sigma", "mean_cost", "n_calls"])
 
-
-def counts_from_records(records: pd.DataFrame, outcome: str = "correct") -> tuple[np.ndarray, np.ndarray, pd.Index, pd.Index]:
-    """Pivot long query records (query_id, model_id, `outcome` in {0, 1}) to dense counts.
-
-    Returns (k [N, L], g [N, L], query_ids, model_ids); missing cells get g = 0.
-    """
-    missing = {"query_id", "model_id", outcome} - set(records.columns)
-    if missing:
-        raise ValueError(f"records lack columns {sorted(missing)}")
-    obs = records[["query_id", "model_id", outcome]].dropna(subset=[outcome])
-    if not obs[outcome].isin([0.0, 1.0]).all():
-        raise ValueError(f"column {outcome!r} must be binary 0/1 for the Bernoulli PGM")
-    q_codes, query_ids = pd.factorize(obs["query_id"], sort=True)
-    m_codes, model_ids = pd.factorize(obs["model_id"], sort=True)
-    shape = (len(query_ids), len(model_ids))
-    k = np.zeros(shape)
-    g = np.zeros(shape)
-    np.add.at(k, (q_codes, m_codes), obs[outcome].to_numpy(dtype=float))
-    np.add.at(g, (q_codes, m_codes), 1.0)
-    return k, g, pd.Index(query_ids), pd.Index(model_ids)

@@ -79,6 +79,30 @@ class OracleArrays:
             topics=None if self.topics is None else self.topics[idx],
         )
 
+    def select_models(self, keep: np.ndarray) -> OracleArrays:
+        """Keep the models where the boolean mask `keep` (L,) is true (at least 2)."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.sum() < 2:
+            raise ValueError(f"oracle routing needs at least 2 models, {int(keep.sum())} would remain")
+        return OracleArrays(
+            prompt_ids=self.prompt_ids,
+            model_ids=self.model_ids[keep],
+            successes=self.successes[:, keep],
+            trials=self.trials[:, keep],
+            outcomes=self.outcomes[:, keep],
+            gen_cost=self.gen_cost[:, keep],
+            topics=self.topics,
+        )
+
+
+def drop_short_models(arrays: OracleArrays) -> OracleArrays:
+    """Keep only the models with the largest G, so every estimator sees min G = max G.
+
+    Mixed-G datasets (e.g. two single-sample models among 10-sample ones) otherwise
+    pull every subset-based estimator down to G′ = 1.
+    """
+    return arrays.select_models(arrays.generations == arrays.generations.max())
+
 
 def from_arrays(
     outcomes: np.ndarray,
@@ -134,9 +158,13 @@ def build_arrays(
     if records.empty:
         raise ValueError(f"{dataset}: no records")
     df = records
-    if df[list(REQUIRED_COLUMNS)].isna().any().any():
-        bad = df[list(REQUIRED_COLUMNS)].isna().any()
-        raise ValueError(f"{dataset}: null values in {list(bad[bad].index)}")
+    q_codes, prompt_ids = pd.factorize(df["query_id"], sort=True)
+    m_codes, model_ids = pd.factorize(df["model_id"], sort=True)
+    nulls = [c for c, bad in (("query_id", (q_codes < 0).any()), ("model_id", (m_codes < 0).any()),
+                              ("generation", df["generation"].isna().any()), ("correct", df["correct"].isna().any()))
+             if bad]
+    if nulls:
+        raise ValueError(f"{dataset}: null values in {nulls}")
     correct = df["correct"].to_numpy(dtype=float)
     if not np.isin(correct, (0.0, 1.0)).all():
         raise ValueError(f"{dataset}: column 'correct' must be 0/1, found values {np.unique(correct[~np.isin(correct, (0.0, 1.0))])[:5]}")
@@ -145,15 +173,13 @@ def build_arrays(
         raise ValueError(f"{dataset}: column 'generation' must hold integers >= 0")
     gen = gen.astype(int)
 
-    q_codes, prompt_ids = pd.factorize(df["query_id"], sort=True)
-    m_codes, model_ids = pd.factorize(df["model_id"], sort=True)
     n, l = len(prompt_ids), len(model_ids)
     if l < 2:
         raise ValueError(f"{dataset}: oracle routing needs at least 2 models, found only {list(model_ids)}")
     g_max = int(gen.max()) + 1
 
     flat = (q_codes * l + m_codes) * g_max + gen
-    if np.unique(flat).size != flat.size:
+    if np.bincount(flat, minlength=n * l * g_max).max() > 1:
         raise ValueError(f"{dataset}: duplicate (query_id, model_id, generation) rows")
     outcomes = np.full(n * l * g_max, np.nan)
     outcomes[flat] = correct
@@ -176,8 +202,9 @@ def build_arrays(
     gen_cost = _generation_cost(df, flat, n, l, g_max, model_ids, present, model_cost, dataset)
     topics = None
     if "category" in df.columns and df["category"].notna().any():
-        first = pd.Series(df["category"].to_numpy(), index=q_codes)
-        topics = first.groupby(level=0).first().reindex(range(n)).to_numpy()
+        first = np.empty(n, dtype=int)
+        first[q_codes[::-1]] = np.arange(q_codes.size)[::-1]  # last write wins: each prompt's first row
+        topics = df["category"].to_numpy()[first]
 
     return OracleArrays(
         prompt_ids=np.asarray(prompt_ids),

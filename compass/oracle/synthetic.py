@@ -85,6 +85,7 @@ def _sample_latents(
     difficulty_beta: tuple[float, float],
     aptitude_beta: tuple[float, float],
     cost_sigma: float,
+    topic_probs: Sequence[float] | None,
 ) -> _Latents:
     for name, value in (("n_prompts", n_prompts), ("n_models", n_models),
                         ("generations", generations), ("n_topics", n_topics)):
@@ -102,7 +103,12 @@ def _sample_latents(
     if not np.isfinite(cost_sigma) or cost_sigma < 0:
         raise ValueError(f"cost_sigma must be a finite non-negative number, got {cost_sigma!r}")
 
-    theta = rng.dirichlet(alpha)  # eq. 14
+    if topic_probs is None:
+        theta = rng.dirichlet(alpha)  # eq. 14
+    else:
+        theta = np.asarray(topic_probs, dtype=float)
+        if theta.shape != (n_topics,) or np.any(theta < 0) or not np.isclose(theta.sum(), 1.0):
+            raise ValueError(f"topic_probs must be {n_topics} non-negative values summing to 1")
     topics = rng.choice(n_topics, size=n_prompts, p=theta)
     difficulty = rng.beta(a_d, b_d, size=n_prompts)  # eq. 13
     aptitude = rng.beta(a_a, b_a, size=(n_topics, n_models))  # eq. 15
@@ -128,18 +134,22 @@ def generate(
     seed: int = 0,
     *,
     cost_sigma: float = 0.5,
+    topic_probs: Sequence[float] | None = None,
 ) -> SyntheticData:
     """Draw long-format synthetic outcomes from the §4.3.2 PGM (Appendix G defaults).
 
     Rows are ordered by (query, model, generation). `dirichlet_alpha` is the
-    Dirichlet concentration of the topic mixture theta (scalar = symmetric).
+    Dirichlet concentration of the topic mixture theta (scalar = symmetric);
+    `topic_probs` instead fixes theta itself, as Appendix G's entropy sweep
+    does when it interpolates the topic distribution from uniform to one topic.
     The latent variables (true_p, topics, costs) are identical to those of
     `generate_counts` with the same arguments and seed; the Bernoulli draws are not.
     Vectorized: 10,000 x 50 x 10 (5M rows) takes a few seconds.
     """
     latent_ss, obs_ss, cost_ss = np.random.SeedSequence(seed).spawn(3)
     lat = _sample_latents(np.random.default_rng(latent_ss), n_prompts, n_models, generations,
-                          n_topics, dirichlet_alpha, difficulty_beta, aptitude_beta, cost_sigma)
+                          n_topics, dirichlet_alpha, difficulty_beta, aptitude_beta, cost_sigma,
+                          topic_probs)
     obs_rng = np.random.default_rng(obs_ss)
     correct = obs_rng.random((n_prompts, n_models, generations)) < lat.true_p[:, :, None]  # eq. 16
     cost_rng = np.random.default_rng(cost_ss)
@@ -173,6 +183,7 @@ def generate_counts(
     seed: int = 0,
     *,
     cost_sigma: float = 0.5,
+    topic_probs: Sequence[float] | None = None,
 ) -> SyntheticCounts:
     """Same model as `generate`, returning dense success counts k ~ Binomial(G, pi_nl).
 
@@ -181,8 +192,10 @@ def generate_counts(
     """
     latent_ss, obs_ss, _ = np.random.SeedSequence(seed).spawn(3)
     lat = _sample_latents(np.random.default_rng(latent_ss), n_prompts, n_models, generations,
-                          n_topics, dirichlet_alpha, difficulty_beta, aptitude_beta, cost_sigma)
+                          n_topics, dirichlet_alpha, difficulty_beta, aptitude_beta, cost_sigma,
+                          topic_probs)
     k = np.random.default_rng(obs_ss).binomial(generations, lat.true_p)
     return SyntheticCounts(k=k, generations=int(generations), true_p=lat.true_p,
                            true_cost=lat.true_cost, true_oracle=_true_oracle(lat.true_p),
                            topics=lat.topics)
+

@@ -5,13 +5,16 @@ function of the lookup key and two spellings with the same key can never map to
 two different ids):
 
 1. Packaging suffixes are dropped: `_5shots` (MMLU-Pro files), `@together`,
-   ` (n=1)` (LiveCodeBench), `-hf`, `-latest`, `-bf16`/`-fp8`, `-web-app`,
+   ` (n=1)` (LiveCodeBench), `-hf`, `-bf16`/`-fp8`, `-web-app`,
    `-instruct-turbo` -> `-instruct` (Together serving names), a leading `amazon.`
-   / `c4ai-` / `meta-` and `-v1:0` / `-v1.0` version tags.
+   / `c4ai-` / `meta-` and `-v1:0` / `-v1.0` version tags. `-latest` is dropped only
+   from versioned names (`gemini-1.5-pro-latest`, `claude-3-5-sonnet-latest`);
+   unversioned moving aliases (`gemini-pro-latest`, `mistral-large-latest`,
+   `qwen-plus-latest`) point at whatever is newest and keep their own id.
 2. Reasoning-effort and thinking-budget variants collapse to the base model:
    `-high-effort`, `-thinking-64k-high-effort`, `(16K thinking)` everywhere; `_high`,
    `_xhigh`, `_medium`, `_low`, `_minimal`, `_none`, `_unknown`, `-highthinking`,
-   `-nothinking`, `_32K`, `-thinking`, `-base` (and Claude `_max`) only for families
+   `-nothinking`, `_32K`, `-thinking` (and Claude `_max`, `-base`) only for families
    where they are a serving *mode* of the same weights (Claude, Gemini, DeepSeek,
    GLM, GPT, o-series, Grok), so `mistral-medium` or `minimax-m1-80k` keep their
    names. Kimi / Qwen / OLMo `-thinking` checkpoints are separate weights and keep
@@ -58,7 +61,6 @@ OVERRIDES: dict[str, str] = {
     # these are the API / HF names that still differ from other sources.
     "databricks-dbrx-instruct": "dbrx-instruct",
     "command-r+": "command-r-plus",
-    "mistral-large": "mistral-large-2402",
     "qwen-1.5-72b-chat": "qwen1.5-72b-chat",
     "claude-2-0": "claude-2",
     "claude-instant-1-2": "claude-instant-1",
@@ -117,7 +119,6 @@ _SUFFIX_RULES: tuple[re.Pattern[str], ...] = tuple(
         r"@[a-z0-9_.\-]+$",
         r"-\(n=1\)$",
         r"-hf$",
-        r"-latest$",
         r"-(?:bf16|fp8)$",
         r"-web-?app$",
         r"-v1[.\-]0$",
@@ -139,11 +140,12 @@ _MODE_RULES: tuple[re.Pattern[str], ...] = tuple(
     for p in (
         r"-(?:x?high|medium|low|minimal|none|unknown|nothinking|no-thinking|highthinking)$",
         r"-thinking$",
-        r"-base$",
         r"-\d+k$",
     )
 )
-_CLAUDE_MAX = re.compile(r"-max$")
+# LiveBench's Claude `-base` (thinking off) and Epoch's `_max` effort; elsewhere `-base`
+# names a pre-trained checkpoint (`deepseek-v3-base`) and `-max` a model (`gpt-5.1-codex-max`).
+_CLAUDE_ONLY = re.compile(r"-(?:max|base)$")
 _GEMINI_RULES: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (r"-00\d$", r"-preview$"))
 
 
@@ -152,13 +154,15 @@ def _strip_suffixes(key: str) -> str:
     changed = True
     while changed:
         before = key
+        if key.endswith("-latest") and re.search(r"\d", key[: -len("-latest")]):
+            key = key[: -len("-latest")]  # versioned `-latest` only; see rule 1
         for rule in _SUFFIX_RULES:
             key = rule.sub("", key)
         if family is not None:
             for rule in _MODE_RULES:
                 key = rule.sub("", key)
         if family == "claude":
-            key = _CLAUDE_MAX.sub("", key)
+            key = _CLAUDE_ONLY.sub("", key)
         if family == "gemini":
             for rule in _GEMINI_RULES:
                 key = rule.sub("", key)

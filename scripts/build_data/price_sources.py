@@ -31,6 +31,9 @@ MODELS_DEV_PROVIDERS = {
     "cohere": "cohere", "togetherai": "together_ai",
 }
 
+# LLM-Stats provider names -> the ids used for the same providers above.
+LLMSTATS_PROVIDERS = {"together": "together_ai", "mistral_ai": "mistral", "fireworks": "fireworks_ai"}
+
 
 def _positive(costs: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Keep prices in (0, MAX_USD_PER_MTOK]; returns (kept rows, number dropped)."""
@@ -97,8 +100,9 @@ def read_lmarena_prices(raw: Path) -> tuple[pd.DataFrame, int]:
 def read_llmstats_prices(raw: Path) -> tuple[pd.DataFrame, int]:
     """LLM-Stats provider prices with throughput (tok/s) and latency (s)."""
     p = pd.read_csv(raw / "llmstats" / "derived_provider_prices.csv")
+    provider = p["provider"].str.lower().str.replace(r"[^a-z0-9]+", "_", regex=True)
     costs = pd.DataFrame({
-        "raw_name": p["model_id"], "provider": p["provider"].str.lower().str.replace(r"[^a-z0-9]+", "_", regex=True),
+        "raw_name": p["model_id"], "provider": provider.replace(LLMSTATS_PROVIDERS),
         "input_usd_per_mtok": p["price_per_input_token_usd"] * 1e6,
         "output_usd_per_mtok": p["price_per_output_token_usd"] * 1e6,
         "throughput_tps": p["throughput_tokens_per_s"], "latency_s": p["latency_s"],

@@ -13,14 +13,18 @@ import pandas as pd
 from .common import AS_OF
 
 LCB_SEED = 20240417
+# LiveCodeBench lists `mistral-large-latest` as the API name of `Mistral-Large`; in the
+# 2024-04-17 snapshot that alias meant mistral-large-2402, while LiteLLM's key of the
+# same name now prices a later model, so the model is pinned here.
+LCB_PINNED = {"Mistral-Large": "mistral-large-2402"}
 
 
 QUERY_FIELDS = ("correct", "score", "confidence", "cost_usd", "latency_ms", "tokens_in", "tokens_out", "category")
 
 
-def _stamp(df: pd.DataFrame, source: str) -> pd.DataFrame:
-    """Add source/as_of and any absent optional QUERY_RECORDS field (null)."""
-    absent = {c: None for c in QUERY_FIELDS if c not in df.columns} if "query_id" in df.columns else {}
+def _stamp(df: pd.DataFrame, source: str, optional: tuple[str, ...] = QUERY_FIELDS) -> pd.DataFrame:
+    """Add source/as_of and any absent `optional` field (null)."""
+    absent = {c: None for c in optional if c not in df.columns}
     return df.assign(source=source, as_of=AS_OF[source], **absent)
 
 
@@ -51,6 +55,7 @@ def read_livecodebench(raw: Path, seed: int = LCB_SEED) -> tuple[pd.DataFrame, p
     (model, question_id) order with one numpy Generator(seed)), so the per-cell mean of
     `correct` equals pass@1/100 exactly. n=1 models get generation 0 only.
     Returns (query records, model metadata with HF/API name and release date).
+    The API name of a `LCB_PINNED` model is replaced by its pinned id.
     """
     data = json.loads(gzip.decompress((raw / "livecodebench" / "performances_generation_2024-04-17.json.gz").read_bytes()))
     perf = pd.DataFrame(data["performances"]).sort_values(["model", "question_id"], ignore_index=True)
@@ -73,7 +78,7 @@ def read_livecodebench(raw: Path, seed: int = LCB_SEED) -> tuple[pd.DataFrame, p
     out = pd.concat(gens, ignore_index=True).assign(dataset="livecodebench", split="test")
     models = pd.DataFrame(data["models"])
     meta = pd.DataFrame({
-        "raw_name": models["model_repr"], "api_name": models["model_name"],
+        "raw_name": models["model_repr"], "api_name": models["model_repr"].map(LCB_PINNED).fillna(models["model_name"]),
         "release_date": pd.to_datetime(models["release_date"], unit="ms").dt.date,
     })
     return _stamp(out, "livecodebench"), meta
@@ -110,4 +115,4 @@ def read_wildbench_interactions(raw: Path) -> pd.DataFrame:
         "context": [json.dumps({"response_len_chars": int(n)}) for n in w["response_len_chars"]],
         "outcome": w["score_1to10"].astype(float), "outcome_kind": "rubric_1_10",
     })
-    return _stamp(out, "wildbench")
+    return _stamp(out, "wildbench", optional=())

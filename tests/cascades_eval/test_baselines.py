@@ -89,6 +89,8 @@ def test_bayes_opt_reaches_near_optimal_loss():
         got = row["train_error"] + row["lambda"] * row["train_cost"]
         assert best - 1e-12 <= got <= best + 0.01
         assert 2 <= row["n_iter"] <= 6
+    forced = bayes_opt_curve(p, y, c, lambdas=[0.0], min_iter=4, max_iter=4, infill_q=None)
+    assert forced["n_iter"].tolist() == [4]
 
 
 def test_default_lambdas_scale_with_cost_units():
@@ -105,3 +107,5 @@ def test_bad_objective_and_resolution():
         quantile_grid(p, 0.0)
     with pytest.raises(ValueError, match="lambdas"):
         bayes_opt_curve(p, y, c, lambdas=[-1.0])
+    with pytest.raises(ValueError, match="min_iter"):
+        bayes_opt_curve(p, y, c, lambdas=[0.0], min_iter=5, max_iter=3)

@@ -110,3 +110,17 @@ def test_evaluate_grid_equals_pointwise_evaluation(cascade):
     np.testing.assert_allclose(cost.ravel(), c_ref, rtol=1e-12)
     with pytest.raises(ValueError, match="k-1 = 3"):
         evaluate_grid(p, y, c, grids[:2])
+
+
+def test_low_sample_subset_is_balanced_and_small():
+    from compass.cascades.evaluate import low_sample_train_indices
+
+    rng = np.random.default_rng(0)
+    y = (rng.random((300, 5)) < np.array([0.4, 0.55, 0.65, 0.8, 0.85])).astype(float)
+    for seed in range(5):
+        idx = low_sample_train_indices(y, n_target=30, seed=seed)
+        assert 20 <= idx.size <= 30
+        sub = y[idx]
+        assert (sub.max(axis=0) == 1).all() and (sub.min(axis=0) == 0).all()
+    with pytest.raises(ValueError, match="too small"):
+        low_sample_train_indices(y, n_target=8)

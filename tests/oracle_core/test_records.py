@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.oracle.records import build_arrays, from_arrays
+from compass.oracle.records import build_arrays, drop_short_models, from_arrays
 from tests.oracle_core.conftest import records_from_outcomes
 
 
@@ -57,3 +57,14 @@ def test_from_arrays_validates():
         from_arrays(np.zeros((3, 1, 2)), np.ones(1))
     with pytest.raises(ValueError, match="cost must have shape"):
         from_arrays(np.zeros((3, 2, 2)), np.ones(3))
+
+
+def test_drop_short_models():
+    rng = np.random.default_rng(1)
+    out = (rng.random((6, 3, 4)) < 0.5).astype(float)
+    df = records_from_outcomes(out)
+    df = df[~((df.model_id == "m2") & (df.generation >= 1))]
+    arr = drop_short_models(build_arrays(df, model_cost={"m0": 1.0, "m1": 1.0, "m2": 1.0}))
+    assert list(arr.model_ids) == ["m0", "m1"] and arr.min_generations == 4
+    with pytest.raises(ValueError, match="at least 2 models"):
+        arr.select_models(np.array([True, False]))

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from compass.oracle.pgm import (PGMFit, counts_from_records, fit_pgm, lognormal_cost_fit,
-                                pgm_oracle, pgm_posthoc)
+from compass.oracle.pgm import (PGMFit, fit_pgm, kshot_oracle, lognormal_cost_fit, pgm_oracle,
+                                pgm_posthoc)
 from compass.oracle.synthetic import generate, generate_counts
 
 N, L, T = 300, 8, 4
@@ -68,7 +68,8 @@ def test_objective_non_decreasing_and_equals_log_likelihood(latent):
         codes = np.searchsorted(fit.topic_labels, data.topics)
         expected = (cell[np.arange(len(k)), codes] + np.log(fit.topic_weights)[codes]).sum()
     assert trace[-1] == pytest.approx(expected, rel=1e-10)
-    np.testing.assert_allclose(fit.p_hat, s[:, None] * (fit.topic_posteriors @ fit.aptitude), rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(fit.p_hat, s[:, None] * (fit.topic_posteriors @ fit.aptitude),
+                               rtol=1e-9, atol=1e-15)
 
 
 def test_fit_is_seeded_and_reports_convergence():
@@ -136,16 +137,6 @@ def test_lognormal_cost_fit_on_synthetic_records():
     assert (out["n_calls"] == 1500).all()
 
 
-def test_counts_from_records_round_trip():
-    data = generate(40, 3, 4, seed=9)
-    rec = data.records.sample(frac=1.0, random_state=0).iloc[:-1]  # shuffled, one row dropped
-    k, g, queries, models = counts_from_records(rec)
-    assert g.sum() == len(rec) and g.max() == 4 and g.min() == 3
-    full_k, _, _, _ = counts_from_records(data.records)
-    assert k.sum() == full_k.sum() - data.records["correct"].iloc[-1]
-    assert list(queries) == sorted(data.records["query_id"].unique())
-
-
 @pytest.mark.parametrize("k, g, kwargs, match", [
     (np.array([[3, 1]]), 2, {}, "k exceeds g at prompt 0, model 0"),
     (np.array([1, 1]), 2, {}, "2-D"),
@@ -167,3 +158,21 @@ def test_cost_fit_rejects_bad_input():
         lognormal_cost_fit({"one": [0.1]})
     with pytest.raises(ValueError, match="cost_usd"):
         lognormal_cost_fit(generate(5, 2, 1).records.drop(columns="cost_usd"))
+
+
+def test_kshot_oracle_single_model_closed_form_and_validation():
+    # one model, p = 0.3 on every prompt: 1 - 0.7^k
+    table = kshot_oracle(np.full((5, 1), 0.3), 4)
+    np.testing.assert_allclose(table["quality"], 1 - 0.7 ** np.arange(1, 5), rtol=1e-12)
+    with pytest.raises(ValueError, match="probabilities"):
+        kshot_oracle(np.array([[1.2]]), 2)
+    with pytest.raises(ValueError, match="generations"):
+        kshot_oracle(np.array([[0.2]]), 0)
+
+
+def test_pgm_posthoc_tracks_true_kshot_curve():
+    # eq. 23 from the fitted PGM vs eq. 23 on the true probabilities (measured gap <= 0.01)
+    data = generate_counts(N, L, 10, n_topics=T, seed=0)
+    fit = fit_pgm(data.k, 10, n_topics=T, seed=0)
+    gap = pgm_posthoc(fit, 10)["quality"] - kshot_oracle(data.true_p, 10)["quality"]
+    assert np.abs(gap).max() < 0.025

@@ -4,7 +4,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.oracle.pgm import counts_from_records
 from compass.oracle.synthetic import generate, generate_counts
 
 
@@ -24,9 +23,8 @@ def test_observed_outcomes_match_true_p():
     assert len(rec) == 500 * 8 * 6
     # Bernoulli mean over 24,000 draws: SE < 0.004
     assert rec["correct"].mean() == pytest.approx(data.true_p.mean(), abs=0.015)
-    k, g, queries, models = counts_from_records(rec)
-    assert np.all(g == 6)
-    assert list(models) == [f"m{j:03d}" for j in range(8)]
+    k = rec.pivot_table(index="query_id", columns="model_id", values="correct", aggfunc="sum").to_numpy()
+    assert list(rec["model_id"].unique()) == [f"m{j:03d}" for j in range(8)]
     # per-cell z-scores of k against Binomial(6, p) have unit variance
     z = (k - 6 * data.true_p) / np.sqrt(6 * data.true_p * (1 - data.true_p) + 1e-12)
     assert np.var(z[(data.true_p > 0.05) & (data.true_p < 0.95)]) == pytest.approx(1.0, abs=0.1)
@@ -109,3 +107,12 @@ def test_bad_arguments(kwargs, match):
     args = dict(n_prompts=10, n_models=3, generations=2, n_topics=4) | kwargs
     with pytest.raises(ValueError, match=match):
         generate_counts(**args)
+
+
+def test_topic_probs_fix_theta():
+    topics = generate_counts(4000, 1, 1, n_topics=3, topic_probs=[0.5, 0.5, 0.0], seed=0).topics
+    assert not np.any(topics == 2)
+    assert np.mean(topics == 0) == pytest.approx(0.5, abs=0.03)
+    with pytest.raises(ValueError, match="topic_probs"):
+        generate_counts(10, 2, 1, n_topics=3, topic_probs=[0.5, 0.6, 0.0])
+

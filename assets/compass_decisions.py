@@ -1,0 +1,253 @@
+"""ML Compass utilities (per case) and decisions (per case x scenario): §4.5-4.6, §5.6.
+
+Utilities never read prices. Targets, recommendations, leaderboards and policy
+values read the fitted frontier, the normalized costs and the utilities, and are
+partitioned by case x scenario so a new scenario YAML computes only its partitions.
+"""
+
+import base64
+import dataclasses
+import pickle
+
+import dagster as dg
+import numpy as np
+import pandas as pd
+
+from assets.common import REFRESH_CONDITION, WRITER_POOL, publish_many, save_figure
+from assets.compass_frontier import ces_from_parameters, cost_side, measures, read_measures, read_parameters
+from assets.figures import targets_plot
+from compass.case_inputs import build_x_raw, outcome_rows
+from compass.case_study import BenchmarkSpec, CaseStudy
+from compass.case_utilities import fit_case_utilities, structural_weights
+from compass.frontier import CESFrontier
+from compass.policy_values import policy_selections, policy_values
+from compass.recommend import project_to_target, recommend
+from compass.scenarios import Scenario, leaderboard, scenario_targets
+from compass.utilities import utility_table
+from pipelines.partitions import case_partitions, cases, decision_partitions, scenario_files
+from resources.warehouse import Warehouse, WarehouseResource
+
+CODE_VERSION = "compass-decisions-1"
+# Above the [0, 1] range of every measure: no model and no target can satisfy it.
+UNATTAINABLE_FLOOR = 1.01
+_common = dict(group_name="compass", pool=WRITER_POOL, automation_condition=REFRESH_CONDITION, kinds={"duckdb", "python"})
+
+
+@dg.asset(
+    key=["compass", "utilities"],
+    deps=[measures, ["raw", "query_records"], ["raw", "interactions"]],
+    partitions_def=case_partitions,
+    code_version=CODE_VERSION,
+    **_common,
+)
+def utilities(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """One utility Û_g per context group (§4.5): estimator, repeated-split AUCs, normalized weights β̂."""
+    wh, case = warehouse.get(), cases()[context.partition_key]
+    m = read_measures(wh, case.case_id)
+    spec = case.utility
+    if spec.source == "weights":
+        beta = structural_weights(spec, list(m.columns))
+        table = pd.DataFrame([{"context_group": "all", "estimator": "structural", "n_train": 0, "n_test": 0}])
+        weights = beta.rename_axis("factor").reset_index(name="weight").assign(context_group="all")
+        models = pd.DataFrame({"context_group": ["all"], "model": [_freeze(beta)]})
+    else:
+        rows = outcome_rows(_records(wh, spec.datasets), wh.read("raw.interactions"), spec)
+        fits = fit_case_utilities(rows, m, spec)
+        if not fits:
+            raise ValueError(f"case {case.case_id}: no context group has enough outcome rows to fit a utility")
+        table = utility_table(fits).rename(columns={"group": "context_group", "train_auc_mean": "train_auc",
+                                                    "test_auc_mean": "test_auc"})
+        table = table[[c for c in table.columns if not c.startswith("beta_")]].assign(estimator=spec.estimator)
+        weights = pd.concat([f.weights.rename_axis("factor").reset_index(name="weight").assign(context_group=g)
+                             for g, f in fits.items()], ignore_index=True)
+        models = pd.DataFrame({"context_group": list(fits), "model": [_freeze(f) for f in fits.values()]})
+    return publish_many(
+        context, wh,
+        {"compass.utilities": table, "compass.utility_weights": weights, "compass.utility_models": models},
+        {"case_id": case.case_id},
+        metadata={"groups": len(table), "mean_test_auc": float(table.get("test_auc", pd.Series([np.nan])).mean())},
+    )
+
+
+def _freeze(obj: object) -> str:
+    """A fitted utility as text for DuckDB (pickle, base64); only ever read back by `_thaw` below."""
+    return base64.b64encode(pickle.dumps(obj)).decode()
+
+
+def _thaw(text: str) -> object:
+    return pickle.loads(base64.b64decode(text))  # our own warehouse rows, written by `_freeze`
+
+
+def _records(wh: Warehouse, datasets: tuple[str, ...]) -> pd.DataFrame:
+    if not datasets:
+        return pd.DataFrame(columns=["dataset", "query_id", "model_id", "correct", "category"])
+    marks = ", ".join("?" for _ in datasets)
+    return wh.query(
+        f"select dataset, split, query_id, model_id, correct, category from raw.query_records where dataset in ({marks})",
+        list(datasets),
+    )
+
+
+@dataclasses.dataclass
+class DecisionInputs:
+    case: CaseStudy
+    scenario: Scenario
+    measures: pd.DataFrame
+    costs: pd.Series
+    frontier: CESFrontier
+    utilities: dict
+    raw_scores: pd.DataFrame
+    outcomes: pd.DataFrame
+
+
+def _scenario(name: str, case: CaseStudy) -> Scenario:
+    scenario = Scenario.from_yaml(scenario_files()[name])
+    return dataclasses.replace(scenario, lam=scenario.resolve_lambda(case.case_id, {case.case_id: case.lambdas}))
+
+
+def load_inputs(wh: Warehouse, partition: dg.MultiPartitionKey) -> DecisionInputs:
+    """Everything a decision needs, for one case x scenario partition."""
+    keys = partition.keys_by_dimension
+    case = cases()[keys["case"]]
+    costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
+    m = read_measures(wh, case.case_id).loc[lambda f: f.index.isin(costs.index)]
+    params = read_parameters(wh, case.case_id)
+    ces = ces_from_parameters(params, list(m.columns))
+    frontier = CESFrontier(ces.a, ces.b, float(params["c0"]), float(params["d"]), ces.tier_levels)
+    stored = wh.read("compass.utility_models", {"case_id": case.case_id})
+    utils = {}
+    for row in stored.itertuples():
+        obj = _thaw(row.model)
+        utils[row.context_group] = obj if isinstance(obj, pd.Series) else obj.utility_fn()
+    everything = BenchmarkSpec(min_models_per_benchmark=1, min_benchmarks_per_model=1, models=tuple(m.index))
+    raw_scores = build_x_raw(wh.read("raw.benchmark_scores"), wh.read("raw.models"), everything).reindex(m.index)
+    spec = case.utility
+    outcomes = (outcome_rows(_records(wh, spec.datasets), wh.read("raw.interactions"), spec)
+                if spec.source != "weights" else pd.DataFrame(columns=["model_id", "context_group", "outcome"]))
+    return DecisionInputs(case, _scenario(keys["scenario"], case), m, costs.reindex(m.index), frontier, utils,
+                          raw_scores, outcomes)
+
+
+def _where(inputs: DecisionInputs) -> dict[str, str]:
+    return {"case_id": inputs.case.case_id, "scenario": inputs.scenario.name}
+
+
+_decision = dict(partitions_def=decision_partitions, code_version=CODE_VERSION, **_common)
+_decision_deps = [cost_side, utilities, measures, ["compass", "ces_shape"], ["raw", "benchmark_scores"]]
+
+
+@dg.asset(key=["compass", "targets"], deps=_decision_deps, **_decision)
+def targets(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Continuous targets (x*, c*) of problems (4) per type, (5) mean and (6) robust; infeasibility flagged."""
+    wh = warehouse.get()
+    inputs = load_inputs(wh, context.partition_key)
+    names = list(inputs.measures.columns)
+    try:
+        wide = scenario_targets(inputs.utilities, inputs.frontier, inputs.scenario, names)
+    except ValueError as exc:  # e.g. a floor on a measure this case does not have
+        wide = pd.DataFrame([{"group": "mean", "feasible": False, "reason": str(exc)}])
+    wide = wide.assign(policy=np.where(wide["group"].isin(["mean", "robust"]), wide["group"], "per_type"),
+                       context_group=np.where(wide["group"].isin(["mean", "robust"]), "all", wide["group"]))
+    x_cols = [c for c in wide.columns if c.startswith("x_")]
+    long = wide.melt(id_vars=[c for c in wide.columns if c not in x_cols], value_vars=x_cols or None,
+                     var_name="factor", value_name="x_star") if x_cols else wide.assign(factor=None, x_star=np.nan)
+    long["factor"] = long["factor"].str.removeprefix("x_")
+    cols = ["policy", "context_group", "factor", "x_star", "c_star", "utility", "objective", "feasible", "reason"]
+    long = long.reindex(columns=cols)
+    figure = save_figure(targets_plot(inputs.measures, inputs.costs, wide.reindex(columns=[*x_cols, "feasible"]).fillna({"feasible": False}),
+                                      _recommended(inputs), f"{inputs.case.case_id} / {inputs.scenario.name}"),
+                         inputs.case.case_id, f"targets_{inputs.scenario.name}")
+    return publish_many(context, wh, {"compass.targets": long}, _where(inputs),
+                        metadata={"feasible": bool(wide["feasible"].any()), "targets_vs_selected": figure})
+
+
+def _recommended(inputs: DecisionInputs) -> list[str]:
+    s = inputs.scenario
+    rec = recommend(inputs.measures, inputs.costs, inputs.utilities, float(s.lam), s.budget, _floors(inputs),
+                    raw_scores=inputs.raw_scores, raw_floors=s.raw_floors)
+    return [rec.model_id] if rec.model_id else []
+
+
+def _floors(inputs: DecisionInputs) -> dict[str, float]:
+    """The scenario's floors; a floor on a measure this case lacks cannot be met (every model infeasible)."""
+    names = set(inputs.measures.columns)
+    if any(k != "all" and k not in names for k in inputs.scenario.floors):
+        return {"all": UNATTAINABLE_FLOOR}
+    return dict(inputs.scenario.floors)
+
+
+def _value(inputs: DecisionInputs, model_id: str | None) -> tuple[float, float, float]:
+    """(mean utility over contexts, normalized cost, deployment value Û - lam c) of a model."""
+    if model_id is None:
+        return (np.nan, np.nan, np.nan)
+    x = inputs.measures.loc[[model_id]].to_numpy(float)
+    u = float(np.mean([f(x)[0] if callable(f) else float(x[0] @ f[inputs.measures.columns].to_numpy()) for f in inputs.utilities.values()]))
+    c = float(inputs.costs[model_id])
+    return (u, c, u - float(inputs.scenario.lam) * c)
+
+
+@dg.asset(key=["compass", "recommendations"], deps=[targets, *_decision_deps], **_decision)
+def recommendations(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Problem (7) per type, mean and robust (ties -> lower cost), the projection variant, and Table 6's policies."""
+    wh = warehouse.get()
+    inputs = load_inputs(wh, context.partition_key)
+    s, floors = inputs.scenario, _floors(inputs)
+    sel = policy_selections(inputs.measures, inputs.costs, inputs.utilities, dataclasses.replace(s, floors=floors),
+                            _outcomes_for_policies(inputs), "highest_mean", group_col="context_group",
+                            outcome_col="outcome", raw_scores=_baseline_scores(inputs))
+    rows = [(r.policy, r.group, r.model_id) for r in sel.itertuples()]
+    target_rows = wh.read("compass.targets", _where(inputs))
+    for policy, part in target_rows[target_rows["policy"] != "per_type"].groupby("policy"):
+        if not part["feasible"].all():
+            rows.append((f"projection_{policy}", "all", None))
+            continue
+        x_star = part.set_index("factor")["x_star"].reindex(inputs.measures.columns)
+        proj = project_to_target(inputs.measures, inputs.costs, x_star, float(part["c_star"].iloc[0]), s.budget, floors,
+                                 inputs.raw_scores, s.raw_floors)
+        rows.append((f"projection_{policy}", "all", proj.model_id))
+    table = pd.DataFrame(rows, columns=["policy", "context_group", "model_id"])
+    values = pd.DataFrame([_value(inputs, m) for m in table["model_id"]], columns=["utility", "cost", "deployment_value"])
+    table = pd.concat([table, values], axis=1)
+    mean_pick = table.loc[table["policy"] == "mlc_mean", "model_id"]
+    return publish_many(context, wh, {"compass.recommendations": table}, _where(inputs),
+                        metadata={"mlc_mean": str(mean_pick.iloc[0]) if len(mean_pick) else "-"})
+
+
+def _outcomes_for_policies(inputs: DecisionInputs) -> pd.DataFrame:
+    out = inputs.outcomes[inputs.outcomes["model_id"].isin(inputs.measures.index)]
+    return out[out["context_group"].isin(list(inputs.utilities))]
+
+
+def _baseline_scores(inputs: DecisionInputs) -> pd.DataFrame:
+    """Single-metric baselines (Table 5): the raw benchmarks of the case's x_raw."""
+    spec = inputs.case.benchmarks
+    return inputs.raw_scores[[c for c in inputs.raw_scores.columns if spec.selects(c)]]
+
+
+@dg.asset(key=["compass", "leaderboards"], deps=_decision_deps, **_decision)
+def leaderboards(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Deployment-aware leaderboard: Score_s(m) over feasible models, `binding` names the constraint that bites."""
+    wh = warehouse.get()
+    inputs = load_inputs(wh, context.partition_key)
+    board = leaderboard(inputs.measures, inputs.costs, inputs.utilities,
+                        dataclasses.replace(inputs.scenario, floors=_floors(inputs)), inputs.raw_scores)
+    return publish_many(context, wh, {"compass.leaderboards": board}, _where(inputs),
+                        metadata={"feasible_models": len(board), "top": ", ".join(board["model_id"].head(5))})
+
+
+@dg.asset(key=["compass", "policy_values"], deps=_decision_deps, **_decision)
+def policy_values_asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Table 5: actual, MLC (per type, mean, robust) and single-metric baselines (mean ± sd) for one scenario."""
+    wh = warehouse.get()
+    inputs = load_inputs(wh, context.partition_key)
+    scenario = dataclasses.replace(inputs.scenario, floors=_floors(inputs))
+    outcomes = _outcomes_for_policies(inputs)
+    if outcomes.empty:  # structural case: no observed behaviour to call "actual"
+        outcomes = pd.DataFrame({"model_id": [], "context_group": [], "outcome": []})
+    table = policy_values(inputs.measures, inputs.costs, inputs.utilities, scenario, outcomes, "highest_mean",
+                          group_col="context_group", outcome_col="outcome", raw_scores=_baseline_scores(inputs))
+    return publish_many(context, wh, {"compass.policy_values": table}, _where(inputs),
+                        metadata={"mlc_mean": float(table.set_index("policy").loc["mlc_mean", "value"])})
+
+
+compass_decision_assets = [utilities, targets, recommendations, leaderboards, policy_values_asset]

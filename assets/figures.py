@@ -1,0 +1,63 @@
+"""Figures attached to asset materializations (matplotlib, Agg backend)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from compass.frontier import ces_score  # noqa: E402
+
+
+def loadings_heatmap(loadings: pd.DataFrame, title: str):
+    """Sparsified factor loadings, benchmarks x factors (§8.3)."""
+    wide = loadings.pivot(index="benchmark", columns="factor", values="loading").fillna(0.0)
+    fig, ax = plt.subplots(figsize=(2 + 0.9 * wide.shape[1], 1.5 + 0.22 * wide.shape[0]))
+    im = ax.imshow(wide.to_numpy(), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+    ax.set_xticks(range(wide.shape[1]), wide.columns)
+    ax.set_yticks(range(wide.shape[0]), wide.index, fontsize=7)
+    ax.set_title(f"{title}: promax loadings")
+    fig.colorbar(im, ax=ax, shrink=0.6)
+    return fig
+
+
+def tiered_frontier_plot(measures: pd.DataFrame, tiers: pd.DataFrame, costs: pd.DataFrame, ces, cost_fit, title: str):
+    """2-D projections: each measure pair coloured by tier, and CES score against normalized cost with c0 c^d."""
+    factors = list(measures.columns)
+    pairs = [(factors[i], factors[j]) for i in range(len(factors)) for j in range(i + 1, len(factors))][:3]
+    fig, axes = plt.subplots(1, len(pairs) + 1, figsize=(4.2 * (len(pairs) + 1), 3.8))
+    axes = np.atleast_1d(axes)
+    tier_of = tiers.set_index("model_id")["tier"].reindex(measures.index)
+    for ax, (fx, fy) in zip(axes, pairs):
+        ax.scatter(measures[fx], measures[fy], c=tier_of, cmap="viridis", s=14)
+        eff = tiers.loc[tiers["pareto_efficient"], "model_id"]
+        ax.scatter(measures.loc[eff, fx], measures.loc[eff, fy], facecolors="none", edgecolors="red", s=40, lw=0.8)
+        ax.set(xlabel=fx, ylabel=fy, title=f"{fx} vs {fy} (red: efficient)")
+    ax = axes[-1]
+    priced = costs.set_index("model_id")
+    score = ces_score(measures.loc[priced.index].to_numpy(), ces.a, ces.b)
+    ax.scatter(priced["cost"], score, c=priced["tier"], cmap="viridis", s=14)
+    grid = np.linspace(max(priced["cost"].min(), 1e-3), 1, 100)
+    ax.plot(grid, cost_fit.c0 * grid**cost_fit.d, "r-", label=f"c0 c^d (c0={cost_fit.c0:.2f}, d={cost_fit.d:.2f})")
+    ax.set(xlabel="normalized cost", ylabel="CES capability", title=title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def targets_plot(measures: pd.DataFrame, costs: pd.Series, targets: pd.DataFrame, selected: list[str], title: str):
+    """Targets x* (per context and aggregate) against the selected models, in the first two measures."""
+    factors = list(measures.columns)
+    fx, fy = factors[0], factors[1] if len(factors) > 1 else factors[0]
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.scatter(measures[fx], measures[fy], c="lightgray", s=10, label="models")
+    sel = [m for m in selected if m in measures.index]
+    ax.scatter(measures.loc[sel, fx], measures.loc[sel, fy], c="tab:blue", s=40, label="selected")
+    for m in sel:
+        ax.annotate(m, (measures.loc[m, fx], measures.loc[m, fy]), fontsize=6)
+    ok = targets[targets["feasible"]]
+    ax.scatter(ok[f"x_{fx}"], ok[f"x_{fy}"], marker="*", c="tab:red", s=90, label="targets x*")
+    ax.set(xlabel=fx, ylabel=fy, title=title)
+    ax.legend(fontsize=7)
+    return fig

@@ -1,0 +1,73 @@
+"""Turning warehouse tables into a case study's inputs: x_raw, costs, outcome rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from compass.case_study import BenchmarkSpec, CostSpec, UtilitySpec
+
+
+def build_x_raw(scores: pd.DataFrame, models: pd.DataFrame, spec: BenchmarkSpec) -> pd.DataFrame:
+    """The model x benchmark matrix x_raw of §4.3 (NaN where a model lacks a score).
+
+    One value per (model, benchmark): the first source in `source_priority`, then
+    any other. Benchmarks covering too few models and models with too few
+    benchmarks are dropped, alternately, until both thresholds hold.
+    """
+    rows = scores[scores["benchmark"].map(spec.selects)]
+    if spec.open_weights_only:
+        rows = rows[rows["model_id"].isin(models.loc[models["open_weights"].fillna(False).astype(bool), "model_id"])]
+    if spec.models:
+        rows = rows[rows["model_id"].isin(spec.models)]
+    rank = {s: i for i, s in enumerate(spec.source_priority)}
+    rows = rows.assign(_rank=rows["source"].map(rank).fillna(len(rank))).sort_values(["_rank", "source"])
+    wide = rows.drop_duplicates(["model_id", "benchmark"]).pivot(index="model_id", columns="benchmark", values="score")
+    for _ in range(20):
+        keep_cols = wide.columns[wide.notna().sum() >= spec.min_models_per_benchmark]
+        wide = wide[keep_cols]
+        keep_rows = wide.index[wide.notna().sum(axis=1) >= spec.min_benchmarks_per_model]
+        if len(keep_rows) == len(wide) and len(keep_cols) == wide.shape[1]:
+            break
+        wide = wide.loc[keep_rows]
+    wide = wide.sort_index().sort_index(axis=1)
+    wide.columns.name, wide.index.name = None, "model_id"
+    return wide.astype(float)
+
+
+def model_costs(costs: pd.DataFrame, models: pd.DataFrame, spec: CostSpec, model_ids: pd.Index) -> pd.Series:
+    """Raw scalar cost per model (before normalization); models without one are absent."""
+    if spec.table == "models":
+        series = models.set_index("model_id")[spec.column]
+    else:
+        series = costs.groupby("model_id")[spec.column].agg(spec.provider_aggregate)
+    series = series.reindex(model_ids).astype(float)
+    return series[np.isfinite(series) & (series > 0)].rename("raw_cost")
+
+
+def outcome_rows(records: pd.DataFrame, interactions: pd.DataFrame, spec: UtilitySpec) -> pd.DataFrame:
+    """Outcome rows [model_id, group (prompt/user), context_group, outcome] for utility learning (§4.5).
+
+    query_records: one row per (query, model), outcome = correctness, context = query category.
+    interactions: outcome = the rubric / rating value, context = context_group (or dataset).
+    """
+    if spec.source == "query_records":
+        rows = records[records["dataset"].isin(spec.datasets)]
+        out = pd.DataFrame({
+            "model_id": rows["model_id"],
+            "group": rows["dataset"] + ":" + rows["query_id"].astype(str),
+            "context_group": rows[spec.context] if spec.context else "all",
+            "outcome": rows["correct"].astype(float),
+        })
+    elif spec.source == "interactions":
+        rows = interactions[interactions["dataset"].isin(spec.datasets)]
+        context = rows[spec.context] if spec.context else pd.Series("all", index=rows.index)
+        out = pd.DataFrame({
+            "model_id": rows["model_id"],
+            "group": rows["dataset"] + ":" + rows["interaction_id"].astype(str),
+            "context_group": context.fillna("all"),
+            "outcome": rows["outcome"].astype(float),
+        })
+    else:
+        raise ValueError(f"utility source '{spec.source}' has no outcome rows")
+    return out.dropna(subset=["outcome"]).reset_index(drop=True)

@@ -1,0 +1,111 @@
+"""Case-study configuration: a case study is a YAML file, not code.
+
+A case names its model set, its raw benchmarks x_raw (§4.3), its cost column
+(§4.4 Step 3), how measures and tiers are fitted, and how utilities are learned
+from outcomes (§4.5) or given structurally (§3, Assumption 3.1). See
+`cases/*.yaml` for the shipped cases and README "Case studies" for every key.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from compass.ingest.errors import IngestError
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """Which raw benchmarks form x_raw, and which models qualify."""
+
+    include: tuple[str, ...] = ("*",)
+    exclude: tuple[str, ...] = ()
+    source_priority: tuple[str, ...] = ()
+    min_models_per_benchmark: int = 10
+    min_benchmarks_per_model: int = 5
+    open_weights_only: bool = False
+    models: tuple[str, ...] = ()
+
+    def selects(self, benchmark: str) -> bool:
+        hit = any(fnmatch.fnmatch(benchmark, p) for p in self.include)
+        return hit and not any(fnmatch.fnmatch(benchmark, p) for p in self.exclude)
+
+
+@dataclass(frozen=True)
+class CostSpec:
+    """Scalar cost c(m): a column of raw.model_costs (aggregated over providers) or of raw.models."""
+
+    table: str = "model_costs"
+    column: str = "blended_usd_per_mtok"
+    provider_aggregate: str = "min"
+    scaling: str = "minmax"
+    tier_aggregation: str = "median"
+
+
+@dataclass(frozen=True)
+class UtilitySpec:
+    """How β is obtained: learned from outcomes (query_records / interactions) or given as weights."""
+
+    source: str = "weights"
+    datasets: tuple[str, ...] = ()
+    context: str | None = None
+    label: str = "threshold"
+    threshold: float = 0.5
+    estimator: str = "logistic"
+    weights: dict[str, float] = field(default_factory=dict)
+    n_repeats: int = 10
+    test_size: float = 0.3
+    min_rows_per_group: int = 200
+
+
+@dataclass(frozen=True)
+class CaseStudy:
+    case_id: str
+    description: str
+    benchmarks: BenchmarkSpec
+    cost: CostSpec
+    utility: UtilitySpec
+    n_factors: int | None = None
+    loading_threshold: float = 0.30
+    max_factors_per_variable: int = 2
+    eps: float = 0.05
+    n_tiers: int = 3
+    lambdas: dict[str, float] = field(default_factory=lambda: {"zero": 0.0, "low": 0.05, "high": 0.5})
+
+    @staticmethod
+    def from_yaml(path: str | Path) -> CaseStudy:
+        path = Path(path)
+        try:
+            doc = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise IngestError(str(path), mark.line + 1 if mark else None, None, f"malformed YAML: {exc}") from None
+        return CaseStudy.from_dict(doc, str(path))
+
+    @staticmethod
+    def from_dict(doc: dict, origin: str = "<dict>") -> CaseStudy:
+        try:
+            tuples = lambda d: {k: tuple(v) if isinstance(v, list) else v for k, v in (d or {}).items()}  # noqa: E731
+            return CaseStudy(
+                case_id=str(doc["case_id"]),
+                description=str(doc.get("description", "")),
+                benchmarks=BenchmarkSpec(**tuples(doc.get("benchmarks"))),
+                cost=CostSpec(**(doc.get("cost") or {})),
+                utility=UtilitySpec(**tuples(doc.get("utility"))),
+                **{k: doc[k] for k in ("n_factors", "loading_threshold", "max_factors_per_variable", "eps", "n_tiers", "lambdas")
+                   if k in doc},
+            )
+        except (KeyError, TypeError) as exc:
+            raise IngestError(origin, None, None, f"invalid case study: {exc}") from None
+
+
+CASE_DIR = Path(__file__).resolve().parents[1] / "cases"
+
+
+def load_cases(folders: list[Path] | None = None) -> dict[str, CaseStudy]:
+    """Every case YAML in `folders` (default: the shipped cases/), keyed by case_id."""
+    cases = [CaseStudy.from_yaml(p) for d in (folders or [CASE_DIR]) if d.exists() for p in sorted(d.glob("*.yaml"))]
+    return {c.case_id: c for c in cases}

@@ -1,0 +1,209 @@
+"""Sensitivity of the fitted frontier to its design choices (ML Compass EC §8.4, Tables 9-10).
+
+The paper refits the frontier over a grid of
+  * number of factors I extracted from the capability matrix (PRISM {2, 3}, HealthBench {2, 3, 4}),
+  * number of tiers T (2..5, "higher" for HealthBench),
+  * Pareto tolerance eps in {0, 0.01, 0.025, 0.05, 0.075, 0.10},
+  * within-tier cost aggregation (arithmetic mean, geometric mean, median),
+and reports b, d, the normalized fitting error and the Pearson/Spearman correlation of
+tier-implied with model costs, as mean +- sd over all cells sharing one value of a
+variable (`sensitivity_summary`). The "input set" axis of Table 10 (which benchmarks and
+which cost column) is a choice of `x_raw`/`costs`, so callers run this function once
+per input set.
+
+Every cell reuses the estimation core unchanged: `compass.measures.extract_measures`
+(§4.3, EC §8.3), `compass.pareto.pareto_tiers` (§4.4 Step 1), `compass.ces_fit.fit_ces`
+(problem (3)) and `compass.cost_fit.fit_cost_side` (§4.4 Step 3). The grid loop is ours:
+measures are extracted once per I, and the capability side (tiers, CES fit) once per
+(I, T, eps) because it takes no cost input; only the cost side varies with the aggregation.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import numpy as np
+import pandas as pd
+
+from compass.ces_fit import fit_ces
+from compass.cost_fit import Aggregation, fit_cost_side
+from compass.imputation import validate_matrix
+from compass.measures import MeasureResult, extract_measures
+from compass.pareto import pareto_tiers
+
+#: Columns of the `frontier_sensitivity` table, in order.
+SENSITIVITY_COLUMNS = [
+    "n_factors", "n_tiers", "eps", "aggregation", "a", "b", "c0", "d",
+    "fit_error", "pearson", "spearman", "n_efficient", "tiers_used", "error",
+]
+#: Outcome columns summarized by `sensitivity_summary` (the columns of Tables 9-10, plus c0).
+OUTCOMES = ["b", "d", "c0", "fit_error", "pearson", "spearman"]
+_AXES = ["n_factors", "n_tiers", "eps", "aggregation"]
+_AGGREGATIONS = get_args(Aggregation)
+
+
+@dataclass(frozen=True)
+class SensitivityGrid:
+    """Axes of the sensitivity grid (EC §8.4); every combination is one refit.
+
+    `cost_scaling` is held fixed across the grid (see `compass.cost_fit`), and
+    `pa_iterations` sets the parallel-analysis draws of `extract_measures`, which are
+    diagnostics only here because I is fixed by the grid.
+    """
+
+    n_factors: tuple[int, ...]
+    n_tiers: tuple[int, ...]
+    eps: tuple[float, ...]
+    aggregation: tuple[Aggregation, ...]
+    cost_scaling: Literal["minmax", "max", "none"] = "minmax"
+    pa_iterations: int = 20
+
+    def __post_init__(self) -> None:
+        for axis in _AXES:
+            values = getattr(self, axis)
+            if not isinstance(values, tuple) or not values:
+                raise ValueError(f"grid axis {axis!r} must be a non-empty tuple, got {values!r}")
+            if len(set(values)) != len(values):
+                raise ValueError(f"grid axis {axis!r} has repeated values: {values}")
+        if any(int(k) != k or k < 1 for k in self.n_factors):
+            raise ValueError(f"n_factors must be integers >= 1, got {self.n_factors}")
+        if any(int(t) != t or t < 2 for t in self.n_tiers):
+            raise ValueError(f"n_tiers must be integers >= 2 (d needs two tier points), got {self.n_tiers}")
+        if any(not 0.0 <= e < 1.0 for e in self.eps):
+            raise ValueError(f"Pareto tolerances eps must be in [0, 1), got {self.eps}")
+        unknown = sorted(set(self.aggregation) - set(_AGGREGATIONS))
+        if unknown:
+            raise ValueError(f"unknown cost aggregation(s) {unknown}; choose from {sorted(_AGGREGATIONS)}")
+        if self.cost_scaling not in ("minmax", "max", "none"):
+            raise ValueError(f"cost_scaling must be 'minmax', 'max' or 'none', got {self.cost_scaling!r}")
+        if self.pa_iterations < 1:
+            raise ValueError(f"pa_iterations must be >= 1, got {self.pa_iterations}")
+
+    @property
+    def size(self) -> int:
+        """Number of cells (= rows of the sensitivity table)."""
+        return int(np.prod([len(getattr(self, axis)) for axis in _AXES]))
+
+
+#: Default for the pipeline: 2 x 2 x 2 x 2 = 16 cells, 8 CES fits.
+LIGHT_GRID = SensitivityGrid(
+    n_factors=(2, 3),
+    n_tiers=(3, 4),
+    eps=(0.0, 0.05),
+    aggregation=("median", "geometric_mean"),
+)
+
+#: The paper's grid (EC §8.4): I in {2, 3, 4}, T in 2..5, six tolerances, three
+#: aggregations = 216 cells, 72 CES fits. Run behind a flag only.
+FULL_GRID = SensitivityGrid(
+    n_factors=(2, 3, 4),
+    n_tiers=(2, 3, 4, 5),
+    eps=(0.0, 0.01, 0.025, 0.05, 0.075, 0.10),
+    aggregation=("mean", "geometric_mean", "median"),
+)
+
+
+def _validate_inputs(x_raw: pd.DataFrame, costs: pd.Series, grid: SensitivityGrid) -> None:
+    validate_matrix(x_raw)
+    if not isinstance(grid, SensitivityGrid):
+        raise ValueError(f"grid must be a SensitivityGrid, got {type(grid).__name__}")
+    too_many = [k for k in grid.n_factors if k >= x_raw.shape[1]]
+    if too_many:
+        raise ValueError(f"n_factors {too_many} must be below the number of benchmarks ({x_raw.shape[1]})")
+    if not isinstance(costs, pd.Series):
+        raise ValueError("costs must be a pandas Series indexed by model_id")
+    missing = sorted(set(x_raw.index) - set(costs.index))
+    if missing:
+        raise ValueError(f"no cost for models in the capability matrix: {missing}")
+
+
+def _format_a(a: np.ndarray, factors: list[str]) -> str:
+    """Simplex weights as a JSON object {factor: weight}, rounded to 4 decimals."""
+    return json.dumps({name: round(float(v), 4) for name, v in zip(factors, a)})
+
+
+def _failed(cell: dict, message: str) -> dict:
+    return {**cell, "a": "", "b": np.nan, "c0": np.nan, "d": np.nan, "fit_error": np.nan, "pearson": np.nan,
+            "spearman": np.nan, "n_efficient": 0, "tiers_used": 0, "error": message}
+
+
+def frontier_sensitivity(
+    x_raw: pd.DataFrame,
+    costs: pd.Series,
+    grid: SensitivityGrid = LIGHT_GRID,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Refit the frontier on every cell of `grid` (EC §8.4, Tables 9-10).
+
+    `x_raw`: model x benchmark matrix (index model_id, NaN = missing); `costs`: raw cost
+    per model_id covering every row of `x_raw`. Returns one row per cell with columns
+    `SENSITIVITY_COLUMNS`: the grid settings [n_factors, n_tiers, eps, aggregation], the
+    fitted a (JSON {factor: weight}), b, c0, d, the normalized fitting error of EC §8.4,
+    Pearson/Spearman of model vs tier-implied cost, the number of efficient models, the
+    realized number of tiers (`tiers_used` = min(T, Pareto layers)) and `error`: "" for a
+    successful fit, else the reason the cell could not be fitted (numbers are then NaN).
+    """
+    _validate_inputs(x_raw, costs, grid)
+    cost = costs.loc[x_raw.index]
+    rows: list[dict] = []
+    for k in grid.n_factors:
+        try:
+            measures: MeasureResult | None = extract_measures(
+                x_raw, n_factors=k, pa_iterations=grid.pa_iterations, seed=seed
+            )
+            extract_error = ""
+        except ValueError as exc:  # data-dependent, e.g. an empty factor after sparsification;
+            # numpy.linalg.LinAlgError (a singular factor model) is a ValueError subclass
+            measures, extract_error = None, f"measures with {k} factors: {type(exc).__name__}: {exc}"
+        for n_tiers, eps in itertools.product(grid.n_tiers, grid.eps):
+            cells = [{"n_factors": k, "n_tiers": n_tiers, "eps": eps, "aggregation": agg} for agg in grid.aggregation]
+            if measures is None:
+                rows += [_failed(cell, extract_error) for cell in cells]
+                continue
+            tiers = pareto_tiers(measures.measures, eps=eps, n_tiers=n_tiers)
+            tiers_used = int(tiers["tier"].max())
+            try:
+                ces = fit_ces(measures.measures, tiers)
+            except ValueError as exc:
+                rows += [_failed(cell, f"capability side: {exc}") for cell in cells]
+                continue
+            for cell in cells:
+                try:
+                    fit = fit_cost_side(tiers, ces.tier_levels, cost, aggregation=cell["aggregation"],
+                                        cost_scaling=grid.cost_scaling)
+                except ValueError as exc:
+                    rows.append(_failed(cell, f"cost side: {exc}"))
+                    continue
+                rows.append({
+                    **cell, "a": _format_a(ces.a, ces.factors), "b": ces.b, "c0": fit.c0, "d": fit.d,
+                    "fit_error": ces.fit_error, "pearson": fit.pearson, "spearman": fit.spearman,
+                    "n_efficient": ces.n_efficient, "tiers_used": tiers_used, "error": "",
+                })
+    return pd.DataFrame(rows, columns=SENSITIVITY_COLUMNS)
+
+
+def sensitivity_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Tables 9-10 layout: for each grid variable and value, mean and sd of each outcome
+    over all successful cells with that value.
+
+    Returns DataFrame [variable, value, n_cells, b_mean, b_sd, d_mean, d_sd, c0_mean, c0_sd,
+    fit_error_mean, fit_error_sd, pearson_mean, pearson_sd, spearman_mean, spearman_sd];
+    `value` is a string; sd is the sample sd (ddof=1), NaN for a single cell.
+    """
+    missing = sorted(set(_AXES + OUTCOMES + ["error"]) - set(table.columns))
+    if missing:
+        raise ValueError(f"sensitivity table is missing columns {missing}")
+    ok = table[table["error"] == ""]
+    parts = []
+    for variable in _AXES:
+        grouped = ok.groupby(variable, sort=True)[OUTCOMES].agg(["mean", "std"])
+        grouped.columns = [f"{col}_{'sd' if stat == 'std' else stat}" for col, stat in grouped.columns]
+        counts = ok.groupby(variable, sort=True).size().rename("n_cells")
+        part = pd.concat([counts, grouped], axis=1).reset_index(names="value")
+        part.insert(0, "variable", variable)
+        part["value"] = part["value"].astype(str)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
