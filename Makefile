@@ -4,6 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export DAGSTER_HOME ?= $(CURDIR)/var/dagster_home
+# Single-threaded BLAS: on 2 cores, BLAS threads only contend with Dagster's processes.
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
 
 .PHONY: run test ui lock bench clean
 

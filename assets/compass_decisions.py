@@ -101,7 +101,16 @@ class DecisionInputs:
 
 
 def _scenario(name: str, case: CaseStudy) -> Scenario:
-    scenario = Scenario.from_yaml(scenario_files()[name])
+    return numeric_lambda(Scenario.from_yaml(scenario_files()[name]), case)
+
+
+def load_case_scenario(wh: Warehouse, case: CaseStudy, scenario_name: str) -> DecisionInputs:
+    """Decision inputs for a shipped scenario, by name."""
+    return inputs_for(wh, case, _scenario(scenario_name, case))
+
+
+def numeric_lambda(scenario: Scenario, case: CaseStudy) -> Scenario:
+    """Resolve a lam rule (zero | low | high) with the case's own λ values (§5.6, footnote 15)."""
     return dataclasses.replace(scenario, lam=scenario.resolve_lambda(case.case_id, {case.case_id: case.lambdas}))
 
 
@@ -109,6 +118,11 @@ def load_inputs(wh: Warehouse, partition: dg.MultiPartitionKey) -> DecisionInput
     """Everything a decision needs, for one case x scenario partition."""
     keys = partition.keys_by_dimension
     case = cases()[keys["case"]]
+    return inputs_for(wh, case, _scenario(keys["scenario"], case))
+
+
+def inputs_for(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> DecisionInputs:
+    """Decision inputs of a case under any scenario (lam already numeric), from the warehouse."""
     costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
     m = read_measures(wh, case.case_id).loc[lambda f: f.index.isin(costs.index)]
     params = read_parameters(wh, case.case_id)
@@ -124,8 +138,7 @@ def load_inputs(wh: Warehouse, partition: dg.MultiPartitionKey) -> DecisionInput
     spec = case.utility
     outcomes = (outcome_rows(_records(wh, spec.datasets), wh.read("raw.interactions"), spec)
                 if spec.source != "weights" else pd.DataFrame(columns=["model_id", "context_group", "outcome"]))
-    return DecisionInputs(case, _scenario(keys["scenario"], case), m, costs.reindex(m.index), frontier, utils,
-                          raw_scores, outcomes)
+    return DecisionInputs(case, scenario, m, costs.reindex(m.index), frontier, utils, raw_scores, outcomes)
 
 
 def _where(inputs: DecisionInputs) -> dict[str, str]:
@@ -146,16 +159,17 @@ def targets(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> 
         wide = scenario_targets(inputs.utilities, inputs.frontier, inputs.scenario, names)
     except ValueError as exc:  # e.g. a floor on a measure this case does not have
         wide = pd.DataFrame([{"group": "mean", "feasible": False, "reason": str(exc)}])
+    x_cols = [f"x_{f}" for f in names]
+    wide = wide.reindex(columns=["group", "feasible", "reason", *x_cols, "c_star", "utility", "objective"])
     wide = wide.assign(policy=np.where(wide["group"].isin(["mean", "robust"]), wide["group"], "per_type"),
                        context_group=np.where(wide["group"].isin(["mean", "robust"]), "all", wide["group"]))
-    x_cols = [c for c in wide.columns if c.startswith("x_")]
-    long = wide.melt(id_vars=[c for c in wide.columns if c not in x_cols], value_vars=x_cols or None,
-                     var_name="factor", value_name="x_star") if x_cols else wide.assign(factor=None, x_star=np.nan)
+    long = wide.melt(id_vars=[c for c in wide.columns if c not in x_cols], value_vars=x_cols,
+                     var_name="factor", value_name="x_star")
     long["factor"] = long["factor"].str.removeprefix("x_")
     cols = ["policy", "context_group", "factor", "x_star", "c_star", "utility", "objective", "feasible", "reason"]
-    long = long.reindex(columns=cols)
-    figure = save_figure(targets_plot(inputs.measures, inputs.costs, wide.reindex(columns=[*x_cols, "feasible"]).fillna({"feasible": False}),
-                                      _recommended(inputs), f"{inputs.case.case_id} / {inputs.scenario.name}"),
+    long = long[cols].astype({"feasible": bool})
+    title = f"{inputs.case.case_id} / {inputs.scenario.name}"
+    figure = save_figure(targets_plot(inputs.measures, inputs.costs, wide.astype({"feasible": bool}), _recommended(inputs), title),
                          inputs.case.case_id, f"targets_{inputs.scenario.name}")
     return publish_many(context, wh, {"compass.targets": long}, _where(inputs),
                         metadata={"feasible": bool(wide["feasible"].any()), "targets_vs_selected": figure})

@@ -49,8 +49,10 @@ _AGGREGATIONS = get_args(Aggregation)
 class SensitivityGrid:
     """Axes of the sensitivity grid (EC §8.4); every combination is one refit.
 
-    `cost_scaling` is held fixed across the grid (see `compass.cost_fit`), and
-    `pa_iterations` sets the parallel-analysis draws of `extract_measures`, which are
+    Held fixed across the grid (set them to the case study's values with
+    `dataclasses.replace`): `cost_scaling` (see `compass.cost_fit`), the sparsification
+    settings `loading_threshold` and `max_factors_per_variable` (see `compass.measures`),
+    and `pa_iterations`, the parallel-analysis draws of `extract_measures`, which are
     diagnostics only here because I is fixed by the grid.
     """
 
@@ -59,6 +61,8 @@ class SensitivityGrid:
     eps: tuple[float, ...]
     aggregation: tuple[Aggregation, ...]
     cost_scaling: Literal["minmax", "max", "none"] = "minmax"
+    loading_threshold: float = 0.30
+    max_factors_per_variable: int = 2
     pa_iterations: int = 20
 
     def __post_init__(self) -> None:
@@ -79,6 +83,10 @@ class SensitivityGrid:
             raise ValueError(f"unknown cost aggregation(s) {unknown}; choose from {sorted(_AGGREGATIONS)}")
         if self.cost_scaling not in ("minmax", "max", "none"):
             raise ValueError(f"cost_scaling must be 'minmax', 'max' or 'none', got {self.cost_scaling!r}")
+        if not 0.0 <= self.loading_threshold < 1.0:
+            raise ValueError(f"loading_threshold must be in [0, 1), got {self.loading_threshold}")
+        if self.max_factors_per_variable < 1:
+            raise ValueError(f"max_factors_per_variable must be >= 1, got {self.max_factors_per_variable}")
         if self.pa_iterations < 1:
             raise ValueError(f"pa_iterations must be >= 1, got {self.pa_iterations}")
 
@@ -115,9 +123,14 @@ def _validate_inputs(x_raw: pd.DataFrame, costs: pd.Series, grid: SensitivityGri
         raise ValueError(f"n_factors {too_many} must be below the number of benchmarks ({x_raw.shape[1]})")
     if not isinstance(costs, pd.Series):
         raise ValueError("costs must be a pandas Series indexed by model_id")
-    missing = sorted(set(x_raw.index) - set(costs.index))
-    if missing:
-        raise ValueError(f"no cost for models in the capability matrix: {missing}")
+    if costs.index.has_duplicates:
+        raise ValueError(f"duplicate model_id in costs: {costs.index[costs.index.duplicated()].unique().tolist()}")
+    priced = costs.reindex(x_raw.index).dropna()
+    if priced.size < 2:
+        raise ValueError(f"costs cover {priced.size} of the {len(x_raw)} models in the capability matrix; need >= 2")
+    bad = priced.index[~(np.isfinite(priced.to_numpy(dtype=float)) & (priced.to_numpy(dtype=float) > 0))].tolist()
+    if bad:
+        raise ValueError(f"costs must be finite and > 0 (NaN = unpriced); bad for models {bad}")
 
 
 def _format_a(a: np.ndarray, factors: list[str]) -> str:
@@ -139,7 +152,9 @@ def frontier_sensitivity(
     """Refit the frontier on every cell of `grid` (EC §8.4, Tables 9-10).
 
     `x_raw`: model x benchmark matrix (index model_id, NaN = missing); `costs`: raw cost
-    per model_id covering every row of `x_raw`. Returns one row per cell with columns
+    per model_id. As in the pipeline's cost_side asset, the capability side (measures,
+    tiers, CES) uses every model of `x_raw` and the cost side only the priced ones
+    (a model absent from `costs` or with a NaN cost is unpriced). Returns one row per cell with columns
     `SENSITIVITY_COLUMNS`: the grid settings [n_factors, n_tiers, eps, aggregation], the
     fitted a (JSON {factor: weight}), b, c0, d, the normalized fitting error of EC §8.4,
     Pearson/Spearman of model vs tier-implied cost, the number of efficient models, the
@@ -147,12 +162,13 @@ def frontier_sensitivity(
     successful fit, else the reason the cell could not be fitted (numbers are then NaN).
     """
     _validate_inputs(x_raw, costs, grid)
-    cost = costs.loc[x_raw.index]
+    cost = costs.reindex(x_raw.index).dropna()
     rows: list[dict] = []
     for k in grid.n_factors:
         try:
             measures: MeasureResult | None = extract_measures(
-                x_raw, n_factors=k, pa_iterations=grid.pa_iterations, seed=seed
+                x_raw, n_factors=k, loading_threshold=grid.loading_threshold,
+                max_factors_per_variable=grid.max_factors_per_variable, pa_iterations=grid.pa_iterations, seed=seed,
             )
             extract_error = ""
         except ValueError as exc:  # data-dependent, e.g. an empty factor after sparsification;
@@ -165,6 +181,7 @@ def frontier_sensitivity(
                 continue
             tiers = pareto_tiers(measures.measures, eps=eps, n_tiers=n_tiers)
             tiers_used = int(tiers["tier"].max())
+            priced = tiers[tiers["model_id"].isin(cost.index)]
             try:
                 ces = fit_ces(measures.measures, tiers)
             except ValueError as exc:
@@ -172,7 +189,7 @@ def frontier_sensitivity(
                 continue
             for cell in cells:
                 try:
-                    fit = fit_cost_side(tiers, ces.tier_levels, cost, aggregation=cell["aggregation"],
+                    fit = fit_cost_side(priced, ces.tier_levels, cost, aggregation=cell["aggregation"],
                                         cost_scaling=grid.cost_scaling)
                 except ValueError as exc:
                     rows.append(_failed(cell, f"cost side: {exc}"))

@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def prepare_environment(config: str | None = None, db: str | None = None) -> None:
     """Point Dagster at var/dagster_home (seeded with the repo's dagster.yaml) and the warehouse."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        os.environ.setdefault(var, "1")  # BLAS threads only contend on small machines
     home = Path(os.environ.setdefault("DAGSTER_HOME", str(ROOT / "var" / "dagster_home")))
     home.mkdir(parents=True, exist_ok=True)
     if not (home / "dagster.yaml").exists():
@@ -48,6 +50,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"refresh: {len(report.runs)} run(s), {report.ticks} automation tick(s), "
           f"{len(report.materialized)} asset materialization(s)")
     print_summary(_warehouse())
+    if report.failed:
+        print(f"\nfailed ({len(report.failed)}): {', '.join(report.failed)}; see `make ui` for the logs", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -58,6 +63,39 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     with dg.DagsterInstance.get() as instance:
         print(status_table(_warehouse(), instance).to_string(index=False))
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from pipelines.partitions import cases
+    from pipelines.reports import explain, stored_leaderboard
+
+    wh = _warehouse()
+    board = stored_leaderboard(wh, args.case, args.scenario, args.as_of)
+    if board.empty:
+        print(f"no leaderboard for case {args.case!r}, scenario {args.scenario!r}"
+              + (f" as of {args.as_of}" if args.as_of else "") + "; run `compass run` first", file=sys.stderr)
+        return 2
+    board = board[["rank", "model_id", "score", "utility", "cost", "binding", "refreshed_at"]].head(args.top)
+    if args.format == "csv":
+        print(board.to_csv(index=False), end="")
+    elif args.format == "json":
+        print(board.to_json(orient="records", date_format="iso"))
+    else:
+        print(board.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        if args.as_of is None:
+            from assets.compass_decisions import load_case_scenario
+
+            print("\n" + explain(load_case_scenario(wh, cases()[args.case], args.scenario)))
+    return 0
+
+
+def cmd_recommend(args: argparse.Namespace) -> int:
+    from compass.scenarios import Scenario
+    from pipelines.partitions import cases
+    from pipelines.reports import explain_scenario_file
+
+    print(explain_scenario_file(_warehouse(), cases()[args.case], Scenario.from_yaml(args.scenario)))
     return 0
 
 
@@ -72,6 +110,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
     status = sub.add_parser("status", help="tables, row counts, last materialization and data versions")
     status.set_defaults(func=cmd_status)
+    board = sub.add_parser("leaderboard", help="a scenario leaderboard of a case study, and why the leader wins")
+    board.add_argument("--case", required=True)
+    board.add_argument("--scenario", required=True, help="scenario name (a file stem in scenarios/)")
+    board.add_argument("--top", type=int, default=10)
+    board.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    board.add_argument("--as-of", dest="as_of", help="YYYY-MM-DD: the leaderboard as of an earlier refresh")
+    board.set_defaults(func=cmd_leaderboard)
+    rec = sub.add_parser("recommend", help="recommendation for a scenario YAML file (need not be a partition)")
+    rec.add_argument("--case", required=True)
+    rec.add_argument("--scenario", required=True, help="path to a scenario YAML file")
+    rec.set_defaults(func=cmd_recommend)
     return parser
 
 

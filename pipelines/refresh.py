@@ -2,6 +2,8 @@
 
 1. Materialize the raw source assets (cheap: read, validate, hash). An unchanged
    input gets the same data version as before.
+   Then any case or scenario whose YAML changed re-runs its root assets
+   (pipelines.config_changes).
 2. Tick: evaluate every asset's automation condition (assets.common.REFRESH_CONDITION)
    against the instance and the persisted cursor. Only assets that are missing,
    whose code version changed, or one of whose parents got a *new data version*
@@ -29,11 +31,12 @@ MAX_TICKS = 30
 class RefreshReport:
     runs: list[str] = field(default_factory=list)
     materialized: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
     ticks: int = 0
 
-    def add(self, run_id: str, keys: list[str]) -> None:
-        self.runs.append(run_id)
-        self.materialized.extend(keys)
+    def add(self, result, keys: list[str]) -> None:
+        self.runs.append(result.run_id)
+        (self.materialized if result.success else self.failed).extend(keys)
 
 
 def _cursor_path(instance: dg.DagsterInstance) -> Path:
@@ -60,8 +63,9 @@ def run_selection(
     partition: str | None,
     multiprocess: bool,
     tags: dict[str, str] | None = None,
+    raise_on_error: bool = True,
 ) -> dg.ExecuteInProcessResult | dg.ExecutionResult:
-    """Materialize `keys` (with their checks) for one partition key; raises on failure."""
+    """Materialize `keys` (with their checks) for one partition key."""
     from pipelines.definitions import job_for_keys, reconstructable_job
 
     job_name = job_for_keys(keys)
@@ -76,13 +80,14 @@ def run_selection(
             run_config=config,
             asset_selection=keys,
             tags=run_tags,
-            raise_on_error=True,
+            raise_on_error=raise_on_error,
         ) as result:
             return result
     job = defs.resolve_job_def(job_name)
     config = {"execution": {"config": {"in_process": {}}}}
     return job.execute_in_process(
-        run_config=config, instance=instance, asset_selection=keys, tags=run_tags, partition_key=partition
+        run_config=config, instance=instance, asset_selection=keys, tags=run_tags, partition_key=partition,
+        raise_on_error=raise_on_error,
     )
 
 
@@ -94,13 +99,19 @@ def refresh(
     tags: dict[str, str] | None = None,
 ) -> RefreshReport:
     """Bring every asset up to date with the least work; see the module docstring."""
+    from pipelines.config_changes import config_digests, config_requests, save_digests
     from pipelines.partitions import sync_dynamic_partitions
 
     report = RefreshReport()
     if source_keys:
+        # Rejected input stops the refresh here, before anything downstream runs.
         result = run_selection(defs, instance, source_keys, None, multiprocess, tags)
-        report.add(result.run_id, [k.to_user_string() for k in source_keys])
+        report.add(result, [k.to_user_string() for k in source_keys])
     sync_dynamic_partitions(instance)
+    for partition, keys in config_requests(instance):
+        result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
+        report.add(result, [_label(k, partition) for k in keys])
+    save_digests(instance, config_digests())
     cursor = _load_cursor(instance)
     for _ in range(MAX_TICKS):
         evaluation = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
@@ -113,8 +124,9 @@ def refresh(
             for partition in evaluation.get_requested_partitions(key):
                 by_partition[partition].append(key)
         for partition, keys in sorted(by_partition.items(), key=lambda kv: (kv[0] is not None, kv[0] or "")):
-            result = run_selection(defs, instance, keys, partition, multiprocess, tags)
-            report.add(result.run_id, [_label(k, partition) for k in keys])
+            # A failing partition is reported, not fatal: the others still refresh.
+            result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
+            report.add(result, [_label(k, partition) for k in keys])
         sync_dynamic_partitions(instance)
     _save_cursor(instance, cursor)
     return report

@@ -36,7 +36,7 @@ _COPULA_ALIASES = {"gumbel": THESIS_FAMILY}
 
 def _interp1(table: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Linear interpolation of ``table`` sampled on a uniform grid over [0, 1]."""
-    pos = np.clip(u, 0.0, 1.0) * (len(table) - 1)
+    pos = np.minimum(np.maximum(u, 0.0), 1.0) * (len(table) - 1)
     i0 = np.minimum(pos.astype(int), len(table) - 2)
     f = pos - i0
     return table[i0] * (1 - f) + table[i0 + 1] * f
@@ -44,14 +44,14 @@ def _interp1(table: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 def _interp2(table: np.ndarray, ua: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Bilinear interpolation of ``table[ia, j]`` sampled on uniform grids over [0, 1]^2."""
-    pa = np.clip(ua, 0.0, 1.0) * (table.shape[0] - 1)
+    pa = np.minimum(np.maximum(ua, 0.0), 1.0) * (table.shape[0] - 1)
     ia = np.minimum(pa.astype(int), table.shape[0] - 2)
     fa = pa - ia
     return _row_interp(table, ia, u) * (1 - fa) + _row_interp(table, ia + 1, u) * fa
 
 
 def _row_interp(table: np.ndarray, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
-    pos = np.clip(u, 0.0, 1.0) * (table.shape[1] - 1)
+    pos = np.minimum(np.maximum(u, 0.0), 1.0) * (table.shape[1] - 1)
     j0 = np.minimum(pos.astype(int), table.shape[1] - 2)
     f = pos - j0
     return table[rows, j0] * (1 - f) + table[rows, j0 + 1] * f
@@ -110,23 +110,31 @@ class CascadeModel:
             out.append((mg.phi_min + eps, mg.phi_max - eps))
         return out
 
-    def evaluate(self, cascade: Sequence[str], thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Algorithm 1 for a batch of threshold vectors, shape (m, k-1) or (k-1,).
-
-        Returns (P(correct), E[cost]) arrays of shape (m,) (or scalars' 1-element arrays).
-        """
+    def check(self, cascade: Sequence[str]) -> list[str]:
+        """Validate a cascade: known models, in fitted chain order, no repeats."""
         cascade = check_cascade(cascade, self.models)
         order = [self.models.index(m) for m in cascade]
         if order != sorted(order):
             raise ValueError(f"cascade {cascade} is not in the fitted chain order {list(self.models)}")
+        return cascade
+
+    def evaluate(self, cascade: Sequence[str], thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Algorithm 1 for a batch of threshold vectors, shape (m, k-1) or (k-1,).
+
+        Returns (P(correct), E[cost]), each of shape (m,). Thresholds are clipped to ``bounds``.
+        """
+        cascade = self.check(cascade)
         t = np.atleast_2d(np.asarray(thresholds, dtype=float))
-        k = len(cascade)
-        if t.shape[1] != k - 1:
-            raise ValueError(f"cascade of {k} models needs {k - 1} thresholds, got {t.shape[1]}")
+        if t.shape[1] != len(cascade) - 1:
+            raise ValueError(f"cascade of {len(cascade)} models needs {len(cascade) - 1} thresholds, got {t.shape[1]}")
         if np.isnan(t).any():
             raise ValueError("NaN thresholds")
         lo, hi = np.array(self.bounds(cascade)).T
-        t = np.clip(t, lo, hi)
+        return self.evaluate_unchecked(cascade, np.minimum(np.maximum(t, lo), hi))
+
+    def evaluate_unchecked(self, cascade: Sequence[str], t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``evaluate`` without validation: ``t`` is (m, k-1) inside ``bounds`` (optimiser hot path)."""
+        k = len(cascade)
         u = np.column_stack([self.marginals[m].smooth_cdf(t[:, i]) for i, m in enumerate(cascade[:-1])])
 
         first = self.marginals[cascade[0]]
@@ -163,7 +171,7 @@ class CascadeModel:
         """Monte Carlo from the same fitted model: per simulated query, (Phi of the answering model,
         cumulative expected cost). Stage i draws (Phi_{i-1}, Phi_i) from the pair law conditioned on
         Phi_{i-1} <= t_{i-1} by rejection, i.e. exactly the Markov structure of eq. 2.5."""
-        cascade = check_cascade(cascade, self.models)
+        cascade = self.check(cascade)
         t = np.asarray(thresholds, dtype=float)
         if t.shape != (len(cascade) - 1,):
             raise ValueError(f"need {len(cascade) - 1} thresholds, got shape {t.shape}")
@@ -179,8 +187,9 @@ class CascadeModel:
             if alive.size == 0:
                 break
             pair, need, got = self.pairs[(m, cascade[i + 1])], alive.size, []
+            accept = max(float(self.marginals[m].cdf(t[i])), 1e-3)
             while need > 0:
-                draw = pair.sample(max(4 * need, 1000), rng)
+                draw = pair.sample(int(1.2 * need / accept) + 100, rng)
                 keep = draw[draw[:, 0] <= t[i], 1][:need]
                 got.append(keep)
                 need -= keep.size

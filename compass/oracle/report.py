@@ -104,7 +104,8 @@ def analyze(
         "oracle_quality": oracle_q,
         "error_rate_reduction": error_rate_reduction(oracle_q, float(best["quality"])),
         "cost_saving_at_sota_quality": (
-            cost_saving(rec_front, float(best["quality"]), float(best["cost"])) if len(rec_front) else float("nan")
+            cost_saving(rec_front, float(best["quality"]), float(best["cost"]))
+            if len(rec_front) and best["cost"] > 0 else float("nan")
         ),
         "aiq": aiq(rec_front) if len(rec_front) else float("nan"),
     }

@@ -99,6 +99,22 @@ def test_cell_equals_the_direct_pipeline(grid_table, known_catalog):
     assert (row["pearson"], row["spearman"], row["n_efficient"]) == (cost.pearson, cost.spearman, ces.n_efficient)
 
 
+def test_unpriced_models_shape_the_capability_side_only(known_catalog):
+    """As in the cost_side asset: all models enter measures/tiers/CES, priced ones the cost fit."""
+    x_raw, costs, _ = known_catalog
+    partial = costs.drop(["m004", "m010"]).mask(lambda c: c.index == "m012")  # two absent, one NaN
+    grid = SensitivityGrid(n_factors=(2,), n_tiers=(3,), eps=(0.0,), aggregation=("mean",),
+                           cost_scaling="max", pa_iterations=5)
+    row = frontier_sensitivity(x_raw, partial, grid).iloc[0]
+    measures = extract_measures(x_raw, n_factors=2, pa_iterations=5).measures
+    tiers = pareto_tiers(measures, eps=0.0, n_tiers=3)
+    ces = fit_ces(measures, tiers)
+    priced = tiers[~tiers["model_id"].isin(["m004", "m010", "m012"])]
+    cost = fit_cost_side(priced, ces.tier_levels, partial.dropna(), aggregation="mean", cost_scaling="max")
+    assert row["n_efficient"] == len(x_raw) == ces.n_efficient
+    assert (row["d"], row["c0"], row["pearson"]) == (cost.d, cost.c0, cost.pearson)
+
+
 def test_failed_cells_are_reported_not_raised(known_catalog):
     x_raw, costs, _ = known_catalog
     grid = SensitivityGrid(n_factors=(2, 3), n_tiers=(3,), eps=(0.0,), aggregation=("median",),
@@ -137,6 +153,7 @@ def test_summary_is_mean_and_sd_per_variable_value():
         ({"n_factors": ()}, "n_factors"),
         ({"eps": (0.0, 0.0)}, "repeated"),
         ({"cost_scaling": "log"}, "cost_scaling"),
+        ({"loading_threshold": 1.2}, "loading_threshold"),
     ],
 )
 def test_bad_grid_is_rejected(change, message):
@@ -148,8 +165,10 @@ def test_bad_grid_is_rejected(change, message):
 def test_bad_inputs_name_the_problem(known_catalog):
     x_raw, costs, _ = known_catalog
     grid = SensitivityGrid(n_factors=(2,), n_tiers=(3,), eps=(0.0,), aggregation=("median",))
-    with pytest.raises(ValueError, match="no cost for models.*m000"):
-        frontier_sensitivity(x_raw, costs.drop("m000"), grid)
+    with pytest.raises(ValueError, match="costs cover 1 of the 17 models"):
+        frontier_sensitivity(x_raw, costs.iloc[:1], grid)
+    with pytest.raises(ValueError, match="finite and > 0.*m003"):
+        frontier_sensitivity(x_raw, costs.mask(costs.index == "m003", -1.0), grid)
     with pytest.raises(ValueError, match="below the number of benchmarks"):
         frontier_sensitivity(x_raw, costs, SensitivityGrid(n_factors=(8,), n_tiers=(3,), eps=(0.0,),
                                                            aggregation=("median",)))

@@ -2,6 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from compass.oracle.bias_correction import bias_corrected_oracle
 from compass.oracle.frontier import (aiq, concave_hull, cost_at_quality, cost_saving, error_rate_reduction,
                                      headroom_fraction, pareto, route, sweep)
 from compass.oracle.naive import naive_oracle
@@ -84,3 +85,10 @@ def test_headroom_fraction_endpoints():
 def test_sweep_rejects_bad_alpha(arrays):
     with pytest.raises(ValueError, match="alphas"):
         sweep([(arrays.p_hat, arrays.cell_cost, arrays.p_hat, arrays.cell_cost)], np.array([1.5]))
+
+
+def test_bias_corrected_frontier_matches_exact_estimate_at_alpha_one(arrays):
+    pts = frontier_points(arrays, "bias_corrected")
+    q_mc = pts[pts["alpha"] == 1.0]["quality"].iloc[0]
+    assert q_mc == pytest.approx(bias_corrected_oracle(arrays)[0], abs=0.01)
+    assert q_mc < naive_oracle(arrays)[0]

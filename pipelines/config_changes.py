@@ -1,0 +1,65 @@
+"""Configuration as an input: a changed case or scenario YAML re-runs the assets it configures.
+
+Case and scenario files are not warehouse tables, so their content hashes are
+kept in a manifest next to the automation cursor. A refresh compares them and
+materializes the roots that read a changed file (the case's measures and
+utilities; a scenario's decision partitions); data versions carry the change on
+from there. New files need nothing here: their partitions are simply missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import dagster as dg
+
+from pipelines.partitions import case_dirs, scenario_files
+
+CASE_ROOTS = [dg.AssetKey(["compass", "measures"]), dg.AssetKey(["compass", "utilities"])]
+DECISIONS = [dg.AssetKey(["compass", n]) for n in ("targets", "recommendations", "leaderboards", "policy_values")]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def config_digests() -> dict[str, str]:
+    """Content hash of every case and scenario file, keyed "case:<case_id>" / "scenario:<name>"."""
+    from compass.case_study import CaseStudy
+
+    out = {f"scenario:{name}": _digest(p) for name, p in scenario_files().items()}
+    for folder in case_dirs():
+        for p in sorted(folder.glob("*.yaml")) if folder.exists() else []:
+            out[f"case:{CaseStudy.from_yaml(p).case_id}"] = _digest(p)
+    return out
+
+
+def _manifest(instance: dg.DagsterInstance) -> Path:
+    return Path(instance.root_directory) / "compass_config_digests.json"
+
+
+def changed_config(instance: dg.DagsterInstance) -> tuple[list[str], list[str], dict[str, str]]:
+    """(changed case ids, changed scenario names, current digests); new files do not count as changed."""
+    path = _manifest(instance)
+    before = json.loads(path.read_text()) if path.exists() else {}
+    now = config_digests()
+    changed = [k for k, v in now.items() if k in before and before[k] != v]
+    cases = [k.split(":", 1)[1] for k in changed if k.startswith("case:")]
+    scenarios = [k.split(":", 1)[1] for k in changed if k.startswith("scenario:")]
+    return cases, scenarios, now
+
+
+def save_digests(instance: dg.DagsterInstance, digests: dict[str, str]) -> None:
+    _manifest(instance).write_text(json.dumps(digests, indent=1, sort_keys=True))
+
+
+def config_requests(instance: dg.DagsterInstance) -> list[tuple[str, list[dg.AssetKey]]]:
+    """(partition key, asset keys) to materialize because their configuration file changed."""
+    cases, scenarios, _ = changed_config(instance)
+    requests = [(case, CASE_ROOTS) for case in cases]
+    all_cases = instance.get_dynamic_partitions("case")
+    for scenario in scenarios:
+        requests += [(f"{case}|{scenario}", DECISIONS) for case in all_cases if case not in cases]
+    return requests

@@ -1,0 +1,74 @@
+"""What the `compass leaderboard` and `compass recommend` commands print: the choice and why."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from assets.compass_decisions import DecisionInputs, _floors, inputs_for, numeric_lambda
+from compass.case_study import CaseStudy
+from compass.recommend import expand_floors, recommend
+from compass.scenarios import Scenario, leaderboard, scenario_targets
+from resources.warehouse import Warehouse
+
+REGIME_TOL = 1e-6
+
+
+def regimes(x_star: pd.Series, floors: dict[str, float]) -> pd.Series:
+    """Theorem 3.1's taxonomy read off a target: floor (x* = R_i), ceiling (x* = 1) or interior."""
+    floor = pd.Series(expand_floors(floors, list(x_star.index)))
+    return pd.Series(
+        np.where(np.isclose(x_star, floor, atol=REGIME_TOL), "floor",
+                 np.where(np.isclose(x_star, 1.0, atol=REGIME_TOL), "ceiling", "interior")),
+        index=x_star.index,
+    )
+
+
+def stored_leaderboard(wh: Warehouse, case_id: str, scenario: str, as_of: str | None = None) -> pd.DataFrame:
+    """A published leaderboard; with `as_of` (YYYY-MM-DD), the last version refreshed on or before that date."""
+    if as_of is None:
+        return wh.query(
+            "select * from compass.leaderboards where case_id = ? and scenario = ? order by rank", [case_id, scenario]
+        )
+    history = wh.query(
+        "select * from history.compass_leaderboards where case_id = ? and scenario = ? "
+        "and cast(refreshed_at as date) <= cast(? as date)",
+        [case_id, scenario, as_of],
+    )
+    if history.empty:
+        return history
+    latest = history.sort_values("refreshed_at")["data_version"].iloc[-1]
+    return history[history["data_version"] == latest].sort_values("rank")
+
+
+def explain(inputs: DecisionInputs) -> str:
+    """The mean-aggregate recommendation (problem 7), its binding constraints and each measure's regime."""
+    s, floors = inputs.scenario, _floors(inputs)
+    rec = recommend(inputs.measures, inputs.costs, inputs.utilities, float(s.lam), s.budget, floors,
+                    aggregation=s.aggregation, weights=s.context_weights,
+                    raw_scores=inputs.raw_scores, raw_floors=s.raw_floors)
+    lines = [f"case {inputs.case.case_id}, scenario {s.name}: lam={float(s.lam):g}, budget={s.budget:g}, "
+             f"floors={s.floors or '-'}, raw floors={s.raw_floors or '-'}, aggregation={s.aggregation}"]
+    if not rec.feasible:
+        return "\n".join(lines + [f"no recommendation: {rec.reason}"])
+    board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, Scenario(**{**s.__dict__, "floors": floors}),
+                        inputs.raw_scores)
+    binding = board.iloc[0]["binding"] if len(board) else "none"
+    lines.append(f"recommended: {rec.model_id} (utility {rec.utility:.3f}, normalized cost {rec.cost:.3f}, "
+                 f"score {rec.score:.3f}); binding constraints: {binding}")
+    targets = scenario_targets(inputs.utilities, inputs.frontier, Scenario(**{**s.__dict__, "floors": floors}),
+                               list(inputs.measures.columns))
+    agg = targets[targets["group"] == s.aggregation]
+    if len(agg) and bool(agg["feasible"].iloc[0]):
+        x_star = agg[[f"x_{m}" for m in inputs.measures.columns]].iloc[0]
+        x_star.index = list(inputs.measures.columns)
+        reg = regimes(x_star, floors)
+        lines.append("target x* (regime): " + ", ".join(f"{m}={x_star[m]:.3f} ({reg[m]})" for m in x_star.index)
+                     + f"; c*={float(agg['c_star'].iloc[0]):.3f}")
+        chosen = inputs.measures.loc[rec.model_id]
+        lines.append("chosen model's measures: " + ", ".join(f"{m}={v:.3f}" for m, v in chosen.items()))
+    return "\n".join(lines)
+
+
+def explain_scenario_file(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> str:
+    return explain(inputs_for(wh, case, numeric_lambda(scenario, case)))

@@ -1,0 +1,82 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from compass.cascades.marginals import (
+    MixedBetaMarginal, fit_beta_mixture, fit_marginal, fit_marginals, marginal_gof, marginal_params_frame, sqrt_cvm,
+)
+
+M = MixedBetaMarginal(phi_min=0.2, phi_max=0.9, w_min=0.1, w_max=0.2, pi=0.3, a1=1.0, b1=1.0, a2=2.0, b2=1.0)
+
+
+def test_cdf_closed_form_with_point_masses():
+    # x = (phi - 0.2)/0.7; F_mix = 0.3 x + 0.7 x^2 (Beta(1,1) and Beta(2,1) CDFs)
+    for phi in (0.3, 0.55, 0.8):
+        x = (phi - 0.2) / 0.7
+        assert M.cdf(np.array(phi)) == pytest.approx(0.1 + 0.7 * (0.3 * x + 0.7 * x**2), rel=1e-12)
+    assert M.cdf(np.array(0.2 - 1e-12)) == 0.0
+    assert M.cdf(np.array(0.2)) == pytest.approx(0.1)
+    assert M.cdf(np.array(0.9 - 1e-12)) == pytest.approx(0.8)
+    assert M.cdf(np.array(0.9)) == pytest.approx(1.0)
+    # density of the smooth part: 0.3 * 1 + 0.7 * 2x, per unit phi
+    assert M.smooth_pdf(np.array(0.55)) == pytest.approx((0.3 + 0.7 * 2 * 0.5) / 0.7)
+
+
+def test_quantile_inverts_cdf_and_sampling_matches():
+    u = np.array([0.05, 0.1, 0.15, 0.4, 0.79, 0.81, 0.99])
+    q = M.quantile(u)
+    assert q[0] == 0.2 and q[1] == 0.2 and q[-1] == 0.9 and q[-2] == 0.9
+    assert np.allclose(M.cdf(q[2:5]), u[2:5], atol=1e-10)
+    draws = M.sample(50000, np.random.default_rng(0))
+    assert np.mean(draws == 0.2) == pytest.approx(0.1, abs=0.006)
+    assert np.mean(draws == 0.9) == pytest.approx(0.2, abs=0.008)
+    assert np.mean(draws <= 0.55) == pytest.approx(float(M.cdf(np.array(0.55))), abs=0.008)
+
+
+def test_em_recovers_mixture_parameters():
+    rng = np.random.default_rng(2)
+    n = 4000
+    first = rng.random(n) < 0.4
+    x = np.where(first, rng.beta(2, 8, n), rng.beta(9, 2, n))
+    pi, a1, b1, a2, b2 = fit_beta_mixture(x)
+    assert pi == pytest.approx(0.4, abs=0.03)
+    assert (a1, b1) == pytest.approx((2, 8), rel=0.15)
+    assert (a2, b2) == pytest.approx((9, 2), rel=0.15)
+
+
+def test_fit_marginal_counts_masses_and_guards_small_n():
+    rng = np.random.default_rng(0)
+    phi = np.concatenate([np.full(30, 0.1), np.full(50, 0.95), 0.1 + 0.85 * rng.beta(3, 2, 220)])
+    m = fit_marginal(phi)
+    assert (m.phi_min, m.phi_max) == (0.1, 0.95)
+    assert m.w_min == pytest.approx(30 / 300) and m.w_max == pytest.approx(50 / 300)
+    tiny = fit_marginal(np.array([0.1, 0.3, 0.5, 0.6, 0.9]))  # 3 interior points -> single beta
+    assert tiny.pi == 1.0 and (tiny.a1, tiny.b1) == (tiny.a2, tiny.b2)
+    with pytest.raises(ValueError, match="identical"):
+        fit_marginal(np.full(10, 0.4))
+    with pytest.raises(ValueError, match="NaN"):
+        fit_marginal(np.array([0.1, np.nan, 0.3]))
+
+
+def test_sqrt_cvm_and_bootstrap():
+    rng = np.random.default_rng(4)
+    good = M.sample(800, rng)
+    stat, p, _ = marginal_gof(M, good, n_boot=40, rng=rng)
+    assert stat < 0.05 and p > 0.02
+    # E[int (F_n - F)^2 dF] = 1/(6n) for a continuous F: check the statistic's scale
+    cont = MixedBetaMarginal(0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+    sims = [sqrt_cvm(cont, rng.random(200)) ** 2 for _ in range(200)]
+    assert np.mean(sims) == pytest.approx(1 / (6 * 200), rel=0.15)
+    bad = np.clip(good + 0.1, 0.2, 0.9)
+    stat_bad, p_bad, _ = marginal_gof(M, bad, n_boot=40, rng=rng)
+    assert stat_bad > 2 * stat and p_bad < 0.05
+
+
+def test_fit_marginals_frame():
+    df = pd.DataFrame({"split": "train", "model_id": np.repeat(["a", "b"], 100),
+                       "p_correct": np.concatenate([np.linspace(0.1, 0.9, 100), np.linspace(0.2, 0.8, 100)])})
+    out = marginal_params_frame(fit_marginals(df))
+    assert list(out.columns) == ["model_id", "parameter", "value"]
+    assert len(out) == 18
+    with pytest.raises(ValueError, match="p_correct"):
+        fit_marginals(df.drop(columns="p_correct"))
