@@ -134,7 +134,7 @@ def inputs_for(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> DecisionIn
         obj = _thaw(row.model)
         utils[row.context_group] = obj if isinstance(obj, pd.Series) else obj.utility_fn()
     everything = BenchmarkSpec(min_models_per_benchmark=1, min_benchmarks_per_model=1, models=tuple(m.index))
-    raw_scores = build_x_raw(wh.read("raw.benchmark_scores"), wh.read("raw.models"), everything).reindex(m.index)
+    raw_scores = build_x_raw(wh.read("raw.benchmark_scores"), everything).reindex(m.index)
     spec = case.utility
     outcomes = (outcome_rows(_records(wh, spec.datasets), wh.read("raw.interactions"), spec)
                 if spec.source != "weights" else pd.DataFrame(columns=["model_id", "context_group", "outcome"]))

@@ -57,11 +57,11 @@ def ces_from_parameters(params: pd.Series, factors: list[str]) -> CESFit:
     )
 
 
-@dg.asset(key=["compass", "measures"], deps=[["raw", "benchmark_scores"], ["raw", "models"]], code_version=CODE_VERSION, **_common)
+@dg.asset(key=["compass", "measures"], deps=[["raw", "benchmark_scores"]], code_version=CODE_VERSION, **_common)
 def measures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Internal measures (§4.3, §8.3): promax factor model of x_raw, sparsified, min-max scaled, aligned to the last run."""
     wh, case = warehouse.get(), cases()[context.partition_key]
-    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), wh.read("raw.models"), case.benchmarks)
+    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
     if x_raw.shape[0] < 5 or x_raw.shape[1] < 2:
         raise ValueError(f"case {case.case_id}: x_raw is {x_raw.shape}; need >= 5 models and >= 2 benchmarks")
     previous = wh.read("compass.loadings", {"case_id": case.case_id})

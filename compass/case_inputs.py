@@ -8,7 +8,7 @@ import pandas as pd
 from compass.case_study import BenchmarkSpec, CostSpec, UtilitySpec
 
 
-def build_x_raw(scores: pd.DataFrame, models: pd.DataFrame, spec: BenchmarkSpec) -> pd.DataFrame:
+def build_x_raw(scores: pd.DataFrame, spec: BenchmarkSpec) -> pd.DataFrame:
     """The model x benchmark matrix x_raw of §4.3 (NaN where a model lacks a score).
 
     One value per (model, benchmark): the first source in `source_priority`, then
@@ -16,8 +16,6 @@ def build_x_raw(scores: pd.DataFrame, models: pd.DataFrame, spec: BenchmarkSpec)
     benchmarks are dropped, alternately, until both thresholds hold.
     """
     rows = scores[scores["benchmark"].map(spec.selects)]
-    if spec.open_weights_only:
-        rows = rows[rows["model_id"].isin(models.loc[models["open_weights"].fillna(False).astype(bool), "model_id"])]
     if spec.models:
         rows = rows[rows["model_id"].isin(spec.models)]
     rank = {s: i for i, s in enumerate(spec.source_priority)}

@@ -26,7 +26,6 @@ class BenchmarkSpec:
     source_priority: tuple[str, ...] = ()
     min_models_per_benchmark: int = 10
     min_benchmarks_per_model: int = 5
-    open_weights_only: bool = False
     models: tuple[str, ...] = ()
 
     def selects(self, benchmark: str) -> bool:

@@ -99,6 +99,57 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_oracle(args: argparse.Namespace) -> int:
+    """Print a dataset's oracle summary row(s) and estimator table from the warehouse."""
+    import pandas as pd
+
+    wh = _warehouse()
+    summary = wh.read("oracle.summary", {"dataset": args.dataset})
+    if summary.empty:
+        known = wh.query("select distinct dataset from oracle.summary order by 1")["dataset"].tolist() \
+            if wh.table_exists("oracle.summary") else []
+        print(f"error: no oracle results for dataset {args.dataset!r}; materialized: {known}", file=sys.stderr)
+        return 2
+    estimates = wh.read("oracle.estimates", {"dataset": args.dataset})
+    hidden = ["data_version", "run_id", "refreshed_at"]
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(summary.drop(columns=hidden, errors="ignore").T.to_string(header=False))
+        print()
+        cols = ["model_set", "estimator", "quality", "quality_lo", "quality_hi", "cost", "recommended", "cost_basis"]
+        print(estimates.sort_values(["model_set", "estimator"])[cols].to_string(index=False))
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Leaderboard changes since the previous published version, per case x scenario, with reasons."""
+    import pandas as pd
+
+    from assets.compass_changes import case_changes
+    from pipelines.partitions import cases
+
+    wh = _warehouse()
+    pairs = wh.query("select distinct case_id, scenario from compass.leaderboards order by 1, 2") \
+        if wh.table_exists("compass.leaderboards") else None
+    if pairs is None or pairs.empty:
+        print("no leaderboards published; run `compass run` first", file=sys.stderr)
+        return 2
+    pairs = pairs[(pairs["case_id"] == args.case) if args.case else pairs["case_id"].notna()]
+    pairs = pairs[(pairs["scenario"] == args.scenario) if args.scenario else pairs["scenario"].notna()]
+    if pairs.empty:
+        print(f"no leaderboard for case {args.case or '*'!r}, scenario {args.scenario or '*'!r}", file=sys.stderr)
+        return 2
+    known = cases()
+    for case_id, scenario in pairs.itertuples(index=False):
+        if case_id not in known:
+            continue
+        changes = case_changes(wh, known[case_id], scenario)
+        print(f"== {case_id} / {scenario}: " + (f"{len(changes)} change(s)" if len(changes) else "no change"))
+        for row in changes.fillna({"model_id": "-"}).astype({"old_rank": object, "new_rank": object}).itertuples(index=False):
+            ranks = " -> ".join("-" if pd.isna(r) else str(r) for r in (row.old_rank, row.new_rank))
+            print(f"  {row.change:<15} {row.model_id:<28} {ranks:<9} {row.detail}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compass", description=__doc__)
     parser.add_argument("--config", help="YAML source config (default: COMPASS_CONFIG or the embedded data)")
@@ -110,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
     status = sub.add_parser("status", help="tables, row counts, last materialization and data versions")
     status.set_defaults(func=cmd_status)
+    oracle = sub.add_parser("oracle", help="a dataset's oracle summary and estimator table (seed 002)")
+    oracle.add_argument("--dataset", required=True, help="dataset of raw.query_records, e.g. livecodebench")
+    oracle.set_defaults(func=cmd_oracle)
     board = sub.add_parser("leaderboard", help="a scenario leaderboard of a case study, and why the leader wins")
     board.add_argument("--case", required=True)
     board.add_argument("--scenario", required=True, help="scenario name (a file stem in scenarios/)")
@@ -121,6 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--case", required=True)
     rec.add_argument("--scenario", required=True, help="path to a scenario YAML file")
     rec.set_defaults(func=cmd_recommend)
+    diff = sub.add_parser("diff", help="what changed on each leaderboard since its previous version, and why")
+    diff.add_argument("--case", help="only this case study")
+    diff.add_argument("--scenario", help="only this scenario")
+    diff.set_defaults(func=cmd_diff)
     return parser
 
 

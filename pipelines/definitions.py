@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets import compass_decisions, compass_frontier, sources
+from assets import compass_changes, compass_decisions, compass_frontier, oracle, sources
 from pipelines.partitions import case_partitions, dataset_partitions, decision_partitions
+from pipelines.sensors import JOBS as OPS_JOBS
+from pipelines.sensors import SCHEDULES, SENSORS
 from resources.sources import SourcesResource
 from resources.warehouse import WarehouseResource
 
@@ -16,6 +18,8 @@ ASSETS = [
     compass_frontier.ces_shape,
     compass_frontier.cost_side,
     *compass_decisions.compass_decision_assets,
+    compass_changes.leaderboard_changes,
+    *oracle.oracle_assets,
 ]
 CHECKS = [*sources.raw_checks, sources.price_move_check]
 
@@ -46,7 +50,8 @@ JOBS = [
 # Both resources read COMPASS_DB / COMPASS_CONFIG when a run starts, not at import.
 RESOURCES = {"warehouse": WarehouseResource(), "sources": SourcesResource()}
 
-defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS, resources=RESOURCES)
+defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS + OPS_JOBS, schedules=SCHEDULES, sensors=SENSORS,
+                      resources=RESOURCES)
 
 
 def get_job(name: str) -> dg.JobDefinition:

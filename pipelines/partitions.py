@@ -19,9 +19,9 @@ SCENARIO_DIR = Path(__file__).resolve().parents[1] / "scenarios"
 
 
 def scenario_dirs() -> list[Path]:
-    """The built-in scenario folder plus COMPASS_SCENARIOS (os.pathsep-separated folders)."""
-    extra = [Path(p) for p in os.environ.get("COMPASS_SCENARIOS", "").split(os.pathsep) if p]
-    return [SCENARIO_DIR, *extra]
+    """COMPASS_SCENARIOS (os.pathsep-separated folders) when set, else the shipped scenarios/ folder."""
+    chosen = [Path(p) for p in os.environ.get("COMPASS_SCENARIOS", "").split(os.pathsep) if p]
+    return chosen or [SCENARIO_DIR]
 
 
 def scenario_files() -> dict[str, Path]:

@@ -3,17 +3,46 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import dagster as dg
 
-from compass.ingest.load import SourceFile, load_config
+from compass.ingest.load import TABLE_ORDER, SourceFile, load_config
+
+# Files accepted from the inbox (pipelines.inbox) land in <accepted>/<table>/.
+DEFAULT_ACCEPTED = "var/sources"
+INPUT_SUFFIXES = (".csv", ".parquet", ".pq")
+
+
+def accepted_dir() -> Path:
+    """Folder of accepted inbox files: env COMPASS_ACCEPTED, else var/sources."""
+    return Path(os.environ.get("COMPASS_ACCEPTED") or DEFAULT_ACCEPTED)
+
+
+def accepted_files(table: str | None = None, folder: Path | None = None) -> list[SourceFile]:
+    """Accepted inbox files, per table in TABLE_ORDER, oldest acceptance first (mtime, then name).
+
+    The inbox stamps a file's mtime when it accepts it, so a later delivery
+    comes later and overrides same-key rows of an earlier one.
+    """
+    root = folder or accepted_dir()
+    out: list[SourceFile] = []
+    for t in TABLE_ORDER if table is None else (table,):
+        sub = root / t
+        paths = [p for p in sub.iterdir() if p.suffix.lower() in INPUT_SUFFIXES] if sub.is_dir() else []
+        out += [SourceFile(t, p.resolve()) for p in sorted(paths, key=lambda p: (p.stat().st_mtime_ns, p.name))]
+    return out
 
 
 class SourcesResource(dg.ConfigurableResource):
-    """Source files from a YAML config (`--config` / COMPASS_CONFIG); unset means the embedded default data."""
+    """Source files from a YAML config (`--config` / COMPASS_CONFIG); unset means the embedded default data.
+
+    Files accepted from the inbox are appended after the configured ones, so
+    they override same-key rows (e.g. a new price).
+    """
 
     config_path: str | None = None
 
     def files(self, table: str | None = None) -> list[SourceFile]:
-        files = load_config(self.config_path or os.environ.get("COMPASS_CONFIG") or None)
+        files = load_config(self.config_path or os.environ.get("COMPASS_CONFIG") or None) + accepted_files()
         return [f for f in files if table is None or f.table == table]

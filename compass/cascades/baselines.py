@@ -186,6 +186,9 @@ def _bo_minimize(
         acquisition_function=_BatchLiar(n_random, n_smart, base_acquisition=ExpectedImprovement(xi=0.01), strategy="max"),
         random_state=seed,
         verbose=0,
+        # ConstantLiar registers its pending "lies" in a copy of the space, where two
+        # coinciding suggestions must not raise; real duplicates are skipped below.
+        allow_duplicate_points=True,
     )
     best_prev = np.inf
     n_iter = 0

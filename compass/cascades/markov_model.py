@@ -139,7 +139,8 @@ class CascadeModel:
 
         first = self.marginals[cascade[0]]
         d = first.w_min + first.w_smooth * u[:, 0]
-        integral = first.w_min * (first.phi_max - t[:, 0]) + first.w_smooth * _interp1(self._a_table(cascade[0]), u[:, 0])
+        integral = (first.w_min * (first.phi_max - t[:, 0])
+                    + first.w_smooth * _interp1(self._a_table(cascade[0]), u[:, 0]))
         p_correct = first.phi_max - t[:, 0] * d - integral
         cum_cost = self.costs[cascade[0]]
         e_cost = (1 - d) * cum_cost

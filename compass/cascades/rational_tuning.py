@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from compass.cascades.data import check_cascade
 from compass.cascades.markov_model import CascadeModel
 
 
@@ -51,9 +50,57 @@ def _solve(model: CascadeModel, cascade: list[str], lams: np.ndarray, start: np.
     return res.x.reshape(n, d)
 
 
-def _optimize_all(model: CascadeModel, cascade: list[str], lams: np.ndarray) -> np.ndarray:
-    """Two passes: from the interval midpoints (authors' code), then warm-started from the
-    neighbouring lambda's solution; per lambda the lower objective wins."""
+def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, start: np.ndarray, width: np.ndarray,
+                    *, n_points: int = 17, levels: int = 6, passes: int = 2, shrink: float = 4.0) -> np.ndarray:
+    """Batched coordinate pattern search for all lambdas at once.
+
+    Per level and pass, each threshold in turn is set to the best of ``n_points`` values in a
+    window of half-width ``width`` around the current value (a window spanning the whole interior
+    box makes the first pass a global 1-D search per coordinate); the window then shrinks by
+    ``shrink``. Every line search of every lambda is one batched model evaluation.
+    """
+    lo, hi = np.array(model.bounds(cascade)).T
+    n, d = start.shape
+    t = start.copy()
+    offsets = np.linspace(-1.0, 1.0, n_points)
+    lam_rep = np.repeat(lams, n_points)
+    rows = np.arange(n)
+    for _ in range(levels):
+        for _ in range(passes):
+            for j in range(d):
+                cand = np.repeat(t[:, None, :], n_points, axis=1)
+                cand[:, :, j] = np.clip(t[:, j:j + 1] + offsets * width[j], lo[j], hi[j])
+                p, c = model.evaluate_unchecked(cascade, cand.reshape(-1, d))
+                best = np.argmin((1.0 - p + lam_rep * c).reshape(n, n_points), axis=1)
+                t[:, j] = cand[rows, best, j]
+        width = width / shrink
+    return t
+
+
+def _best_shared(model: CascadeModel, cascade: list[str], lams: np.ndarray, sols: np.ndarray) -> np.ndarray:
+    """For each lambda, the best of all current solutions under that lambda's objective
+    (escapes coordinate-search local minima; one batched evaluation)."""
+    p, c = model.evaluate_unchecked(cascade, sols)
+    return sols[np.argmin(1.0 - p[None, :] + lams[:, None] * c[None, :], axis=1)]
+
+
+def _optimize_all(model: CascadeModel, cascade: list[str], lams: np.ndarray, method: str) -> np.ndarray:
+    """Thresholds minimising eq. 2.11 for every lambda.
+
+    ``method='pattern'`` (default): a global-then-local ``_pattern_search``, each followed by
+    ``_best_shared``; ~20x faster than L-BFGS-B here and less prone to the local minima of the
+    piecewise-smooth objective. ``method='lbfgsb'`` (the thesis'
+    optimiser): two passes of ``_solve``, from the interval midpoints (authors' code) and
+    warm-started from the neighbouring lambda's solution; per lambda the lower objective wins.
+    """
+    if method == "pattern":
+        lo, hi = np.array(model.bounds(cascade)).T
+        t = _pattern_search(model, cascade, lams, np.tile(0.5 * (lo + hi), (len(lams), 1)), hi - lo)
+        t = _best_shared(model, cascade, lams, t)
+        t = _pattern_search(model, cascade, lams, t, (hi - lo) / 16, levels=4, passes=1)
+        return _best_shared(model, cascade, lams, t)
+    if method != "lbfgsb":
+        raise ValueError(f"method must be 'pattern' or 'lbfgsb', got {method!r}")
     lo, hi = np.array(model.bounds(cascade)).T
     first = _solve(model, cascade, lams, np.tile(0.5 * (lo + hi), (len(lams), 1)))
     warm = _solve(model, cascade, lams, np.vstack([first[:1], first[:-1]]))
@@ -80,13 +127,14 @@ def default_lambdas(model: CascadeModel, cascade: Sequence[str], n: int = 40) ->
 
 def rational_tuning(model: CascadeModel, lambdas: Sequence[float] | None = None, *,
                     cascade: Sequence[str] | None = None, r: float = 1.0, max_steps: int = 40,
-                    infill_q: float | None = 0.1) -> pd.DataFrame:
+                    infill_q: float | None = 0.1, method: str = "pattern") -> pd.DataFrame:
     """Model-predicted error-cost frontier of ``cascade`` (default: the whole fitted chain).
 
     ``lambdas``: explicit cost sensitivities, or ``None`` for the thesis sweep (eq. 2.12) with
     growth ``r``, at most ``max_steps`` steps. ``infill_q``: mass threshold of eq. 2.13
-    (``None`` disables infill). Returns columns ``cascade, copula, point, lambda, infill,
-    threshold_1 .. threshold_{k-1}, pred_error, pred_cost, objective`` (``lambda`` and
+    (``None`` disables infill). ``method``: 'pattern' (batched coordinate search, default) or
+    'lbfgsb' (the thesis' optimiser), see ``_optimize_all``. Returns columns ``cascade, copula, point, lambda, infill,
+    phi_1 .. phi_{k-1}, pred_error, pred_cost, objective`` (``lambda`` and
     ``objective`` are NaN for infill points), sorted by predicted cost.
     """
     cascade = model.check(model.models if cascade is None else cascade)
@@ -95,11 +143,11 @@ def rational_tuning(model: CascadeModel, lambdas: Sequence[float] | None = None,
         lams = np.sort(np.asarray(lambdas, dtype=float))
         if lams.ndim != 1 or lams.size == 0 or np.any(~np.isfinite(lams)) or np.any(lams < 0):
             raise ValueError("lambdas must be a non-empty 1-D sequence of finite values >= 0")
-        sols = list(zip(lams, _optimize_all(model, cascade, lams)))
+        sols = list(zip(lams, _optimize_all(model, cascade, lams, method)))
     else:
         total = sum(model.costs[m] for m in cascade)
         lams = np.concatenate([[0.0], 1e-6 / total * (1 + r) ** np.arange(max_steps - 1)])
-        thr = _optimize_all(model, cascade, lams)
+        thr = _optimize_all(model, cascade, lams, method)
         cost = model.evaluate_unchecked(cascade, thr)[1]
         below = np.flatnonzero(cost <= 1.25 * model.costs[cascade[0]])
         stop = below[0] + 1 if below.size else len(lams)
@@ -119,7 +167,7 @@ def rational_tuning(model: CascadeModel, lambdas: Sequence[float] | None = None,
     out = pd.DataFrame({
         "cascade": ">".join(cascade), "copula": model.copula, "lambda": lam_arr,
         "infill": [p[2] for p in points],
-        **{f"threshold_{j + 1}": thr[:, j] for j in range(k - 1)},
+        **{f"phi_{j + 1}": thr[:, j] for j in range(k - 1)},
         "pred_error": 1.0 - p_corr, "pred_cost": cost,
     })
     out["objective"] = out["pred_error"] + out["lambda"] * out["pred_cost"]

@@ -41,7 +41,7 @@ def test_logistic_fit_recovers_coefficients():
     assert p[1] < 1e-50
 
 
-def _miscalibrated(n_train=600, n_test=3000, seed=0, models=("small", "large")):
+def _miscalibrated(n_train=2000, n_test=3000, seed=0, models=("small", "large")):
     """Synthetic fixture: raw probabilities are badly overconfident versions of the truth."""
     rng = np.random.default_rng(seed)
     n = n_train + n_test

@@ -102,3 +102,16 @@ def test_markov_test_finds_parent_not_ancestor():
     assert (d_rows.p_ancestor > 1e-3).all()  # ... and earlier ancestors add nothing
     with pytest.raises(ValueError, match="unknown model"):
         markov_test(phi, correct, ["a", "b", "zzz"])
+
+
+def test_kendall_distribution_closed_form_matches_simulation():
+    from compass.cascades.copulas import kendall_distribution
+    rng = np.random.default_rng(0)
+    cop = fit_copula(pseudo_observations(*pv.Bicop(family=pv.BicopFamily.gumbel, parameters=np.array([[2.0]]))
+                                         .sample(4000, seeds=[1]).T), "gumbel_tau")
+    sim = cop.sample(40000, rng)
+    w = np.array([0.05, 0.2, 0.5, 0.8])
+    emp = np.array([np.mean(cop.cdf(sim[:, 0], sim[:, 1]) <= x) for x in w])
+    assert np.allclose(kendall_distribution(cop, w, rng), emp, atol=0.01)
+    theta = cop.parameters[0]
+    assert np.allclose(kendall_distribution(cop, w, rng), w - w * np.log(w) / theta)

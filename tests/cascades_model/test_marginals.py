@@ -3,7 +3,8 @@ import pandas as pd
 import pytest
 
 from compass.cascades.marginals import (
-    MixedBetaMarginal, fit_beta_mixture, fit_marginal, fit_marginals, marginal_gof, marginal_params_frame, sqrt_cvm,
+    MixedBetaMarginal, fit_beta_mixture, fit_marginal, fit_marginals, marginal_gof, marginal_gof_table,
+    marginal_params_frame, sqrt_cvm,
 )
 
 M = MixedBetaMarginal(phi_min=0.2, phi_max=0.9, w_min=0.1, w_max=0.2, pi=0.3, a1=1.0, b1=1.0, a2=2.0, b2=1.0)
@@ -80,3 +81,17 @@ def test_fit_marginals_frame():
     assert len(out) == 18
     with pytest.raises(ValueError, match="p_correct"):
         fit_marginals(df.drop(columns="p_correct"))
+
+
+def test_refit_gof_and_gof_table():
+    rng = np.random.default_rng(5)
+    vals = M.sample(400, rng)
+    stat_r, p_r, refitted = marginal_gof(M, vals, n_boot=10, refit=True, bootstrap_refit=True, rng=rng)
+    assert stat_r <= sqrt_cvm(M, vals) + 1e-3 and 0.0 <= p_r <= 1.0
+    assert refitted.w_min == pytest.approx(np.mean(vals == vals.min()))
+    df = pd.DataFrame({"split": "test", "model_id": "a", "p_correct": vals})
+    table = marginal_gof_table(df, {"a": M}, n_boot=10)
+    assert list(table.columns) == ["model_id", "split", "refit", "sqrt_cvm", "p_value", "n"]
+    assert table.loc[~table.refit, "sqrt_cvm"].iloc[0] == pytest.approx(sqrt_cvm(M, vals))
+    with pytest.raises(ValueError, match="no 'train' rows"):
+        marginal_gof_table(df, {"a": M}, split="train")

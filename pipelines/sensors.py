@@ -1,0 +1,86 @@
+"""Refresh operations for `dagster dev` / the daemon: the inbox sensor, the daily schedule, declarative automation.
+
+- `inbox_sensor` runs `pipelines.inbox.process_inbox` and requests a run of the
+  raw source assets of the tables it accepted files for. Its cursor keeps the
+  content digests of accepted deliveries and its run key is the digest of the
+  accepted files, so a delivery is never applied twice.
+- `daily_raw_refresh` re-reads every raw source at 06:00 UTC (new upstream
+  snapshots); an unchanged source keeps its data version.
+- `compass_automation` evaluates every asset's automation condition
+  (assets.common.REFRESH_CONDITION), so only assets whose parents got a new data
+  version re-run: the same logic `pipelines.refresh.refresh` ticks in-process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import dagster as dg
+
+from assets.sources import raw_key
+from compass.ingest.load import TABLE_ORDER
+from pipelines.inbox import content_digest, inbox_dir, process_inbox
+from resources.sources import accepted_dir
+from resources.warehouse import WarehouseResource
+
+# The cursor remembers this many accepted deliveries (content digests).
+CURSOR_LIMIT = 1000
+
+raw_sources_job = dg.define_asset_job(
+    "raw_sources",
+    selection=dg.AssetSelection.key_prefixes("raw"),
+    description="Re-read every raw source; declarative automation refreshes whatever got a new data version.",
+)
+
+daily_raw_refresh = dg.ScheduleDefinition(
+    name="daily_raw_refresh",
+    job=raw_sources_job,
+    cron_schedule="0 6 * * *",
+    execution_timezone="UTC",
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+    description="06:00 UTC: materialize the raw source assets.",
+)
+
+compass_automation = dg.AutomationConditionSensorDefinition(
+    "compass_automation",
+    target=dg.AssetSelection.all(),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Declarative automation over every asset: refresh only what a new data version reached.",
+)
+
+
+def _applied(cursor: str | None) -> list[str]:
+    return list(json.loads(cursor)["applied"]) if cursor else []
+
+
+@dg.sensor(
+    name="inbox_sensor",
+    job=raw_sources_job,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Validate files dropped into the inbox (COMPASS_INBOX); accepted ones re-run their raw source assets.",
+)
+def inbox_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResource) -> dg.SensorResult:
+    applied = _applied(context.cursor)
+    result = process_inbox(inbox_dir(), accepted_dir(), warehouse.get(), already_applied=set(applied))
+    for path, error in result.rejected:
+        context.log.warning(f"rejected {path.name}: {error}")
+    if not result.accepted:
+        reason = f"{len(result.rejected)} file(s) rejected" if result.rejected else "inbox empty"
+        return dg.SensorResult(skip_reason=reason, cursor=context.cursor)
+    digests = sorted(content_digest(path) for _, path in result.accepted)
+    tables = sorted({table for table, _ in result.accepted}, key=TABLE_ORDER.index)
+    run_key = "inbox-" + hashlib.sha256("|".join(digests).encode()).hexdigest()[:16]
+    request = dg.RunRequest(
+        run_key=run_key,
+        asset_selection=[raw_key(t) for t in tables],
+        tags={"compass/inbox_files": ",".join(path.name for _, path in result.accepted)[:200]},
+    )
+    cursor = json.dumps({"applied": (applied + digests)[-CURSOR_LIMIT:]})
+    return dg.SensorResult(run_requests=[request], cursor=cursor)
+
+
+SENSORS = [inbox_sensor, compass_automation]
+SCHEDULES = [daily_raw_refresh]
+JOBS = [raw_sources_job]

@@ -1,0 +1,84 @@
+"""ML Compass end to end on a small real fixture: published contract, numbers, and lineage of a price change."""
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import numpy as np
+import pandas as pd
+import pytest
+
+from resources.warehouse import Warehouse
+from tests.pipeline.helpers import run_refresh
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "compass_small"
+CAPABILITY_SIDE = ("compass/measures", "compass/tiers", "compass/ces_shape", "compass/utilities")
+
+
+@pytest.fixture(scope="module")
+def compass_state(tmp_path_factory):
+    """A materialized small case; yields (instance, db, env) with the env applied for the module."""
+    root = tmp_path_factory.mktemp("compass")
+    data = root / "data"
+    shutil.copytree(FIXTURE, data)
+    home = root / "home"
+    home.mkdir()
+    shutil.copy(Path(__file__).parents[2] / "dagster.yaml", home)
+    env = {"DAGSTER_HOME": str(home), "COMPASS_DB": str(root / "c.duckdb"), "COMPASS_CONFIG": str(data / "config.yaml"),
+           "COMPASS_CASES": str(data / "cases"), "COMPASS_SCENARIOS": str(data / "scenarios")}
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            first = run_refresh(instance)
+            yield instance, Warehouse(env["COMPASS_DB"]), data, first
+
+
+def test_full_refresh_publishes_every_compass_table(compass_state):
+    _, wh, _, first = compass_state
+    assert not first.failed
+    measures = wh.read("compass.measures", {"case_id": "small_open"})
+    assert set(measures["factor"]) == {"C1", "C2"}
+    assert measures["value"].between(0, 1).all() and measures["value"].min() == 0 and measures["value"].max() == 1
+    params = wh.read("compass.frontier", {"case_id": "small_open"}).set_index("parameter")["value"]
+    assert params[["a_C1", "a_C2"]].sum() == pytest.approx(1.0)
+    assert 0 < params["d"] and params["c0"] > 0
+    levels = params[[p for p in params.index if p.startswith("lambda_")]].sort_index()
+    assert np.all(np.diff(levels.to_numpy()) >= -1e-12)  # isotonic tier levels
+    utilities = wh.read("compass.utilities", {"case_id": "small_open"})
+    assert set(utilities["context_group"]) == {"math", "law", "history"}
+    assert (utilities["test_auc"] > 0.55).all()  # capability measures predict MMLU-Pro correctness
+    weights = wh.read("compass.utility_weights", {"case_id": "small_open"})
+    assert weights.groupby("context_group")["weight"].sum().to_numpy() == pytest.approx(1.0)
+
+
+def test_leaderboards_are_feasible_and_cost_aware(compass_state):
+    _, wh, _, _ = compass_state
+    board = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "cost_aware_low"}).sort_values("rank")
+    assert len(board) > 10 and list(board["rank"]) == list(range(1, len(board) + 1))
+    assert np.all(np.diff(board["score"].to_numpy()) <= 1e-12)
+    # score = utility - lam * cost with the case's low lam (0.5)
+    assert (board["score"] - (board["utility"] - 0.5 * board["cost"])).abs().max() < 1e-9
+    capability_order = board.sort_values("utility", ascending=False)["model_id"].tolist()
+    assert board["model_id"].tolist() != capability_order
+    floors = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "constrained_all"})
+    measures = wh.read("compass.measures", {"case_id": "small_open"}).pivot(index="model_id", columns="factor", values="value")
+    assert (measures.loc[floors["model_id"]] >= 0.33).all().all()
+    values = wh.read("compass.policy_values", {"case_id": "small_open", "scenario": "cost_aware_low"}).set_index("policy")
+    assert values.loc["mlc_mean", "value"] >= values.loc["baselines", "value"] - 1e-9
+
+
+def test_price_change_refits_only_the_cost_side(compass_state, monkeypatch):
+    instance, wh, data, _ = compass_state
+    models = pd.read_csv(data / "models.csv")
+    biggest = models.sort_values("params_b").iloc[-1]["model_id"]
+    models.loc[models["model_id"] == biggest, "params_b"] *= 3
+    models.to_csv(data / "models.csv", index=False)
+    before = wh.read("compass.measures")
+    report = run_refresh(instance)
+    touched = {k.split("[")[0] for k in report.materialized}
+    assert "compass/cost_side" in touched and "compass/leaderboards" in touched and "compass/targets" in touched
+    assert not touched & set(CAPABILITY_SIDE), touched
+    pd.testing.assert_frame_equal(before, wh.read("compass.measures"))
+    cost = wh.read("compass.costs", {"case_id": "small_open"}).set_index("model_id")
+    assert cost.loc[biggest, "cost"] == pytest.approx(1.0)
