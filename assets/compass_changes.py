@@ -22,7 +22,6 @@ import pandas as pd
 
 from assets.common import REFRESH_CONDITION, WRITER_POOL, publish_many
 from assets.compass_decisions import (
-    CODE_VERSION,
     DecisionInputs,
     _floors,
     leaderboards,
@@ -35,6 +34,7 @@ from compass.recommend import screen_models
 from pipelines.partitions import decision_partitions
 from resources.warehouse import Warehouse, WarehouseResource
 
+CODE_VERSION = "compass-changes-1"
 CHANGE_COLUMNS = ["change", "model_id", "old_rank", "new_rank", "detail"]
 CHANGES = ("new_model", "dropped_model", "rank_move", "recommendation")
 # Differences below these are float noise, not input changes.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets import compass_changes, compass_decisions, compass_frontier, oracle, sources
+from assets import compass_changes, compass_checks, compass_decisions, compass_frontier, oracle, sources
 from pipelines.partitions import case_partitions, dataset_partitions, decision_partitions
 from pipelines.sensors import JOBS as OPS_JOBS
 from pipelines.sensors import SCHEDULES, SENSORS
@@ -21,7 +21,7 @@ ASSETS = [
     compass_changes.leaderboard_changes,
     *oracle.oracle_assets,
 ]
-CHECKS = [*sources.raw_checks, sources.price_move_check]
+CHECKS = [*sources.raw_checks, sources.price_move_check, *compass_checks.compass_checks]
 
 # One job per partitions definition (a run holds one partition key).
 PARTITION_GROUPS: dict[str, dg.PartitionsDefinition | None] = {

@@ -29,7 +29,7 @@ def frame_version(frame: pd.DataFrame) -> str:
     """Content hash of a DataFrame (columns and values): the data version of a published table."""
     h = hashlib.sha256("|".join(map(str, frame.columns)).encode())
     if len(frame):
-        h.update(pd.util.hash_pandas_object(frame.astype(str), index=False).to_numpy().tobytes())
+        h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
     return h.hexdigest()[:16]
 
 

@@ -213,7 +213,7 @@ def bayes_opt_curve(
     tol: float = 1e-5,
     *,
     batch_size: int = 4,
-    min_iter: int = 2,
+    min_iter: int = 10,
     max_iter: int = 30,
     objective: Objective = "plugin",
     infill_q: float | None = 0.1,
@@ -229,7 +229,15 @@ def bayes_opt_curve(
     (ConstantLiar batch, the thesis's "four parallel suggestions"); it stops
     when the best loss changes by less than ``tol`` between successive
     iterations (but not before ``min_iter`` iterations; the first change is
-    measured at iteration 2), or after ``max_iter`` iterations. The optimal thresholds, in
+    measured at iteration 2), or after ``max_iter`` iterations.
+
+    ``min_iter`` is this implementation's addition. With ``min_iter=2`` (the
+    bare tolerance rule) the iteration counts match the thesis (mean 2.6-3.4
+    here vs 2.9-5.3 for HEBO) but bayes_opt then stops on its first
+    non-improving batch: on MMLU (Llama, k >= 3) its test AUC was 6.9% (k=3)
+    to 22% (k=5) worse than grid search, whereas the thesis's HEBO baseline
+    trails GS by ~2%. With ``min_iter=10`` it is within 0.3-2.3% of GS, close
+    to the thesis's relation, so 10 is the default (a stronger, fairer baseline). The optimal thresholds, in
     lambda order, are then gap-infilled (eq 2.13) unless ``infill_q`` is None.
     ``n_random`` random points and ``n_smart`` L-BFGS-B restarts maximise the
     acquisition function at each suggestion.

@@ -101,6 +101,15 @@ class CascadeModel:
             self._b_tables[(a, b)] = _right_cumtrapz(c, q)
         return self._b_tables[(a, b)]
 
+    def precompute(self) -> CascadeModel:
+        """Build the quadrature tables of every model and pair once (reused across lambdas and
+        subcascades, thesis App. 2B); returns ``self``."""
+        for m in self.models:
+            self._a_table(m)
+        for a, b in self.pairs:
+            self._b_table(a, b)
+        return self
+
     def bounds(self, cascade: Sequence[str]) -> list[tuple[float, float]]:
         """Interior box [phi_min + eps, phi_max - eps] for each of the k - 1 thresholds."""
         out = []
@@ -132,10 +141,19 @@ class CascadeModel:
         lo, hi = np.array(self.bounds(cascade)).T
         return self.evaluate_unchecked(cascade, np.minimum(np.maximum(t, lo), hi))
 
-    def evaluate_unchecked(self, cascade: Sequence[str], t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``evaluate`` without validation: ``t`` is (m, k-1) inside ``bounds`` (optimiser hot path)."""
+    def u_to_threshold(self, cascade: Sequence[str], u: np.ndarray) -> np.ndarray:
+        """Thresholds t = Q^s(u) per stage by linear interpolation of the tabulated smooth quantile."""
+        return np.column_stack([np.interp(u[:, i], *self._nodes(m)) for i, m in enumerate(cascade[:-1])])
+
+    def evaluate_unchecked(self, cascade: Sequence[str], t: np.ndarray,
+                           u: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``evaluate`` without validation: ``t`` is (m, k-1) inside ``bounds`` (optimiser hot path).
+
+        ``u``: the matching smooth-CDF values F^s_i(t_i) when the caller already has them.
+        """
         k = len(cascade)
-        u = np.column_stack([self.marginals[m].smooth_cdf(t[:, i]) for i, m in enumerate(cascade[:-1])])
+        if u is None:
+            u = np.column_stack([self.marginals[m].smooth_cdf(t[:, i]) for i, m in enumerate(cascade[:-1])])
 
         first = self.marginals[cascade[0]]
         d = first.w_min + first.w_smooth * u[:, 0]
@@ -218,4 +236,4 @@ def fit_cascade_model(calibrated: pd.DataFrame, models: Sequence[str], *, copula
     missing = [m for m in models if m not in costs]
     if missing:
         raise ValueError(f"no expected cost for model(s) {missing}")
-    return CascadeModel(tuple(models), marginals, pairs, {m: float(costs[m]) for m in models}, family)
+    return CascadeModel(tuple(models), marginals, pairs, {m: float(costs[m]) for m in models}, family).precompute()

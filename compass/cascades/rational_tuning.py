@@ -2,10 +2,12 @@
 Thresholds", eqs. 2.11-2.13).
 
 For each cost sensitivity lambda, minimise (1 - P(correct)) + lambda * E[cost] (eq. 2.11) over the
-k - 1 thresholds with L-BFGS-B inside the interior box, using the Markov-copula model
-(Proposition 2). Starts: interval midpoints (authors' code) and the previous lambda's optimum
-(warm start); the better one is kept. All lambdas are solved in one batched, separable
-L-BFGS-B run (see ``_solve``). Default lambda sweep (eq. 2.12, authors' settings):
+k - 1 thresholds inside the interior box, using the Markov-copula model (Proposition 2).
+Optimiser: by default a batched coordinate pattern search over all lambdas at once (our choice,
+for speed: one vectorised model evaluation per line search); ``method='lbfgsb'`` runs the
+thesis' L-BFGS-B (one separable batched run over all lambdas, from the interval midpoints as in
+the authors' code and warm-started from the neighbouring lambda).
+Default lambda sweep (eq. 2.12, authors' settings):
 {0, tiny} then lambda <- (1 + r) lambda until E[cost] <= 1.25 E[C_1] (the sweep is solved for
 ``max_steps`` lambdas and truncated at the first one meeting the stopping rule). Gap infill (eq. 2.13):
 insert midpoints of consecutive solutions while any threshold gap carries more than q of the
@@ -50,37 +52,46 @@ def _solve(model: CascadeModel, cascade: list[str], lams: np.ndarray, start: np.
     return res.x.reshape(n, d)
 
 
-def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, start: np.ndarray, width: np.ndarray,
+def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, start: np.ndarray, width: float,
                     *, n_points: int = 17, levels: int = 6, passes: int = 2, shrink: float = 4.0) -> np.ndarray:
-    """Batched coordinate pattern search for all lambdas at once.
+    """Batched coordinate pattern search for all lambdas at once, in u = F^s(t) coordinates.
 
-    Per level and pass, each threshold in turn is set to the best of ``n_points`` values in a
-    window of half-width ``width`` around the current value (a window spanning the whole interior
-    box makes the first pass a global 1-D search per coordinate); the window then shrinks by
-    ``shrink``. Every line search of every lambda is one batched model evaluation.
+    Searching in smooth-CDF (probability-mass) coordinates gives every threshold the same scale
+    and avoids CDF evaluations in the loop. Per level and pass, each coordinate in turn is set to
+    the best of ``n_points`` values in a window of half-width ``width`` around the current value
+    (``width`` = 1 makes the first pass a global 1-D search per coordinate); the window then
+    shrinks by ``shrink``. Every line search of every lambda is one batched model evaluation.
+    ``start``: (n_lambda, k-1) u values; returns u values.
     """
-    lo, hi = np.array(model.bounds(cascade)).T
+    lo, hi = _u_bounds(model, cascade)
     n, d = start.shape
-    t = start.copy()
+    u = start.copy()
     offsets = np.linspace(-1.0, 1.0, n_points)
     lam_rep = np.repeat(lams, n_points)
     rows = np.arange(n)
     for _ in range(levels):
         for _ in range(passes):
             for j in range(d):
-                cand = np.repeat(t[:, None, :], n_points, axis=1)
-                cand[:, :, j] = np.clip(t[:, j:j + 1] + offsets * width[j], lo[j], hi[j])
-                p, c = model.evaluate_unchecked(cascade, cand.reshape(-1, d))
+                cand = np.repeat(u[:, None, :], n_points, axis=1)
+                cand[:, :, j] = np.clip(u[:, j:j + 1] + offsets * width, lo[j], hi[j])
+                flat = cand.reshape(-1, d)
+                p, c = model.evaluate_unchecked(cascade, model.u_to_threshold(cascade, flat), flat)
                 best = np.argmin((1.0 - p + lam_rep * c).reshape(n, n_points), axis=1)
-                t[:, j] = cand[rows, best, j]
+                u[:, j] = cand[rows, best, j]
         width = width / shrink
-    return t
+    return u
+
+
+def _u_bounds(model: CascadeModel, cascade: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = np.array(model.bounds(cascade)).T
+    return (np.array([model.marginals[m].smooth_cdf(lo[i]) for i, m in enumerate(cascade[:-1])]),
+            np.array([model.marginals[m].smooth_cdf(hi[i]) for i, m in enumerate(cascade[:-1])]))
 
 
 def _best_shared(model: CascadeModel, cascade: list[str], lams: np.ndarray, sols: np.ndarray) -> np.ndarray:
-    """For each lambda, the best of all current solutions under that lambda's objective
-    (escapes coordinate-search local minima; one batched evaluation)."""
-    p, c = model.evaluate_unchecked(cascade, sols)
+    """For each lambda, the best of all current solutions (u coordinates) under that lambda's
+    objective (escapes coordinate-search local minima; one batched evaluation)."""
+    p, c = model.evaluate_unchecked(cascade, model.u_to_threshold(cascade, sols), sols)
     return sols[np.argmin(1.0 - p[None, :] + lams[:, None] * c[None, :], axis=1)]
 
 
@@ -94,11 +105,14 @@ def _optimize_all(model: CascadeModel, cascade: list[str], lams: np.ndarray, met
     warm-started from the neighbouring lambda's solution; per lambda the lower objective wins.
     """
     if method == "pattern":
-        lo, hi = np.array(model.bounds(cascade)).T
-        t = _pattern_search(model, cascade, lams, np.tile(0.5 * (lo + hi), (len(lams), 1)), hi - lo)
-        t = _best_shared(model, cascade, lams, t)
-        t = _pattern_search(model, cascade, lams, t, (hi - lo) / 16, levels=4, passes=1)
-        return _best_shared(model, cascade, lams, t)
+        lo, hi = _u_bounds(model, cascade)
+        u = _pattern_search(model, cascade, lams, np.tile(0.5 * (lo + hi), (len(lams), 1)), 1.0)
+        u = _best_shared(model, cascade, lams, u)
+        u = _pattern_search(model, cascade, lams, u, 1.0 / 16, levels=4, passes=1)
+        u = _best_shared(model, cascade, lams, u)
+        bounds = np.array(model.bounds(cascade))
+        t = np.column_stack([model.marginals[m].smooth_quantile(u[:, i]) for i, m in enumerate(cascade[:-1])])
+        return np.clip(t, bounds[:, 0], bounds[:, 1])
     if method != "lbfgsb":
         raise ValueError(f"method must be 'pattern' or 'lbfgsb', got {method!r}")
     lo, hi = np.array(model.bounds(cascade)).T

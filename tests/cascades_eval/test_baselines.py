@@ -79,7 +79,7 @@ def test_infill_closes_every_gap():
 def test_bayes_opt_reaches_near_optimal_loss():
     p, y, c = synthetic_cascade(n=120, k=2, seed=5)
     lam = np.array([0.0, 0.3 / c.sum(axis=1).mean()])
-    curve = bayes_opt_curve(p, y, c, lambdas=lam, tol=1e-5, max_iter=6, infill_q=None, random_state=1)
+    curve = bayes_opt_curve(p, y, c, lambdas=lam, tol=1e-5, min_iter=2, max_iter=6, infill_q=None, random_state=1)
     assert list(curve.columns) == ["lambda", "phi_1", "train_error", "train_cost", "n_iter"]
     # Brute-force optimum of the plug-in Lagrangian over every distinct threshold.
     cand = np.concatenate([[p[:, 0].min() - 1], np.unique(p[:, 0])])[:, None]

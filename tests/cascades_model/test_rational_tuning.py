@@ -68,3 +68,12 @@ def test_subcascade_and_copula_choice(model):
         rational_tuning(model, lams, cascade=["m0", "m9"])
     with pytest.raises(ValueError, match="lambdas"):
         rational_tuning(model, [-1.0])
+
+
+def test_pattern_search_matches_or_beats_lbfgsb(model):
+    lams = default_lambdas(model, CHAIN, 10)
+    pattern = rational_tuning(model, lams, infill_q=None).sort_values("lambda")
+    lbfgsb = rational_tuning(model, lams, infill_q=None, method="lbfgsb").sort_values("lambda")
+    assert np.all(pattern.objective.to_numpy() <= lbfgsb.objective.to_numpy() + 1e-3)
+    with pytest.raises(ValueError, match="method"):
+        rational_tuning(model, lams, method="newton")

@@ -34,13 +34,14 @@ BAD_SCORES = ("model_id,benchmark,score,score_scale\n"
 def ops_env(tmp_path_factory):
     """(instance, db, inbox, accepted, first RefreshReport) after a first refresh of the ops fixture."""
     tmp = tmp_path_factory.mktemp("ops")
+    # Not compass.duckdb: DuckDB 2.0 finds "compass.<table>" ambiguous in a catalog named compass.
     home, inbox, accepted = tmp / "dagster_home", tmp / "inbox", tmp / "accepted"
     home.mkdir()
     inbox.mkdir()
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(home))
-        mp.setenv("COMPASS_DB", str(tmp / "compass.duckdb"))
+        mp.setenv("COMPASS_DB", str(tmp / "warehouse.duckdb"))
         mp.setenv("COMPASS_CONFIG", str(FIXTURE / "config.yaml"))
         mp.setenv("COMPASS_CASES", str(FIXTURE / "cases"))
         mp.setenv("COMPASS_INBOX", str(inbox))
@@ -49,7 +50,7 @@ def ops_env(tmp_path_factory):
         with dg.DagsterInstance.from_config(str(home)) as instance:
             first = refresh(defs, instance, SOURCE_KEYS)
             assert not first.failed, first.failed
-            yield instance, tmp / "compass.duckdb", inbox, accepted, first
+            yield instance, tmp / "warehouse.duckdb", inbox, accepted, first
 
 
 def _evaluate(instance, cursor=None):

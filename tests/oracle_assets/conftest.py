@@ -20,9 +20,11 @@ RAW_KEYS = sorted(k for k in KEYS if k.path[0] == "raw")
 ORACLE_KEYS = sorted(k for k in KEYS if k.path[0] == "oracle" and k.path[1] != "synthetic_validation")
 
 
-def materialize_oracle(instance: dg.DagsterInstance, datasets: list[str] | None = None) -> list[str]:
-    """Raw sources, then the oracle branch for each dataset partition (other groups are not run)."""
-    run_selection(defs, instance, RAW_KEYS, None, False)
+def materialize_oracle(instance: dg.DagsterInstance, datasets: list[str] | None = None,
+                       raw_tables: list[str] | None = None) -> list[str]:
+    """Raw sources (all, or `raw_tables`), then the oracle branch for each dataset partition (other groups not run)."""
+    raw = RAW_KEYS if raw_tables is None else [dg.AssetKey(["raw", t]) for t in raw_tables]
+    run_selection(defs, instance, raw, None, False)
     sync_dynamic_partitions(instance)
     chosen = datasets or current_datasets(Warehouse(instance_db()))
     for dataset in chosen:
@@ -52,38 +54,43 @@ def write_config(tmp: Path, extra: list[tuple[str, str]]) -> Path:
     return out
 
 
-@pytest.fixture
-def oracle_env(tmp_path, monkeypatch):
-    """Yields (instance, warehouse path) with COMPASS_CONFIG on the oracle fixture, no case studies."""
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
-    (tmp_path / "no_cases").mkdir()
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
-    monkeypatch.setenv("COMPASS_DB", str(tmp_path / "compass.duckdb"))
-    monkeypatch.setenv("COMPASS_CONFIG", str(CONFIG))
-    monkeypatch.setenv("COMPASS_CASES", str(tmp_path / "no_cases"))
-    monkeypatch.setenv("COMPASS_ORACLE_N_BOOT", "10")
-    monkeypatch.chdir(tmp_path)
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        yield instance, tmp_path / "compass.duckdb"
+def _environment(mp: pytest.MonkeyPatch, tmp: Path) -> None:
+    mp.setenv("DAGSTER_HOME", str(tmp / "dagster_home"))
+    mp.setenv("COMPASS_DB", str(tmp / "compass.duckdb"))
+    mp.setenv("COMPASS_CONFIG", str(CONFIG))
+    mp.setenv("COMPASS_CASES", str(tmp / "no_cases"))  # empty: no ML Compass case partitions
+    mp.setenv("COMPASS_ORACLE_N_BOOT", "10")
+    mp.chdir(tmp)
+
+
+@pytest.fixture(scope="session")
+def baseline(tmp_path_factory) -> Path:
+    """A folder holding a Dagster home and warehouse with the fixture's oracle branch materialized once."""
+    tmp = tmp_path_factory.mktemp("oracle_baseline")
+    (tmp / "dagster_home").mkdir()
+    shutil.copy(ROOT / "dagster.yaml", tmp / "dagster_home" / "dagster.yaml")
+    (tmp / "no_cases").mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        _environment(mp, tmp)
+        with dg.DagsterInstance.from_config(str(tmp / "dagster_home")) as instance:
+            materialize_oracle(instance)
+    return tmp
 
 
 @pytest.fixture(scope="module")
-def materialized(tmp_path_factory):
-    """One materialized fixture warehouse shared (read-only) by a module: (instance, db path, tmp dir)."""
-    tmp = tmp_path_factory.mktemp("oracle_assets")
-    home = tmp / "dagster_home"
-    home.mkdir()
-    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
-    (tmp / "no_cases").mkdir()
+def materialized(baseline):
+    """The baseline, read-only: (instance, db path, folder)."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DAGSTER_HOME", str(home))
-        mp.setenv("COMPASS_DB", str(tmp / "compass.duckdb"))
-        mp.setenv("COMPASS_CONFIG", str(CONFIG))
-        mp.setenv("COMPASS_CASES", str(tmp / "no_cases"))
-        mp.setenv("COMPASS_ORACLE_N_BOOT", "10")
-        mp.chdir(tmp)
-        with dg.DagsterInstance.from_config(str(home)) as instance:
-            materialize_oracle(instance)
-            yield instance, tmp / "compass.duckdb", tmp
+        _environment(mp, baseline)
+        with dg.DagsterInstance.from_config(str(baseline / "dagster_home")) as instance:
+            yield instance, baseline / "compass.duckdb", baseline
+
+
+@pytest.fixture
+def oracle_env(baseline, tmp_path, monkeypatch):
+    """A private copy of the baseline (instance, warehouse path) that a test may modify."""
+    work = tmp_path / "copy"
+    shutil.copytree(baseline, work)
+    _environment(monkeypatch, work)
+    with dg.DagsterInstance.from_config(str(work / "dagster_home")) as instance:
+        yield instance, work / "compass.duckdb"

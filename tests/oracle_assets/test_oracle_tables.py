@@ -117,10 +117,11 @@ def test_summary_and_estimates_are_consistent(materialized):
         assert row["oracle_quality"] == pytest.approx(est.loc["bias_corrected", "quality"], abs=1e-12)
         err = 1 - row["sota_quality"]
         assert row["error_rate_reduction"] == pytest.approx((err - (1 - row["oracle_quality"])) / err, abs=1e-12)
-        for name in ("naive", "bias_corrected"):  # bootstrapped: the interval brackets the estimate loosely
+        booted = ["naive", "bias_corrected"] if model_set == "all" else []  # intervals on the widest set only
+        for name in booted:  # 10 draws: the interval brackets the estimate loosely
             assert est.loc[name, "quality_lo"] <= est.loc[name, "quality_hi"]
             assert est.loc[name, "quality_lo"] - 0.1 < est.loc[name, "quality"] < est.loc[name, "quality_hi"] + 0.1
-        assert est.drop(index=["naive", "bias_corrected"])["quality_lo"].isna().all()
+        assert est.drop(index=booted)["quality_lo"].isna().all()
     assert np.isnan(summary.loc["all", "sota_cost"]) and summary.loc["priced", "sota_cost"] == pytest.approx(
         LCB_PRICED[summary.loc["priced", "sota_model"]])
     frontier = table(db, "oracle.frontier", "livecodebench")

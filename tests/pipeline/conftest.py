@@ -20,6 +20,8 @@ def pipeline_env(tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     monkeypatch.setenv("COMPASS_DB", str(db))
     monkeypatch.setenv("COMPASS_CONFIG", str(TINY_CONFIG))
+    (tmp_path / "no_cases").mkdir()
+    monkeypatch.setenv("COMPASS_CASES", str(tmp_path / "no_cases"))  # the shipped cases need the full data
     monkeypatch.chdir(tmp_path)
     with dg.DagsterInstance.from_config(str(home)) as instance:
         yield instance, db

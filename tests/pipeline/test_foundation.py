@@ -50,11 +50,3 @@ def test_rejected_input_leaves_warehouse_unchanged(pipeline_env, tmp_path, monke
     message = str(info.value)
     assert "bad.csv" in message and f"row {row}" in message and f"column {column}" in message
     assert_same_tables(before, snapshot(db))
-
-
-def test_multiprocess_four_workers_no_lock_error(pipeline_env):
-    instance, db = pipeline_env
-    report = run_refresh(instance, multiprocess=True)
-    assert report.materialized
-    in_process_tables = snapshot(db)
-    assert in_process_tables["raw.models"].shape[0] == 3
