@@ -36,7 +36,7 @@ from resources.warehouse import Warehouse, WarehouseResource
 
 CODE_VERSION = "compass-changes-1"
 CHANGE_COLUMNS = ["change", "model_id", "old_rank", "new_rank", "detail"]
-CHANGES = ("new_model", "dropped_model", "rank_move", "recommendation")
+CHANGES = ("new_model", "dropped_model", "rank_move", "recommendation", "none")
 # Differences below these are float noise, not input changes.
 COST_TOL = 1e-9
 MEASURE_TOL = 1e-6
@@ -201,11 +201,18 @@ def _screen(inputs: DecisionInputs) -> pd.DataFrame:
 
 
 def changes_for(wh: Warehouse, inputs: DecisionInputs) -> pd.DataFrame:
-    """The changes of one case x scenario leaderboard since its previous version (empty when there is none)."""
+    """The changes of one case x scenario leaderboard since its previous version.
+
+    Never empty: with nothing to report, one row with change "none" says why
+    (no earlier version, or no change), so every partition shows its diff ran.
+    """
     pair = read_snapshots(wh, inputs.case.case_id, inputs.scenario.name)
     if pair is None:
-        return _typed([])
-    return diff_leaderboards(*pair, _screen(inputs))
+        empty = wh.read("compass.leaderboards", {"case_id": inputs.case.case_id, "scenario": inputs.scenario.name}).empty
+        why = "no feasible model: the leaderboard is empty" if empty else "no earlier version of this leaderboard"
+        return _typed([("none", None, None, None, why)])
+    table = diff_leaderboards(*pair, _screen(inputs))
+    return table if len(table) else _typed([("none", None, None, None, "no change since the previous version")])
 
 
 def case_changes(wh: Warehouse, case: CaseStudy, scenario: str) -> pd.DataFrame:

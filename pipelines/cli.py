@@ -143,10 +143,46 @@ def cmd_diff(args: argparse.Namespace) -> int:
         if case_id not in known:
             continue
         changes = case_changes(wh, known[case_id], scenario)
-        print(f"== {case_id} / {scenario}: " + (f"{len(changes)} change(s)" if len(changes) else "no change"))
+        real = changes[changes["change"] != "none"]
+        print(f"== {case_id} / {scenario}: " + (f"{len(real)} change(s)" if len(real) else changes["detail"].iloc[0]))
+        changes = real
         for row in changes.fillna({"model_id": "-"}).astype({"old_rank": object, "new_rank": object}).itertuples(index=False):
             ranks = " -> ".join("-" if pd.isna(r) else str(r) for r in (row.old_rank, row.new_rank))
             print(f"  {row.change:<15} {row.model_id:<28} {ranks:<9} {row.detail}")
+    return 0
+
+
+def cmd_cascade(args: argparse.Namespace) -> int:
+    """Rational Tuning (thesis seed 001, eq. 2.11) of one cascade at one cost sensitivity lambda."""
+    import numpy as np
+
+    from assets.cascade import calibrated_records, load_records
+    from compass.cascades.markov_model import fit_cascade_model
+    from compass.cascades.rational_tuning import rational_tuning
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    try:
+        if not np.isfinite(args.lam) or args.lam < 0:
+            raise ValueError(f"--lambda must be a finite number >= 0, got {args.lam}")
+        records = load_records(_warehouse(), args.dataset)
+        if records is None:
+            raise ValueError(f"dataset {args.dataset!r} has no confidence signal; cascades need confidences")
+        known = sorted(records["model_id"].unique())
+        unknown = [m for m in models if m not in known]
+        if unknown:
+            raise ValueError(f"unknown model(s) {unknown} for dataset {args.dataset!r}; available: {known}")
+        cal, _ = calibrated_records(records, args.dataset)
+        model = fit_cascade_model(cal[cal["split"] == "train"], models, copula=args.copula)
+        row = rational_tuning(model, [args.lam], infill_q=None).iloc[0]
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"cascade {' > '.join(models)} on {args.dataset}, copula {model.copula}, lambda {args.lam:g}")
+    for j, m in enumerate(models[:-1], start=1):
+        print(f"  threshold phi_{j} ({m}): {row[f'phi_{j}']:.6f}  (answer if calibrated P(correct) > threshold)")
+    print(f"  {models[-1]}: always answers")
+    print(f"expected error: {row['pred_error']:.6f}")
+    print(f"expected cost:  {row['pred_cost']:.6g} USD per query")
     return 0
 
 
@@ -179,6 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--case", help="only this case study")
     diff.add_argument("--scenario", help="only this scenario")
     diff.set_defaults(func=cmd_diff)
+    cascade = sub.add_parser("cascade", help="Rational Tuning thresholds of a cascade at one cost sensitivity (seed 001)")
+    cascade.add_argument("--dataset", required=True, help="dataset of raw.query_records, e.g. mmlu")
+    cascade.add_argument("--models", required=True, help="comma-separated model ids, cheapest first")
+    cascade.add_argument("--lambda", dest="lam", type=float, required=True, help="cost sensitivity (error per USD)")
+    cascade.add_argument("--copula", choices=["gumbel", "aic"], default="gumbel",
+                         help="gumbel: the thesis' Gumbel copula; aic: the AIC-best family per pair")
+    cascade.set_defaults(func=cmd_cascade)
     return parser
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets import compass_changes, compass_checks, compass_decisions, compass_frontier, oracle, sources
+from assets import cascade, compass_changes, compass_checks, compass_decisions, compass_frontier, oracle, sources
 from pipelines.partitions import case_partitions, dataset_partitions, decision_partitions
 from pipelines.sensors import JOBS as OPS_JOBS
 from pipelines.sensors import SCHEDULES, SENSORS
@@ -20,6 +20,7 @@ ASSETS = [
     *compass_decisions.compass_decision_assets,
     compass_changes.leaderboard_changes,
     *oracle.oracle_assets,
+    *cascade.cascade_assets,
 ]
 CHECKS = [*sources.raw_checks, sources.price_move_check, *compass_checks.compass_checks]
 

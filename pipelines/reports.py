@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from assets.compass_decisions import DecisionInputs, _floors, inputs_for, numeric_lambda
+from assets.compass_decisions import DecisionInputs, _floors, inputs_for, numeric_lambda, target_search
 from compass.case_study import CaseStudy
 from compass.recommend import expand_floors, recommend
 from compass.scenarios import Scenario, leaderboard, scenario_targets
@@ -57,7 +57,7 @@ def explain(inputs: DecisionInputs) -> str:
     lines.append(f"recommended: {rec.model_id} (utility {rec.utility:.3f}, normalized cost {rec.cost:.3f}, "
                  f"score {rec.score:.3f}); binding constraints: {binding}")
     targets = scenario_targets(inputs.utilities, inputs.frontier, Scenario(**{**s.__dict__, "floors": floors}),
-                               list(inputs.measures.columns))
+                               list(inputs.measures.columns), **target_search(inputs.case))
     agg = targets[targets["group"] == s.aggregation]
     if len(agg) and bool(agg["feasible"].iloc[0]):
         x_star = agg[[f"x_{m}" for m in inputs.measures.columns]].iloc[0]

@@ -15,6 +15,7 @@ import pytest
 
 from pipelines import cli
 from pipelines.definitions import defs
+from pipelines.partitions import scenario_files
 from pipelines.refresh import refresh
 from pipelines.sensors import inbox_sensor
 from resources.warehouse import Warehouse, WarehouseResource
@@ -71,6 +72,10 @@ def test_rejected_file_leaves_the_warehouse_byte_identical(ops_env):
     assert "benchmark_scores_bad.csv: row 2, column score: score outside the range" in report
     assert not (accepted / "benchmark_scores").exists()
     assert_same_tables(before, snapshot(db))
+    # After the first refresh every leaderboard's diff says there is nothing to compare yet.
+    first = before["compass.leaderboard_changes"]
+    assert len(first) == len(scenario_files()) and set(first["change"]) == {"none"}
+    assert first.loc[first["scenario"] == "cost_aware_high", "detail"].item() == "no earlier version of this leaderboard"
 
 
 def test_accepted_delivery_runs_once_then_refresh_adds_the_model(ops_env):

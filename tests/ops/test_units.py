@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import dagster as dg
 import pandas as pd
 import pytest
 
@@ -111,3 +112,18 @@ def test_version_selection_previous_and_live_at_a_time():
     assert list(version_live_at(history, "r2", t)["x"]) == [3]  # same run wins
     assert list(version_live_at(history, "zz", t + pd.Timedelta("90s"))["x"]) == [3]
     assert version_live_at(history, "zz", t - pd.Timedelta("1s")).empty
+
+
+def test_schedule_and_automation_sensor_are_registered():
+    from pipelines.definitions import defs
+
+    schedule = defs.resolve_schedule_def("daily_raw_refresh")
+    assert (schedule.cron_schedule, schedule.execution_timezone, schedule.job_name) == ("0 6 * * *", "UTC", "raw_sources")
+    raw = sorted(k.to_user_string() for k in defs.resolve_job_def("raw_sources").asset_layer.selected_asset_keys)
+    assert raw == [f"raw/{t}" for t in sorted(("models", "model_aliases", "benchmark_scores", "model_costs",
+                                                "interactions", "query_records"))]
+    automation = defs.resolve_sensor_def("compass_automation")
+    graph = defs.resolve_asset_graph()
+    assert automation.default_status == dg.DefaultSensorStatus.RUNNING
+    assert automation.asset_selection.resolve(graph) == set(graph.get_all_asset_keys())
+    assert defs.resolve_sensor_def("inbox_sensor").job_name == "raw_sources"

@@ -141,3 +141,18 @@ def test_posthoc_any_of_all_generations(materialized):
     assert posthoc.loc[1, "quality"] == pytest.approx(curve.loc[1, "quality"], abs=1e-12)
     priced = table(db, "oracle.posthoc", "livecodebench", "priced").set_index("k")
     assert priced.loc[3, "cost"] == pytest.approx(3 * sum(LCB_PRICED.values()))
+
+
+def test_cli_prints_summary_and_estimators(materialized, monkeypatch, capsys):
+    from pipelines.cli import main
+
+    _, db, _ = materialized
+    monkeypatch.setenv("COMPASS_DB", str(db))
+    assert main(["oracle", "--dataset", "livecodebench"]) == 0
+    out = capsys.readouterr().out
+    summary = Warehouse(db).read("oracle.summary", {"dataset": "livecodebench"})
+    assert f"{summary['oracle_quality'].iloc[0]:.6f}"[:6] in out and "blended_price_usd_per_mtok" in out
+    rec = [line.split() for line in out.splitlines() if "bias_corrected " in line or line.rstrip().endswith("none")]
+    assert any(r[:2] == ["all", "bias_corrected"] and "True" in r for r in rec)
+    assert main(["oracle", "--dataset", "nope"]) == 2
+    assert "no oracle results for dataset 'nope'" in capsys.readouterr().err
