@@ -1,8 +1,10 @@
 """What changed on a scenario leaderboard since its previous version, and why (issue 6; seed 000 §4.6).
 
 For one case x scenario the published leaderboard (compass.leaderboards) is
-compared with the previous distinct version in history.compass_leaderboards:
-models that entered or left, rank moves (old rank -> new rank), and a changed
+compared with the version it replaced in history.compass_leaderboards (the one
+live before the refresh that produced it began, so intermediate versions written
+while that refresh's upstream assets were still updating are skipped): models
+that entered or left, rank moves (old rank -> new rank), and a changed
 mean-aggregate recommendation (compass.recommendations, policy mlc_mean). Each
 row says why, from the inputs of the models involved: raw and normalized cost
 (compass.costs), measures (compass.measures), and feasibility with the binding
@@ -66,12 +68,34 @@ def _versions(history: pd.DataFrame) -> pd.DataFrame:
     return first[["data_version", "refreshed_at", "run_id", "_pos"]].reset_index(drop=True)
 
 
-def previous_version(history: pd.DataFrame, live_version: str) -> str | None:
-    """The most recently published data_version other than the live one (None when there is none)."""
+def previous_version(history: pd.DataFrame, live_version: str, before: pd.Timestamp | None = None) -> str | None:
+    """The data_version the live one replaced (None when there is none).
+
+    With `before` (when the refresh that produced the live version started), the
+    latest version first published before then, so versions published in the
+    middle of that refresh (while its upstream assets were still updating) are
+    skipped; otherwise the most recently published version other than the live one.
+    """
     if history.empty:
         return None
-    others = _versions(history).loc[lambda v: v["data_version"] != live_version]
+    versions = _versions(history)
+    others = versions[versions["data_version"] != live_version]
+    if before is not None:
+        others = others[others["refreshed_at"] < before]
     return None if others.empty else str(others["data_version"].iloc[-1])
+
+
+def refresh_start(instance: dg.DagsterInstance, published: pd.Timestamp) -> pd.Timestamp | None:
+    """When the refresh that published a version began: the last raw-source materialization before it (UTC)."""
+    from assets.sources import raw_key
+    from compass.ingest.load import TABLE_ORDER
+
+    cutoff = published.tz_localize("UTC").timestamp() if published.tzinfo is None else published.timestamp()
+    times = []
+    for table in TABLE_ORDER:
+        found = instance.fetch_materializations(dg.AssetRecordsFilter(raw_key(table), before_timestamp=cutoff), limit=1)
+        times += [pd.Timestamp(r.timestamp, unit="s") for r in found.records]
+    return max(times) if times else None
 
 
 def version_live_at(history: pd.DataFrame, run_id: str, when: pd.Timestamp) -> pd.DataFrame:
@@ -101,14 +125,23 @@ def _snapshot(board: pd.DataFrame, recs: pd.DataFrame, costs: pd.DataFrame, meas
                     by_model["raw_cost"].astype(float), by_model["cost"].astype(float), wide)
 
 
-def read_snapshots(wh: Warehouse, case_id: str, scenario: str) -> tuple[Snapshot, Snapshot] | None:
-    """(previous, current) state of a leaderboard and its inputs; None when it has no earlier version."""
+def read_snapshots(
+    wh: Warehouse, case_id: str, scenario: str, instance: dg.DagsterInstance | None = None
+) -> tuple[Snapshot, Snapshot] | None:
+    """(previous, current) state of a leaderboard and its inputs; None when it has no earlier version.
+
+    With the Dagster `instance`, "previous" is the version live before the
+    refresh that produced the current one began (see `previous_version`).
+    """
     where_d, where_c = {"case_id": case_id, "scenario": scenario}, {"case_id": case_id}
     board = wh.read("compass.leaderboards", where_d)
     history = _history(wh, "compass.leaderboards", where_d)
     if board.empty:
         return None
-    previous = previous_version(history, str(board["data_version"].iloc[0]))
+    live = str(board["data_version"].iloc[0])
+    first_published = _versions(history).set_index("data_version")["refreshed_at"].get(live) if len(history) else None
+    began = refresh_start(instance, first_published) if instance is not None and first_published is not None else None
+    previous = previous_version(history, live, began)
     if previous is None:
         return None
     old_board = history[history["data_version"] == previous]
@@ -200,24 +233,29 @@ def _screen(inputs: DecisionInputs) -> pd.DataFrame:
     return screen_models(inputs.measures, inputs.costs, s.budget, _floors(inputs), inputs.raw_scores, s.raw_floors)
 
 
-def changes_for(wh: Warehouse, inputs: DecisionInputs) -> pd.DataFrame:
+def changes_for(wh: Warehouse, inputs: DecisionInputs, instance: dg.DagsterInstance | None = None) -> pd.DataFrame:
     """The changes of one case x scenario leaderboard since its previous version.
 
     Never empty: with nothing to report, one row with change "none" says why
     (no earlier version, or no change), so every partition shows its diff ran.
     """
-    pair = read_snapshots(wh, inputs.case.case_id, inputs.scenario.name)
+    pair = read_snapshots(wh, inputs.case.case_id, inputs.scenario.name, instance)
     if pair is None:
-        empty = wh.read("compass.leaderboards", {"case_id": inputs.case.case_id, "scenario": inputs.scenario.name}).empty
-        why = "no feasible model: the leaderboard is empty" if empty else "no earlier version of this leaderboard"
+        where = {"case_id": inputs.case.case_id, "scenario": inputs.scenario.name}
+        if wh.read("compass.leaderboards", where).empty:
+            why = "no feasible model: the leaderboard is empty"
+        elif _history(wh, "compass.leaderboards", where)["data_version"].nunique() > 1:
+            why = "no change since the previous refresh"
+        else:
+            why = "no earlier version of this leaderboard"
         return _typed([("none", None, None, None, why)])
     table = diff_leaderboards(*pair, _screen(inputs))
     return table if len(table) else _typed([("none", None, None, None, "no change since the previous version")])
 
 
-def case_changes(wh: Warehouse, case: CaseStudy, scenario: str) -> pd.DataFrame:
+def case_changes(wh: Warehouse, case: CaseStudy, scenario: str, instance: dg.DagsterInstance | None = None) -> pd.DataFrame:
     """`changes_for` by case and scenario name (what `compass diff` prints)."""
-    return changes_for(wh, load_case_scenario(wh, case, scenario))
+    return changes_for(wh, load_case_scenario(wh, case, scenario), instance)
 
 
 @dg.asset(
@@ -234,7 +272,7 @@ def leaderboard_changes(context: dg.AssetExecutionContext, warehouse: WarehouseR
     """New and dropped models, rank moves and a changed mlc_mean pick since the previous leaderboard, with reasons."""
     wh = warehouse.get()
     inputs = load_inputs(wh, context.partition_key)
-    table = changes_for(wh, inputs)
+    table = changes_for(wh, inputs, context.instance)
     counts = table["change"].value_counts().to_dict() if len(table) else {}
     return publish_many(context, wh, {"compass.leaderboard_changes": table},
                         {"case_id": inputs.case.case_id, "scenario": inputs.scenario.name},

@@ -23,7 +23,7 @@ Generic preparation, no per-dataset code (`prepare`):
 
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import dagster as dg
 import numpy as np
@@ -79,7 +79,7 @@ class Prepared:
     full: OracleArrays  # every model, before dropping short-G models (single-model table)
     sets: list[ModelSet]
     model_cost: pd.Series  # mean cost per query by model_id, NaN where unpriced
-    meta: dict[str, object] = field(default_factory=dict)
+    meta: dict[str, object]  # published as asset metadata: basis, dropped and unpriced models
 
 
 def prompt_keys(records: pd.DataFrame) -> pd.DataFrame:
@@ -153,6 +153,15 @@ def _arrays(records: pd.DataFrame, model_cost: pd.Series | None, dataset: str, u
     return build_arrays(records, model_cost, dataset)
 
 
+def _longest_g(arrays: OracleArrays, dataset: str) -> OracleArrays:
+    """`drop_short_models`, with an error naming the dataset when fewer than 2 models share the largest G."""
+    keep = arrays.generations == arrays.generations.max()
+    if keep.sum() < 2:
+        raise ValueError(f"{dataset}: only {list(arrays.model_ids[keep])} have the largest G "
+                         f"({arrays.generations.max()}); oracle routing needs at least 2 models with that G")
+    return drop_short_models(arrays)
+
+
 def prepare(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> Prepared:
     """Validate one dataset's records and build the model sets (see the module docstring)."""
     if records.empty:
@@ -160,13 +169,13 @@ def prepare(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> P
     records, low_coverage, n_dropped_prompts = complete_cases(prompt_keys(records), dataset)
     records, model_cost, basis, unpriced = record_costs(records, model_costs, dataset)
     full = _arrays(records, model_cost, dataset, uniform=bool(unpriced))
-    every = drop_short_models(full)
+    every = _longest_g(full, dataset)
     short = sorted(set(full.model_ids) - set(every.model_ids))
     sets = [ModelSet("all", every, cost_known=not unpriced)]
     if unpriced:
-        priced_records = records[~records["model_id"].isin(unpriced)]
-        if priced_records["model_id"].nunique() >= 2:
-            sets.append(ModelSet("priced", drop_short_models(_arrays(priced_records, model_cost, dataset, False)), True))
+        priced_records = records[~records["model_id"].isin(unpriced) & records["model_id"].isin(every.model_ids)]
+        if priced_records["model_id"].nunique() >= 2:  # else no cost-based output; metadata says why
+            sets.append(ModelSet("priced", _arrays(priced_records, model_cost, dataset, False), True))
     if "cost_usd" in records.columns:
         per_model = records.groupby("model_id")["cost_usd"].mean()
     else:

@@ -122,6 +122,7 @@ def cmd_oracle(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Leaderboard changes since the previous published version, per case x scenario, with reasons."""
+    import dagster as dg
     import pandas as pd
 
     from assets.compass_changes import case_changes
@@ -139,10 +140,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(f"no leaderboard for case {args.case or '*'!r}, scenario {args.scenario or '*'!r}", file=sys.stderr)
         return 2
     known = cases()
-    for case_id, scenario in pairs.itertuples(index=False):
-        if case_id not in known:
-            continue
-        changes = case_changes(wh, known[case_id], scenario)
+    with dg.DagsterInstance.get() as instance:
+        found = [(c, s, case_changes(wh, known[c], s, instance)) for c, s in pairs.itertuples(index=False) if c in known]
+    for case_id, scenario, changes in found:
         real = changes[changes["change"] != "none"]
         print(f"== {case_id} / {scenario}: " + (f"{len(real)} change(s)" if len(real) else changes["detail"].iloc[0]))
         changes = real

@@ -109,6 +109,10 @@ def test_version_selection_previous_and_live_at_a_time():
     assert previous_version(history, "v3") == "v2"
     assert previous_version(history, "v1") == "v3"  # a version that came back: the latest other one
     assert previous_version(history[history.data_version == "v1"], "v1") is None
+    # v3's refresh began at +90s: v2 (+60s) was the last version before it; at +30s only v1 was.
+    assert previous_version(history, "v3", before=t + pd.Timedelta("90s")) == "v2"
+    assert previous_version(history, "v3", before=t + pd.Timedelta("30s")) == "v1"
+    assert previous_version(history, "v3", before=t) is None
     assert list(version_live_at(history, "r2", t)["x"]) == [3]  # same run wins
     assert list(version_live_at(history, "zz", t + pd.Timedelta("90s"))["x"]) == [3]
     assert version_live_at(history, "zz", t - pd.Timedelta("1s")).empty

@@ -64,6 +64,12 @@ def test_prepare_rules_without_dagster():
     rows = [("t", f"p{i}", m, 0, 1, 1.0) for i in range(20) for m in "ab" if not (m == "b" and i == 19)]
     kept, dropped, n_prompts = complete_cases(_records(rows + [("t", "p0", "c", 0, 1, 1.0)]), "ds")
     assert dropped == ["c"] and n_prompts == 1 and kept["query_id"].nunique() == 19
+    with pytest.raises(ValueError, match=r"ds: negative cost_usd for models \['a'\]"):
+        record_costs(_records([("t", "p", "a", 0, 1, -1.0), ("t", "p", "b", 0, 1, 1.0)]), pd.DataFrame(), "ds")
+    # Mixed G that leaves a single model at the largest G cannot be routed.
+    mixed = _records([("t", "p", "a", 0, 1, 1.0), ("t", "p", "a", 1, 0, 1.0), ("t", "p", "b", 0, 1, 1.0)])
+    with pytest.raises(ValueError, match=r"ds: only \['a'\] have the largest G \(2\)"):
+        prepare(mixed, pd.DataFrame(), "ds")
     # Partially null cost is ambiguous.
     with pytest.raises(ValueError, match="ds: cost_usd is null on some records"):
         record_costs(_records([("t", "p", "a", 0, 1, 1.0), ("t", "p", "b", 0, 1, np.nan)]), pd.DataFrame(), "ds")

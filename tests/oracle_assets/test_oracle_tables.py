@@ -152,7 +152,8 @@ def test_cli_prints_summary_and_estimators(materialized, monkeypatch, capsys):
     out = capsys.readouterr().out
     summary = Warehouse(db).read("oracle.summary", {"dataset": "livecodebench"})
     assert f"{summary['oracle_quality'].iloc[0]:.6f}"[:6] in out and "blended_price_usd_per_mtok" in out
-    rec = [line.split() for line in out.splitlines() if "bias_corrected " in line or line.rstrip().endswith("none")]
-    assert any(r[:2] == ["all", "bias_corrected"] and "True" in r for r in rec)
+    rows = [line.split() for line in out.splitlines()]
+    assert any(r[:2] == ["all", "bias_corrected"] and "True" in r for r in rows)  # recommended flag shown
+    assert any(r[:2] == ["all", "naive"] and "False" in r for r in rows)
     assert main(["oracle", "--dataset", "nope"]) == 2
     assert "no oracle results for dataset 'nope'" in capsys.readouterr().err

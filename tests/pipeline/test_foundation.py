@@ -50,3 +50,14 @@ def test_rejected_input_leaves_warehouse_unchanged(pipeline_env, tmp_path, monke
     message = str(info.value)
     assert "bad.csv" in message and f"row {row}" in message and f"column {column}" in message
     assert_same_tables(before, snapshot(db))
+
+
+def test_status_lists_tables_with_row_counts(pipeline_env, capsys):
+    from pipelines.cli import main
+
+    instance, _ = pipeline_env
+    run_refresh(instance)
+    assert main(["status"]) == 0
+    lines = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+    assert lines["raw.models"][1] == "3" and lines["raw.benchmark_scores"][1] == "9"
+    assert lines["raw.models"][-1] != "-"  # a data version is shown

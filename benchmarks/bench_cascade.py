@@ -1,0 +1,76 @@
+"""Rational Tuning vs grid search: wall time of a full error-cost curve (thesis seed 001, Sec. 2.4 "Runtime").
+
+Llama prefix cascades k = 2..5 on the real MMLU train split (data/query_records.parquet), at
+resolutions h = 1/10, 1/20, 1/40: RT solves |Lambda| = 1/h cost sensitivities (eq. 2.11, no infill,
+so the resolutions match); grid search scores (1/h + 1)^(k-1) quantile combinations (Sec. 2.4).
+RT is timed twice: tuning only (the fitted Markov-copula model given) and fit + tuning (marginal EM,
+copulas, quadrature tables). Target: at k = 5, h = 1/40, RT >= 10x faster than grid search.
+
+    .venv/bin/python benchmarks/bench_cascade.py
+"""
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from assets.cascade import CHAINS, CascadeData, calibrated_records, prepare_records  # noqa: E402
+from compass.cascades.baselines import grid_search_curve  # noqa: E402
+from compass.cascades.markov_model import fit_cascade_model  # noqa: E402
+from compass.cascades.rational_tuning import default_lambdas, rational_tuning  # noqa: E402
+
+RESOLUTIONS = (1 / 10, 1 / 20, 1 / 40)
+TARGET_SPEEDUP = 10.0
+REPEATS = 3
+
+
+def best_time(fn, repeats: int = REPEATS) -> float:
+    """Minimum wall time over `repeats` calls (the least disturbed by other load on the machine)."""
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> int:
+    records = pd.read_parquet(ROOT / "data" / "query_records.parquet")
+    records = prepare_records(records[records["dataset"] == "mmlu"], "mmlu")
+    cal, _ = calibrated_records(records, "mmlu")
+    train = cal[cal["split"] == "train"]
+    chain = CHAINS["llama"]
+    rows = []
+    for k in range(2, len(chain) + 1):
+        cascade = chain[:k]
+        data = CascadeData.of(cal, cascade, "train")
+        fit_s = best_time(lambda: fit_cascade_model(train, cascade), repeats=1)
+        model = fit_cascade_model(train, cascade)
+        for h in RESOLUTIONS:
+            lams = default_lambdas(model, cascade, n=round(1 / h))
+            rt_s = best_time(lambda: rational_tuning(model, lams, cascade=cascade, infill_q=None))
+            gs_s = best_time(lambda: grid_search_curve(data.p, data.y, data.c, h), repeats=1 if k == 5 else REPEATS)
+            rows.append({"k": k, "resolution": f"1/{round(1 / h)}", "grid_points": (round(1 / h) + 1) ** (k - 1),
+                         "rt_tuning_s": rt_s, "rt_fit_s": fit_s, "rt_fit_tuning_s": fit_s + rt_s, "grid_s": gs_s,
+                         "speedup_tuning": gs_s / rt_s, "speedup_fit_tuning": gs_s / (fit_s + rt_s)})
+    table = pd.DataFrame(rows)
+    with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
+        print(table.to_string(index=False))
+    last = table[(table["k"] == 5) & (table["resolution"] == "1/40")].iloc[0]
+    for label, col in (("RT tuning only", "speedup_tuning"), ("RT fit + tuning", "speedup_fit_tuning")):
+        verdict = "PASS" if last[col] >= TARGET_SPEEDUP else "FAIL"
+        print(f"{verdict}: k=5, h=1/40: {label} is {last[col]:.1f}x faster than grid search (target >= {TARGET_SPEEDUP:g}x)")
+    return 0 if last["speedup_tuning"] >= TARGET_SPEEDUP else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
