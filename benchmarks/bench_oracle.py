@@ -65,8 +65,30 @@ def write_table(db: Path, n_prompts: int, n_models: int, generations: int) -> fl
 
 
 def read(db: Path) -> pd.DataFrame:
+    """The pandas baseline's read: the table as a DataFrame with string ids."""
     with duckdb.connect(str(db), read_only=True) as con:
         return con.execute(f"select {COLUMNS} from query_records where dataset = 'synthetic'").df()
+
+
+def read_coded(db: Path) -> pd.DataFrame:
+    """Ours: the same rows, with query_id and model_id as pandas Categoricals.
+
+    DuckDB hashes the id strings in parallel and ships only numbers (`fetchnumpy`);
+    pandas turns the 64-bit hashes into codes, and each distinct id is read once to
+    label its hash (a hash collision between two distinct ids raises).
+    """
+    where = "from query_records where dataset = 'synthetic'"
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.sql(f"select hash(query_id) as query_id, hash(model_id) as model_id, generation, correct, "
+                       f"cost_usd {where}").fetchnumpy()
+        for col in ("query_id", "model_id"):
+            labels = con.sql(f"select distinct {col} as label, hash({col}) as key {where}").fetchnumpy()
+            keys = pd.Index(labels["key"])
+            if not keys.is_unique:
+                raise ValueError(f"hash collision between distinct {col} values")
+            codes, hashes = pd.factorize(rows[col])
+            rows[col] = pd.Categorical.from_codes(codes, categories=labels["label"][keys.get_indexer(hashes)])
+    return pd.DataFrame(rows)
 
 
 def run_ours(db: Path) -> dict:
@@ -74,7 +96,7 @@ def run_ours(db: Path) -> dict:
     from compass.oracle.naive import naive_curve
     from compass.oracle.records import build_arrays
 
-    arrays = build_arrays(read(db), dataset="synthetic")
+    arrays = build_arrays(read_coded(db), dataset="synthetic")
     curve = naive_curve(arrays)
     q, c = bias_corrected_oracle(arrays)
     return {"curve_quality": curve["quality"].tolist(), "curve_cost": curve["cost"].tolist(),

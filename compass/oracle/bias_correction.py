@@ -8,7 +8,7 @@ bias correction: with a plug-in truth p̃,
     O_corrected  = O_biased − bias(p̃)
 
 The expectation is exact: eq. 10's binomial-CDF identity generalized to
-heterogeneous p̃_nl (`compass.oracle.naive.selection_probabilities`). Raw sample
+heterogeneous p̃_nl (`compass.oracle.naive.routed_expectation`). Raw sample
 means as p̃ are too dispersed and under-correct; the default p̃ is the
 empirical-Bayes posterior mean of `compass.oracle.shrinkage` (too concentrated, so
 it over-corrects when models are independent, but it is the most accurate
@@ -32,7 +32,7 @@ import pandas as pd
 from scipy.special import comb
 
 from compass.oracle.frontier import route, sweep
-from compass.oracle.naive import naive_oracle, selection_probabilities
+from compass.oracle.naive import cost_order, naive_oracle, routed_expectation
 from compass.oracle.records import OracleArrays
 from compass.oracle.shrinkage import fit_priors, posterior_means
 
@@ -40,11 +40,11 @@ from compass.oracle.shrinkage import fit_priors, posterior_means
 def expected_naive(p: np.ndarray, generations: int, cost: np.ndarray) -> tuple[float, float]:
     """Exact E[O_biased] quality and cost when k_nl ~ Binomial(G, p_nl) independently (eq. 10, generalized)."""
     j = np.arange(generations + 1)
-    p = np.clip(p, 0.0, 1.0)[..., None]  # explicit form: exact at p = 0 or 1 (0**0 = 1)
-    pmf = comb(generations, j) * np.power(p, j) * np.power(1.0 - p, generations - j)
-    sel = selection_probabilities(pmf, cost)
-    quality = float(np.mean(np.sum(sel * (j / generations), axis=(1, 2))))
-    return quality, float(np.mean(np.sum(sel.sum(axis=2) * cost, axis=1)))
+    order = cost_order(cost)
+    # (L, N, 1) in per-prompt cost order; explicit form: exact at p = 0 or 1 (0**0 = 1)
+    p_sorted = np.clip(np.take_along_axis(p, order, axis=1), 0.0, 1.0).T[..., None]
+    pmf = comb(generations, j) * np.power(p_sorted, j) * np.power(1.0 - p_sorted, generations - j)
+    return routed_expectation(pmf, np.cumsum(pmf, axis=2), np.take_along_axis(cost, order, axis=1).T, j / generations)
 
 
 def plugin_truth(arrays: OracleArrays) -> np.ndarray:

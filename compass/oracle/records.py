@@ -13,6 +13,7 @@ model must answer every prompt. Anything else raises ValueError.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -62,9 +63,9 @@ class OracleArrays:
         """Cell sample means φ̄_nl = k_nl / G_l (§3, eq. 5)."""
         return self.successes / self.trials
 
-    @property
+    @cached_property
     def cell_cost(self) -> np.ndarray:
-        """Mean cost per query of each cell, shape (N, L)."""
+        """Mean cost per query of each cell, shape (N, L); computed once per instance (arrays are read-only by convention)."""
         return np.nanmean(self.gen_cost, axis=2)
 
     def take(self, idx: np.ndarray) -> OracleArrays:
@@ -158,34 +159,41 @@ def build_arrays(
     if records.empty:
         raise ValueError(f"{dataset}: no records")
     df = records
-    q_codes, prompt_ids = pd.factorize(df["query_id"], sort=True)
-    m_codes, model_ids = pd.factorize(df["model_id"], sort=True)
+    q_codes, prompt_ids = _factorize(df["query_id"])
+    m_codes, model_ids = _factorize(df["model_id"])
     nulls = [c for c, bad in (("query_id", (q_codes < 0).any()), ("model_id", (m_codes < 0).any()),
                               ("generation", df["generation"].isna().any()), ("correct", df["correct"].isna().any()))
              if bad]
     if nulls:
         raise ValueError(f"{dataset}: null values in {nulls}")
     correct = df["correct"].to_numpy(dtype=float)
-    if not np.isin(correct, (0.0, 1.0)).all():
-        raise ValueError(f"{dataset}: column 'correct' must be 0/1, found values {np.unique(correct[~np.isin(correct, (0.0, 1.0))])[:5]}")
+    not_binary = (correct != 0.0) & (correct != 1.0)
+    if not_binary.any():
+        raise ValueError(f"{dataset}: column 'correct' must be 0/1, found values {np.unique(correct[not_binary])[:5]}")
     gen = df["generation"].to_numpy()
-    if np.any(gen < 0) or np.any(gen != np.floor(gen)):
+    if gen.dtype.kind not in "iu":
+        if np.any(gen != np.floor(gen)):
+            raise ValueError(f"{dataset}: column 'generation' must hold integers >= 0")
+        gen = gen.astype(np.int64)
+    if np.any(gen < 0):
         raise ValueError(f"{dataset}: column 'generation' must hold integers >= 0")
-    gen = gen.astype(int)
 
     n, l = len(prompt_ids), len(model_ids)
     if l < 2:
         raise ValueError(f"{dataset}: oracle routing needs at least 2 models, found only {list(model_ids)}")
     g_max = int(gen.max()) + 1
 
-    flat = (q_codes * l + m_codes) * g_max + gen
-    if np.bincount(flat, minlength=n * l * g_max).max() > 1:
+    cell = q_codes.astype(np.int64) * l + m_codes
+    flat = cell * g_max + gen
+    filled = np.zeros(n * l * g_max, dtype=bool)
+    filled[flat] = True
+    if np.count_nonzero(filled) < flat.size:
         raise ValueError(f"{dataset}: duplicate (query_id, model_id, generation) rows")
+    present = filled.reshape(n, l, g_max)
     outcomes = np.full(n * l * g_max, np.nan)
     outcomes[flat] = correct
     outcomes = outcomes.reshape(n, l, g_max)
 
-    present = ~np.isnan(outcomes)
     per_cell = present.sum(axis=2)
     g_model = per_cell.max(axis=0)
     for j in range(l):
@@ -209,12 +217,29 @@ def build_arrays(
     return OracleArrays(
         prompt_ids=np.asarray(prompt_ids),
         model_ids=np.asarray(model_ids),
-        successes=np.nansum(outcomes, axis=2),
+        successes=np.bincount(cell, weights=correct, minlength=n * l).reshape(n, l),
         trials=per_cell.astype(float),
         outcomes=outcomes,
         gen_cost=gen_cost,
         topics=topics,
     )
+
+
+def _factorize(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes (−1 for null) and the sorted distinct values, as `pd.factorize(sort=True)`.
+
+    A categorical column (e.g. dictionary-encoded on read) is recoded from its
+    categories alone, without hashing the 10^6–10^7 row values again.
+    """
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        return pd.factorize(column, sort=True)
+    codes = column.cat.codes.to_numpy()
+    categories = column.cat.categories
+    used = np.bincount(codes[codes >= 0], minlength=len(categories)) > 0
+    order = np.flatnonzero(used)[np.argsort(categories[used].to_numpy(), kind="stable")]
+    rank = np.full(len(categories) + 1, -1, dtype=np.int64)  # last slot: code −1 stays −1
+    rank[order] = np.arange(order.size)
+    return rank[codes], pd.Index(categories[order].to_numpy())
 
 
 def _generation_cost(

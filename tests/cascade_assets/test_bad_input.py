@@ -29,7 +29,7 @@ def cascade_tables(db) -> dict:
 @pytest.mark.parametrize("dataset,text,message", [
     ("solo", SOLO, "dataset 'solo': a cascade dataset needs at least 2 models, found 1: ['llama-3.2-1b-instruct']"),
     ("notrain", NO_TRAIN, "dataset 'notrain': model 'llama-3.1-8b-instruct' has no train rows"),
-    ("constant", CONSTANT, "dataset 'constant': model 'llama-3.1-8b-instruct': all train confidences are identical (-0.5)"),
+    ("constant", CONSTANT, "dataset 'constant': model 'llama-3.1-8b-instruct': all train confidences are identical"),
     ("nanconf", NAN, "dataset 'nanconf': NaN confidence values for model(s) ['llama-3.1-8b-instruct']"),
 ], ids=["one_model", "model_without_train_rows", "identical_confidences", "nan_confidences"])
 def test_bad_dataset_fails_and_leaves_cascade_tables(cascade_env, tmp_path, monkeypatch, dataset, text, message):
