@@ -146,10 +146,9 @@ def read_snapshots(
         return None
     old_board = history[history["data_version"] == previous]
     run_id, when = str(old_board["run_id"].iloc[0]), pd.Timestamp(old_board["refreshed_at"].min())
-    old = [version_live_at(_history(wh, t, w), run_id, when)
-           for t, w in (("compass.recommendations", where_d), ("compass.costs", where_c), ("compass.measures", where_c))]
-    new = [wh.read(t, w) for t, w in (("compass.recommendations", where_d), ("compass.costs", where_c),
-                                      ("compass.measures", where_c))]
+    inputs = (("compass.recommendations", where_d), ("compass.costs", where_c), ("compass.measures", where_c))
+    old = [version_live_at(_history(wh, t, w), run_id, when) for t, w in inputs]
+    new = [wh.read(t, w) for t, w in inputs]
     return _snapshot(old_board, *old), _snapshot(board, *new)
 
 
@@ -212,7 +211,8 @@ def diff_leaderboards(old: Snapshot, new: Snapshot, screen: pd.DataFrame | None 
         rows.append(("dropped_model", m, old_rank[m], None, explain(m)))
     for m in sorted(set(old_rank) & set(new_rank), key=new_rank.get):
         if old_rank[m] != new_rank[m]:
-            rows.append(("rank_move", m, old_rank[m], new_rank[m], f"rank {old_rank[m]} -> {new_rank[m]}; {explain(m)}"))
+            detail = f"rank {old_rank[m]} -> {new_rank[m]}; {explain(m)}"
+            rows.append(("rank_move", m, old_rank[m], new_rank[m], detail))
     if old.pick != new.pick:
         detail = f"mlc_mean {old.pick or 'none'} -> {new.pick or 'none'}"
         for m in (new.pick, old.pick):
@@ -253,7 +253,9 @@ def changes_for(wh: Warehouse, inputs: DecisionInputs, instance: dg.DagsterInsta
     return table if len(table) else _typed([("none", None, None, None, "no change since the previous version")])
 
 
-def case_changes(wh: Warehouse, case: CaseStudy, scenario: str, instance: dg.DagsterInstance | None = None) -> pd.DataFrame:
+def case_changes(
+    wh: Warehouse, case: CaseStudy, scenario: str, instance: dg.DagsterInstance | None = None
+) -> pd.DataFrame:
     """`changes_for` by case and scenario name (what `compass diff` prints)."""
     return changes_for(wh, load_case_scenario(wh, case, scenario), instance)
 

@@ -5,8 +5,10 @@ Synthetic data only (compass.oracle.synthetic.generate, §4.3.2 PGM): 10,000 pro
 with the canonical raw.query_records columns. Each implementation runs in its own
 subprocess (so its peak RSS is measured alone) and goes end to end from DuckDB:
 
-  ours      read the table, `build_arrays`, `naive_curve` (O_biased(G′), G′ = 1..10),
-            the recommended debiased estimator (`bias_corrected_oracle`).
+  ours      read the needed columns with ids as categorical codes (`read_coded`: numbers
+            only cross from DuckDB via `fetchnumpy`), `build_arrays`, `naive_curve`
+            (O_biased(G′), G′ = 1..10), the recommended debiased estimator
+            (`bias_corrected_oracle`).
   pandas    the same numbers the obvious way: the subset-mean distribution of each
             cell by explicit enumeration of all C(G, G′) subsets (averaging over them),
             cells combined per prompt with group-by cumulative products (router picks

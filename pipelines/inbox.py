@@ -146,7 +146,8 @@ def process_inbox(
         try:
             digest = content_digest(path)
             if digest in seen:
-                raise IngestError(str(path), None, None, f"already applied: identical content was accepted before ({digest})")
+                raise IngestError(str(path), None, None,
+                                  f"already applied: identical content was accepted before ({digest})")
             frame = read_file(SourceFile("unknown", path))
             table = inbox_table(path, [c for c in frame.columns if c not in ("source", "as_of")])
         except IngestError as exc:

@@ -41,10 +41,21 @@ def expected_naive(p: np.ndarray, generations: int, cost: np.ndarray) -> tuple[f
     """Exact E[O_biased] quality and cost when k_nl ~ Binomial(G, p_nl) independently (eq. 10, generalized)."""
     j = np.arange(generations + 1)
     order = cost_order(cost)
-    # (L, N, 1) in per-prompt cost order; explicit form: exact at p = 0 or 1 (0**0 = 1)
-    p_sorted = np.clip(np.take_along_axis(p, order, axis=1), 0.0, 1.0).T[..., None]
-    pmf = comb(generations, j) * np.power(p_sorted, j) * np.power(1.0 - p_sorted, generations - j)
-    return routed_expectation(pmf, np.cumsum(pmf, axis=2), np.take_along_axis(cost, order, axis=1).T, j / generations)
+    p_sorted = np.clip(np.take_along_axis(p, order, axis=1), 0.0, 1.0).T  # (L, N), per-prompt cost order
+    q_sorted = 1.0 - p_sorted
+    # Binomial pmf C(G, j) p^j (1−p)^(G−j), powers by repeated multiplication: no pow calls,
+    # and exact at p = 0 or 1 (p^0 = 1)
+    pmf = np.empty((*p_sorted.shape, generations + 1))
+    pmf[...] = comb(generations, j)
+    pow_p, pow_q = np.ones_like(p_sorted), np.ones_like(p_sorted)
+    for i in range(1, generations + 1):
+        pow_p *= p_sorted
+        pow_q *= q_sorted
+        pmf[..., i] *= pow_p
+        pmf[..., generations - i] *= pow_q
+    cells = np.arange(p_sorted.size).reshape(p_sorted.shape)  # each cell is its own pmf row
+    sorted_cost = np.take_along_axis(cost, order, axis=1).T
+    return routed_expectation(pmf.reshape(-1, generations + 1), cells, sorted_cost, j / generations)
 
 
 def plugin_truth(arrays: OracleArrays) -> np.ndarray:

@@ -15,14 +15,14 @@ not by Monte Carlo (own derivation):
 * The cost of the naive router is the cost of the model it picks. Ties on the
   subset mean go to the cheaper cell (then the lower model index), so
   P(l picked, J_l = j) = pmf_l(j) Π_{m cheaper} F_m(j−1) Π_{m dearer} F_m(j),
-  computed with exclusive cumulative products over models sorted by cost.
+  summed against the costs by a backward recursion over models sorted by cost
+  (`routed_expectation`).
   A cell's cost is its mean cost over all of its generations (the subset only
   changes which model is picked, not that model's per-query price).
 
 Performance: a cell's pmf depends only on (G_l, k_nl), so pmf and CDF are looked
-up from one small (G, k, j) table per G′; the cost order is computed once per
-curve; arrays are laid out (L, N, J) so the products over models run on
-contiguous (N, J) slabs.
+up from one small (G, k, j) table per G′, one model at a time inside the
+recursion over models; the cost order is computed once per curve.
 """
 
 from __future__ import annotations
@@ -67,54 +67,51 @@ def cost_order(cost: np.ndarray) -> np.ndarray:
 
 
 def routed_expectation(
-    pmf: np.ndarray, cdf: np.ndarray, cost: np.ndarray, grid: np.ndarray
+    table: np.ndarray, codes: np.ndarray, cost: np.ndarray, grid: np.ndarray
 ) -> tuple[float, float]:
     """Mean over prompts of E[picked value] and E[picked cost] for the max-picking router.
 
-    `pmf` and `cdf` (L, N, J) are independent per-model distributions on the common
-    ordered `grid` (J,), with models (axis 0) already sorted from cheapest to dearest
-    per prompt, and `cost` (L, N) in that same order. The router picks the largest
-    value, ties to the cheaper (earlier) model: P(l picked, j) =
-    pmf_l(j) Π_{m<l} F_m(j−1) Π_{m>l} F_m(j)  (eq. 10, generalized).
+    Each cell's value is an independent draw from the pmf `table[codes[l, n]]` on the
+    common ordered `grid` (J,); `table` is (C, J), and `codes` and `cost` are (L, N)
+    with models (axis 0) already sorted from cheapest to dearest per prompt. The
+    router picks the largest value, ties to the cheaper (earlier) model.
+
+    Value (eq. 10 generalized): E[max_l V_l] = Σ_j grid_j [Π_l F_l(j) − Π_l F_l(j−1)].
+    Cost: E[C] = Σ_j Σ_l c_l pmf_l(j) Π_{m<l} F_m(j−1) Π_{m>l} F_m(j), evaluated by the
+    backward recursion T_l = c_l pmf_l A_l + F_l(j−1) T_{l+1} with A_l = Π_{m>l} F_m(j),
+    so E[C] = Σ_j T_0(j) and A ends as Π_l F_l(j). Each step looks up one model's
+    (N, J) rows, so nothing of size L·N·J is materialized.
     """
-    n_models, n_prompts, n_grid = pmf.shape
-    # sel[l] = pmf_l · Π_{m<l} F_m(j−1) · Π_{m>l} F_m(j): a backward pass stores the
-    # suffix products, a forward pass carries the prefix product. Explicit loops over
-    # the L models multiply contiguous (N, J) slabs (faster than cumprod along axis 0).
-    sel = np.empty_like(pmf)
-    sel[-1] = 1.0
-    for m in range(n_models - 1, 0, -1):
-        np.multiply(sel[m], cdf[m], out=sel[m - 1])
-    below = np.ones((n_prompts, n_grid))
-    for m in range(n_models):
-        sel[m] *= below
-        sel[m] *= pmf[m]
-        if m < n_models - 1:
-            below *= cdf[m] - pmf[m]
-    # one pass over sel: Σ_j sel·grid (value) and Σ_j sel (pick probability) per cell
-    per_cell = sel.reshape(-1, n_grid) @ np.stack([grid, np.ones_like(grid)], axis=1)
-    quality = float(per_cell[:, 0].sum()) / n_prompts
-    routed_cost = float(per_cell[:, 1] @ cost.ravel()) / n_prompts
-    return quality, routed_cost
+    cdf = np.cumsum(table, axis=1)
+    cdf_below = cdf - table  # F(j−1)
+    n_models, n_prompts = codes.shape
+    above = np.ones((n_prompts, grid.size))  # A_l
+    t = np.zeros((n_prompts, grid.size))  # T_l
+    for m in range(n_models - 1, -1, -1):
+        picked = table.take(codes[m], axis=0)
+        picked *= above
+        picked *= cost[m][:, None]
+        t *= cdf_below.take(codes[m], axis=0)
+        t += picked
+        above *= cdf.take(codes[m], axis=0)
+    p_max = np.diff(above, axis=1, prepend=0.0)  # P(max = grid_j)
+    return float((p_max @ grid).sum()) / n_prompts, float(t.sum()) / n_prompts
 
 
-def _naive_at(arrays: OracleArrays, subset: int, order: np.ndarray, sorted_cost: np.ndarray) -> tuple[float, float]:
-    """E[O_biased(G′)] (eq. 5) given the per-prompt cost order and the (L, N) sorted cell costs."""
-    _check_subset(subset, arrays.trials)
-    g = arrays.trials.astype(int)
-    k = arrays.successes.astype(int)
-    g_max = int(g.max())
+def _naive_at(codes: np.ndarray, g_max: int, subset: int, sorted_cost: np.ndarray) -> tuple[float, float]:
+    """E[O_biased(G′)] (eq. 5) from cell codes G·(g_max+1)+k and costs, both (L, N) in per-prompt cost order."""
     table = hypergeom_table(g_max, subset).reshape((g_max + 1) ** 2, subset + 1)
-    code = np.take_along_axis(g * (g_max + 1) + k, order, axis=1).T  # (L, N), cost order
-    pmf = table.take(code, axis=0)
-    cdf = np.cumsum(table, axis=1).take(code, axis=0)
-    return routed_expectation(pmf, cdf, sorted_cost, np.arange(subset + 1) / subset)
+    return routed_expectation(table, codes, sorted_cost, np.arange(subset + 1) / subset)
 
 
-def _sorted_cost(arrays: OracleArrays) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_cells(arrays: OracleArrays) -> tuple[np.ndarray, int, np.ndarray]:
+    """(L, N) cell codes G·(g_max+1)+k and cell costs, per prompt from cheapest to dearest; and g_max."""
     cost = arrays.cell_cost
     order = cost_order(cost)
-    return order, np.take_along_axis(cost, order, axis=1).T
+    g = arrays.trials.astype(int)
+    g_max = int(g.max())
+    codes = g * (g_max + 1) + arrays.successes.astype(int)
+    return np.take_along_axis(codes, order, axis=1).T, g_max, np.take_along_axis(cost, order, axis=1).T
 
 
 def naive_oracle(arrays: OracleArrays, subset: int | None = None) -> tuple[float, float]:
@@ -124,11 +121,13 @@ def naive_oracle(arrays: OracleArrays, subset: int | None = None) -> tuple[float
     models have unequal G the default G′ = min G puts them on a common footing.
     """
     g_sub = arrays.min_generations if subset is None else int(subset)
-    return _naive_at(arrays, g_sub, *_sorted_cost(arrays))
+    _check_subset(g_sub, arrays.trials)
+    codes, g_max, sorted_cost = _sorted_cells(arrays)
+    return _naive_at(codes, g_max, g_sub, sorted_cost)
 
 
 def naive_curve(arrays: OracleArrays) -> pd.DataFrame:
     """O_biased(G′) for G′ = 1..min G: DataFrame[generations, quality, cost] (Figs. 2–3)."""
-    order, sorted_cost = _sorted_cost(arrays)
-    rows = [(g, *_naive_at(arrays, g, order, sorted_cost)) for g in range(1, arrays.min_generations + 1)]
+    codes, g_max, sorted_cost = _sorted_cells(arrays)
+    rows = [(g, *_naive_at(codes, g_max, g, sorted_cost)) for g in range(1, arrays.min_generations + 1)]
     return pd.DataFrame(rows, columns=["generations", "quality", "cost"])

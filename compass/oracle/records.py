@@ -235,7 +235,7 @@ def _factorize(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
         return pd.factorize(column, sort=True)
     codes = column.cat.codes.to_numpy()
     categories = column.cat.categories
-    used = np.bincount(codes[codes >= 0], minlength=len(categories)) > 0
+    used = np.bincount(codes + 1, minlength=len(categories) + 1)[1:] > 0  # shift: null code −1 → bin 0
     order = np.flatnonzero(used)[np.argsort(categories[used].to_numpy(), kind="stable")]
     rank = np.full(len(categories) + 1, -1, dtype=np.int64)  # last slot: code −1 stays −1
     rank[order] = np.arange(order.size)

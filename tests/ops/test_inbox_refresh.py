@@ -25,7 +25,8 @@ ROOT = Path(__file__).parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "ops"
 NEW_MODEL = "gpt-4.1-mini"
 # gpt-4o's Azure row (source llmstats) at 0.1 USD/Mtok instead of 2.5 / 10: same key, so it overrides.
-PRICE_CUT = "model_id,provider,input_usd_per_mtok,output_usd_per_mtok,source,as_of\ngpt-4o,azure,0.1,0.1,llmstats,2026-11-22\n"
+PRICE_CUT = ("model_id,provider,input_usd_per_mtok,output_usd_per_mtok,source,as_of\n"
+             "gpt-4o,azure,0.1,0.1,llmstats,2026-11-22\n")
 BAD_SCORES = ("model_id,benchmark,score,score_scale\n"
               "gpt-4o,gpqa_diamond,0.5,fraction\n"
               "gpt-4o,math_level_5,1.7,fraction\n")
@@ -75,7 +76,8 @@ def test_rejected_file_leaves_the_warehouse_byte_identical(ops_env):
     # After the first refresh every leaderboard's diff says there is nothing to compare yet.
     first = before["compass.leaderboard_changes"]
     assert len(first) == len(scenario_files()) and set(first["change"]) == {"none"}
-    assert first.loc[first["scenario"] == "cost_aware_high", "detail"].item() == "no earlier version of this leaderboard"
+    high = first.loc[first["scenario"] == "cost_aware_high", "detail"].item()
+    assert high == "no earlier version of this leaderboard"
 
 
 def test_accepted_delivery_runs_once_then_refresh_adds_the_model(ops_env):

@@ -53,7 +53,8 @@ def test_batch_resolves_scores_against_a_model_accepted_earlier_in_the_batch(tmp
     assert [t for t, _ in result.accepted] == ["models", "benchmark_scores"]
     assert [p.name for p, _ in result.rejected] == ["model_costs_bad.csv"]
     assert "row 1, column output_usd_per_mtok" in result.rejected[0][1]
-    assert (inbox / "rejected" / "model_costs_bad.csv.error.txt").read_text().startswith(str(inbox / "model_costs_bad.csv"))
+    report = (inbox / "rejected" / "model_costs_bad.csv.error.txt").read_text()
+    assert report.startswith(str(inbox / "model_costs_bad.csv"))
     assert not wh.path.exists()  # validation only reads the warehouse
     assert [(s.table, s.path.name) for s in accepted_files(folder=accepted)] == [
         ("models", "models_new.csv"), ("benchmark_scores", "a_scores.csv")]
@@ -83,7 +84,8 @@ def test_diff_names_moves_entries_exits_and_the_recommendation_with_reasons():
     assert (out.loc[("rank_move", "c"), "old_rank"], out.loc[("rank_move", "c"), "new_rank"]) == (3, 1)
     assert "cost changed 8 -> 1 (normalized 1.000 -> 0.111)" in out.loc[("rank_move", "c"), "detail"]
     assert "no own input changed; moved by c (cost changed" in out.loc[("rank_move", "a"), "detail"]
-    assert out.loc[("dropped_model", "d"), "detail"].startswith("newly infeasible (binding: budget); cost changed 1 -> 9")
+    dropped = out.loc[("dropped_model", "d"), "detail"]
+    assert dropped.startswith("newly infeasible (binding: budget); cost changed 1 -> 9")
     assert out.loc[("new_model", "e"), "detail"] == "new model"
     assert out.loc[("recommendation", "c"), "detail"].startswith("mlc_mean a -> c; c: cost changed")
     assert (out.loc[("rank_move", "b"), "old_rank"], out.loc[("rank_move", "b"), "new_rank"]) == (2, 4)
@@ -122,7 +124,8 @@ def test_schedule_and_automation_sensor_are_registered():
     from pipelines.definitions import defs
 
     schedule = defs.resolve_schedule_def("daily_raw_refresh")
-    assert (schedule.cron_schedule, schedule.execution_timezone, schedule.job_name) == ("0 6 * * *", "UTC", "raw_sources")
+    assert schedule.cron_schedule == "0 6 * * *" and schedule.execution_timezone == "UTC"
+    assert schedule.job_name == "raw_sources"
     raw = sorted(k.to_user_string() for k in defs.resolve_job_def("raw_sources").asset_layer.selected_asset_keys)
     assert raw == [f"raw/{t}" for t in sorted(("models", "model_aliases", "benchmark_scores", "model_costs",
                                                 "interactions", "query_records"))]

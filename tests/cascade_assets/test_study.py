@@ -1,0 +1,41 @@
+"""Study selection (light / heavy) and the SYNTHETIC Fail Fast asset."""
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from assets.cascade import CHAINS, HEAVY, LIGHT, chains_for, study_cascades, study_settings
+from pipelines.definitions import defs
+from pipelines.refresh import run_selection
+from resources.warehouse import Warehouse
+
+
+def test_light_and_heavy_cascade_sets(monkeypatch):
+    chains = {name: list(chain) for name, chain in CHAINS.items()}
+    light = study_cascades(chains, LIGHT)
+    assert [len(c) for _, c in light] == [2, 3, 4, 5, 4]  # Llama prefixes k = 2..5 + the full mixed chain
+    heavy = [c for name, c in study_cascades(chains, HEAVY) if name == "llama"]
+    assert len(heavy) == 26 and len(set(heavy)) == 26  # Table 2.7: every size-ordered subset, k >= 2
+    monkeypatch.setenv("COMPASS_HEAVY", "1")
+    assert study_settings() is HEAVY
+    monkeypatch.delenv("COMPASS_HEAVY")
+    assert study_settings() is LIGHT
+
+
+def test_unknown_models_form_a_cost_ordered_chain():
+    rec = pd.DataFrame({"model_id": ["b", "a", "c", "llama-3.2-1b-instruct"], "split": "train",
+                        "cost_usd": [2.0, 1.0, 3.0, 0.1]})
+    assert chains_for(rec) == {"by_cost": ["llama-3.2-1b-instruct", "a", "b", "c"]}  # a lone chain model joins them
+
+
+def test_synthetic_failfast_asset(cascade_env):
+    instance, db = cascade_env
+    run_selection(defs, instance, [dg.AssetKey(["cascade", "failfast_synthetic"])], None, False)
+    table = Warehouse(db).read("cascade.failfast_synthetic")
+    assert set(table["data"]) == {"synthetic"} and len(table) == 9  # 3 reasoning models x 3 utilisations
+    qwen = table[table["reasoning_model"] == "qwen3-235b-a22b"].set_index("utilization")
+    # generator docstring (n = 20,000): base AUARC 0.983 (thesis Table 4.2: 0.99); 4,000 draws here
+    assert qwen["base_auarc"].iloc[0] == pytest.approx(0.983, abs=0.01)
+    assert (qwen["auarc"] < qwen["base_auarc"]).all() and (qwen["latency_pct_change"] < 0).all()
+    event = instance.get_latest_materialization_event(dg.AssetKey(["cascade", "failfast_synthetic"]))
+    assert event.asset_materialization.metadata["data"].value == "synthetic"
