@@ -86,7 +86,7 @@ class StudySettings:
 
 # Light: copula CvM statistic without bootstrap p-values (copula_boot=0 -> p NaN) and 5 marginal
 # bootstrap draws keep the default run inside its budget; docs/results.md uses larger draws.
-LIGHT = StudySettings("light", False, 1 / 20, 5, 2, 3, 100, 1, (0,), 5, 0, False)
+LIGHT = StudySettings("light", False, 1 / 20, 4, 2, 2, 100, 1, (0,), 5, 0, False)
 HEAVY = StudySettings("heavy", True, 1 / 40, 16, 10, 30, 2000, 2, (0, 1, 2, 3, 4), 100, 50, True)
 
 

@@ -26,8 +26,11 @@ def publish_many(
     tables: Mapping[str, pd.DataFrame],
     where: Mapping[str, object] | None = None,
     metadata: Mapping[str, object] | None = None,
+    asset_key: dg.AssetKey | None = None,
 ) -> dg.MaterializeResult:
     """Replace the asset's own rows (selected by `where`) of each table, keep history, report a data version.
+
+    `asset_key` names which asset of a multi-asset this result belongs to.
 
     The data version hashes the content only, so a re-run that reproduces the
     same rows leaves every child fresh. Each row written also carries the
@@ -51,7 +54,7 @@ def publish_many(
     meta["dagster/row_count"] = len(first)
     if len(first):
         meta["preview"] = dg.MetadataValue.md(first.head(10).to_markdown(index=False))
-    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(version))
+    return dg.MaterializeResult(asset_key=asset_key, metadata=meta, data_version=dg.DataVersion(version))
 
 
 def publish(
@@ -81,7 +84,10 @@ def _refresh_condition() -> dg.AutomationCondition:
     """Run when missing, when the code version changed, or when a parent got a new data version.
 
     A parent re-materialized with an identical data version does not trigger it
-    (data_version_changed, not newly_updated). Blocking checks on parents gate it.
+    (data_version_changed, not newly_updated). It waits while an ancestor up to
+    three levels up is about to run, so a change that reaches an asset along
+    two paths (e.g. new scores via the tiers and a new price directly) runs it
+    once, after both. Blocking checks on parents gate it.
     """
     ac = dg.AutomationCondition
     trigger = (
@@ -89,7 +95,9 @@ def _refresh_condition() -> dg.AutomationCondition:
         | ac.code_version_changed()
         | ac.any_deps_match(ac.data_version_changed()).since_last_handled()
     )
-    return (trigger & ~ac.in_progress() & ~ac.any_deps_in_progress() & ac.all_deps_blocking_checks_passed()).with_label(
+    pending = ac.will_be_requested() | ac.in_progress()
+    upstream_pending = ac.any_deps_match(pending | ac.any_deps_match(pending | ac.any_deps_match(pending)))
+    return (trigger & ~ac.in_progress() & ~upstream_pending & ac.all_deps_blocking_checks_passed()).with_label(
         "refresh"
     )
 

@@ -24,12 +24,11 @@ import pandas as pd
 
 from assets.common import REFRESH_CONDITION, WRITER_POOL, publish_many
 from assets.compass_decisions import (
+    DECISION_KEYS,
     DecisionInputs,
     _floors,
-    leaderboards,
     load_case_scenario,
     load_inputs,
-    recommendations,
 )
 from compass.case_study import CaseStudy
 from compass.recommend import screen_models
@@ -262,7 +261,7 @@ def case_changes(
 
 @dg.asset(
     key=["compass", "leaderboard_changes"],
-    deps=[leaderboards, recommendations],
+    deps=[DECISION_KEYS["leaderboards"], DECISION_KEYS["recommendations"]],
     partitions_def=decision_partitions,
     code_version=CODE_VERSION,
     group_name="compass",

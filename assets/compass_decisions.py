@@ -21,7 +21,7 @@ from compass.case_study import BenchmarkSpec, CaseStudy
 from compass.case_utilities import fit_case_utilities, structural_weights
 from compass.frontier import CESFrontier
 from compass.policy_values import policy_selections, policy_values
-from compass.recommend import project_to_target, recommend
+from compass.recommend import project_to_target
 from compass.scenarios import Scenario, leaderboard, scenario_targets
 from compass.utilities import utility_table
 from pipelines.partitions import case_partitions, cases, decision_partitions, scenario_files
@@ -147,15 +147,14 @@ def _where(inputs: DecisionInputs) -> dict[str, str]:
     return {"case_id": inputs.case.case_id, "scenario": inputs.scenario.name}
 
 
-_decision = dict(partitions_def=decision_partitions, code_version=CODE_VERSION, **_common)
 _decision_deps = [cost_side, utilities, measures, ["compass", "ces_shape"], ["raw", "benchmark_scores"]]
 
 
-@dg.asset(key=["compass", "targets"], deps=_decision_deps, **_decision)
-def targets(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """Continuous targets (x*, c*) of problems (4) per type, (5) mean and (6) robust; infeasibility flagged."""
-    wh = warehouse.get()
-    inputs = load_inputs(wh, context.partition_key)
+def targets_frame(inputs: DecisionInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Continuous targets (x*, c*) of problems (4) per type, (5) mean and (6) robust; infeasibility flagged.
+
+    Returns (long table for compass.targets, wide table per group for the figure).
+    """
     names = list(inputs.measures.columns)
     try:
         wide = scenario_targets(inputs.utilities, inputs.frontier, inputs.scenario, names, **target_search(inputs.case))
@@ -164,17 +163,13 @@ def targets(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> 
     x_cols = [f"x_{f}" for f in names]
     wide = wide.reindex(columns=["group", "feasible", "reason", *x_cols, "c_star", "utility", "objective"])
     wide = wide.assign(policy=np.where(wide["group"].isin(["mean", "robust"]), wide["group"], "per_type"),
-                       context_group=np.where(wide["group"].isin(["mean", "robust"]), "all", wide["group"]))
+                       context_group=np.where(wide["group"].isin(["mean", "robust"]), "all", wide["group"]),
+                       feasible=wide["feasible"].astype(bool))
     long = wide.melt(id_vars=[c for c in wide.columns if c not in x_cols], value_vars=x_cols,
                      var_name="factor", value_name="x_star")
     long["factor"] = long["factor"].str.removeprefix("x_")
     cols = ["policy", "context_group", "factor", "x_star", "c_star", "utility", "objective", "feasible", "reason"]
-    long = long[cols].astype({"feasible": bool})
-    title = f"{inputs.case.case_id} / {inputs.scenario.name}"
-    figure = save_figure(targets_plot(inputs.measures, inputs.costs, wide.astype({"feasible": bool}), _recommended(inputs), title),
-                         inputs.case.case_id, f"targets_{inputs.scenario.name}")
-    return publish_many(context, wh, {"compass.targets": long}, _where(inputs),
-                        metadata={"feasible": bool(wide["feasible"].any()), "targets_vs_selected": figure})
+    return long[cols], wide
 
 
 def target_search(case: CaseStudy) -> dict[str, int]:
@@ -183,13 +178,6 @@ def target_search(case: CaseStudy) -> dict[str, int]:
     Smooth utilities polish the 2 best screened points (6 starts gave the same objectives to 1e-15 on
     frontier_api in three scenarios, at 2-4x the time)."""
     return {"n_screen": 4096, "n_starts": 0} if case.utility.estimator == "lightgbm" else {"n_starts": 2}
-
-
-def _recommended(inputs: DecisionInputs) -> list[str]:
-    s = inputs.scenario
-    rec = recommend(inputs.measures, inputs.costs, inputs.utilities, float(s.lam), s.budget, _floors(inputs),
-                    raw_scores=inputs.raw_scores, raw_floors=s.raw_floors)
-    return [rec.model_id] if rec.model_id else []
 
 
 def _floors(inputs: DecisionInputs) -> dict[str, float]:
@@ -210,17 +198,13 @@ def _value(inputs: DecisionInputs, model_id: str | None) -> tuple[float, float, 
     return (u, c, u - float(inputs.scenario.lam) * c)
 
 
-@dg.asset(key=["compass", "recommendations"], deps=[targets, *_decision_deps], **_decision)
-def recommendations(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def recommendations_frame(inputs: DecisionInputs, target_rows: pd.DataFrame) -> pd.DataFrame:
     """Problem (7) per type, mean and robust (ties -> lower cost), the projection variant, and Table 6's policies."""
-    wh = warehouse.get()
-    inputs = load_inputs(wh, context.partition_key)
     s, floors = inputs.scenario, _floors(inputs)
     sel = policy_selections(inputs.measures, inputs.costs, inputs.utilities, dataclasses.replace(s, floors=floors),
                             _outcomes_for_policies(inputs), "highest_mean", group_col="context_group",
                             outcome_col="outcome", raw_scores=_baseline_scores(inputs))
     rows = [(r.policy, r.group, r.model_id) for r in sel.itertuples()]
-    target_rows = wh.read("compass.targets", _where(inputs))
     for policy, part in target_rows[target_rows["policy"] != "per_type"].groupby("policy"):
         if not part["feasible"].all():
             rows.append((f"projection_{policy}", "all", None))
@@ -231,10 +215,7 @@ def recommendations(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         rows.append((f"projection_{policy}", "all", proj.model_id))
     table = pd.DataFrame(rows, columns=["policy", "context_group", "model_id"])
     values = pd.DataFrame([_value(inputs, m) for m in table["model_id"]], columns=["utility", "cost", "deployment_value"])
-    table = pd.concat([table, values], axis=1)
-    mean_pick = table.loc[table["policy"] == "mlc_mean", "model_id"]
-    return publish_many(context, wh, {"compass.recommendations": table}, _where(inputs),
-                        metadata={"mlc_mean": str(mean_pick.iloc[0]) if len(mean_pick) else "-"})
+    return pd.concat([table, values], axis=1)
 
 
 def _outcomes_for_policies(inputs: DecisionInputs) -> pd.DataFrame:
@@ -248,30 +229,56 @@ def _baseline_scores(inputs: DecisionInputs) -> pd.DataFrame:
     return inputs.raw_scores[[c for c in inputs.raw_scores.columns if spec.selects(c)]]
 
 
-@dg.asset(key=["compass", "leaderboards"], deps=_decision_deps, **_decision)
-def leaderboards(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """Deployment-aware leaderboard: Score_s(m) over feasible models, `binding` names the constraint that bites."""
-    wh = warehouse.get()
-    inputs = load_inputs(wh, context.partition_key)
-    board = leaderboard(inputs.measures, inputs.costs, inputs.utilities,
-                        dataclasses.replace(inputs.scenario, floors=_floors(inputs)), inputs.raw_scores)
-    return publish_many(context, wh, {"compass.leaderboards": board}, _where(inputs),
-                        metadata={"feasible_models": len(board), "top": ", ".join(board["model_id"].head(5))})
-
-
-@dg.asset(key=["compass", "policy_values"], deps=_decision_deps, **_decision)
-def policy_values_asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def policy_values_frame(inputs: DecisionInputs) -> pd.DataFrame:
     """Table 5: actual, MLC (per type, mean, robust) and single-metric baselines (mean ± sd) for one scenario."""
-    wh = warehouse.get()
-    inputs = load_inputs(wh, context.partition_key)
     scenario = dataclasses.replace(inputs.scenario, floors=_floors(inputs))
     outcomes = _outcomes_for_policies(inputs)
     if outcomes.empty:  # structural case: no observed behaviour to call "actual"
         outcomes = pd.DataFrame({"model_id": [], "context_group": [], "outcome": []})
-    table = policy_values(inputs.measures, inputs.costs, inputs.utilities, scenario, outcomes, "highest_mean",
-                          group_col="context_group", outcome_col="outcome", raw_scores=_baseline_scores(inputs))
-    return publish_many(context, wh, {"compass.policy_values": table}, _where(inputs),
-                        metadata={"mlc_mean": float(table.set_index("policy").loc["mlc_mean", "value"])})
+    return policy_values(inputs.measures, inputs.costs, inputs.utilities, scenario, outcomes, "highest_mean",
+                         group_col="context_group", outcome_col="outcome", raw_scores=_baseline_scores(inputs))
 
 
-compass_decision_assets = [utilities, targets, recommendations, leaderboards, policy_values_asset]
+DECISION_KEYS = {name: dg.AssetKey(["compass", name]) for name in ("targets", "recommendations", "leaderboards", "policy_values")}
+_DESCRIPTIONS = {
+    "targets": "Continuous targets (x*, c*): problems (4) per type, (5) mean, (6) robust; infeasibility flagged.",
+    "recommendations": "Problem (7) per type / mean / robust, the projection variant, and Table 6's policies.",
+    "leaderboards": "Deployment-aware leaderboard: Score_s(m) over feasible models; `binding` names what bites.",
+    "policy_values": "Table 5: actual, MLC (per type, mean, robust) and single-metric baselines (mean ± sd).",
+}
+
+
+@dg.multi_asset(
+    specs=[dg.AssetSpec(key, deps=_decision_deps, description=_DESCRIPTIONS[name], group_name="compass",
+                        code_version=CODE_VERSION, automation_condition=REFRESH_CONDITION, kinds={"duckdb", "python"})
+           for name, key in DECISION_KEYS.items()],
+    partitions_def=decision_partitions,
+    pool=WRITER_POOL,
+    can_subset=False,
+)
+def decisions(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
+    """All decisions of one case x scenario from one read of the inputs (§4.6, §5.6): they share every input,
+    so computing them together costs one step instead of four."""
+    wh = warehouse.get()
+    inputs = load_inputs(wh, context.partition_key)
+    target_rows, wide = targets_frame(inputs)
+    recs = recommendations_frame(inputs, target_rows)
+    board = leaderboard(inputs.measures, inputs.costs, inputs.utilities,
+                        dataclasses.replace(inputs.scenario, floors=_floors(inputs)), inputs.raw_scores)
+    values = policy_values_frame(inputs)
+    mean_pick = recs.loc[recs["policy"] == "mlc_mean", "model_id"]
+    figure = save_figure(targets_plot(inputs.measures, inputs.costs, wide, list(mean_pick.dropna()),
+                                      f"{inputs.case.case_id} / {inputs.scenario.name}"),
+                         inputs.case.case_id, f"targets_{inputs.scenario.name}")
+    where = _where(inputs)
+    yield publish_many(context, wh, {"compass.targets": target_rows}, where, asset_key=DECISION_KEYS["targets"],
+                       metadata={"feasible": bool(wide["feasible"].any()), "targets_vs_selected": figure})
+    yield publish_many(context, wh, {"compass.recommendations": recs}, where, asset_key=DECISION_KEYS["recommendations"],
+                       metadata={"mlc_mean": str(mean_pick.iloc[0]) if len(mean_pick) else "-"})
+    yield publish_many(context, wh, {"compass.leaderboards": board}, where, asset_key=DECISION_KEYS["leaderboards"],
+                       metadata={"feasible_models": len(board), "top": ", ".join(board["model_id"].head(5))})
+    yield publish_many(context, wh, {"compass.policy_values": values}, where, asset_key=DECISION_KEYS["policy_values"],
+                       metadata={"mlc_mean": float(values.set_index("policy").loc["mlc_mean", "value"])})
+
+
+compass_decision_assets = [utilities, decisions]

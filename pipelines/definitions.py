@@ -71,3 +71,12 @@ def job_for_keys(keys: list[dg.AssetKey]) -> str:
     if len(groups) != 1:
         raise ValueError(f"assets span several partitions definitions: {sorted(groups)}")
     return refresh_job_name(groups.pop())
+
+
+def with_inseparable(keys: list[dg.AssetKey]) -> list[dg.AssetKey]:
+    """`keys` plus every sibling of a multi-asset that cannot run in part (can_subset=False)."""
+    out = list(keys)
+    for a in ASSETS:
+        if not a.can_subset and any(k in a.keys for k in keys):
+            out += [k for k in a.keys if k not in out]
+    return out

@@ -66,8 +66,9 @@ def run_selection(
     raise_on_error: bool = True,
 ) -> dg.ExecuteInProcessResult | dg.ExecutionResult:
     """Materialize `keys` (with their checks) for one partition key."""
-    from pipelines.definitions import job_for_keys, reconstructable_job
+    from pipelines.definitions import job_for_keys, reconstructable_job, with_inseparable
 
+    keys = with_inseparable(keys)
     job_name = job_for_keys(keys)
     run_tags = dict(tags or {})
     if partition is not None:
@@ -89,6 +90,38 @@ def run_selection(
         run_config=config, instance=instance, asset_selection=keys, tags=run_tags, partition_key=partition,
         raise_on_error=raise_on_error,
     )
+
+
+def _parent_partition(graph, parent: dg.AssetKey, partition: str | None) -> str | None:
+    """The parent's partition that `partition` reads: same key, a dimension of a multi-partition key, or none."""
+    parent_def = graph.get(parent).partitions_def
+    if parent_def is None or partition is None:
+        return None
+    if "|" in partition and isinstance(parent_def, dg.DynamicPartitionsDefinition):
+        from pipelines.partitions import decision_partitions
+
+        key = decision_partitions.get_partition_key_from_str(partition)
+        return key.keys_by_dimension.get(parent_def.name, partition)
+    return partition
+
+
+def _parents_ready(instance, graph, key: dg.AssetKey, partition: str | None, requested: set) -> bool:
+    """Every parent partition is materialized and not itself being refreshed in this tick.
+
+    Belt and braces for REFRESH_CONDITION, whose dependency checks do not see
+    through the case -> case x scenario partition mapping in Dagster 1.13.
+    """
+    for parent in graph.get(key).parent_keys:
+        if not graph.get(parent).is_materializable:
+            continue
+        p = _parent_partition(graph, parent, partition)
+        if (parent, p) in requested:
+            return False
+        if instance.get_latest_materialization_event(parent) is None:
+            return False
+        if p is not None and not instance.get_materialized_partitions(parent).__contains__(p):
+            return False
+    return True
 
 
 def refresh(
@@ -119,10 +152,15 @@ def refresh(
         report.ticks += 1
         if evaluation.total_requested == 0:
             break
+        graph = defs.resolve_asset_graph()
+        requested = {(key, p) for key in graph.materializable_asset_keys for p in evaluation.get_requested_partitions(key)}
         by_partition: dict[str | None, list[dg.AssetKey]] = defaultdict(list)
-        for key in defs.resolve_asset_graph().materializable_asset_keys:
-            for partition in evaluation.get_requested_partitions(key):
+        for key, partition in requested:
+            # Failed once in this refresh: not again. Parents not there yet: wait for a later tick.
+            if _label(key, partition) not in report.failed and _parents_ready(instance, graph, key, partition, requested):
                 by_partition[partition].append(key)
+        if not by_partition:
+            break
         for partition, keys in sorted(by_partition.items(), key=lambda kv: (kv[0] is not None, kv[0] or "")):
             # A failing partition is reported, not fatal: the others still refresh.
             result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)

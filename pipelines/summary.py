@@ -13,7 +13,7 @@ def table_counts(wh: Warehouse) -> pd.DataFrame:
         return pd.DataFrame(columns=["table", "rows"])
     tables = wh.query(
         "select table_schema || '.' || table_name as tbl from information_schema.tables "
-        "where table_schema not in ('information_schema', 'pg_catalog') order by 1"
+        "where table_catalog = 'warehouse' and table_schema not in ('information_schema', 'pg_catalog') order by 1"
     )["tbl"]
     return pd.DataFrame({"table": tables, "rows": [int(wh.query(f"select count(*) from {t}").iloc[0, 0]) for t in tables]})
 

@@ -51,11 +51,17 @@ class Warehouse:
                 con.close()
 
     def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        """Attach the file as catalog `warehouse`: a file named compass.duckdb would otherwise be a catalog
+        called `compass`, which DuckDB cannot tell apart from our schema `compass`."""
         # The file lock already serializes our processes; retry briefly for foreign readers.
         for attempt in range(50):
+            con = duckdb.connect()
             try:
-                return duckdb.connect(str(self.path), read_only=read_only)
+                con.execute(f"attach '{self.path}' as warehouse" + (" (read_only)" if read_only else ""))
+                con.execute("use warehouse")
+                return con
             except duckdb.IOException:
+                con.close()
                 if attempt == 49:
                     raise
                 time.sleep(0.1 * (attempt + 1))
@@ -67,7 +73,8 @@ class Warehouse:
 
     def table_exists(self, table: str) -> bool:
         schema, name = table.split(".")
-        sql = "select count(*) from information_schema.tables where table_schema = ? and table_name = ?"
+        sql = ("select count(*) from information_schema.tables "
+               "where table_catalog = 'warehouse' and table_schema = ? and table_name = ?")
         return self.path.exists() and self.query(sql, [schema, name]).iloc[0, 0] > 0
 
     def read(self, table: str, where: Mapping[str, object] | None = None) -> pd.DataFrame:
@@ -94,7 +101,7 @@ class Warehouse:
             con.execute("begin transaction")
             try:
                 con.execute(f"create schema if not exists {schema}")
-                con.register("incoming", frame)
+                con.register("incoming", _typed_nulls(frame))
                 if where is None:
                     con.execute(f"create or replace table {table} as select * from incoming")
                 else:
@@ -137,6 +144,12 @@ class Warehouse:
         if con.execute(f"select count(*) from {history}{clause}", params).fetchone()[0] == 0:
             cols = ", ".join(f'"{c}"' for c in con.execute("select * from incoming limit 0").df().columns)
             con.execute(f"insert into {history} ({cols}) select {cols} from incoming")
+
+
+def _typed_nulls(frame: pd.DataFrame) -> pd.DataFrame:
+    """All-null object columns become strings, so DuckDB never creates a column of type NULL."""
+    empty = [c for c in frame.columns if frame[c].dtype == object and frame[c].isna().all()]
+    return frame.astype({c: "string" for c in empty}) if empty else frame
 
 
 def _add_missing_columns(con: duckdb.DuckDBPyConnection, table: str) -> None:

@@ -1,7 +1,7 @@
 """Published cascade tables against independent recomputations (fixture: real mmlu rows, 3 Llama models)."""
 
+import dagster as dg
 import numpy as np
-import pandas as pd
 import pytest
 
 from compass.cascades.calibration import expected_calibration_error, fill_infinities, transform_logprob
@@ -124,8 +124,6 @@ def test_economics_argmax_and_critical_price(wh):
 def test_real_failfast_skipped_on_multiple_choice(materialized):
     """MMLU answers are one token: output tokens carry no uncertainty, so the real Fail Fast table is not published."""
     instance, db = materialized
-    import dagster as dg
-
     event = instance.get_latest_materialization_event(dg.AssetKey(["cascade", "failfast"]))
     assert "constant" in event.asset_materialization.metadata["skipped"].value
     assert Warehouse(db).read("cascade.failfast").empty

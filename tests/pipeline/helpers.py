@@ -18,7 +18,8 @@ def snapshot(db) -> dict[str, pd.DataFrame]:
     """Every table of the warehouse, sorted, for byte-level comparisons."""
     wh = Warehouse(db)
     tables = wh.query(
-        "select table_schema || '.' || table_name as t from information_schema.tables order by 1"
+        "select table_schema || '.' || table_name as t from information_schema.tables "
+        "where table_catalog = 'warehouse' order by 1"
     )["t"]
     out = {}
     for t in tables:
