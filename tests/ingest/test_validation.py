@@ -127,3 +127,14 @@ def test_later_file_overrides_same_key(tmp_path):
     files = [SourceFile("model_costs", tmp_path / "a.csv"), SourceFile("model_costs", tmp_path / "b.csv")]
     costs = ingest_table("model_costs", files, LOOKUP).set_index("model_id")
     assert costs.loc["gpt-4o", "input_usd_per_mtok"] == 1.0 and len(costs) == 2
+
+
+def test_readme_example_config_ingests_against_the_default_aliases():
+    root = Path(__file__).parents[2]
+    sources = [s for s in load_config(root / "examples" / "config.yaml") if "examples" in str(s.path)]
+    lookup = alias_lookup(pd.read_parquet(root / "data" / "model_aliases.parquet"),
+                          pd.read_parquet(root / "data" / "models.parquet")["model_id"])
+    scores = ingest_table("benchmark_scores", sources, lookup)
+    costs = ingest_table("model_costs", sources, lookup)
+    assert set(scores["model_id"]) == {"gpt-4o"} and len(scores) == 2
+    assert costs["blended_usd_per_mtok"].tolist() == [pytest.approx((3 * 2.0 + 8.0) / 4)]
