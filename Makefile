@@ -13,7 +13,7 @@ export OMP_NUM_THREADS ?= 1
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c requirements.lock -e ".[dev]"
+	$(BIN)/pip install -q -c requirements.lock -e ".[dev,deploy]"
 	touch $(STAMP)
 
 run: $(STAMP)
