@@ -11,6 +11,7 @@ import pytest
 from pipelines.definitions import defs
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.refresh import run_selection
+from tests.pipeline.helpers import config_with_extra
 
 ROOT = Path(__file__).parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "cascade"
@@ -36,14 +37,7 @@ def records() -> pd.DataFrame:
 
 def write_config(tmp: Path, extra: list[tuple[str, str]]) -> Path:
     """The fixture config plus extra (table, csv text) sources appended after it."""
-    lines = CONFIG.read_text().replace("path: ", f"path: {FIXTURE}/")
-    for i, (table, text) in enumerate(extra):
-        path = tmp / f"extra_{table}_{i}.csv"
-        path.write_text(text)
-        lines += f"  - {{table: {table}, path: {path}}}\n"
-    out = tmp / "config_extra.yaml"
-    out.write_text(lines)
-    return out
+    return config_with_extra(CONFIG, tmp, extra)
 
 
 def _environment(mp: pytest.MonkeyPatch, tmp: Path) -> None:

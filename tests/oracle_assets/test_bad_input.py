@@ -48,7 +48,7 @@ def test_rejected_at_ingest_warehouse_unchanged(oracle_env, tmp_path, monkeypatc
     monkeypatch.setenv("COMPASS_CONFIG", str(write_config(tmp_path, [(table, text)])))
     with pytest.raises(IngestError) as info:
         materialize_oracle(instance, ["gsm8k"], raw_tables=[table])
-    assert f"bad_{table}_0.csv" in str(info.value) and "row 1" in str(info.value) and f"column {column}" in str(info.value)
+    assert f"extra_{table}_0.csv" in str(info.value) and "row 1" in str(info.value) and f"column {column}" in str(info.value)
     assert_same_tables(before, snapshot(db))
 
 

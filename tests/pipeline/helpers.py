@@ -32,3 +32,18 @@ def assert_same_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -
     assert a.keys() == b.keys()
     for t in a:
         pd.testing.assert_frame_equal(a[t], b[t], check_dtype=True, obj=t)
+
+
+def config_with_extra(config, tmp, extra: list[tuple[str, str]]):
+    """A copy of a fixture config (paths made absolute) plus extra (table, csv text) sources after it."""
+    from pathlib import Path
+
+    config, tmp = Path(config), Path(tmp)
+    lines = config.read_text().replace("path: ", f"path: {config.parent}/")
+    for i, (table, text) in enumerate(extra):
+        path = tmp / f"extra_{table}_{i}.csv"
+        path.write_text(text)
+        lines += f"  - {{table: {table}, path: {path}}}\n"
+    out = tmp / "config_extra.yaml"
+    out.write_text(lines)
+    return out
