@@ -15,8 +15,12 @@ import pandas as pd  # noqa: E402
 
 from resources.warehouse import Warehouse, frame_version
 
-# Every DuckDB writer runs in this pool; dagster.yaml limits it (see README "Concurrency").
-WRITER_POOL = "duckdb"
+# DuckDB writes are serialized by the warehouse's file lock (resources.warehouse), so steps compute in
+# parallel and queue only for the database. A Dagster pool limited to 1 on every asset made multiprocess
+# runs spin forever waiting for op concurrency slots (Dagster 1.13, SQLite instance; seen in
+# tests/pipeline/test_multiprocess.py), so local runs set no pool. deploy/dagster.yaml limits the pool
+# "duckdb" for deployments that route writers through it.
+WRITER_POOL: str | None = None
 REPORTS_DIR = Path("var/reports")
 
 

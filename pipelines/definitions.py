@@ -42,7 +42,7 @@ def refresh_job_name(group: str) -> str:
 
 
 JOBS = [
-    dg.define_asset_job(refresh_job_name(group), selection=dg.AssetSelection.assets(*keys), partitions_def=pdef)
+    dg.define_asset_job(refresh_job_name(group), selection=dg.AssetSelection.assets(*keys))
     for group, pdef in PARTITION_GROUPS.items()
     if (keys := _keys_with(pdef))
 ]

@@ -103,6 +103,7 @@ def test_accepted_delivery_runs_once_then_refresh_adds_the_model(ops_env):
     report = refresh(defs, instance, SOURCE_KEYS)
     assert not report.failed, report.failed
     wh = Warehouse(db)
+    print("MATERIALIZED", report.materialized, "RAW", sorted(set(wh.read("raw.benchmark_scores")["model_id"])))
     assert NEW_MODEL in set(wh.read("compass.measures", {"case_id": "ops_tiny"})["model_id"])
     board = wh.read("compass.leaderboards", {"case_id": "ops_tiny", "scenario": "pure_capability"})
     assert NEW_MODEL in set(board["model_id"]) and len(board) == 11
