@@ -109,6 +109,7 @@ class Warehouse:
                 if history_version is not None:
                     self._append_history(con, table, where, history_version)
                 con.execute("commit")
+                con.execute("checkpoint")  # fold the WAL into the file: read-only attaches do not replay it
             except Exception:
                 con.execute("rollback")
                 raise
