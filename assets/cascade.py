@@ -1,13 +1,16 @@
 """LLM-cascade assets, one partition per dataset of raw.query_records (thesis seed 001, Chs. 2-4).
 
-Lineage (all read raw.query_records of their partition; the science is in compass/cascades):
+Lineage (all but auc read their dataset's records from datasets/inputs, assets.datasets; the
+science is in compass/cascades):
 
     calibration -> marginals -> copulas -> curves -> auc          (Ch. 2, Tables 2.2-2.8)
     economics, failfast (real records)                             (Chs. 3, 4)
     failfast_synthetic (unpartitioned, the documented generator)   (Ch. 4, SYNTHETIC)
 
 Each asset recomputes the (cheap, deterministic) calibration from the raw records instead of
-reading a derived table back, so it sees exactly the rows its parent saw.
+reading a derived table back, so it sees exactly the rows its parent saw. The EM-fitted marginals
+are not recomputed: copulas rebuilds them from cascade.marginals (`stored_marginals`). curves fits
+its own per-chain Markov-copula models (`fit_cascade_model`, marginals on the chain's aligned rows).
 
 Generic preparation (`load_records`): a dataset whose records carry no confidence at all
 (livecodebench, mmlu_pro) is skipped quickly and explicitly: nothing is published, metadata
@@ -33,8 +36,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from assets.automation import REFRESH_CONDITION
 from assets.cascade_figures import curves_plot, marginals_plot, optimal_map_plot, tau_heatmap
-from assets.common import REFRESH_CONDITION, WRITER_POOL, publish_many, save_figure
+from assets.common import WRITER_POOL, publish_many, save_figure
+from assets.datasets import DATASET_INPUTS, read_dataset_inputs
 from compass.cascades.baselines import bayes_opt_curve, default_lambdas, grid_search_curve, threshold_columns
 from compass.cascades.calibration import calibrate, task_kind_for
 from compass.cascades.copulas import copula_table, markov_test
@@ -44,14 +49,15 @@ from compass.cascades.economics import critical_price_of_error, optimal_model_ma
 from compass.cascades.evaluate import evaluate_thresholds, low_sample_train_indices
 from compass.cascades.failfast import failfast_table, join_failfast_records
 from compass.cascades.failfast_synthetic import TABLE_4_1, FailFastSyntheticConfig, generate_failfast_synthetic
-from compass.cascades.marginals import fit_marginals, marginal_gof_table, marginal_params_frame
+from compass.cascades.marginals import (
+    MixedBetaMarginal, fit_marginals, marginal_gof_table, marginal_params_frame, marginals_from_params,
+)
 from compass.cascades.markov_model import CascadeModel, fit_cascade_model
 from compass.cascades.rational_tuning import rational_tuning
 from pipelines.partitions import dataset_partitions
 from resources.warehouse import Warehouse, WarehouseResource
 
 CODE_VERSION = "cascade-1"
-RECORDS = dg.AssetKey(["raw", "query_records"])
 SKIPPED = "no confidence signal"
 CHAINS: dict[str, tuple[str, ...]] = {
     "llama": ("llama-3.2-1b-instruct", "llama-3.2-3b-instruct", "llama-3.1-8b-instruct",
@@ -130,7 +136,7 @@ def prepare_records(records: pd.DataFrame, dataset: str) -> pd.DataFrame | None:
 
 
 def load_records(wh: Warehouse, dataset: str) -> pd.DataFrame | None:
-    return prepare_records(wh.read("raw.query_records", {"dataset": dataset}), dataset)
+    return prepare_records(read_dataset_inputs(wh, dataset)[0], dataset)
 
 
 def has_test(records: pd.DataFrame) -> bool:
@@ -198,7 +204,7 @@ def calibration_table(records: pd.DataFrame, dataset: str) -> pd.DataFrame:
     return params
 
 
-@dg.asset(key=["cascade", "calibration"], deps=[RECORDS],
+@dg.asset(key=["cascade", "calibration"], deps=[DATASET_INPUTS],
           check_specs=[dg.AssetCheckSpec(ECE_CHECK, asset=["cascade", "calibration"], blocking=True)], **_common)
 def cascade_calibration(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Logistic calibration of transformed log-probabilities and its ECE (eqs. 2.16-2.17, Table 2.2)."""
@@ -218,7 +224,7 @@ def cascade_calibration(context: dg.AssetExecutionContext, warehouse: WarehouseR
 # ---------------------------------------------------------------- marginals (eq. 2.7, Table 2.5)
 
 
-@dg.asset(key=["cascade", "marginals"], deps=[RECORDS, dg.AssetKey(["cascade", "calibration"])], **_common)
+@dg.asset(key=["cascade", "marginals"], deps=[DATASET_INPUTS, dg.AssetKey(["cascade", "calibration"])], **_common)
 def cascade_marginals(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Mixed-beta marginals fitted on train (eq. 2.7) and their sqrt(CvM) fit on test, plain and refit (Tables 2.5-2.6)."""
     wh = warehouse.get()
@@ -237,6 +243,19 @@ def cascade_marginals(context: dg.AssetExecutionContext, warehouse: WarehouseRes
             "rejected_at_5pct": int((plain["p_value"] < 0.05).sum()),
             "figure": save_figure(marginals_plot(cal, marginals, gof_split, dataset), "cascades", f"marginals_{dataset}")}
     return publish_many(context, wh, {"cascade.marginals": params, "cascade.marginal_gof": gof}, _where(context), meta)
+
+
+def stored_marginals(wh: Warehouse, dataset: str, models: list[str]) -> dict[str, MixedBetaMarginal]:
+    """The marginals cascade/marginals fitted for `dataset`, rebuilt from cascade.marginals (no EM refit);
+    a clear error when that table holds no rows or other models than `models` for the dataset."""
+    params = wh.read("cascade.marginals", {"dataset": dataset})
+    if params.empty:
+        raise ValueError(f"dataset {dataset!r}: no rows in cascade.marginals; materialize cascade/marginals first")
+    marginals = marginals_from_params(params)
+    if sorted(marginals) != sorted(models):
+        raise ValueError(f"dataset {dataset!r}: cascade.marginals holds models {sorted(marginals)}, the records "
+                         f"{sorted(models)}; re-materialize cascade/marginals")
+    return marginals
 
 
 # ---------------------------------------------------------------- copulas (eqs. 2.9-2.10, Tables 2.3, 2.4)
@@ -262,7 +281,7 @@ def copula_pairs(chains: dict[str, list[str]], all_pairs: bool) -> list[tuple[st
     return out
 
 
-@dg.asset(key=["cascade", "copulas"], deps=[RECORDS, dg.AssetKey(["cascade", "marginals"])], **_common)
+@dg.asset(key=["cascade", "copulas"], deps=[DATASET_INPUTS, dg.AssetKey(["cascade", "marginals"])], **_common)
 def cascade_copulas(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Per chain pair: the thesis' Gumbel (tau inversion) and five ML families, AIC and Kendall CvM (Table 2.4);
     the Markov test (Table 2.3); Kendall tau of every pair (heatmap). Fitted on train, as the thesis says."""
@@ -273,7 +292,7 @@ def cascade_copulas(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         return _skip(context)
     settings = study_settings()
     cal, _ = calibrated_records(records, dataset)
-    marginals = fit_marginals(cal)
+    marginals = stored_marginals(wh, dataset, list(cal["model_id"].unique()))
     chains = chains_for(records)
     phi = pivot(cal, "p_correct", split="train")
     parts = []
@@ -388,7 +407,7 @@ def cascade_curves(cal: pd.DataFrame, chains: dict[str, list[str]], chain_cascad
     return curves[cols], {"rt_aic_max_abs_threshold_change": changed}
 
 
-@dg.asset(key=["cascade", "curves"], deps=[RECORDS, dg.AssetKey(["cascade", "copulas"])],
+@dg.asset(key=["cascade", "curves"], deps=[DATASET_INPUTS, dg.AssetKey(["cascade", "copulas"])],
           check_specs=[dg.AssetCheckSpec(CURVE_CHECK, asset=["cascade", "curves"], blocking=True)], **_common)
 def cascade_curves_asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Test error-cost curves of RT (Gumbel and AIC copula), grid search and BO thresholds (Sec. 2.4)."""
@@ -477,7 +496,7 @@ def economics_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
             "cascade.critical_prices": critical.assign(split=split), "cascade.system_summary": summary.assign(split=split)}
 
 
-@dg.asset(key=["cascade", "economics"], deps=[RECORDS], **_common)
+@dg.asset(key=["cascade", "economics"], deps=[DATASET_INPUTS], **_common)
 def cascade_economics(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Economic evaluation: reward per model on the (lambda_E, lambda_L) grid, optimal-model map, critical prices."""
     wh = warehouse.get()
@@ -522,7 +541,7 @@ def real_failfast(cal: pd.DataFrame) -> pd.DataFrame:
                         tokens_signal_rho=float(rho.statistic), tokens_signal_p=float(rho.pvalue))
 
 
-@dg.asset(key=["cascade", "failfast"], deps=[RECORDS], **_common)
+@dg.asset(key=["cascade", "failfast"], deps=[DATASET_INPUTS], **_common)
 def cascade_failfast(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """"Fail Fast, or Ask" on REAL records (Sec. 4.3, Table 4.2 shape), labelled data = real."""
     wh = warehouse.get()

@@ -22,6 +22,8 @@ from resources.warehouse import Warehouse, frame_version
 # "duckdb" for deployments that route writers through it.
 WRITER_POOL: str | None = None
 REPORTS_DIR = Path("var/reports")
+# Columns publish_many adds to every row it writes.
+STAMP_COLUMNS = ["data_version", "run_id", "refreshed_at"]
 
 
 def publish_many(
@@ -42,7 +44,7 @@ def publish_many(
     distinct version ever published (for `--as-of` and `compass diff`).
     """
     version = frame_version(pd.concat([f.assign(_table=t) for t, f in tables.items()], ignore_index=True))
-    stamp = {"data_version": version, "run_id": context.run_id,
+    stamp = {"data_version": version, "run_id": context.run.run_id,
              "refreshed_at": pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)}
     meta: dict[str, object] = {**(metadata or {})}
     unchanged = all(wh.holds_version(t, where, version) for t in tables)
@@ -82,28 +84,3 @@ def save_figure(fig, folder: str, name: str) -> dg.MetadataValue:
     plt.close(fig)
     encoded = base64.b64encode(path.read_bytes()).decode()
     return dg.MetadataValue.md(f"![{name}](data:image/png;base64,{encoded})\n\n`{path}`")
-
-
-def _refresh_condition() -> dg.AutomationCondition:
-    """Run when missing, when the code version changed, or when a parent got a new data version.
-
-    A parent re-materialized with an identical data version does not trigger it
-    (data_version_changed, not newly_updated). It waits while an ancestor up to
-    three levels up is about to run, so a change that reaches an asset along
-    two paths (e.g. new scores via the tiers and a new price directly) runs it
-    once, after both. Blocking checks on parents gate it.
-    """
-    ac = dg.AutomationCondition
-    trigger = (
-        (ac.missing() & ~ac.any_deps_missing())
-        | ac.code_version_changed()
-        | ac.any_deps_match(ac.data_version_changed()).since_last_handled()
-    )
-    pending = ac.will_be_requested() | ac.in_progress()
-    upstream_pending = ac.any_deps_match(pending | ac.any_deps_match(pending | ac.any_deps_match(pending)))
-    return (trigger & ~ac.in_progress() & ~upstream_pending & ac.all_deps_blocking_checks_passed()).with_label(
-        "refresh"
-    )
-
-
-REFRESH_CONDITION = _refresh_condition()

@@ -22,7 +22,8 @@ import dagster as dg
 import numpy as np
 import pandas as pd
 
-from assets.common import REFRESH_CONDITION, WRITER_POOL, publish_many
+from assets.automation import REFRESH_CONDITION
+from assets.common import WRITER_POOL, publish_many
 from assets.compass_decisions import (
     DECISION_KEYS,
     DecisionInputs,

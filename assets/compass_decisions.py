@@ -13,7 +13,8 @@ import dagster as dg
 import numpy as np
 import pandas as pd
 
-from assets.common import REFRESH_CONDITION, WRITER_POOL, publish_many, save_figure
+from assets.automation import REFRESH_CONDITION
+from assets.common import WRITER_POOL, publish_many, save_figure
 from assets.compass_frontier import ces_from_parameters, cost_side, measures, read_measures, read_parameters
 from assets.figures import targets_plot
 from compass.case_inputs import build_x_raw, outcome_rows

@@ -9,7 +9,8 @@ import dagster as dg
 import numpy as np
 import pandas as pd
 
-from assets.common import REFRESH_CONDITION, WRITER_POOL, publish_many, save_figure
+from assets.automation import REFRESH_CONDITION
+from assets.common import WRITER_POOL, publish_many, save_figure
 from assets.figures import loadings_heatmap, tiered_frontier_plot
 from compass.case_inputs import build_x_raw, model_costs
 from compass.ces_fit import CESFit, fit_ces

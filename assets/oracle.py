@@ -1,7 +1,7 @@
 """Capability Frontier oracle assets, one partition per dataset of raw.query_records (seed 002).
 
-Lineage: raw.query_records (+ raw.model_costs for datasets without a per-call
-cost) -> oracle/single_models, oracle/curve, oracle/posthoc (cheap, independent)
+Lineage: datasets/inputs (the dataset's rows of raw.query_records and its
+models' cheapest prices, assets.datasets) -> oracle/single_models, oracle/curve, oracle/posthoc (cheap, independent)
 and oracle/estimates + oracle/frontier + oracle/summary (one `analyze` call,
 §3–4.4, Tables 1, 2, 6). oracle/synthetic_validation reads no real data.
 
@@ -12,7 +12,7 @@ Generic preparation, no per-dataset code (`prepare`):
   dropped, then only prompts every remaining model answered are kept (mmlu_pro:
   one model lacks ~14% of the prompts); both are listed in metadata;
 * cost: `cost_usd` when every record carries it (`per_query_usd`); else price ×
-  tokens from the cheapest provider in raw.model_costs (`tokens_x_price_usd`); else
+  tokens from the cheapest provider in raw.model_costs (datasets.model_prices) (`tokens_x_price_usd`); else
   that provider's blended USD/Mtok as a relative per-query price
   (`blended_price_usd_per_mtok`). Quality never depends on cost, so quality
   outputs use every model (`model_set = all`); when some models have no price,
@@ -29,7 +29,9 @@ import dagster as dg
 import numpy as np
 import pandas as pd
 
-from assets.common import REFRESH_CONDITION, WRITER_POOL, publish_many, save_figure
+from assets.automation import REFRESH_CONDITION
+from assets.common import WRITER_POOL, publish_many, save_figure
+from assets.datasets import DATASET_INPUTS, cheapest_prices, read_dataset_inputs
 from assets.oracle_figures import bias_decay_plot, entropy_uplift_plot, frontier_plot
 from compass.oracle.bootstrap import bootstrap_interval
 from compass.oracle.estimators import RECOMMENDED, get_estimator
@@ -51,8 +53,6 @@ BOOT_ESTIMATORS = ("naive", RECOMMENDED)
 MIN_COVERAGE = 0.95
 PLACEHOLDER_COST = 1.0  # uniform cost for the quality-only `all` set; never published
 
-RECORDS = dg.AssetKey(["raw", "query_records"])
-MODEL_COSTS = dg.AssetKey(["raw", "model_costs"])
 _common = dict(
     partitions_def=dataset_partitions,
     group_name="oracle",
@@ -105,15 +105,6 @@ def complete_cases(records: pd.DataFrame, dataset: str, min_coverage: float = MI
     if len(full) == 0:
         raise ValueError(f"{dataset}: no prompt is answered by every model {sorted(kept['model_id'].unique())}")
     return kept[kept["query_id"].isin(full)], dropped, int(len(answered) - len(full))
-
-
-def cheapest_prices(model_costs: pd.DataFrame) -> pd.DataFrame:
-    """Per model, the provider row with the lowest blended USD/Mtok: [model_id, provider, input, output, blended]."""
-    cols = ["model_id", "provider", "input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok"]
-    if model_costs.empty:
-        return pd.DataFrame(columns=cols)
-    priced = model_costs.dropna(subset=["blended_usd_per_mtok"]).sort_values(["model_id", "blended_usd_per_mtok"])
-    return priced.drop_duplicates("model_id")[cols].reset_index(drop=True)
 
 
 def record_costs(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> tuple[pd.DataFrame, pd.Series | None, str, list[str]]:
@@ -190,7 +181,7 @@ def prepare(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> P
 
 
 def read_prepared(wh: Warehouse, dataset: str) -> Prepared:
-    return prepare(wh.read("raw.query_records", {"dataset": dataset}), wh.read("raw.model_costs"), dataset)
+    return prepare(*read_dataset_inputs(wh, dataset), dataset)
 
 
 def _stamp(frame: pd.DataFrame, ms: ModelSet, basis: str, cost_cols: tuple[str, ...] = ("cost",)) -> pd.DataFrame:
@@ -257,7 +248,7 @@ def _per_set(prep: Prepared, fn) -> pd.DataFrame:
     return pd.concat([_stamp(fn(ms.arrays), ms, prep.cost_basis) for ms in prep.sets], ignore_index=True)
 
 
-@dg.asset(key=["oracle", "single_models"], deps=[RECORDS, MODEL_COSTS], **_common)
+@dg.asset(key=["oracle", "single_models"], deps=[DATASET_INPUTS], **_common)
 def oracle_single_models(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Per-model accuracy, cost per query and reliability (§5 Metrics, eq. 24, Table 3)."""
     wh = warehouse.get()
@@ -266,7 +257,7 @@ def oracle_single_models(context: dg.AssetExecutionContext, warehouse: Warehouse
     return publish_many(context, wh, {"oracle.single_models": table}, _where(context), metadata=prep.meta)
 
 
-@dg.asset(key=["oracle", "curve"], deps=[RECORDS, MODEL_COSTS], **_common)
+@dg.asset(key=["oracle", "curve"], deps=[DATASET_INPUTS], **_common)
 def oracle_curve(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Naive oracle O_biased(G′) for G′ = 1..G, exact over subsets (eq. 5, Figs. 2–3)."""
     wh = warehouse.get()
@@ -274,7 +265,7 @@ def oracle_curve(context: dg.AssetExecutionContext, warehouse: WarehouseResource
     return publish_many(context, wh, {"oracle.curve": _per_set(prep, naive_curve)}, _where(context), metadata=prep.meta)
 
 
-@dg.asset(key=["oracle", "posthoc"], deps=[RECORDS, MODEL_COSTS], **_common)
+@dg.asset(key=["oracle", "posthoc"], deps=[DATASET_INPUTS], **_common)
 def oracle_posthoc(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Post-hoc k-shot oracle with a perfect free judge (§4.5, Tables 4–5)."""
     wh = warehouse.get()
@@ -292,7 +283,7 @@ NAIVE_CHECK = "naive_oracle_at_least_best_single_model"
 
 
 @dg.multi_asset(
-    specs=[dg.AssetSpec(key, deps=[RECORDS, MODEL_COSTS], group_name="oracle", code_version=CODE_VERSION,
+    specs=[dg.AssetSpec(key, deps=[DATASET_INPUTS], group_name="oracle", code_version=CODE_VERSION,
                         automation_condition=REFRESH_CONDITION, kinds={"duckdb", "python"},
                         partitions_def=dataset_partitions)
            for key in _ANALYSIS_KEYS.values()],

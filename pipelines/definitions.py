@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets import cascade, compass_changes, compass_checks, compass_decisions, compass_frontier, oracle, sources
+from assets import (
+    cascade,
+    compass_changes,
+    compass_checks,
+    compass_decisions,
+    compass_frontier,
+    datasets,
+    oracle,
+    sources,
+)
 from pipelines.partitions import case_partitions, dataset_partitions, decision_partitions
 from pipelines.sensors import JOBS as OPS_JOBS
 from pipelines.sensors import SCHEDULES, SENSORS
 from resources.sources import SourcesResource
 from resources.warehouse import WarehouseResource
 
-ASSETS = [
+_ASSETS = [
     *sources.raw_assets,
     compass_frontier.measures,
     compass_frontier.tiers,
@@ -19,9 +28,15 @@ ASSETS = [
     compass_frontier.cost_side,
     *compass_decisions.compass_decision_assets,
     compass_changes.leaderboard_changes,
+    datasets.dataset_inputs,
     *oracle.oracle_assets,
     *cascade.cascade_assets,
 ]
+# Backfills run one partition per run (README, "Backfills from the UI"): each partition writes only its
+# own rows in one transaction, so a failed partition rolls back alone and the rest still land, and the
+# run queue can spread independent datasets / cases over workers.
+PER_PARTITION = dg.BackfillPolicy.multi_run(max_partitions_per_run=1)
+ASSETS = [a.with_attributes(backfill_policy=PER_PARTITION) if a.partitions_def else a for a in _ASSETS]
 CHECKS = [*sources.raw_checks, sources.price_move_check, *compass_checks.compass_checks]
 
 # One job per partitions definition (a run holds one partition key).

@@ -7,7 +7,7 @@
 - `daily_raw_refresh` re-reads every raw source at 06:00 UTC (new upstream
   snapshots); an unchanged source keeps its data version.
 - `compass_automation` evaluates every asset's automation condition
-  (assets.common.REFRESH_CONDITION), so only assets whose parents got a new data
+  (assets.automation.REFRESH_CONDITION), so only assets whose parents got a new data
   version re-run: the same logic `pipelines.refresh.refresh` ticks in-process.
 """
 
@@ -46,6 +46,10 @@ compass_automation = dg.AutomationConditionSensorDefinition(
     "compass_automation",
     target=dg.AssetSelection.all(),
     default_status=dg.DefaultSensorStatus.RUNNING,
+    # REFRESH_CONDITION holds a Python operand (assets.automation.RequestedThisTick): evaluate in the code server.
+    use_user_code_server=True,
+    # One run per requested partition key (as BackfillPolicy.multi_run(1)), not a backfill per tick.
+    emit_backfills=False,
     description="Declarative automation over every asset: refresh only what a new data version reached.",
 )
 

@@ -16,7 +16,7 @@ Goodness of fit (eq. 2.20): sqrt(CvM) = sqrt( integral (F_n - F)^2 dF ), paramet
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 
 import numpy as np
@@ -226,6 +226,23 @@ def marginal_params_frame(marginals: dict[str, MixedBetaMarginal]) -> pd.DataFra
     """Long table ``model_id, parameter, value`` of fitted marginal parameters."""
     return pd.DataFrame([{"model_id": m, "parameter": k, "value": float(v)}
                          for m, marg in marginals.items() for k, v in asdict(marg).items()])
+
+
+def marginals_from_params(params: pd.DataFrame) -> dict[str, MixedBetaMarginal]:
+    """Inverse of ``marginal_params_frame``: one marginal per ``model_id`` (sorted) from the long
+    ``model_id, parameter, value`` table. Row order and extra columns (e.g. the warehouse's
+    ``dataset``, ``run_id``) are ignored. Values are used as stored: a float64 round trip (DuckDB
+    DOUBLE) gives back the fitted marginals exactly. ``ValueError`` unless every model has each
+    parameter of ``MixedBetaMarginal`` exactly once."""
+    names = sorted(f.name for f in fields(MixedBetaMarginal))
+    if params.empty:
+        raise ValueError("no marginal parameters")
+    repeated = params.duplicated(["model_id", "parameter"])
+    wide = params[~repeated].pivot(index="model_id", columns="parameter", values="value")
+    if repeated.any() or sorted(wide.columns) != names or wide.isna().any(axis=None):
+        raise ValueError(f"marginal parameters must hold each of {names} exactly once per model; got "
+                         f"{params.groupby(['model_id', 'parameter']).size().unstack().to_dict('index')}")
+    return {str(m): MixedBetaMarginal(**{k: float(v) for k, v in row.items()}) for m, row in wide.iterrows()}
 
 
 def sqrt_cvm(marginal: MixedBetaMarginal, values: np.ndarray, n_grid: int = 1000) -> float:

@@ -29,8 +29,8 @@ def alias_key(name: str) -> str:
 def alias_lookup(aliases: pd.DataFrame, model_ids: pd.Series | None = None) -> dict[str, str]:
     """Map alias_key -> canonical model_id from the alias table (and the ids themselves)."""
     lookup = {alias_key(a): m for a, m in zip(aliases["alias"], aliases["model_id"])}
-    ids = aliases["model_id"] if model_ids is None else pd.concat([aliases["model_id"], model_ids])
-    lookup.update({alias_key(m): m for m in ids.dropna().unique()})
+    ids = list(aliases["model_id"]) + ([] if model_ids is None else list(model_ids))
+    lookup.update({alias_key(m): m for m in pd.unique(pd.Series(ids, dtype=object).dropna())})
     return lookup
 
 

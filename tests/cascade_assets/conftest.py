@@ -8,17 +8,19 @@ import dagster as dg
 import pandas as pd
 import pytest
 
+from assets.datasets import DATASET_INPUTS
 from pipelines.definitions import defs
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.refresh import run_selection
-from tests.pipeline.helpers import config_with_extra
+from tests.pipeline.helpers import config_with_extra, throwaway_instance
 
 ROOT = Path(__file__).parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "cascade"
 CONFIG = FIXTURE / "config.yaml"
 KEYS = defs.resolve_asset_graph().materializable_asset_keys
 RAW_KEYS = sorted(k for k in KEYS if k.path[0] == "raw")
-CASCADE_KEYS = sorted(k for k in KEYS if k.path[0] == "cascade" and k.path[1] != "failfast_synthetic")
+# The dataset extract the cascade partitions read, then the cascade partitions themselves.
+CASCADE_KEYS = [DATASET_INPUTS] + sorted(k for k in KEYS if k.path[0] == "cascade" and k.path[1] != "failfast_synthetic")
 LLAMA = ["llama-3.2-1b-instruct", "llama-3.2-3b-instruct", "llama-3.1-8b-instruct"]
 
 
@@ -40,36 +42,23 @@ def write_config(tmp: Path, extra: list[tuple[str, str]]) -> Path:
     return config_with_extra(CONFIG, tmp, extra)
 
 
-def _environment(mp: pytest.MonkeyPatch, tmp: Path) -> None:
-    mp.setenv("DAGSTER_HOME", str(tmp / "dagster_home"))
-    mp.setenv("COMPASS_DB", str(tmp / "compass.duckdb"))
-    mp.setenv("COMPASS_CONFIG", str(CONFIG))
-    mp.setenv("COMPASS_CASES", str(tmp / "no_cases"))  # empty: no ML Compass case partitions
-    mp.delenv("COMPASS_HEAVY", raising=False)
-    mp.chdir(tmp)
+ENV = {"COMPASS_HEAVY": None}  # the light study
 
 
 @pytest.fixture(scope="session")
 def baseline(tmp_path_factory) -> Path:
     """A folder holding a Dagster home and warehouse with the fixture's cascade branch materialized once."""
     tmp = tmp_path_factory.mktemp("cascade_baseline")
-    (tmp / "dagster_home").mkdir()
-    shutil.copy(ROOT / "dagster.yaml", tmp / "dagster_home" / "dagster.yaml")
-    (tmp / "no_cases").mkdir()
-    with pytest.MonkeyPatch.context() as mp:
-        _environment(mp, tmp)
-        with dg.DagsterInstance.from_config(str(tmp / "dagster_home")) as instance:
-            materialize_cascade(instance, ["mmlu"])
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, tmp, CONFIG, ENV) as instance:
+        materialize_cascade(instance, ["mmlu"])
     return tmp
 
 
 @pytest.fixture(scope="module")
 def materialized(baseline):
     """The baseline, read-only: (instance, db path)."""
-    with pytest.MonkeyPatch.context() as mp:
-        _environment(mp, baseline)
-        with dg.DagsterInstance.from_config(str(baseline / "dagster_home")) as instance:
-            yield instance, baseline / "compass.duckdb"
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, baseline, CONFIG, ENV) as instance:
+        yield instance, baseline / "compass.duckdb"
 
 
 @pytest.fixture
@@ -77,8 +66,7 @@ def cascade_env(baseline, tmp_path, monkeypatch):
     """A private copy of the baseline (instance, warehouse path) that a test may modify."""
     work = tmp_path / "copy"
     shutil.copytree(baseline, work)
-    _environment(monkeypatch, work)
-    with dg.DagsterInstance.from_config(str(work / "dagster_home")) as instance:
+    with throwaway_instance(monkeypatch, work, CONFIG, ENV) as instance:
         yield instance, work / "compass.duckdb"
 
 

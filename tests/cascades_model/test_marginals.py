@@ -1,11 +1,16 @@
+from dataclasses import asdict
+
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
 from compass.cascades.marginals import (
     MixedBetaMarginal, fit_beta_mixture, fit_marginal, fit_marginals, marginal_gof, marginal_gof_table,
-    marginal_params_frame, sqrt_cvm,
+    marginal_params_frame, marginals_from_params, sqrt_cvm,
 )
+
+from .synthetic import synthetic_calibrated
 
 M = MixedBetaMarginal(phi_min=0.2, phi_max=0.9, w_min=0.1, w_max=0.2, pi=0.3, a1=1.0, b1=1.0, a2=2.0, b2=1.0)
 
@@ -95,3 +100,30 @@ def test_refit_gof_and_gof_table():
     assert table.loc[~table.refit, "sqrt_cvm"].iloc[0] == pytest.approx(sqrt_cvm(M, vals))
     with pytest.raises(ValueError, match="no 'train' rows"):
         marginal_gof_table(df, {"a": M}, split="train")
+
+
+def test_params_frame_round_trips_through_duckdb():
+    """marginal_params_frame -> DuckDB DOUBLE (shuffled, extra column, like cascade.marginals) -> back."""
+    fitted = fit_marginals(synthetic_calibrated(n_train=300, k=3, seed=5))
+    frame = marginal_params_frame(fitted)
+    with duckdb.connect() as con:
+        con.register("incoming", frame)
+        stored = con.execute("select 'mmlu' as dataset, * from incoming order by value desc").df()
+    rebuilt = marginals_from_params(stored)
+    assert list(rebuilt) == sorted(fitted)
+    for model, original in fitted.items():
+        assert len(set(asdict(original).values())) == 9  # any two parameters mixed up would show
+        back = rebuilt[model]
+        assert asdict(back) == pytest.approx(asdict(original), rel=1e-12, abs=0)
+        grid = np.linspace(original.phi_min - 0.05, original.phi_max + 0.05, 201)
+        grid = np.concatenate([grid, [original.phi_min, original.phi_max]])
+        for method in ("cdf", "smooth_pdf", "smooth_quantile"):
+            points = np.linspace(0.0, 1.0, 201) if method == "smooth_quantile" else grid
+            np.testing.assert_allclose(getattr(back, method)(points), getattr(original, method)(points),
+                                       rtol=1e-12, atol=1e-12, err_msg=f"{model}.{method}")
+    with pytest.raises(ValueError, match="exactly once"):
+        marginals_from_params(frame[frame["parameter"] != "b2"])
+    with pytest.raises(ValueError, match="exactly once"):
+        marginals_from_params(pd.concat([frame, frame.tail(1)]))
+    with pytest.raises(ValueError, match="no marginal parameters"):
+        marginals_from_params(frame.head(0))

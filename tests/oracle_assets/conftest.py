@@ -7,18 +7,20 @@ import dagster as dg
 import pandas as pd
 import pytest
 
+from assets.datasets import DATASET_INPUTS
 from pipelines.definitions import defs
 from pipelines.partitions import current_datasets, sync_dynamic_partitions
 from pipelines.refresh import run_selection
 from resources.warehouse import Warehouse
-from tests.pipeline.helpers import config_with_extra
+from tests.pipeline.helpers import config_with_extra, throwaway_instance
 
 ROOT = Path(__file__).parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "oracle"
 CONFIG = FIXTURE / "config.yaml"
 KEYS = defs.resolve_asset_graph().materializable_asset_keys
 RAW_KEYS = sorted(k for k in KEYS if k.path[0] == "raw")
-ORACLE_KEYS = sorted(k for k in KEYS if k.path[0] == "oracle" and k.path[1] != "synthetic_validation")
+# The dataset extract the oracle partitions read, then the oracle partitions themselves.
+ORACLE_KEYS = [DATASET_INPUTS] + sorted(k for k in KEYS if k.path[0] == "oracle" and k.path[1] != "synthetic_validation")
 
 
 def materialize_oracle(instance: dg.DagsterInstance, datasets: list[str] | None = None,
@@ -48,36 +50,23 @@ def write_config(tmp: Path, extra: list[tuple[str, str]]) -> Path:
     return config_with_extra(CONFIG, tmp, extra)
 
 
-def _environment(mp: pytest.MonkeyPatch, tmp: Path) -> None:
-    mp.setenv("DAGSTER_HOME", str(tmp / "dagster_home"))
-    mp.setenv("COMPASS_DB", str(tmp / "compass.duckdb"))
-    mp.setenv("COMPASS_CONFIG", str(CONFIG))
-    mp.setenv("COMPASS_CASES", str(tmp / "no_cases"))  # empty: no ML Compass case partitions
-    mp.setenv("COMPASS_ORACLE_N_BOOT", "10")
-    mp.chdir(tmp)
+ENV = {"COMPASS_ORACLE_N_BOOT": "10"}
 
 
 @pytest.fixture(scope="session")
 def baseline(tmp_path_factory) -> Path:
     """A folder holding a Dagster home and warehouse with the fixture's oracle branch materialized once."""
     tmp = tmp_path_factory.mktemp("oracle_baseline")
-    (tmp / "dagster_home").mkdir()
-    shutil.copy(ROOT / "dagster.yaml", tmp / "dagster_home" / "dagster.yaml")
-    (tmp / "no_cases").mkdir()
-    with pytest.MonkeyPatch.context() as mp:
-        _environment(mp, tmp)
-        with dg.DagsterInstance.from_config(str(tmp / "dagster_home")) as instance:
-            materialize_oracle(instance)
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, tmp, CONFIG, ENV) as instance:
+        materialize_oracle(instance)
     return tmp
 
 
 @pytest.fixture(scope="module")
 def materialized(baseline):
     """The baseline, read-only: (instance, db path, folder)."""
-    with pytest.MonkeyPatch.context() as mp:
-        _environment(mp, baseline)
-        with dg.DagsterInstance.from_config(str(baseline / "dagster_home")) as instance:
-            yield instance, baseline / "compass.duckdb", baseline
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, baseline, CONFIG, ENV) as instance:
+        yield instance, baseline / "compass.duckdb", baseline
 
 
 @pytest.fixture
@@ -85,6 +74,5 @@ def oracle_env(baseline, tmp_path, monkeypatch):
     """A private copy of the baseline (instance, warehouse path) that a test may modify."""
     work = tmp_path / "copy"
     shutil.copytree(baseline, work)
-    _environment(monkeypatch, work)
-    with dg.DagsterInstance.from_config(str(work / "dagster_home")) as instance:
+    with throwaway_instance(monkeypatch, work, CONFIG, ENV) as instance:
         yield instance, work / "compass.duckdb"

@@ -1,12 +1,20 @@
-"""Shared helpers for pipeline tests: run a refresh, read materializations, snapshot tables."""
+"""Shared helpers for pipeline tests: run a refresh, read materializations, snapshot tables,
+a throw-away Dagster instance + warehouse."""
+
+import shutil
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 
 import dagster as dg
 import pandas as pd
+import pytest
 
 from pipelines.definitions import defs
 from pipelines.refresh import RefreshReport, refresh
 from resources.warehouse import Warehouse
 
+ROOT = Path(__file__).parents[2]
 SOURCE_KEYS = [k for k in defs.resolve_asset_graph().materializable_asset_keys if k.path[0] == "raw"]
 
 
@@ -47,3 +55,32 @@ def config_with_extra(config, tmp, extra: list[tuple[str, str]]):
     out = tmp / "config_extra.yaml"
     out.write_text(lines)
     return out
+
+
+@contextmanager
+def throwaway_instance(mp: pytest.MonkeyPatch, folder: Path, config: Path,
+                       env: Mapping[str, str | None]) -> Iterator[dg.DagsterInstance]:
+    """The Dagster instance of `folder`, with `mp` pointing the environment at it.
+
+    A new `folder` is laid out first: dagster_home/ with the repo's dagster.yaml, an empty
+    no_cases/ (no ML Compass case partitions). `mp` sets DAGSTER_HOME, COMPASS_DB
+    (folder/compass.duckdb), COMPASS_CONFIG (`config`), COMPASS_CASES, then `env` (None
+    deletes a variable), and changes into `folder`; undoing is left to `mp`'s owner.
+    """
+    home = folder / "dagster_home"
+    if not home.exists():
+        home.mkdir()
+        shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+        (folder / "no_cases").mkdir()
+    mp.setenv("DAGSTER_HOME", str(home))
+    mp.setenv("COMPASS_DB", str(folder / "compass.duckdb"))
+    mp.setenv("COMPASS_CONFIG", str(config))
+    mp.setenv("COMPASS_CASES", str(folder / "no_cases"))
+    for name, value in env.items():
+        if value is None:
+            mp.delenv(name, raising=False)
+        else:
+            mp.setenv(name, value)
+    mp.chdir(folder)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        yield instance

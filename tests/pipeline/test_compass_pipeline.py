@@ -79,6 +79,44 @@ def test_price_change_refits_only_the_cost_side(compass_state, monkeypatch):
     touched = {k.split("[")[0] for k in report.materialized}
     assert "compass/cost_side" in touched and "compass/leaderboards" in touched and "compass/targets" in touched
     assert not touched & set(CAPABILITY_SIDE), touched
+    assert not [k for k in touched if k.startswith(("datasets/", "cascade/", "oracle/"))], touched
     pd.testing.assert_frame_equal(before, wh.read("compass.measures"))
     cost = wh.read("compass.costs", {"case_id": "small_open"}).set_index("model_id")
     assert cost.loc[biggest, "cost"] == pytest.approx(1.0)
+
+
+def _partitioned(report, prefixes: tuple[str, ...]) -> set[str]:
+    return {k for k in report.materialized if k.startswith(prefixes)}
+
+
+def test_new_dataset_runs_only_its_own_cascade_and_oracle_partitions(compass_state):
+    """(d) per-query records for one new dataset: only that dataset's cascade and oracle partitions run."""
+    instance, wh, data, _ = compass_state
+    records = pd.read_csv(data / "query_records.csv")
+    records[records["category"] == "math"].assign(dataset="mmlu_pro_math").to_csv(data / "math.csv", index=False)
+    config = data / "config.yaml"
+    config.write_text(config.read_text() + "  - {table: query_records, path: math.csv}\n")
+    summary_before = wh.read("oracle.summary", {"dataset": "mmlu_pro"})
+    report = run_refresh(instance)
+    assert not report.failed, report.failed
+    analyses = _partitioned(report, ("cascade/", "oracle/"))
+    assert "oracle/summary[mmlu_pro_math]" in analyses
+    assert all(k.endswith("[mmlu_pro_math]") for k in analyses), analyses
+    # The old dataset's extract re-ran (raw.query_records changed) but kept its data version: nothing followed.
+    pd.testing.assert_frame_equal(summary_before, wh.read("oracle.summary", {"dataset": "mmlu_pro"}))
+    assert not _partitioned(report, ("compass/leaderboards", "compass/targets", "compass/cost_side"))
+    new = wh.read("oracle.summary", {"dataset": "mmlu_pro_math"})
+    assert (new["naive_quality"] >= new["sota_quality"]).all()
+
+
+def test_new_scenario_runs_only_its_partitions(compass_state):
+    """(e) a new scenario YAML: only the decision partitions of that scenario run."""
+    instance, wh, data, _ = compass_state
+    (data / "scenarios" / "cost_aware_mid.yaml").write_text("name: cost_aware_mid\nlam: 1.0\n")
+    report = run_refresh(instance)
+    assert not report.failed, report.failed
+    derived = {k for k in report.materialized if not k.startswith("raw/")}
+    assert derived and all(k.endswith("[small_open|cost_aware_mid]") for k in derived), derived
+    assert {k.split("[")[0] for k in derived} >= {"compass/leaderboards", "compass/targets", "compass/recommendations"}
+    board = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "cost_aware_mid"})
+    assert (board["score"] - (board["utility"] - 1.0 * board["cost"])).abs().max() < 1e-9
