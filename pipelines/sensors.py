@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 
 import dagster as dg
 
@@ -42,16 +43,19 @@ daily_raw_refresh = dg.ScheduleDefinition(
     description="06:00 UTC: materialize the raw source assets.",
 )
 
-compass_automation = dg.AutomationConditionSensorDefinition(
-    "compass_automation",
-    target=dg.AssetSelection.all(),
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    # REFRESH_CONDITION holds a Python operand (assets.automation.RequestedThisTick): evaluate in the code server.
-    use_user_code_server=True,
-    # One run per requested partition key (as BackfillPolicy.multi_run(1)), not a backfill per tick.
-    emit_backfills=False,
-    description="Declarative automation over every asset: refresh only what a new data version reached.",
-)
+# use_user_code_server is beta in Dagster 1.13; the warning would print on every import of the definitions.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    compass_automation = dg.AutomationConditionSensorDefinition(
+        "compass_automation",
+        target=dg.AssetSelection.all(),
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        # REFRESH_CONDITION holds a Python operand (assets.automation.RequestedThisTick): evaluate in the code server.
+        use_user_code_server=True,
+        # One run per requested partition key (as BackfillPolicy.multi_run(1)), not a backfill per tick.
+        emit_backfills=False,
+        description="Declarative automation over every asset: refresh only what a new data version reached.",
+    )
 
 
 def _applied(cursor: str | None) -> list[str]:
