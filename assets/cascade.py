@@ -139,6 +139,11 @@ def load_records(wh: Warehouse, dataset: str) -> pd.DataFrame | None:
     return prepare_records(read_dataset_inputs(wh, dataset)[0], dataset)
 
 
+def lacks(records: pd.DataFrame, columns: list[str]) -> bool:
+    """Some record has no value in one of `columns` (an absent column counts as empty)."""
+    return any(c not in records.columns or records[c].isna().any() for c in columns)
+
+
 def has_test(records: pd.DataFrame) -> bool:
     return bool((records["split"] == "test").any())
 
@@ -504,7 +509,7 @@ def cascade_economics(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     records = load_records(wh, dataset)
     if records is None:
         return _skip(context)
-    if records[["cost_usd", "latency_ms"]].isna().any().any():
+    if lacks(records, ["cost_usd", "latency_ms"]):
         return _skip(context, "no per-query cost or latency")
     tables = economics_tables(records)
     meta = {"figure": save_figure(optimal_map_plot(tables["cascade.optimal_model_map"], dataset), "cascades",
@@ -549,7 +554,7 @@ def cascade_failfast(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     records = load_records(wh, dataset)
     if records is None:
         return _skip(context)
-    if records[["cost_usd", "latency_ms", "tokens_out"]].isna().any().any():
+    if lacks(records, ["cost_usd", "latency_ms", "tokens_out"]):
         return _skip(context, "no per-query tokens, cost or latency")
     cal, _ = calibrated_records(records, dataset)
     strong, _ = failfast_pair(cal)

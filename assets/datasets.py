@@ -18,10 +18,11 @@ import pandas as pd
 
 from assets.automation import REFRESH_CONDITION
 from assets.common import STAMP_COLUMNS, WRITER_POOL, publish_many
+from compass.ingest.schemas import RAW_TABLES
 from pipelines.partitions import dataset_partitions
 from resources.warehouse import Warehouse, WarehouseResource
 
-CODE_VERSION = "datasets-1"
+CODE_VERSION = "datasets-2"
 DATASET_INPUTS = dg.AssetKey(["datasets", "inputs"])
 PRICE_COLUMNS = ["model_id", "provider", "input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok"]
 
@@ -38,6 +39,17 @@ def dataset_prices(records: pd.DataFrame, model_costs: pd.DataFrame) -> pd.DataF
     """The cheapest price of every model that answers in `records` (models without a price are absent)."""
     prices = cheapest_prices(model_costs)
     return prices[prices["model_id"].isin(records["model_id"].unique())].reset_index(drop=True)
+
+
+def own_columns(records: pd.DataFrame) -> pd.DataFrame:
+    """Drop the optional columns that are empty for this dataset (key columns stay).
+
+    raw.query_records holds the union of every file's columns, so a new dataset
+    bringing e.g. latency_ms would otherwise add an all-null column here and
+    change this dataset's data version without changing its data.
+    """
+    key = RAW_TABLES["query_records"].key
+    return records.drop(columns=[c for c in records.columns if c not in key and records[c].isna().all()])
 
 
 def read_dataset_inputs(wh: Warehouse, dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -64,7 +76,7 @@ def dataset_inputs(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     """One dataset's query records and its models' cheapest prices (see the module docstring)."""
     wh, dataset = warehouse.get(), context.partition_key
     # Without raw's stamps: a new dataset rewrites every raw row, which must not change this dataset's version.
-    records = wh.read("raw.query_records", {"dataset": dataset}).drop(columns=STAMP_COLUMNS, errors="ignore")
+    records = own_columns(wh.read("raw.query_records", {"dataset": dataset}).drop(columns=STAMP_COLUMNS, errors="ignore"))
     if records.empty:
         raise ValueError(f"dataset {dataset!r}: no rows in raw.query_records")
     records = records.sort_values(["split", "query_id", "model_id", "generation"], na_position="first")

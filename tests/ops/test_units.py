@@ -134,3 +134,16 @@ def test_schedule_and_automation_sensor_are_registered():
     assert automation.default_status == dg.DefaultSensorStatus.RUNNING
     assert automation.asset_selection.resolve(graph) == set(graph.get_all_asset_keys())
     assert defs.resolve_sensor_def("inbox_sensor").job_name == "raw_sources"
+
+
+def test_dataset_extract_version_ignores_columns_other_datasets_added():
+    """A column that only another dataset's file carries must not change this dataset's data version."""
+    from assets.datasets import own_columns
+    from resources.warehouse import frame_version
+
+    rows = pd.DataFrame({"dataset": ["d", "d"], "split": [None, None], "query_id": ["1", "2"],
+                         "model_id": ["m", "m"], "generation": [0, 0], "correct": [1.0, 0.0]})
+    widened = rows.assign(latency_ms=float("nan"), category=None)
+    assert frame_version(own_columns(widened)) == frame_version(own_columns(rows)) != frame_version(widened)
+    assert "split" in own_columns(widened).columns  # key columns stay, even when empty
+    assert "latency_ms" in own_columns(widened.assign(latency_ms=[1.0, None])).columns
