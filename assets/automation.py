@@ -3,19 +3,23 @@
 An asset runs when it is missing, when its code version changed, or when a
 parent got a *new data version*; a parent re-materialized with an identical
 data version does not trigger it (data_version_changed, not newly_updated).
-It waits while any automated ancestor is requested this tick or in progress,
-so a change that reaches an asset along several paths (new scores via the
-measures chain and directly; a new price via the cost side) runs it once,
-after all of them. Blocking checks on parents gate it.
+It waits while any ancestor is requested this tick or in progress (raw
+sources too: under the daemon the schedule and the inbox sensor run them
+asynchronously), so a change that reaches an asset along several paths (new
+scores via the measures chain and directly; a new price via the cost side)
+runs it once, after all of them. It also waits while a parent's latest run
+failed (no mixing of new inputs with a stale parent), and a missing asset
+whose own run failed is not re-requested every tick (it runs again when its
+inputs or code change, or by hand). Blocking checks on parents gate it.
 """
 
 from __future__ import annotations
 
 import dagster as dg
 
-# Longest chain of automated assets (measures -> tiers -> ces_shape -> cost_side -> decisions ->
-# leaderboard_changes); tests/ops/test_units.py checks the graph never gets deeper than this.
-ANCESTOR_DEPTH = 6
+# Longest chain of the graph (raw/models -> raw/model_aliases -> raw/benchmark_scores -> measures -> tiers ->
+# ces_shape -> cost_side -> decisions -> leaderboard_changes); tests/ops/test_automation.py checks it.
+ANCESTOR_DEPTH = 8
 
 
 class RequestedThisTick(dg.AutomationCondition):
@@ -25,7 +29,7 @@ class RequestedThisTick(dg.AutomationCondition):
     that can run in the same run as the evaluated asset, so through the
     case -> case x scenario mapping (different partitions definitions) a decision
     partition never sees its cost side being requested and would run on stale
-    inputs in parallel (Dagster 1.13; reproduced in tests/ops/test_units.py).
+    inputs in parallel (Dagster 1.13; reproduced in tests/ops/test_automation.py).
     """
 
     @property
@@ -40,27 +44,24 @@ class RequestedThisTick(dg.AutomationCondition):
 
 
 def ancestor_pending(depth: int = ANCESTOR_DEPTH) -> dg.AutomationCondition:
-    """An automated ancestor within `depth` levels is requested this tick or in progress (raw sources excluded:
-    they are materialized before automation ticks)."""
+    """An ancestor within `depth` levels is requested this tick or in progress."""
     ac = dg.AutomationCondition
     pending = RequestedThisTick() | ac.in_progress()
-    sources = dg.AssetSelection.groups("sources")
-    condition = ac.any_deps_match(pending).ignore(sources)
+    condition = ac.any_deps_match(pending)
     for _ in range(depth - 1):
-        condition = ac.any_deps_match(pending | condition).ignore(sources)
+        condition = ac.any_deps_match(pending | condition)
     return condition.with_label("ancestor_pending")
 
 
 def refresh_condition() -> dg.AutomationCondition:
     ac = dg.AutomationCondition
     trigger = (
-        (ac.missing() & ~ac.any_deps_missing())
+        (ac.missing() & ~ac.any_deps_missing() & ~ac.execution_failed())
         | ac.code_version_changed()
         | ac.any_deps_match(ac.data_version_changed()).since_last_handled()
     )
-    return (trigger & ~ac.in_progress() & ~ancestor_pending() & ac.all_deps_blocking_checks_passed()).with_label(
-        "refresh"
-    )
+    wait = ac.in_progress() | ancestor_pending() | ac.any_deps_match(ac.execution_failed()).with_label("parent_failed")
+    return (trigger & ~wait & ac.all_deps_blocking_checks_passed()).with_label("refresh")
 
 
 REFRESH_CONDITION = refresh_condition()

@@ -1,6 +1,6 @@
 """LLM-cascade assets, one partition per dataset of raw.query_records (thesis seed 001, Chs. 2-4).
 
-Lineage (all but auc read their dataset's records from datasets/inputs, assets.datasets; the
+Lineage (all but auc read their dataset's records from datasets/records, assets.datasets; the
 science is in compass/cascades):
 
     calibration -> marginals -> copulas -> curves -> auc          (Ch. 2, Tables 2.2-2.8)
@@ -39,7 +39,7 @@ from scipy import stats
 from assets.automation import REFRESH_CONDITION
 from assets.cascade_figures import curves_plot, marginals_plot, optimal_map_plot, tau_heatmap
 from assets.common import WRITER_POOL, publish_many, save_figure
-from assets.datasets import DATASET_INPUTS, read_dataset_inputs
+from assets.datasets import DATASET_RECORDS, read_dataset_records
 from compass.cascades.baselines import bayes_opt_curve, default_lambdas, grid_search_curve, threshold_columns
 from compass.cascades.calibration import calibrate, task_kind_for
 from compass.cascades.copulas import copula_table, markov_test
@@ -136,7 +136,7 @@ def prepare_records(records: pd.DataFrame, dataset: str) -> pd.DataFrame | None:
 
 
 def load_records(wh: Warehouse, dataset: str) -> pd.DataFrame | None:
-    return prepare_records(read_dataset_inputs(wh, dataset)[0], dataset)
+    return prepare_records(read_dataset_records(wh, dataset), dataset)
 
 
 def lacks(records: pd.DataFrame, columns: list[str]) -> bool:
@@ -209,7 +209,7 @@ def calibration_table(records: pd.DataFrame, dataset: str) -> pd.DataFrame:
     return params
 
 
-@dg.asset(key=["cascade", "calibration"], deps=[DATASET_INPUTS],
+@dg.asset(key=["cascade", "calibration"], deps=[DATASET_RECORDS],
           check_specs=[dg.AssetCheckSpec(ECE_CHECK, asset=["cascade", "calibration"], blocking=True)], **_common)
 def cascade_calibration(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Logistic calibration of transformed log-probabilities and its ECE (eqs. 2.16-2.17, Table 2.2)."""
@@ -229,7 +229,7 @@ def cascade_calibration(context: dg.AssetExecutionContext, warehouse: WarehouseR
 # ---------------------------------------------------------------- marginals (eq. 2.7, Table 2.5)
 
 
-@dg.asset(key=["cascade", "marginals"], deps=[DATASET_INPUTS, dg.AssetKey(["cascade", "calibration"])], **_common)
+@dg.asset(key=["cascade", "marginals"], deps=[DATASET_RECORDS, dg.AssetKey(["cascade", "calibration"])], **_common)
 def cascade_marginals(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Mixed-beta marginals fitted on train (eq. 2.7) and their sqrt(CvM) fit on test, plain and refit (Tables 2.5-2.6)."""
     wh = warehouse.get()
@@ -286,7 +286,7 @@ def copula_pairs(chains: dict[str, list[str]], all_pairs: bool) -> list[tuple[st
     return out
 
 
-@dg.asset(key=["cascade", "copulas"], deps=[DATASET_INPUTS, dg.AssetKey(["cascade", "marginals"])], **_common)
+@dg.asset(key=["cascade", "copulas"], deps=[DATASET_RECORDS, dg.AssetKey(["cascade", "marginals"])], **_common)
 def cascade_copulas(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Per chain pair: the thesis' Gumbel (tau inversion) and five ML families, AIC and Kendall CvM (Table 2.4);
     the Markov test (Table 2.3); Kendall tau of every pair (heatmap). Fitted on train, as the thesis says."""
@@ -412,7 +412,7 @@ def cascade_curves(cal: pd.DataFrame, chains: dict[str, list[str]], chain_cascad
     return curves[cols], {"rt_aic_max_abs_threshold_change": changed}
 
 
-@dg.asset(key=["cascade", "curves"], deps=[DATASET_INPUTS, dg.AssetKey(["cascade", "copulas"])],
+@dg.asset(key=["cascade", "curves"], deps=[DATASET_RECORDS, dg.AssetKey(["cascade", "copulas"])],
           check_specs=[dg.AssetCheckSpec(CURVE_CHECK, asset=["cascade", "curves"], blocking=True)], **_common)
 def cascade_curves_asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Test error-cost curves of RT (Gumbel and AIC copula), grid search and BO thresholds (Sec. 2.4)."""
@@ -501,7 +501,7 @@ def economics_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
             "cascade.critical_prices": critical.assign(split=split), "cascade.system_summary": summary.assign(split=split)}
 
 
-@dg.asset(key=["cascade", "economics"], deps=[DATASET_INPUTS], **_common)
+@dg.asset(key=["cascade", "economics"], deps=[DATASET_RECORDS], **_common)
 def cascade_economics(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Economic evaluation: reward per model on the (lambda_E, lambda_L) grid, optimal-model map, critical prices."""
     wh = warehouse.get()
@@ -546,7 +546,7 @@ def real_failfast(cal: pd.DataFrame) -> pd.DataFrame:
                         tokens_signal_rho=float(rho.statistic), tokens_signal_p=float(rho.pvalue))
 
 
-@dg.asset(key=["cascade", "failfast"], deps=[DATASET_INPUTS], **_common)
+@dg.asset(key=["cascade", "failfast"], deps=[DATASET_RECORDS], **_common)
 def cascade_failfast(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """"Fail Fast, or Ask" on REAL records (Sec. 4.3, Table 4.2 shape), labelled data = real."""
     wh = warehouse.get()

@@ -1,12 +1,15 @@
 """Per-dataset extracts of the shared raw tables: the only inputs of the cascade and oracle partitions.
 
 raw.query_records and raw.model_costs are single tables, so every change to
-them would re-run every dataset's cascade and oracle partitions. This asset
-splits them by dataset: partition d publishes d's records and the cheapest
-price of each of d's models. It is cheap (read, hash, skip the write when
-unchanged), and its data version changes only when d's own rows or its
-models' prices changed, so a new dataset or a price of an unrelated model
-re-runs no cascade or oracle work.
+them would re-run every dataset's cascade and oracle partitions. Two cheap
+assets split them by dataset (read, hash, skip the write when unchanged):
+
+* datasets/records[d]: d's rows of raw.query_records. Cascade and oracle
+  partitions read it; its data version changes only when d's own rows do.
+* datasets/prices[d]: the cheapest price of each of d's models, and only when
+  d's records lack a complete per-call `cost_usd` (otherwise nothing reads a
+  price, so the extract is empty and a price change leaves d alone). Only the
+  oracle partitions read it; cascades never depend on prices.
 
 Tables: datasets.query_records (raw.query_records columns, rows of the dataset)
 and datasets.model_prices [dataset, model_id, provider, input_usd_per_mtok,
@@ -22,9 +25,12 @@ from compass.ingest.schemas import RAW_TABLES
 from pipelines.partitions import dataset_partitions
 from resources.warehouse import Warehouse, WarehouseResource
 
-CODE_VERSION = "datasets-2"
-DATASET_INPUTS = dg.AssetKey(["datasets", "inputs"])
+CODE_VERSION = "datasets-3"
+DATASET_RECORDS = dg.AssetKey(["datasets", "records"])
+DATASET_PRICES = dg.AssetKey(["datasets", "prices"])
 PRICE_COLUMNS = ["model_id", "provider", "input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok"]
+_common = dict(partitions_def=dataset_partitions, group_name="datasets", pool=WRITER_POOL,
+               automation_condition=REFRESH_CONDITION, code_version=CODE_VERSION, kinds={"duckdb"})
 
 
 def cheapest_prices(model_costs: pd.DataFrame) -> pd.DataFrame:
@@ -36,51 +42,65 @@ def cheapest_prices(model_costs: pd.DataFrame) -> pd.DataFrame:
 
 
 def dataset_prices(records: pd.DataFrame, model_costs: pd.DataFrame) -> pd.DataFrame:
-    """The cheapest price of every model that answers in `records` (models without a price are absent)."""
+    """The cheapest price of each model answering in `records`; none when every record has its own cost_usd."""
+    if "cost_usd" in records.columns and records["cost_usd"].notna().all():
+        return pd.DataFrame(columns=PRICE_COLUMNS)
     prices = cheapest_prices(model_costs)
     return prices[prices["model_id"].isin(records["model_id"].unique())].reset_index(drop=True)
 
 
 def own_columns(records: pd.DataFrame) -> pd.DataFrame:
-    """Drop the optional columns that are empty for this dataset (key columns stay).
+    """The dataset's columns in a fixed order: schema columns, then extras sorted; empty optional ones dropped.
 
-    raw.query_records holds the union of every file's columns, so a new dataset
-    bringing e.g. latency_ms would otherwise add an all-null column here and
-    change this dataset's data version without changing its data.
+    raw.query_records holds the union of every file's columns, in file order, so
+    a new dataset bringing e.g. latency_ms would otherwise add an all-null column
+    here (or reorder them) and change this dataset's data version without
+    changing its data. Key columns stay even when empty.
     """
-    key = RAW_TABLES["query_records"].key
-    return records.drop(columns=[c for c in records.columns if c not in key and records[c].isna().all()])
+    schema = RAW_TABLES["query_records"]
+    kept = [c for c in records.columns if c in schema.key or records[c].notna().any()]
+    ordered = [c for c in schema.column_names if c in kept] + sorted(c for c in kept if c not in schema.column_names)
+    return records[ordered]
 
 
-def read_dataset_inputs(wh: Warehouse, dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(records, prices) of one dataset as its extract published them; ValueError when it was never extracted."""
-    where = {"dataset": dataset}
-    records = wh.read("datasets.query_records", where).drop(columns=STAMP_COLUMNS, errors="ignore")
-    if records.empty:
-        raise ValueError(f"dataset {dataset!r}: no rows in datasets.query_records; materialize datasets/inputs first")
-    prices = wh.read("datasets.model_prices", where)
-    return records, (prices[PRICE_COLUMNS] if not prices.empty else pd.DataFrame(columns=PRICE_COLUMNS))
-
-
-@dg.asset(
-    key=DATASET_INPUTS,
-    deps=[dg.AssetKey(["raw", "query_records"]), dg.AssetKey(["raw", "model_costs"])],
-    partitions_def=dataset_partitions,
-    group_name="datasets",
-    pool=WRITER_POOL,
-    automation_condition=REFRESH_CONDITION,
-    code_version=CODE_VERSION,
-    kinds={"duckdb"},
-)
-def dataset_inputs(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """One dataset's query records and its models' cheapest prices (see the module docstring)."""
-    wh, dataset = warehouse.get(), context.partition_key
-    # Without raw's stamps: a new dataset rewrites every raw row, which must not change this dataset's version.
-    records = own_columns(wh.read("raw.query_records", {"dataset": dataset}).drop(columns=STAMP_COLUMNS, errors="ignore"))
+def _raw_records(wh: Warehouse, dataset: str) -> pd.DataFrame:
+    """d's rows of raw.query_records without raw's stamps (a new dataset rewrites every raw row)."""
+    records = wh.read("raw.query_records", {"dataset": dataset}).drop(columns=STAMP_COLUMNS, errors="ignore")
     if records.empty:
         raise ValueError(f"dataset {dataset!r}: no rows in raw.query_records")
-    records = records.sort_values(["split", "query_id", "model_id", "generation"], na_position="first")
-    prices = dataset_prices(records, wh.read("raw.model_costs")).assign(dataset=dataset)
-    tables = {"datasets.query_records": records.reset_index(drop=True), "datasets.model_prices": prices}
-    return publish_many(context, wh, tables, {"dataset": dataset},
-                        metadata={"n_models": int(records["model_id"].nunique()), "n_priced_models": len(prices)})
+    return own_columns(records)
+
+
+def read_dataset_records(wh: Warehouse, dataset: str) -> pd.DataFrame:
+    """One dataset's records as its extract published them; ValueError when it was never extracted."""
+    records = wh.read("datasets.query_records", {"dataset": dataset}).drop(columns=STAMP_COLUMNS, errors="ignore")
+    if records.empty:
+        raise ValueError(f"dataset {dataset!r}: no rows in datasets.query_records; materialize datasets/records first")
+    return records
+
+
+def read_dataset_prices(wh: Warehouse, dataset: str) -> pd.DataFrame:
+    prices = wh.read("datasets.model_prices", {"dataset": dataset})
+    return prices[PRICE_COLUMNS] if not prices.empty else pd.DataFrame(columns=PRICE_COLUMNS)
+
+
+@dg.asset(key=DATASET_RECORDS, deps=[dg.AssetKey(["raw", "query_records"])], **_common)
+def dataset_records(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """One dataset's rows of raw.query_records (see the module docstring)."""
+    wh, dataset = warehouse.get(), context.partition_key
+    records = _raw_records(wh, dataset).sort_values(["split", "query_id", "model_id", "generation"], na_position="first")
+    return publish_many(context, wh, {"datasets.query_records": records.reset_index(drop=True)}, {"dataset": dataset},
+                        metadata={"n_models": int(records["model_id"].nunique())})
+
+
+@dg.asset(key=DATASET_PRICES, deps=[dg.AssetKey(["raw", "query_records"]), dg.AssetKey(["raw", "model_costs"])],
+          **_common)
+def dataset_model_prices(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """The cheapest price of each of the dataset's models, when its records carry no per-call cost."""
+    wh, dataset = warehouse.get(), context.partition_key
+    prices = dataset_prices(_raw_records(wh, dataset), wh.read("raw.model_costs")).assign(dataset=dataset)
+    return publish_many(context, wh, {"datasets.model_prices": prices}, {"dataset": dataset},
+                        metadata={"n_priced_models": len(prices)})
+
+
+dataset_assets = [dataset_records, dataset_model_prices]

@@ -1,7 +1,7 @@
 """Capability Frontier oracle assets, one partition per dataset of raw.query_records (seed 002).
 
-Lineage: datasets/inputs (the dataset's rows of raw.query_records and its
-models' cheapest prices, assets.datasets) -> oracle/single_models, oracle/curve, oracle/posthoc (cheap, independent)
+Lineage: datasets/records and datasets/prices (the dataset's rows of
+raw.query_records, its models' cheapest prices; assets.datasets) -> oracle/single_models, oracle/curve, oracle/posthoc (cheap, independent)
 and oracle/estimates + oracle/frontier + oracle/summary (one `analyze` call,
 §3–4.4, Tables 1, 2, 6). oracle/synthetic_validation reads no real data.
 
@@ -31,7 +31,7 @@ import pandas as pd
 
 from assets.automation import REFRESH_CONDITION
 from assets.common import WRITER_POOL, publish_many, save_figure
-from assets.datasets import DATASET_INPUTS, cheapest_prices, read_dataset_inputs
+from assets.datasets import DATASET_PRICES, DATASET_RECORDS, cheapest_prices, read_dataset_prices, read_dataset_records
 from assets.oracle_figures import bias_decay_plot, entropy_uplift_plot, frontier_plot
 from compass.oracle.bootstrap import bootstrap_interval
 from compass.oracle.estimators import RECOMMENDED, get_estimator
@@ -181,7 +181,7 @@ def prepare(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> P
 
 
 def read_prepared(wh: Warehouse, dataset: str) -> Prepared:
-    return prepare(*read_dataset_inputs(wh, dataset), dataset)
+    return prepare(read_dataset_records(wh, dataset), read_dataset_prices(wh, dataset), dataset)
 
 
 def _stamp(frame: pd.DataFrame, ms: ModelSet, basis: str, cost_cols: tuple[str, ...] = ("cost",)) -> pd.DataFrame:
@@ -248,7 +248,7 @@ def _per_set(prep: Prepared, fn) -> pd.DataFrame:
     return pd.concat([_stamp(fn(ms.arrays), ms, prep.cost_basis) for ms in prep.sets], ignore_index=True)
 
 
-@dg.asset(key=["oracle", "single_models"], deps=[DATASET_INPUTS], **_common)
+@dg.asset(key=["oracle", "single_models"], deps=[DATASET_RECORDS, DATASET_PRICES], **_common)
 def oracle_single_models(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Per-model accuracy, cost per query and reliability (§5 Metrics, eq. 24, Table 3)."""
     wh = warehouse.get()
@@ -257,7 +257,7 @@ def oracle_single_models(context: dg.AssetExecutionContext, warehouse: Warehouse
     return publish_many(context, wh, {"oracle.single_models": table}, _where(context), metadata=prep.meta)
 
 
-@dg.asset(key=["oracle", "curve"], deps=[DATASET_INPUTS], **_common)
+@dg.asset(key=["oracle", "curve"], deps=[DATASET_RECORDS, DATASET_PRICES], **_common)
 def oracle_curve(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Naive oracle O_biased(G′) for G′ = 1..G, exact over subsets (eq. 5, Figs. 2–3)."""
     wh = warehouse.get()
@@ -265,7 +265,7 @@ def oracle_curve(context: dg.AssetExecutionContext, warehouse: WarehouseResource
     return publish_many(context, wh, {"oracle.curve": _per_set(prep, naive_curve)}, _where(context), metadata=prep.meta)
 
 
-@dg.asset(key=["oracle", "posthoc"], deps=[DATASET_INPUTS], **_common)
+@dg.asset(key=["oracle", "posthoc"], deps=[DATASET_RECORDS, DATASET_PRICES], **_common)
 def oracle_posthoc(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Post-hoc k-shot oracle with a perfect free judge (§4.5, Tables 4–5)."""
     wh = warehouse.get()
@@ -283,7 +283,7 @@ NAIVE_CHECK = "naive_oracle_at_least_best_single_model"
 
 
 @dg.multi_asset(
-    specs=[dg.AssetSpec(key, deps=[DATASET_INPUTS], group_name="oracle", code_version=CODE_VERSION,
+    specs=[dg.AssetSpec(key, deps=[DATASET_RECORDS, DATASET_PRICES], group_name="oracle", code_version=CODE_VERSION,
                         automation_condition=REFRESH_CONDITION, kinds={"duckdb", "python"},
                         partitions_def=dataset_partitions)
            for key in _ANALYSIS_KEYS.values()],

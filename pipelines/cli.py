@@ -50,6 +50,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"refresh: {len(report.runs)} run(s), {report.ticks} automation tick(s), "
           f"{len(report.materialized)} asset materialization(s)")
     print_summary(_warehouse())
+    if report.blocked_by:
+        print(f"\nwarning: {len(report.blocked_by)} run(s) were unfinished when the refresh started "
+              f"({', '.join(report.blocked_by[:5])}); their assets count as in progress, so nothing downstream "
+              "of them ran. Finish or terminate them in `make ui` (Runs), then run again.", file=sys.stderr)
     if report.failed:
         print(f"\nfailed ({len(report.failed)}): {', '.join(report.failed)}; see `make ui` for the logs", file=sys.stderr)
         return 1

@@ -28,7 +28,7 @@ _ASSETS = [
     compass_frontier.cost_side,
     *compass_decisions.compass_decision_assets,
     compass_changes.leaderboard_changes,
-    datasets.dataset_inputs,
+    *datasets.dataset_assets,
     *oracle.oracle_assets,
     *cascade.cascade_assets,
 ]

@@ -19,6 +19,7 @@ children alone. The cursor is stored in DAGSTER_HOME so consecutive refreshes
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,8 @@ class RefreshReport:
     materialized: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     ticks: int = 0
+    # Runs unfinished when the refresh started (see `unfinished_runs`): their assets' descendants waited.
+    blocked_by: list[str] = field(default_factory=list)
 
     def add(self, result, keys: list[str]) -> None:
         self.runs.append(result.run_id)
@@ -44,13 +47,40 @@ def _cursor_path(instance: dg.DagsterInstance) -> Path:
 
 
 def _load_cursor(instance: dg.DagsterInstance) -> str | None:
+    """The sensor cursor of the last refresh; converted from the pre-sensor file if that is all there is.
+
+    Starting without a cursor would make the first tick an initial evaluation,
+    which sees no data-version change: a change made just before would be lost.
+    """
     path = _cursor_path(instance)
-    return path.read_text() if path.exists() else None
+    if path.exists():
+        return path.read_text()
+    legacy = Path(instance.root_directory) / "compass_automation_cursor.json"
+    if legacy.exists():
+        from dagster._daemon.asset_daemon import asset_daemon_cursor_to_instigator_serialized_cursor
+
+        return asset_daemon_cursor_to_instigator_serialized_cursor(dg.deserialize_value(legacy.read_text()))
+    return None
 
 
 def _save_cursor(instance: dg.DagsterInstance, cursor: str | None) -> None:
+    """Write atomically: a truncated cursor would break every later refresh."""
     if cursor is not None:
-        _cursor_path(instance).write_text(cursor)
+        path = _cursor_path(instance)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(cursor)
+        os.replace(tmp, path)
+
+
+def unfinished_runs(instance: dg.DagsterInstance) -> list[str]:
+    """Runs still queued, starting, started or canceling.
+
+    Automation treats their assets as in progress, so nothing downstream of them
+    is requested; a run left behind by a killed process blocks it for good.
+    """
+    statuses = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED,
+                dg.DagsterRunStatus.CANCELING]
+    return [r.run_id for r in instance.get_runs(dg.RunsFilter(statuses=statuses))]
 
 
 def tick(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: str | None) -> tuple[list[dg.RunRequest], str | None]:
@@ -119,7 +149,7 @@ def refresh(
     from pipelines.config_changes import config_digests, config_requests, save_digests
     from pipelines.partitions import sync_dynamic_partitions
 
-    report = RefreshReport()
+    report = RefreshReport(blocked_by=unfinished_runs(instance))
     if source_keys:
         # Rejected input stops the refresh here, before anything downstream runs.
         result = run_selection(defs, instance, source_keys, None, multiprocess, tags)

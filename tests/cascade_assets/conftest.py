@@ -8,7 +8,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from assets.datasets import DATASET_INPUTS
+from assets.datasets import DATASET_RECORDS
 from pipelines.definitions import defs
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.refresh import run_selection
@@ -20,7 +20,7 @@ CONFIG = FIXTURE / "config.yaml"
 KEYS = defs.resolve_asset_graph().materializable_asset_keys
 RAW_KEYS = sorted(k for k in KEYS if k.path[0] == "raw")
 # The dataset extract the cascade partitions read, then the cascade partitions themselves.
-CASCADE_KEYS = [DATASET_INPUTS] + sorted(k for k in KEYS if k.path[0] == "cascade" and k.path[1] != "failfast_synthetic")
+CASCADE_KEYS = [DATASET_RECORDS] + sorted(k for k in KEYS if k.path[0] == "cascade" and k.path[1] != "failfast_synthetic")
 LLAMA = ["llama-3.2-1b-instruct", "llama-3.2-3b-instruct", "llama-3.1-8b-instruct"]
 
 

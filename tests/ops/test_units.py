@@ -147,3 +147,21 @@ def test_dataset_extract_version_ignores_columns_other_datasets_added():
     assert frame_version(own_columns(widened)) == frame_version(own_columns(rows)) != frame_version(widened)
     assert "split" in own_columns(widened).columns  # key columns stay, even when empty
     assert "latency_ms" in own_columns(widened.assign(latency_ms=[1.0, None])).columns
+
+
+def test_prices_reach_only_the_oracle_and_only_datasets_without_per_call_cost():
+    """A price change must not re-run cascades (they never read prices) nor datasets with their own cost_usd."""
+    from assets.datasets import DATASET_PRICES, dataset_prices
+    from pipelines.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    costs = dg.AssetKey(["raw", "model_costs"])
+    for key in graph.materializable_asset_keys:
+        if key.path[0] == "cascade":
+            assert not {costs, DATASET_PRICES} & set(graph.get_ancestor_asset_keys(key)), key
+    prices = pd.DataFrame({"model_id": ["a", "a", "b"], "provider": ["x", "y", "x"],
+                           "input_usd_per_mtok": [1.0, 0.5, 2.0], "output_usd_per_mtok": [1.0, 0.5, 2.0],
+                           "blended_usd_per_mtok": [1.0, 0.5, 2.0]})
+    records = pd.DataFrame({"model_id": ["a", "c"], "cost_usd": [0.1, None]})
+    assert dataset_prices(records, prices)[["model_id", "provider"]].values.tolist() == [["a", "y"]]
+    assert dataset_prices(records.assign(cost_usd=[0.1, 0.2]), prices).empty

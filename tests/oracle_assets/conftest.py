@@ -7,7 +7,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from assets.datasets import DATASET_INPUTS
+from assets.datasets import DATASET_PRICES, DATASET_RECORDS
 from pipelines.definitions import defs
 from pipelines.partitions import current_datasets, sync_dynamic_partitions
 from pipelines.refresh import run_selection
@@ -19,8 +19,8 @@ FIXTURE = ROOT / "tests" / "fixtures" / "oracle"
 CONFIG = FIXTURE / "config.yaml"
 KEYS = defs.resolve_asset_graph().materializable_asset_keys
 RAW_KEYS = sorted(k for k in KEYS if k.path[0] == "raw")
-# The dataset extract the oracle partitions read, then the oracle partitions themselves.
-ORACLE_KEYS = [DATASET_INPUTS] + sorted(k for k in KEYS if k.path[0] == "oracle" and k.path[1] != "synthetic_validation")
+# The dataset extracts the oracle partitions read, then the oracle partitions themselves.
+ORACLE_KEYS = [DATASET_RECORDS, DATASET_PRICES] + sorted(k for k in KEYS if k.path[0] == "oracle" and k.path[1] != "synthetic_validation")
 
 
 def materialize_oracle(instance: dg.DagsterInstance, datasets: list[str] | None = None,

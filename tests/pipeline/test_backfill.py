@@ -1,6 +1,6 @@
 """A backfill over all partitions of an asset, driven by Dagster's own backfill daemon (as the UI launches it).
 
-The oracle fixture has two datasets; the backfill targets `datasets/inputs`
+The oracle fixture has two datasets; the backfill targets `datasets/records`
 (cheap) with all partitions. The code location is served over gRPC and runs are
 launched as real processes, as under `make ui`.
 """
@@ -17,7 +17,7 @@ from dagster._core.workspace.load_target import ModuleTarget
 from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
-from assets.datasets import DATASET_INPUTS
+from assets.datasets import DATASET_RECORDS
 from pipelines.definitions import defs
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.refresh import run_selection
@@ -65,7 +65,7 @@ def test_backfill_of_all_dataset_partitions_runs_each_once(tmp_path):
         with create_test_daemon_workspace_context(target, instance) as workspace:
             instance.add_backfill(PartitionBackfill.from_asset_partitions(
                 backfill_id="all_datasets", asset_graph=workspace.create_request_context().asset_graph,
-                backfill_timestamp=time.time(), tags={}, asset_selection=[DATASET_INPUTS], partition_names=None,
+                backfill_timestamp=time.time(), tags={}, asset_selection=[DATASET_RECORDS], partition_names=None,
                 dynamic_partitions_store=instance, all_partitions=True, title=None, description=None,
                 run_config=None))
             for _ in range(30):
