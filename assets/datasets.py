@@ -33,10 +33,16 @@ _common = dict(partitions_def=dataset_partitions, group_name="datasets", pool=WR
                automation_condition=REFRESH_CONDITION, code_version=CODE_VERSION, kinds={"duckdb"})
 
 
+def no_prices() -> pd.DataFrame:
+    """An empty price frame with the column types (so an empty extract never creates text price columns)."""
+    return pd.DataFrame({c: pd.Series(dtype="string" if c in ("model_id", "provider") else float)
+                         for c in PRICE_COLUMNS})
+
+
 def cheapest_prices(model_costs: pd.DataFrame) -> pd.DataFrame:
     """Per model, the provider row with the lowest blended USD/Mtok: [model_id, provider, input, output, blended]."""
     if model_costs.empty:
-        return pd.DataFrame(columns=PRICE_COLUMNS)
+        return no_prices()
     priced = model_costs.dropna(subset=["blended_usd_per_mtok"]).sort_values(["model_id", "blended_usd_per_mtok"])
     return priced.drop_duplicates("model_id")[PRICE_COLUMNS].reset_index(drop=True)
 
@@ -44,7 +50,7 @@ def cheapest_prices(model_costs: pd.DataFrame) -> pd.DataFrame:
 def dataset_prices(records: pd.DataFrame, model_costs: pd.DataFrame) -> pd.DataFrame:
     """The cheapest price of each model answering in `records`; none when every record has its own cost_usd."""
     if "cost_usd" in records.columns and records["cost_usd"].notna().all():
-        return pd.DataFrame(columns=PRICE_COLUMNS)
+        return no_prices()
     prices = cheapest_prices(model_costs)
     return prices[prices["model_id"].isin(records["model_id"].unique())].reset_index(drop=True)
 
@@ -81,7 +87,7 @@ def read_dataset_records(wh: Warehouse, dataset: str) -> pd.DataFrame:
 
 def read_dataset_prices(wh: Warehouse, dataset: str) -> pd.DataFrame:
     prices = wh.read("datasets.model_prices", {"dataset": dataset})
-    return prices[PRICE_COLUMNS] if not prices.empty else pd.DataFrame(columns=PRICE_COLUMNS)
+    return prices[PRICE_COLUMNS] if not prices.empty else no_prices()
 
 
 @dg.asset(key=DATASET_RECORDS, deps=[dg.AssetKey(["raw", "query_records"])], **_common)
