@@ -118,3 +118,46 @@ def test_ancestor_depth_covers_the_longest_chain():
 
     longest = max(chain(k) for k in graph.materializable_asset_keys)
     assert 6 <= longest - 1 <= ANCESTOR_DEPTH
+
+
+def test_child_waits_while_a_raw_source_run_is_in_flight():
+    """Under the daemon the schedule runs the raw sources asynchronously: one done, one still running."""
+    versions = {"a": "1", "b": "1"}
+
+    @dg.asset(group_name="sources")
+    def raw_a() -> dg.MaterializeResult:
+        return dg.MaterializeResult(data_version=dg.DataVersion(versions["a"]))
+
+    @dg.asset(group_name="sources")
+    def raw_b() -> dg.MaterializeResult:
+        return dg.MaterializeResult(data_version=dg.DataVersion(versions["b"]))
+
+    @dg.asset(deps=[raw_a, raw_b], automation_condition=REFRESH_CONDITION)
+    def measures() -> None: ...
+
+    sensor = dg.AutomationConditionSensorDefinition("toy_automation", target=dg.AssetSelection.all(),
+                                                    use_user_code_server=True, emit_backfills=False)
+    toy = dg.Definitions(assets=[raw_a, raw_b, measures], sensors=[sensor],
+                         jobs=[dg.define_asset_job("raw_b_job", selection=[raw_b])])
+
+    def tick(instance, cursor):
+        result = sensor(dg.build_sensor_context(instance=instance, cursor=cursor,
+                                                repository_def=toy.get_repository_def()))
+        return [k for r in result.run_requests for k in r.asset_selection], result.cursor
+
+    with dg.instance_for_test() as instance:
+        dg.materialize([raw_a, raw_b], instance=instance)
+        requested, cursor = tick(instance, None)
+        dg.materialize([raw_a, raw_b, measures], selection=[measures], instance=instance)
+        requested, cursor = tick(instance, cursor)
+        assert requested == []
+        versions.update(a="2", b="2")
+        dg.materialize([raw_a], instance=instance)
+        run = instance.create_run_for_job(job_def=toy.resolve_job_def("raw_b_job"),
+                                          asset_selection=frozenset([raw_b.key]), status=dg.DagsterRunStatus.STARTED)
+        requested, cursor = tick(instance, cursor)
+        assert requested == []  # raw_a changed, but raw_b is still being written
+        instance.report_run_failed(run)  # the in-flight run ends (here: fails) ...
+        dg.materialize([raw_b], instance=instance)  # ... and a later one writes raw_b
+        requested, cursor = tick(instance, cursor)
+        assert requested == [measures.key]
