@@ -1,185 +1,54 @@
-"""LLM-cascade assets, one partition per dataset of raw.query_records (thesis seed 001, Chs. 2-4).
+"""LLM-cascade assets, one partition per dataset (Zellinger thesis, seed 001, Chs. 2-4).
 
-Lineage (all but auc read their dataset's records from datasets/records, assets.datasets; the
-science is in compass/cascades):
+Lineage (all but auc read their dataset's records from datasets/records; the
+science is `compass.cascades.study`):
 
     calibration -> marginals -> copulas -> curves -> auc          (Ch. 2, Tables 2.2-2.8)
     economics, failfast (real records)                             (Chs. 3, 4)
     failfast_synthetic (unpartitioned, the documented generator)   (Ch. 4, SYNTHETIC)
 
-Each asset recomputes the (cheap, deterministic) calibration from the raw records instead of
-reading a derived table back, so it sees exactly the rows its parent saw. The EM-fitted marginals
-are not recomputed: copulas rebuilds them from cascade.marginals (`stored_marginals`). curves fits
-its own per-chain Markov-copula models (`fit_cascade_model`, marginals on the chain's aligned rows).
+Each asset recomputes the (cheap, deterministic) calibration from the records
+instead of reading a derived table back, so it sees exactly the rows its parent
+saw. copulas rebuilds the EM-fitted marginals from cascade.marginals; curves
+fits its own per-chain Markov-copula models. A dataset whose records carry no
+confidence is skipped with metadata `skipped: no confidence signal`.
 
-Generic preparation (`load_records`): a dataset whose records carry no confidence at all
-(livecodebench, mmlu_pro) is skipped quickly and explicitly: nothing is published, metadata
-`skipped: no confidence signal`. Any other problem (one model, NaN or constant confidences, a
-model without train rows) is a `ValueError` naming it, raised before anything is written.
-
-Chains: the thesis' two chains (Llama 1B < 3B < 8B < 70B < 405B; the mixed chain gpt-4o-mini <
-qwen2.5-coder-32b < qwen2.5-72b < gpt-4o) restricted to the models present; models in neither
-chain form one chain ordered by mean train cost.
-
-Light / heavy study (`study_settings`): the default evaluates the prefix chains k = 2..5 of the
-Llama chain plus the full mixed chain, at the full n_train and at n <= 30 (one seed), grid
-resolution 1/20 and a short BO. With env COMPASS_HEAVY=1: every size-ordered subset (k >= 2) of
-every chain (26 Llama cascades, Table 2.7), resolution 1/40, thesis-like BO, five low-sample seeds,
-more bootstrap draws, and all model pairs in the copula table.
+Study size: `CascadeStudyConfig.study` (run config), default light, heavy with COMPASS_HEAVY=1.
 """
-
-import os
-from dataclasses import dataclass
 
 import dagster as dg
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from assets.automation import REFRESH_CONDITION
-from assets.cascade_figures import curves_plot, marginals_plot, optimal_map_plot, tau_heatmap
-from assets.common import WRITER_POOL, publish_many, save_figure
-from assets.datasets import DATASET_RECORDS, read_dataset_records
-from compass.cascades.baselines import bayes_opt_curve, default_lambdas, grid_search_curve, threshold_columns
-from compass.cascades.calibration import calibrate, task_kind_for
+from assets.datasets import DATASET_RECORDS
+from assets.partitions import dataset_partitions
+from compass.cascades import study as cs
 from compass.cascades.copulas import copula_table, markov_test
-from compass.cascades.curves import auc_comparisons, compare_methods, pareto_mask, size_ordered_subcascades
-from compass.cascades.data import pivot, validate_records
-from compass.cascades.economics import critical_price_of_error, optimal_model_map, reward_grid, summarize_systems
-from compass.cascades.evaluate import evaluate_thresholds, low_sample_train_indices
-from compass.cascades.failfast import failfast_table, join_failfast_records
-from compass.cascades.failfast_synthetic import TABLE_4_1, FailFastSyntheticConfig, generate_failfast_synthetic
-from compass.cascades.marginals import (
-    MixedBetaMarginal, fit_marginals, marginal_gof_table, marginal_params_frame, marginals_from_params,
-)
-from compass.cascades.markov_model import CascadeModel, fit_cascade_model
-from compass.cascades.rational_tuning import rational_tuning
-from pipelines.partitions import dataset_partitions
-from resources.warehouse import Warehouse, WarehouseResource
+from compass.cascades.data import pivot
+from compass.cascades.marginals import fit_marginals, marginal_gof_table, marginal_params_frame
+from compass.cascades.plots import curves_plot, marginals_plot, optimal_map_plot, tau_heatmap
+from resources import readers, settings
+from resources.publish import publish_many, save_figure
+from resources.warehouse import WarehouseResource
 
 CODE_VERSION = "cascade-1"
 SKIPPED = "no confidence signal"
-CHAINS: dict[str, tuple[str, ...]] = {
-    "llama": ("llama-3.2-1b-instruct", "llama-3.2-3b-instruct", "llama-3.1-8b-instruct",
-              "llama-3.1-70b-instruct", "llama-3.1-405b-instruct"),
-    "mixed": ("gpt-4o-mini", "qwen2.5-coder-32b-instruct", "qwen2.5-72b-instruct", "gpt-4o"),
-}
-PRIMARY_CHAIN = "llama"  # the chain whose subsets form the Table 2.7 study
-LOW_SAMPLE_N = 30  # Table 2.8: n <= 30 training examples
-# Chapter 3 price grid [spec 3.3 A]: lambda_E one value per decade $1e-4..$1e4; lambda_L in $/min -> $/s.
-LAMBDA_ERRORS = np.logspace(-4, 4, 9)
-LAMBDA_LATENCIES = np.array([0.0, 0.1, 0.5, 1.0, 5.0, 10.0]) / 60.0
-FAILFAST_UTILIZATIONS = (0.5, 0.6, 0.75)
+ECE_CHECK = "ece_within_unit_interval"
+CURVE_CHECK = "error_in_unit_interval_cost_nonnegative"
+_common = dict(partitions_def=dataset_partitions, group_name="cascade", code_version=CODE_VERSION,
+               pool=settings.writer_pool())
 
 
-@dataclass(frozen=True)
-class StudySettings:
-    """Size of the Chapter 2 study; LIGHT by default, HEAVY with COMPASS_HEAVY=1."""
+class CascadeStudyConfig(dg.Config):
+    """Size of the Chapter 2 study (`compass.cascades.study.StudySettings`)."""
 
-    name: str
-    all_subsets: bool  # every size-ordered subset of a chain (Table 2.7), else prefix chains + full chains
-    resolution: float  # grid-search probability-mass step
-    bo_lambdas: int
-    bo_min_iter: int
-    bo_max_iter: int
-    bo_n_random: int
-    bo_n_smart: int
-    low_sample_seeds: tuple[int, ...]
-    gof_boot: int  # marginal sqrt(CvM) bootstrap draws (Table 2.5)
-    copula_boot: int  # copula Kendall-CvM bootstrap draws (Table 2.4)
-    copula_all_pairs: bool  # all i < j pairs of a chain (thesis: 10 Llama, 6 mixed), else consecutive
+    study: str | None = None  # light | heavy; None: heavy when COMPASS_HEAVY=1 (resources.settings), else light
 
-
-# Light: copula CvM statistic without bootstrap p-values (copula_boot=0 -> p NaN) and 5 marginal
-# bootstrap draws keep the default run inside its budget; docs/results.md uses larger draws.
-LIGHT = StudySettings("light", False, 1 / 20, 4, 2, 2, 100, 1, (0,), 5, 0, False)
-HEAVY = StudySettings("heavy", True, 1 / 40, 16, 10, 30, 2000, 2, (0, 1, 2, 3, 4), 100, 50, True)
-
-
-def study_settings() -> StudySettings:
-    """HEAVY when env COMPASS_HEAVY=1, else LIGHT."""
-    return HEAVY if os.environ.get("COMPASS_HEAVY") == "1" else LIGHT
-
-
-_common = dict(
-    partitions_def=dataset_partitions,
-    group_name="cascade",
-    pool=WRITER_POOL,
-    automation_condition=REFRESH_CONDITION,
-    code_version=CODE_VERSION,
-    kinds={"duckdb", "python"},
-)
-
-
-# ---------------------------------------------------------------- preparation
-
-
-def prepare_records(records: pd.DataFrame, dataset: str) -> pd.DataFrame | None:
-    """Canonical cascade records of one dataset, or None when no record carries a confidence.
-
-    Keeps generation 0 (the cascade data are single-sample) and validates with
-    `compass.cascades.data.validate_records`; every error names the dataset.
-    """
-    if records.empty:
-        raise ValueError(f"dataset {dataset!r}: no rows in raw.query_records")
-    if "confidence" not in records.columns or records["confidence"].isna().all():
-        return None
-    if "generation" in records.columns:
-        records = records[records["generation"].fillna(0) == records["generation"].fillna(0).min()]
-    records = records.assign(split=records["split"].fillna("train"), query_id=records["query_id"].astype(str),
-                             correct=records["correct"].astype(float))
-    try:
-        validate_records(records)
-    except ValueError as exc:
-        raise ValueError(f"dataset {dataset!r}: {exc}") from None
-    return records.reset_index(drop=True)
-
-
-def load_records(wh: Warehouse, dataset: str) -> pd.DataFrame | None:
-    return prepare_records(read_dataset_records(wh, dataset), dataset)
-
-
-def lacks(records: pd.DataFrame, columns: list[str]) -> bool:
-    """Some record has no value in one of `columns` (an absent column counts as empty)."""
-    return any(c not in records.columns or records[c].isna().any() for c in columns)
-
-
-def has_test(records: pd.DataFrame) -> bool:
-    return bool((records["split"] == "test").any())
-
-
-def calibrated_records(records: pd.DataFrame, dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """`calibrate` (eqs. 2.16-2.17 + logistic) with the dataset's task kind; errors name the dataset."""
-    try:
-        return calibrate(records, task_kind_for(dataset))
-    except ValueError as exc:
-        raise ValueError(f"dataset {dataset!r}: {exc}") from None
-
-
-def chains_for(records: pd.DataFrame) -> dict[str, list[str]]:
-    """The thesis chains restricted to the present models (>= 2 each); the rest ordered by mean train cost."""
-    present = set(records["model_id"])
-    chains = {name: [m for m in chain if m in present] for name, chain in CHAINS.items()}
-    chains = {name: chain for name, chain in chains.items() if len(chain) >= 2}
-    rest = present - {m for c in chains.values() for m in c}
-    if len(rest) >= 2:
-        train = records[records["split"] == "train"]
-        cost = train.groupby("model_id")["cost_usd"].mean() if "cost_usd" in train else pd.Series(dtype=float)
-        chains["by_cost"] = sorted(rest, key=lambda m: (cost.get(m, np.inf), m))
-    return chains
-
-
-def study_cascades(chains: dict[str, list[str]], settings: StudySettings) -> list[tuple[str, tuple[str, ...]]]:
-    """(chain name, cascade) pairs: Table 2.7 subsets (heavy) or prefix chains + full chains (light)."""
-    out: list[tuple[str, tuple[str, ...]]] = []
-    for name, chain in chains.items():
-        if settings.all_subsets:
-            out += [(name, c) for c in size_ordered_subcascades(chain)]
-        elif name == PRIMARY_CHAIN:
-            out += [(name, tuple(chain[:k])) for k in range(2, len(chain) + 1)]
-        else:
-            out.append((name, tuple(chain)))
-    return out
+    def settings(self) -> cs.StudySettings:
+        name = self.study or ("heavy" if settings.heavy() else "light")
+        if name not in cs.STUDIES:
+            raise ValueError(f"study must be one of {sorted(cs.STUDIES)}, got {name!r}")
+        return cs.STUDIES[name]
 
 
 def _skip(context: dg.AssetExecutionContext, reason: str = SKIPPED) -> dg.MaterializeResult:
@@ -195,18 +64,8 @@ def _with_checks(result: dg.MaterializeResult, *checks: dg.AssetCheckResult) -> 
     return dg.MaterializeResult(metadata=result.metadata, data_version=result.data_version, check_results=list(checks))
 
 
-# ---------------------------------------------------------------- calibration (Table 2.2)
-
-ECE_CHECK = "ece_within_unit_interval"
-
-
-def calibration_table(records: pd.DataFrame, dataset: str) -> pd.DataFrame:
-    """cascade.calibration rows: model_id, a, b, ece, ece_no_transform, ece_split, n_train, accuracy, ..."""
-    cal, params = calibrated_records(records, dataset)
-    acc = cal[cal["split"] == params["ece_split"].iloc[0]].groupby("model_id")["correct"].mean()
-    params["accuracy"] = params["model_id"].map(acc)
-    params["task_kind"] = task_kind_for(dataset)
-    return params
+def _skip_checked(context: dg.AssetExecutionContext, reason: str = SKIPPED) -> dg.MaterializeResult:
+    return _with_checks(_skip(context, reason), dg.AssetCheckResult(passed=True, metadata={"skipped": reason}))
 
 
 @dg.asset(key=["cascade", "calibration"], deps=[DATASET_RECORDS],
@@ -214,10 +73,10 @@ def calibration_table(records: pd.DataFrame, dataset: str) -> pd.DataFrame:
 def cascade_calibration(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Logistic calibration of transformed log-probabilities and its ECE (eqs. 2.16-2.17, Table 2.2)."""
     wh = warehouse.get()
-    records = load_records(wh, context.partition_key)
+    records = readers.cascade_records(wh, context.partition_key)
     if records is None:
-        return _with_checks(_skip(context), dg.AssetCheckResult(passed=True, metadata={"skipped": SKIPPED}))
-    table = calibration_table(records, context.partition_key)
+        return _skip_checked(context)
+    table = cs.calibration_table(records, context.partition_key)
     eces = table[["ece", "ece_no_transform"]].to_numpy()
     ok = bool(np.all((eces >= 0) & (eces <= 1)))
     meta = {"mean_ece": float(table["ece"].mean()), "mean_ece_no_transform": float(table["ece_no_transform"].mean()),
@@ -226,94 +85,57 @@ def cascade_calibration(context: dg.AssetExecutionContext, warehouse: WarehouseR
     return _with_checks(result, dg.AssetCheckResult(passed=ok, metadata={"max_ece": float(np.max(eces))}))
 
 
-# ---------------------------------------------------------------- marginals (eq. 2.7, Table 2.5)
-
-
 @dg.asset(key=["cascade", "marginals"], deps=[DATASET_RECORDS, dg.AssetKey(["cascade", "calibration"])], **_common)
-def cascade_marginals(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def cascade_marginals(context: dg.AssetExecutionContext, config: CascadeStudyConfig,
+                      warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Mixed-beta marginals fitted on train (eq. 2.7) and their sqrt(CvM) fit on test, plain and refit (Tables 2.5-2.6)."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = load_records(wh, dataset)
+    records = readers.cascade_records(wh, dataset)
     if records is None:
         return _skip(context)
-    settings = study_settings()
-    cal, _ = calibrated_records(records, dataset)
+    study = config.settings()
+    cal, _ = cs.calibrated_records(records, dataset)
     marginals = fit_marginals(cal)
     params = marginal_params_frame(marginals)
-    gof_split = "test" if has_test(records) else "train"
-    gof = marginal_gof_table(cal, marginals, n_boot=settings.gof_boot, split=gof_split)
+    gof_split = "test" if cs.has_test(records) else "train"
+    gof = marginal_gof_table(cal, marginals, n_boot=study.gof_boot, split=gof_split)
     plain = gof[~gof["refit"]]
-    meta = {"gof_split": gof_split, "gof_boot": settings.gof_boot, "mean_sqrt_cvm": float(plain["sqrt_cvm"].mean()),
+    meta = {"gof_split": gof_split, "gof_boot": study.gof_boot, "mean_sqrt_cvm": float(plain["sqrt_cvm"].mean()),
             "rejected_at_5pct": int((plain["p_value"] < 0.05).sum()),
             "figure": save_figure(marginals_plot(cal, marginals, gof_split, dataset), "cascades", f"marginals_{dataset}")}
     return publish_many(context, wh, {"cascade.marginals": params, "cascade.marginal_gof": gof}, _where(context), meta)
 
 
-def stored_marginals(wh: Warehouse, dataset: str, models: list[str]) -> dict[str, MixedBetaMarginal]:
-    """The marginals cascade/marginals fitted for `dataset`, rebuilt from cascade.marginals (no EM refit);
-    a clear error when that table holds no rows or other models than `models` for the dataset."""
-    params = wh.read("cascade.marginals", {"dataset": dataset})
-    if params.empty:
-        raise ValueError(f"dataset {dataset!r}: no rows in cascade.marginals; materialize cascade/marginals first")
-    marginals = marginals_from_params(params)
-    if sorted(marginals) != sorted(models):
-        raise ValueError(f"dataset {dataset!r}: cascade.marginals holds models {sorted(marginals)}, the records "
-                         f"{sorted(models)}; re-materialize cascade/marginals")
-    return marginals
-
-
-# ---------------------------------------------------------------- copulas (eqs. 2.9-2.10, Tables 2.3, 2.4)
-
-
-def tau_table(cal: pd.DataFrame, split: str) -> pd.DataFrame:
-    """Kendall tau of calibrated confidences for every model pair on `split` (the tau heatmap)."""
-    phi = pivot(cal, "p_correct", split=split)
-    models = list(phi.columns)
-    rows = [{"model_a": a, "model_b": b, "split": split,
-             "tau": float(stats.kendalltau(phi[a], phi[b]).statistic) if a != b else 1.0}
-            for a in models for b in models]
-    return pd.DataFrame(rows)
-
-
-def copula_pairs(chains: dict[str, list[str]], all_pairs: bool) -> list[tuple[str, str, str]]:
-    """(chain, a, b): consecutive pairs of each chain, or all i < j pairs (thesis Table 2.4)."""
-    out = []
-    for name, chain in chains.items():
-        pairs = [(chain[i], chain[j]) for i in range(len(chain)) for j in range(i + 1, len(chain))] if all_pairs \
-            else list(zip(chain[:-1], chain[1:]))
-        out += [(name, a, b) for a, b in pairs]
-    return out
-
-
 @dg.asset(key=["cascade", "copulas"], deps=[DATASET_RECORDS, dg.AssetKey(["cascade", "marginals"])], **_common)
-def cascade_copulas(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def cascade_copulas(context: dg.AssetExecutionContext, config: CascadeStudyConfig,
+                    warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Per chain pair: the thesis' Gumbel (tau inversion) and five ML families, AIC and Kendall CvM (Table 2.4);
     the Markov test (Table 2.3); Kendall tau of every pair (heatmap). Fitted on train, as the thesis says."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = load_records(wh, dataset)
+    records = readers.cascade_records(wh, dataset)
     if records is None:
         return _skip(context)
-    settings = study_settings()
-    cal, _ = calibrated_records(records, dataset)
-    marginals = stored_marginals(wh, dataset, list(cal["model_id"].unique()))
-    chains = chains_for(records)
+    study = config.settings()
+    cal, _ = cs.calibrated_records(records, dataset)
+    marginals = readers.cascade_marginals(wh, dataset, list(cal["model_id"].unique()))
+    chains = cs.chains_for(records)
     phi = pivot(cal, "p_correct", split="train")
     parts = []
-    for chain, a, b in copula_pairs(chains, settings.copula_all_pairs):
-        parts.append(copula_table(phi, marginals, [(a, b)], n_boot=settings.copula_boot).assign(chain=chain))
+    for chain, a, b in cs.copula_pairs(chains, study.copula_all_pairs):
+        parts.append(copula_table(phi, marginals, [(a, b)], n_boot=study.copula_boot).assign(chain=chain))
     copulas = pd.concat(parts, ignore_index=True)
-    markov_split = "test" if has_test(records) else "train"
+    markov_split = "test" if cs.has_test(records) else "train"
     phi_m, corr_m = pivot(cal, "p_correct", split=markov_split), pivot(cal, "correct", split=markov_split)
     markov = [markov_test(phi_m, corr_m, chain).assign(chain=name, split=markov_split)
               for name, chain in chains.items() if len(chain) >= 3]
     markov_cols = ["model_id", "parent", "ancestor", "coef_parent", "coef_ancestor", "p_parent", "p_ancestor",
                    "log10_p_parent", "log10_p_ancestor", "chain", "split"]
     markov_frame = pd.concat(markov, ignore_index=True) if markov else pd.DataFrame(columns=markov_cols)
-    taus = tau_table(cal, "train")
+    taus = cs.tau_table(cal, "train")
     thesis = copulas[copulas["family"] == "gumbel_tau"]
-    meta = {"copula_boot": settings.copula_boot, "n_pairs": int(len(thesis)),
+    meta = {"copula_boot": study.copula_boot, "n_pairs": int(len(thesis)),
             "gumbel_mean_cvm": float(thesis["cvm"].mean()), "gumbel_rejected_at_5pct": int((thesis["p_value"] < 0.05).sum()),
             "selected_families": copulas.loc[copulas["selected"], "family"].value_counts().to_dict(),
             "tau_figure": save_figure(tau_heatmap(taus, dataset), "cascades", f"tau_{dataset}")}
@@ -321,148 +143,31 @@ def cascade_copulas(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     return publish_many(context, wh, tables, _where(context), meta)
 
 
-# ---------------------------------------------------------------- curves (Sec. 2.4, Tables 2.7-2.8)
-
-CURVE_CHECK = "error_in_unit_interval_cost_nonnegative"
-RT_COPULAS = {"rt": "gumbel", "rt_aic": "aic"}  # Rational Tuning with the thesis' Gumbel / the AIC-best family
-
-
-@dataclass(frozen=True)
-class CascadeData:
-    """Aligned (query x model) arrays of one cascade: calibrated P(correct), labels, per-query cost."""
-
-    p: np.ndarray
-    y: np.ndarray
-    c: np.ndarray
-
-    @classmethod
-    def of(cls, cal: pd.DataFrame, cascade: tuple[str, ...], split: str) -> "CascadeData":
-        p = pivot(cal, "p_correct", split=split, models=cascade)
-        frames = [pivot(cal, col, split=split, models=cascade).loc[p.index] for col in ("correct", "cost_usd")]
-        return cls(p.to_numpy(float), frames[0].to_numpy(float), frames[1].to_numpy(float))
-
-    def rows(self, idx: np.ndarray) -> "CascadeData":
-        return CascadeData(self.p[idx], self.y[idx], self.c[idx])
-
-
-def method_thresholds(models: dict[str, CascadeModel], cascade: tuple[str, ...], train: CascadeData,
-                      settings: StudySettings, seed: int = 0) -> dict[str, pd.DataFrame]:
-    """Tuned thresholds per method (columns phi_1..phi_{k-1}; RT frames also lambda, infill):
-    rt / rt_aic = Rational Tuning of each fitted model in `models` (method -> Markov-copula model
-    covering the cascade), grid = grid search at `settings.resolution`, bo = Bayesian optimization."""
-    out = {method: rational_tuning(model, cascade=cascade) for method, model in models.items()}
-    out["grid"] = grid_search_curve(train.p, train.y, train.c, settings.resolution)
-    out["bo"] = bayes_opt_curve(train.p, train.y, train.c, lambdas=default_lambdas(train.c, settings.bo_lambdas),
-                                min_iter=settings.bo_min_iter, max_iter=settings.bo_max_iter,
-                                n_random=settings.bo_n_random, n_smart=settings.bo_n_smart, random_state=seed)
-    return out
-
-
-def copula_choice_change(gumbel: pd.DataFrame, aic: pd.DataFrame, k: int) -> float:
-    """Largest |threshold change| between RT with the Gumbel and with the AIC-selected copula, over the
-    cost sensitivities both sweeps solved (non-infill points; 0.0 means identical thresholds)."""
-    cols = threshold_columns(k)
-    a, b = (f.loc[~f["infill"], ["lambda", *cols]] for f in (gumbel, aic))
-    both = a.merge(b, on="lambda", suffixes=("_g", "_a"))
-    return float(np.max(np.abs(both[[c + "_g" for c in cols]].to_numpy() - both[[c + "_a" for c in cols]].to_numpy())))
-
-
-def test_curve(test: CascadeData, thresholds: np.ndarray) -> pd.DataFrame:
-    """Realized test (error, cost) of each threshold vector (eq. 2.1), Pareto flag on test, sorted by cost."""
-    error, cost = evaluate_thresholds(test.p, test.y, test.c, thresholds)
-    frame = pd.DataFrame({"cost": cost, "error": error,
-                          "thresholds": [",".join(f"{v:.6g}" for v in t) for t in thresholds]})
-    frame["pareto"] = pareto_mask(cost, error)
-    return frame.sort_values(["cost", "error"], ignore_index=True).rename_axis("point").reset_index()
-
-
-def cascade_curves(cal: pd.DataFrame, chains: dict[str, list[str]], chain_cascades: list[tuple[str, tuple[str, ...]]],
-                   settings: StudySettings) -> tuple[pd.DataFrame, dict[str, object]]:
-    """cascade.curves rows for every cascade, method and training size (full train and n <= 30 seeds).
-
-    Columns: cascade, chain, k, method, n_train, sample (full | low_seed<s>), point, cost, error,
-    thresholds, pareto. Thresholds are tuned on train and evaluated on test.
-    """
-    train_cal = cal[cal["split"] == "train"]
-    parts, changed = [], {}
-    # A chain's model covers every cascade of its models (marginals and pairs are fitted pairwise).
-    chain_models = {(chain, method): fit_cascade_model(train_cal, chains[chain], copula=copula)
-                    for chain in {c for c, _ in chain_cascades} for method, copula in RT_COPULAS.items()}
-    for chain, cascade in chain_cascades:
-        train, test = CascadeData.of(cal, cascade, "train"), CascadeData.of(cal, cascade, "test")
-        train_ids = pivot(cal, "p_correct", split="train", models=cascade).index
-        samples = [("full", np.arange(len(train_ids)), 0)]
-        samples += [(f"low_seed{s}", low_sample_train_indices(train.y, LOW_SAMPLE_N, seed=s), s)
-                    for s in settings.low_sample_seeds]
-        for sample, idx, seed in samples:
-            if sample == "full":
-                models = {method: chain_models[(chain, method)] for method in RT_COPULAS}
-            else:  # low-sample limit: the thesis' Gumbel model refitted on the n <= 30 rows only
-                sub_cal = train_cal[train_cal["query_id"].isin(train_ids[idx])]
-                models = {"rt": fit_cascade_model(sub_cal, cascade, copula=RT_COPULAS["rt"])}
-            tuned = method_thresholds(models, cascade, train.rows(idx), settings, seed)
-            if "rt_aic" in tuned:
-                changed[">".join(cascade)] = copula_choice_change(tuned["rt"], tuned["rt_aic"], len(cascade))
-            for method, frame in tuned.items():
-                t = frame[threshold_columns(len(cascade))].to_numpy(float)
-                parts.append(test_curve(test, t).assign(cascade=">".join(cascade), chain=chain, k=len(cascade),
-                                                        method=method, n_train=len(idx), sample=sample))
-    curves = pd.concat(parts, ignore_index=True)
-    cols = ["cascade", "chain", "k", "method", "n_train", "sample", "point", "cost", "error", "thresholds", "pareto"]
-    return curves[cols], {"rt_aic_max_abs_threshold_change": changed}
-
-
 @dg.asset(key=["cascade", "curves"], deps=[DATASET_RECORDS, dg.AssetKey(["cascade", "copulas"])],
           check_specs=[dg.AssetCheckSpec(CURVE_CHECK, asset=["cascade", "curves"], blocking=True)], **_common)
-def cascade_curves_asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def cascade_curves(context: dg.AssetExecutionContext, config: CascadeStudyConfig,
+                   warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Test error-cost curves of RT (Gumbel and AIC copula), grid search and BO thresholds (Sec. 2.4)."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = load_records(wh, dataset)
+    records = readers.cascade_records(wh, dataset)
     if records is None:
-        return _with_checks(_skip(context), dg.AssetCheckResult(passed=True, metadata={"skipped": SKIPPED}))
-    if not has_test(records):
-        reason = "no test split: calibration, marginals and copulas only, no test curves"
-        return _with_checks(_skip(context, reason), dg.AssetCheckResult(passed=True, metadata={"skipped": reason}))
-    settings = study_settings()
-    cal, _ = calibrated_records(records, dataset)
-    chains = chains_for(records)
-    cascades = study_cascades(chains, settings)
-    curves, extra = cascade_curves(cal, chains, cascades, settings)
+        return _skip_checked(context)
+    if not cs.has_test(records):
+        return _skip_checked(context, "no test split: calibration, marginals and copulas only, no test curves")
+    study = config.settings()
+    cal, _ = cs.calibrated_records(records, dataset)
+    chains = cs.chains_for(records)
+    cascades = cs.study_cascades(chains, study)
+    curves, extra = cs.cascade_curves(cal, chains, cascades, study)
     ok = bool(curves["error"].between(0, 1).all() and (curves["cost"] >= 0).all())
-    meta = {"study": settings.name, "n_cascades": len(cascades), "resolution": settings.resolution, **extra,
+    meta = {"study": study.name, "n_cascades": len(cascades), "resolution": study.resolution, **extra,
             "figure": save_figure(curves_plot(curves, dataset), "cascades", f"curves_{dataset}")}
     result = publish_many(context, wh, {"cascade.curves": curves}, _where(context), meta)
     check = dg.AssetCheckResult(passed=ok, metadata={"min_error": float(curves["error"].min()),
                                                      "max_error": float(curves["error"].max()),
                                                      "min_cost": float(curves["cost"].min())})
     return _with_checks(result, check)
-
-
-def auc_tables(curves: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """cascade.auc (one row per cascade, sample and baseline method vs RT) and cascade.auc_summary.
-
-    AUC = mean test error over the cost interval shared with RT (`curve_auc`, Sec. 2.4 protocol) of the
-    curve through every train-tuned threshold vector's test (cost, error). The test-side `pareto` flag is
-    not used: selecting the best points on test would favour the method with the most candidates.
-    %Delta = 100 (AUC_RT - AUC_method) / AUC_method (negative: RT better).
-    Summary rows (Tables 2.7 / 2.8 shape): per setting (full | low) and k group (each k, 'k>=3', 'all').
-    """
-    parts = []
-    for (sample, n_train), g in curves.groupby(["sample", "n_train"], sort=True):
-        comp = auc_comparisons(g.rename(columns={"chain": "benchmark"}), reference="rt")
-        parts.append(comp.rename(columns={"benchmark": "chain"}).assign(sample=sample, n_train=n_train))
-    auc = pd.concat(parts, ignore_index=True)
-    auc["setting"] = np.where(auc["sample"] == "full", "full", "low")
-    rows = []
-    for setting, g in auc.groupby("setting"):
-        groups = [(str(k), gk) for k, gk in g.groupby("k")] + [("k>=3", g[g["k"] >= 3]), ("all", g)]
-        for label, gk in groups:
-            if gk.empty:
-                continue
-            summary = compare_methods(gk.assign(group=label), by="group")
-            rows.append(summary.assign(setting=setting, k_group=label).drop(columns="group"))
-    return auc, pd.concat(rows, ignore_index=True)
 
 
 @dg.asset(key=["cascade", "auc"], deps=[dg.AssetKey(["cascade", "curves"])], **_common)
@@ -472,33 +177,10 @@ def cascade_auc(context: dg.AssetExecutionContext, warehouse: WarehouseResource)
     curves = wh.read("cascade.curves", _where(context))
     if curves.empty:
         return _skip(context, "no test curves for this dataset")
-    auc, summary = auc_tables(curves)
+    auc, summary = cs.auc_tables(curves)
     k3 = summary[(summary["k_group"] == "k>=3") & (summary["setting"] == "full")].set_index("method")
     meta = {f"mean_pct_delta_k3_{m}": float(k3.loc[m, "mean_pct_delta"]) for m in k3.index}
     return publish_many(context, wh, {"cascade.auc": auc, "cascade.auc_summary": summary}, _where(context), meta)
-
-
-# ---------------------------------------------------------------- economics (Ch. 3)
-
-
-def economics_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Expected reward of each single model on the price grid (eqs. 3.10-3.13), the argmax map and the
-    critical prices of error between consecutive winners at lambda_L = 0 (test split when present)."""
-    split = "test" if has_test(records) else "train"
-    rows = records[records["split"] == split].rename(columns={"model_id": "system"})
-    summary = summarize_systems(rows)
-    grid = reward_grid(summary, LAMBDA_ERRORS, LAMBDA_LATENCIES)
-    best = optimal_model_map(summary, LAMBDA_ERRORS, LAMBDA_LATENCIES)
-    dense = optimal_model_map(summary, np.geomspace(1e-6, 1e6, 481), [0.0])
-    winners = dense["best_system"].loc[dense["best_system"].ne(dense["best_system"].shift())].tolist()
-    by_system = summary.set_index("system")
-    critical = pd.DataFrame([
-        {"system_a": a, "system_b": b, "lambda_latency": 0.0,
-         "critical_lambda_error": critical_price_of_error(by_system.loc[a], by_system.loc[b])}
-        for a, b in zip(winners[:-1], winners[1:])
-    ], columns=["system_a", "system_b", "lambda_latency", "critical_lambda_error"])
-    return {"cascade.economics": grid.assign(split=split), "cascade.optimal_model_map": best.assign(split=split),
-            "cascade.critical_prices": critical.assign(split=split), "cascade.system_summary": summary.assign(split=split)}
 
 
 @dg.asset(key=["cascade", "economics"], deps=[DATASET_RECORDS], **_common)
@@ -506,44 +188,16 @@ def cascade_economics(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     """Economic evaluation: reward per model on the (lambda_E, lambda_L) grid, optimal-model map, critical prices."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = load_records(wh, dataset)
+    records = readers.cascade_records(wh, dataset)
     if records is None:
         return _skip(context)
-    if lacks(records, ["cost_usd", "latency_ms"]):
+    if cs.lacks(records, ["cost_usd", "latency_ms"]):
         return _skip(context, "no per-query cost or latency")
-    tables = economics_tables(records)
+    tables = cs.economics_tables(records)
     meta = {"figure": save_figure(optimal_map_plot(tables["cascade.optimal_model_map"], dataset), "cascades",
                                   f"optimal_model_map_{dataset}"),
             "winners_lambda_latency_0": tables["cascade.critical_prices"]["system_b"].tolist()}
     return publish_many(context, wh, tables, _where(context), meta)
-
-
-# ---------------------------------------------------------------- Fail Fast, or Ask (Ch. 4)
-
-
-def failfast_pair(records: pd.DataFrame) -> tuple[str, str]:
-    """(M_r, M_nr) on real records: the most accurate train model answers, the cheapest one fronts it."""
-    train = records[records["split"] == "train"]
-    acc = train.groupby("model_id")["correct"].mean()
-    cost = train.groupby("model_id")["cost_usd"].mean()
-    strong = str(acc.sort_values(ascending=False, kind="stable").index[0])
-    weak = str(cost.drop(strong).sort_values(kind="stable").index[0])
-    return strong, weak
-
-
-def real_failfast(cal: pd.DataFrame) -> pd.DataFrame:
-    """Table 4.2 shape on REAL records: M_r's output tokens as its uncertainty, M_nr's calibrated P(correct).
-
-    The cascade datasets hold no reasoning models; whether output tokens carry signal is reported as
-    the Spearman correlation of M_r's tokens with its correctness (`tokens_signal_rho`, `_p`).
-    """
-    split = "test" if has_test(cal) else "train"
-    strong, weak = failfast_pair(cal)
-    joined = join_failfast_records(cal[cal["split"] == split], strong, weak, confidence_col="p_correct")
-    table = failfast_table(joined, FAILFAST_UTILIZATIONS, rng=0)
-    rho = stats.spearmanr(joined["tokens_r"], joined["correct_r"])
-    return table.assign(data="real", reasoning_model=strong, nonreasoning_model=weak, split=split, n=len(joined),
-                        tokens_signal_rho=float(rho.statistic), tokens_signal_p=float(rho.pvalue))
 
 
 @dg.asset(key=["cascade", "failfast"], deps=[DATASET_RECORDS], **_common)
@@ -551,42 +205,32 @@ def cascade_failfast(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     """"Fail Fast, or Ask" on REAL records (Sec. 4.3, Table 4.2 shape), labelled data = real."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = load_records(wh, dataset)
+    records = readers.cascade_records(wh, dataset)
     if records is None:
         return _skip(context)
-    if lacks(records, ["cost_usd", "latency_ms", "tokens_out"]):
+    if cs.lacks(records, ["cost_usd", "latency_ms", "tokens_out"]):
         return _skip(context, "no per-query tokens, cost or latency")
-    cal, _ = calibrated_records(records, dataset)
-    strong, _ = failfast_pair(cal)
+    cal, _ = cs.calibrated_records(records, dataset)
+    strong, _ = cs.failfast_pair(cal)
     if cal.loc[cal["model_id"] == strong, "tokens_out"].nunique() < 2:
         return _skip(context, f"output tokens of {strong} are constant: no uncertainty signal")
-    table = real_failfast(cal)
+    table = cs.real_failfast(cal)
     meta = {"data": "real", "reasoning_model": table["reasoning_model"].iloc[0],
             "nonreasoning_model": table["nonreasoning_model"].iloc[0],
             "tokens_signal_rho": float(table["tokens_signal_rho"].iloc[0])}
     return publish_many(context, wh, {"cascade.failfast": table}, _where(context), meta)
 
 
-def synthetic_failfast(n: int, seed: int = 0) -> pd.DataFrame:
-    """Table 4.2 on the SYNTHETIC generator (means from Table 4.1), one block per reasoning model."""
-    parts = []
-    for model, spec in TABLE_4_1.items():
-        if spec["role"] != "reasoning":
-            continue
-        data = generate_failfast_synthetic(FailFastSyntheticConfig(reasoning_model=model, n=n), seed=seed)
-        parts.append(failfast_table(data, FAILFAST_UTILIZATIONS, rng=seed).assign(
-            data="synthetic", reasoning_model=model, nonreasoning_model=FailFastSyntheticConfig.nonreasoning_model, n=n))
-    return pd.concat(parts, ignore_index=True)
-
-
-@dg.asset(key=["cascade", "failfast_synthetic"], group_name="cascade", pool=WRITER_POOL,
-          automation_condition=REFRESH_CONDITION, code_version=CODE_VERSION, kinds={"duckdb", "python"})
-def cascade_failfast_synthetic(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+@dg.asset(key=["cascade", "failfast_synthetic"], group_name="cascade", code_version=CODE_VERSION,
+          pool=settings.writer_pool())
+def cascade_failfast_synthetic(context: dg.AssetExecutionContext, config: CascadeStudyConfig,
+                               warehouse: WarehouseResource) -> dg.MaterializeResult:
     """"Fail Fast, or Ask" on SYNTHETIC records (documented generator, Table 4.1 means), labelled data = synthetic."""
-    n = 20_000 if study_settings() is HEAVY else 4_000
-    table = synthetic_failfast(n)
-    return publish_many(context, warehouse.get(), {"cascade.failfast_synthetic": table}, metadata={"data": "synthetic", "n": n})
+    n = 20_000 if config.settings() is cs.HEAVY else 4_000
+    table = cs.synthetic_failfast(n)
+    return publish_many(context, warehouse.get(), {"cascade.failfast_synthetic": table},
+                        metadata={"data": "synthetic", "n": n})
 
 
-cascade_assets = [cascade_calibration, cascade_marginals, cascade_copulas, cascade_curves_asset, cascade_auc,
+cascade_assets = [cascade_calibration, cascade_marginals, cascade_copulas, cascade_curves, cascade_auc,
                   cascade_economics, cascade_failfast, cascade_failfast_synthetic]

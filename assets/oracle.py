@@ -1,303 +1,86 @@
-"""Capability Frontier oracle assets, one partition per dataset of raw.query_records (seed 002).
+"""Capability Frontier oracle assets, one partition per dataset (seed 002).
 
-Lineage: datasets/records and datasets/prices (the dataset's rows of
-raw.query_records, its models' cheapest prices; assets.datasets) -> oracle/single_models, oracle/curve, oracle/posthoc (cheap, independent)
-and oracle/estimates + oracle/frontier + oracle/summary (one `analyze` call,
-§3–4.4, Tables 1, 2, 6). oracle/synthetic_validation reads no real data.
-
-Generic preparation, no per-dataset code (`prepare`):
-* prompts are keyed by (split, query_id): the cascade datasets reuse query ids
-  across their train and test splits;
-* models answering < 95% of the prompts the best-covered model answers are
-  dropped, then only prompts every remaining model answered are kept (mmlu_pro:
-  one model lacks ~14% of the prompts); both are listed in metadata;
-* cost: `cost_usd` when every record carries it (`per_query_usd`); else price ×
-  tokens from the cheapest provider in raw.model_costs (datasets.model_prices) (`tokens_x_price_usd`); else
-  that provider's blended USD/Mtok as a relative per-query price
-  (`blended_price_usd_per_mtok`). Quality never depends on cost, so quality
-  outputs use every model (`model_set = all`); when some models have no price,
-  the `all` rows carry NaN cost and every cost-based output is recomputed on the
-  priced models only (`model_set = priced`). Unpriced models are listed in metadata;
-* mixed G (livecodebench: two single-sample models) -> `drop_short_models`.
+Lineage: datasets/records and datasets/prices -> oracle/single_models,
+oracle/curve, oracle/posthoc (cheap, independent) and oracle/estimates +
+oracle/frontier + oracle/summary (one `analyze` call, §3-4.4, Tables 1, 2, 6).
+oracle/synthetic_validation reads no real data. Preparation (coverage, cost
+basis, model sets) is `compass.oracle.prepare`.
 """
 
-
-import os
-from dataclasses import dataclass
-
 import dagster as dg
-import numpy as np
 import pandas as pd
 
-from assets.automation import REFRESH_CONDITION
-from assets.common import WRITER_POOL, publish_many, save_figure
-from assets.datasets import DATASET_PRICES, DATASET_RECORDS, cheapest_prices, read_dataset_prices, read_dataset_records
-from assets.oracle_figures import bias_decay_plot, entropy_uplift_plot, frontier_plot
-from compass.oracle.bootstrap import bootstrap_interval
-from compass.oracle.estimators import RECOMMENDED, get_estimator
+from assets.datasets import DATASET_PRICES, DATASET_RECORDS
+from assets.partitions import dataset_partitions
+from compass.oracle import prepare as op
+from compass.oracle import validation
+from compass.oracle.estimators import RECOMMENDED
 from compass.oracle.naive import naive_curve
+from compass.oracle.plots import bias_decay_plot, entropy_uplift_plot, frontier_plot
 from compass.oracle.posthoc import posthoc_curve
-from compass.oracle.records import OracleArrays, build_arrays, drop_short_models
-from compass.oracle.report import OracleReport, analyze
-from compass.oracle.single_models import single_models
-from compass.oracle.validation import HEAVY, LIGHT, bias_decay_study, entropy_uplift_study, recommend, validation_study
-from pipelines.partitions import dataset_partitions
-from resources.warehouse import Warehouse, WarehouseResource
+from resources import readers, settings
+from resources.publish import publish_many, save_figure
+from resources.warehouse import WarehouseResource
 
 CODE_VERSION = "oracle-1"
-N_BOOT_ENV = "COMPASS_ORACLE_N_BOOT"
-DEFAULT_N_BOOT = 50
-# Bootstrap intervals only for the two estimators Table 6 compares, on the widest model
-# set: other estimators cost up to 6 s per call on mmlu_pro, which 50 draws cannot afford.
-BOOT_ESTIMATORS = ("naive", RECOMMENDED)
-MIN_COVERAGE = 0.95
-PLACEHOLDER_COST = 1.0  # uniform cost for the quality-only `all` set; never published
-
-_common = dict(
-    partitions_def=dataset_partitions,
-    group_name="oracle",
-    pool=WRITER_POOL,
-    automation_condition=REFRESH_CONDITION,
-    code_version=CODE_VERSION,
-    kinds={"duckdb", "python"},
-)
-
-
-@dataclass(frozen=True)
-class ModelSet:
-    """One universe of models for one dataset: `all` (quality) or `priced` (quality and cost)."""
-
-    name: str
-    arrays: OracleArrays
-    cost_known: bool
-
-
-@dataclass
-class Prepared:
-    dataset: str
-    cost_basis: str
-    full: OracleArrays  # every model, before dropping short-G models (single-model table)
-    sets: list[ModelSet]
-    model_cost: pd.Series  # mean cost per query by model_id, NaN where unpriced
-    meta: dict[str, object]  # published as asset metadata: basis, dropped and unpriced models
-
-
-def prompt_keys(records: pd.DataFrame) -> pd.DataFrame:
-    """Key prompts by split and query id (ids repeat across the splits of one dataset)."""
-    if "split" not in records.columns or records["split"].isna().all():
-        return records
-    return records.assign(query_id=records["split"].fillna("").astype(str) + "/" + records["query_id"].astype(str))
-
-
-def complete_cases(records: pd.DataFrame, dataset: str, min_coverage: float = MIN_COVERAGE) -> tuple[pd.DataFrame, list[str], int]:
-    """Drop models covering < `min_coverage` of the best coverage, then prompts some kept model skipped.
-
-    Returns (records, dropped models, number of dropped prompts). A partially
-    filled cell (some but not all of a model's generations) is left for
-    `build_arrays` to reject.
-    """
-    coverage = records.groupby("model_id")["query_id"].nunique()
-    dropped = sorted(coverage.index[coverage < min_coverage * coverage.max()])
-    kept = records[~records["model_id"].isin(dropped)]
-    n_models = kept["model_id"].nunique()
-    answered = kept.groupby("query_id")["model_id"].nunique()
-    full = answered.index[answered == n_models]
-    if len(full) == 0:
-        raise ValueError(f"{dataset}: no prompt is answered by every model {sorted(kept['model_id'].unique())}")
-    return kept[kept["query_id"].isin(full)], dropped, int(len(answered) - len(full))
-
-
-def record_costs(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> tuple[pd.DataFrame, pd.Series | None, str, list[str]]:
-    """Per-record or per-model cost, its basis, and the models with no cost at all.
-
-    Returns (records, per-model cost or None, cost_basis, unpriced models). When
-    records keep `cost_usd` it is complete for the priced models.
-    """
-    models = sorted(records["model_id"].unique())
-    cost = records["cost_usd"] if "cost_usd" in records.columns else pd.Series(np.nan, index=records.index)
-    if cost.notna().all():
-        if (cost < 0).any():
-            bad = sorted(records.loc[cost < 0, "model_id"].unique())
-            raise ValueError(f"{dataset}: negative cost_usd for models {bad}")
-        return records, None, "per_query_usd", []
-    if cost.notna().any():
-        partial = sorted(records.loc[cost.isna(), "model_id"].unique())
-        raise ValueError(f"{dataset}: cost_usd is null on some records (models {partial[:5]}) but not all; "
-                         "fill it or leave it empty for the whole dataset")
-    prices = cheapest_prices(model_costs).set_index("model_id")
-    if (prices[["input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok"]] < 0).any().any():
-        raise ValueError(f"{dataset}: raw.model_costs holds negative prices")
-    unpriced = [m for m in models if m not in prices.index]
-    tokens = [c for c in ("tokens_in", "tokens_out") if c in records.columns]
-    if len(tokens) == 2 and records[tokens].notna().all().all():
-        p = prices.reindex(records["model_id"])
-        usd = (records["tokens_in"].to_numpy() * p["input_usd_per_mtok"].to_numpy()
-               + records["tokens_out"].to_numpy() * p["output_usd_per_mtok"].to_numpy()) / 1e6
-        return records.assign(cost_usd=usd), None, "tokens_x_price_usd", unpriced
-    return records.drop(columns=["cost_usd"], errors="ignore"), prices["blended_usd_per_mtok"], "blended_price_usd_per_mtok", unpriced
-
-
-def _arrays(records: pd.DataFrame, model_cost: pd.Series | None, dataset: str, uniform: bool) -> OracleArrays:
-    if uniform:
-        records = records.drop(columns=["cost_usd"], errors="ignore")
-        model_cost = pd.Series(PLACEHOLDER_COST, index=records["model_id"].unique())
-    return build_arrays(records, model_cost, dataset)
-
-
-def _longest_g(arrays: OracleArrays, dataset: str) -> OracleArrays:
-    """`drop_short_models`, with an error naming the dataset when fewer than 2 models share the largest G."""
-    keep = arrays.generations == arrays.generations.max()
-    if keep.sum() < 2:
-        raise ValueError(f"{dataset}: only {list(arrays.model_ids[keep])} have the largest G "
-                         f"({arrays.generations.max()}); oracle routing needs at least 2 models with that G")
-    return drop_short_models(arrays)
-
-
-def prepare(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> Prepared:
-    """Validate one dataset's records and build the model sets (see the module docstring)."""
-    if records.empty:
-        raise ValueError(f"dataset {dataset!r}: no rows in raw.query_records")
-    records, low_coverage, n_dropped_prompts = complete_cases(prompt_keys(records), dataset)
-    records, model_cost, basis, unpriced = record_costs(records, model_costs, dataset)
-    full = _arrays(records, model_cost, dataset, uniform=bool(unpriced))
-    every = _longest_g(full, dataset)
-    short = sorted(set(full.model_ids) - set(every.model_ids))
-    sets = [ModelSet("all", every, cost_known=not unpriced)]
-    if unpriced:
-        priced_records = records[~records["model_id"].isin(unpriced) & records["model_id"].isin(every.model_ids)]
-        if priced_records["model_id"].nunique() >= 2:  # else no cost-based output; metadata says why
-            sets.append(ModelSet("priced", _arrays(priced_records, model_cost, dataset, False), True))
-    if "cost_usd" in records.columns:
-        per_model = records.groupby("model_id")["cost_usd"].mean()
-    else:
-        per_model = model_cost.reindex(full.model_ids)
-    meta = {
-        "cost_basis": basis, "unpriced_models": unpriced, "short_g_models_dropped": short,
-        "low_coverage_models_dropped": low_coverage, "prompts_dropped_incomplete": n_dropped_prompts,
-        "model_sets": {s.name: int(s.arrays.n_models) for s in sets},
-        "n_prompts": int(full.n_prompts),
-    }
-    return Prepared(dataset, basis, full, sets, per_model.reindex(full.model_ids), meta)
-
-
-def read_prepared(wh: Warehouse, dataset: str) -> Prepared:
-    return prepare(read_dataset_records(wh, dataset), read_dataset_prices(wh, dataset), dataset)
-
-
-def _stamp(frame: pd.DataFrame, ms: ModelSet, basis: str, cost_cols: tuple[str, ...] = ("cost",)) -> pd.DataFrame:
-    """Add model_set and cost_basis; blank the cost columns of a set whose costs are placeholders."""
-    out = frame.assign(model_set=ms.name, cost_basis=basis if ms.cost_known else "none")
-    if not ms.cost_known:
-        out[list(cost_cols)] = np.nan
-    return out
-
-
-def single_models_table(prep: Prepared) -> pd.DataFrame:
-    """oracle.single_models rows: every model (short-G ones too), real cost per query, NaN where unpriced."""
-    table = single_models(prep.full).assign(generations=prep.full.generations)
-    table["cost"] = prep.model_cost.to_numpy(dtype=float)
-    table["cost_basis"] = np.where(table["cost"].notna(), prep.cost_basis, "none")
-    return table
-
-
-def n_boot_setting(configured: int | None) -> int:
-    """Bootstrap draws: the run config, else env COMPASS_ORACLE_N_BOOT, else 50 (0 skips intervals)."""
-    n = configured if configured is not None else int(os.environ.get(N_BOOT_ENV, DEFAULT_N_BOOT))
-    if n < 0 or n == 1:
-        raise ValueError(f"n_boot must be 0 or at least 2, got {n}")
-    return n
-
-
-def analysis_tables(prep: Prepared, n_boot: int, seed: int = 0) -> tuple[dict[str, pd.DataFrame], dict[str, OracleReport]]:
-    """oracle.estimates, oracle.frontier and oracle.summary rows from one `analyze` per model set."""
-    estimates, fronts, summaries, reports = [], [], [], {}
-    for ms in prep.sets:
-        # A set without real costs publishes no frontier, so its α-sweep shrinks to α = 1 (saves ~half the time).
-        report = analyze(ms.arrays, n_boot=0, alphas=None if ms.cost_known else np.array([1.0]), seed=seed)
-        reports[ms.name] = report
-        est = report.estimates.copy()
-        boot = n_boot if ms is prep.sets[0] else 0  # intervals on the widest set only (runtime budget)
-        if boot:
-            for name in BOOT_ESTIMATORS:
-                fn = get_estimator(name)
-                lo, hi = bootstrap_interval(ms.arrays, lambda a, fn=fn: fn(a)[0], n_boot=boot, seed=seed)
-                est.loc[est["estimator"] == name, ["quality_lo", "quality_hi"]] = lo, hi
-        est = est.assign(n_models=ms.arrays.n_models, n_prompts=ms.arrays.n_prompts, n_boot=boot)
-        estimates.append(_stamp(est, ms, prep.cost_basis))
-        if ms.cost_known:
-            fronts.append(_stamp(report.frontier, ms, prep.cost_basis))
-        naive_q = float(est.loc[est["estimator"] == "naive", "quality"].iloc[0])
-        row = {**report.summary, "naive_quality": naive_q, "recommended_estimator": RECOMMENDED,
-               "n_models": ms.arrays.n_models, "n_prompts": ms.arrays.n_prompts}
-        summaries.append(_stamp(pd.DataFrame([row]), ms, prep.cost_basis,
-                                ("sota_cost", "cost_saving_at_sota_quality", "aiq")))
-    frontier_cols = ["model_set", "estimator", "alpha", "quality", "cost", "cost_basis"]
-    tables = {
-        "oracle.estimates": pd.concat(estimates, ignore_index=True),
-        "oracle.frontier": pd.concat(fronts, ignore_index=True) if fronts else pd.DataFrame(columns=frontier_cols),
-        "oracle.summary": pd.concat(summaries, ignore_index=True),
-    }
-    return tables, reports
+NAIVE_CHECK = "naive_oracle_at_least_best_single_model"
+_ANALYSIS_KEYS = {name: dg.AssetKey(["oracle", name]) for name in ("estimates", "frontier", "summary")}
+_deps = [DATASET_RECORDS, DATASET_PRICES]
+_common = dict(partitions_def=dataset_partitions, group_name="oracle", code_version=CODE_VERSION,
+               pool=settings.writer_pool())
 
 
 def _where(context: dg.AssetExecutionContext) -> dict[str, str]:
     return {"dataset": context.partition_key}
 
 
-def _per_set(prep: Prepared, fn) -> pd.DataFrame:
-    return pd.concat([_stamp(fn(ms.arrays), ms, prep.cost_basis) for ms in prep.sets], ignore_index=True)
-
-
-@dg.asset(key=["oracle", "single_models"], deps=[DATASET_RECORDS, DATASET_PRICES], **_common)
+@dg.asset(key=["oracle", "single_models"], deps=_deps, **_common)
 def oracle_single_models(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Per-model accuracy, cost per query and reliability (§5 Metrics, eq. 24, Table 3)."""
     wh = warehouse.get()
-    prep = read_prepared(wh, context.partition_key)
-    table = single_models_table(prep)
-    return publish_many(context, wh, {"oracle.single_models": table}, _where(context), metadata=prep.meta)
+    prep = readers.oracle_dataset(wh, context.partition_key)
+    return publish_many(context, wh, {"oracle.single_models": op.single_models_table(prep)}, _where(context),
+                        metadata=prep.meta)
 
 
-@dg.asset(key=["oracle", "curve"], deps=[DATASET_RECORDS, DATASET_PRICES], **_common)
+@dg.asset(key=["oracle", "curve"], deps=_deps, **_common)
 def oracle_curve(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Naive oracle O_biased(G′) for G′ = 1..G, exact over subsets (eq. 5, Figs. 2–3)."""
     wh = warehouse.get()
-    prep = read_prepared(wh, context.partition_key)
-    return publish_many(context, wh, {"oracle.curve": _per_set(prep, naive_curve)}, _where(context), metadata=prep.meta)
+    prep = readers.oracle_dataset(wh, context.partition_key)
+    return publish_many(context, wh, {"oracle.curve": op.per_set_table(prep, naive_curve)}, _where(context),
+                        metadata=prep.meta)
 
 
-@dg.asset(key=["oracle", "posthoc"], deps=[DATASET_RECORDS, DATASET_PRICES], **_common)
+@dg.asset(key=["oracle", "posthoc"], deps=_deps, **_common)
 def oracle_posthoc(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Post-hoc k-shot oracle with a perfect free judge (§4.5, Tables 4–5)."""
     wh = warehouse.get()
-    prep = read_prepared(wh, context.partition_key)
-    return publish_many(context, wh, {"oracle.posthoc": _per_set(prep, posthoc_curve)}, _where(context), metadata=prep.meta)
+    prep = readers.oracle_dataset(wh, context.partition_key)
+    return publish_many(context, wh, {"oracle.posthoc": op.per_set_table(prep, posthoc_curve)}, _where(context),
+                        metadata=prep.meta)
 
 
 class OracleConfig(dg.Config):
-    n_boot: int | None = None  # None: env COMPASS_ORACLE_N_BOOT, else 50
+    n_boot: int | None = None  # bootstrap draws; None: COMPASS_ORACLE_N_BOOT, else 50 (resources.settings)
     seed: int = 0
 
 
-_ANALYSIS_KEYS = {name: dg.AssetKey(["oracle", name]) for name in ("estimates", "frontier", "summary")}
-NAIVE_CHECK = "naive_oracle_at_least_best_single_model"
-
-
 @dg.multi_asset(
-    specs=[dg.AssetSpec(key, deps=[DATASET_RECORDS, DATASET_PRICES], group_name="oracle", code_version=CODE_VERSION,
-                        automation_condition=REFRESH_CONDITION, kinds={"duckdb", "python"},
+    specs=[dg.AssetSpec(key, deps=_deps, group_name="oracle", code_version=CODE_VERSION,
                         partitions_def=dataset_partitions)
            for key in _ANALYSIS_KEYS.values()],
     check_specs=[dg.AssetCheckSpec(NAIVE_CHECK, asset=_ANALYSIS_KEYS["summary"], blocking=True)],
-    pool=WRITER_POOL,
+    pool=settings.writer_pool(),
 )
 def oracle_analysis(context: dg.AssetExecutionContext, config: OracleConfig, warehouse: WarehouseResource):
     """Every estimator (Table 6), the α-sweep frontiers (§4.4) and the headline numbers (Tables 1–2)."""
     wh = warehouse.get()
-    prep = read_prepared(wh, context.partition_key)
-    n_boot = n_boot_setting(config.n_boot)
-    tables, reports = analysis_tables(prep, n_boot, config.seed)
+    prep = readers.oracle_dataset(wh, context.partition_key)
+    n_boot = op.validate_n_boot(config.n_boot if config.n_boot is not None else settings.oracle_n_boot())
+    tables, reports = op.analysis_tables(prep, n_boot, config.seed)
     summary = tables["oracle.summary"]
-    meta = {**prep.meta, "n_boot": n_boot, "bootstrapped_estimators": list(BOOT_ESTIMATORS),
+    meta = {**prep.meta, "n_boot": n_boot, "bootstrapped_estimators": list(op.BOOT_ESTIMATORS),
             "recommended_estimator": RECOMMENDED}
     priced = [s for s in prep.sets if s.cost_known]
     if priced:
@@ -305,9 +88,8 @@ def oracle_analysis(context: dg.AssetExecutionContext, config: OracleConfig, war
         fig = frontier_plot(reports[ms.name], f"{prep.dataset} ({ms.name} models, {prep.cost_basis})")
         meta["frontier_figure"] = save_figure(fig, "oracle", f"frontier_{prep.dataset}")
     for name, key in _ANALYSIS_KEYS.items():
-        result = publish_many(context, wh, {f"oracle.{name}": tables[f"oracle.{name}"]}, _where(context),
-                              metadata=meta if name == "summary" else prep.meta)
-        yield dg.MaterializeResult(asset_key=key, metadata=result.metadata, data_version=result.data_version)
+        yield publish_many(context, wh, {f"oracle.{name}": tables[f"oracle.{name}"]}, _where(context),
+                           metadata=meta if name == "summary" else prep.meta, asset_key=key)
     slack = summary["naive_quality"] - summary["sota_quality"]
     yield dg.AssetCheckResult(
         asset_key=_ANALYSIS_KEYS["summary"], check_name=NAIVE_CHECK, passed=bool((slack >= -1e-12).all()),
@@ -316,55 +98,42 @@ def oracle_analysis(context: dg.AssetExecutionContext, config: OracleConfig, war
 
 
 class SyntheticConfig(dg.Config):
-    heavy: bool | None = None  # None: env COMPASS_HEAVY=1 selects the heavy grid
+    heavy: bool | None = None  # None: COMPASS_HEAVY=1 selects the heavy grid (resources.settings)
     n_prompts: int | None = None  # override the grid's prompt count (tests)
     n_reps: int | None = None
     entropy_prompts: int = 1000
 
 
-@dg.asset(
-    key=["oracle", "synthetic_validation"], group_name="oracle", pool=WRITER_POOL,
-    automation_condition=REFRESH_CONDITION, code_version=CODE_VERSION, kinds={"duckdb", "python"},
-)
+@dg.asset(key=["oracle", "synthetic_validation"], group_name="oracle", code_version=CODE_VERSION,
+          pool=settings.writer_pool())
 def oracle_synthetic_validation(context: dg.AssetExecutionContext, config: SyntheticConfig,
                                 warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Synthetic PGM validation of the estimators (§4.3.2, App. G), bias decay (Fig. 2, App. A), entropy uplift (Fig. 5).
 
     All numbers are synthetic. Light grid by default, heavy with COMPASS_HEAVY=1.
     """
-    heavy = config.heavy if config.heavy is not None else os.environ.get("COMPASS_HEAVY") == "1"
-    grid = dict(HEAVY if heavy else LIGHT)
+    heavy = config.heavy if config.heavy is not None else settings.heavy()
+    grid = dict(validation.HEAVY if heavy else validation.LIGHT)
     grid.update({k: v for k, v in (("n_prompts", config.n_prompts), ("n_reps", config.n_reps)) if v is not None})
-    study = validation_study(**grid)
+    study = validation.validation_study(**grid)
     try:
-        chosen = recommend(study)
+        chosen = validation.recommend(study)
     except ValueError as exc:
         chosen = "none"
         context.log.warning(str(exc))
     study = study.assign(recommended=study["estimator"] == chosen)
-    decay = bias_decay_study()
-    uplift = entropy_uplift_study(n_prompts=config.entropy_prompts)
+    decay = validation.bias_decay_study()
+    uplift = validation.entropy_uplift_study(n_prompts=config.entropy_prompts)
     meta = {
         "grid": "heavy" if heavy else "light", "selected_estimator": chosen, "pipeline_estimator": RECOMMENDED,
-        "selection_agrees": chosen == RECOMMENDED, **recommendation_evidence(study),
+        "selection_agrees": chosen == RECOMMENDED, **validation.recommendation_evidence(study, RECOMMENDED),
         "bias_decay_lambda_mean": float(decay["lam"].mean()),
         "bias_decay_figure": save_figure(bias_decay_plot(decay), "oracle", "bias_decay"),
         "entropy_uplift_figure": save_figure(entropy_uplift_plot(uplift), "oracle", "entropy_uplift"),
     }
-    tables = {"oracle.synthetic_validation": study, "oracle.bias_decay": decay, "oracle.entropy_uplift": uplift}
+    tables: dict[str, pd.DataFrame] = {"oracle.synthetic_validation": study, "oracle.bias_decay": decay,
+                                       "oracle.entropy_uplift": uplift}
     return publish_many(context, warehouse.get(), tables, metadata=meta)
-
-
-def recommendation_evidence(study: pd.DataFrame, estimator: str = RECOMMENDED, baseline: str = "naive") -> dict[str, float]:
-    """The brief's rule, as numbers: mean |bias| over G ≥ 2 vs the baseline's, worst RMSE ratio at G ≥ 5."""
-    sub = study[study["generations"] >= 2]
-    mae = sub.assign(a=sub["bias"].abs()).groupby("estimator")["a"].mean()
-    big = study[study["generations"] >= 5].pivot_table(index="scenario", columns="estimator", values="rmse")
-    return {
-        f"mae_{estimator}_g2plus": float(mae[estimator]), f"mae_{baseline}_g2plus": float(mae[baseline]),
-        "mae_ratio": float(mae[estimator] / mae[baseline]),
-        "max_rmse_ratio_g5plus": float((big[estimator] / big[baseline]).max()),
-    }
 
 
 oracle_assets = [oracle_single_models, oracle_curve, oracle_posthoc, oracle_analysis, oracle_synthetic_validation]

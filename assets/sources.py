@@ -6,54 +6,42 @@ table in one transaction. Its data version is the content hash of what it
 wrote, so an unchanged input leaves everything downstream fresh.
 """
 
-
 import warnings
 
 import dagster as dg
-import pandas as pd
 
-from assets.common import WRITER_POOL, publish
-from compass.ingest.aliases import alias_lookup
-from compass.ingest.errors import IngestError, IngestWarning
+from compass.ingest.errors import IngestWarning
 from compass.ingest.ingest import ingest_table, price_moves
 from compass.ingest.load import TABLE_ORDER
 from compass.ingest.schemas import RAW_TABLES
+from resources import readers, settings
+from resources.publish import publish
 from resources.sources import SourcesResource
-from resources.warehouse import Warehouse, WarehouseResource
+from resources.warehouse import WarehouseResource
 
 RAW_CODE_VERSION = "raw-1"
 # Tables whose model names resolve through raw.models and raw.model_aliases.
 _RESOLVED = [t for t in TABLE_ORDER if t != "models"]
 
 
-def raw_key(table: str) -> dg.AssetKey:
-    return dg.AssetKey(["raw", table])
-
-
-def model_lookup(wh: Warehouse) -> dict[str, str]:
-    models = wh.read("raw.models")
-    aliases = wh.read("raw.model_aliases")
-    if aliases.empty:
-        aliases = pd.DataFrame({"alias": [], "model_id": []})
-    return alias_lookup(aliases, models.get("model_id", pd.Series(dtype=str)))
+RAW_KEYS = {table: dg.AssetKey(["raw", table]) for table in TABLE_ORDER}
 
 
 def _raw_asset(table: str) -> dg.AssetsDefinition:
-    deps = [] if table == "models" else [raw_key("models")] + ([raw_key("model_aliases")] if table != "model_aliases" else [])
+    deps = [] if table == "models" else [RAW_KEYS["models"]] + ([RAW_KEYS["model_aliases"]] if table != "model_aliases" else [])
 
     @dg.asset(
-        key=raw_key(table),
+        key=RAW_KEYS[table],
         deps=deps,
         group_name="sources",
         code_version=RAW_CODE_VERSION,
-        pool=WRITER_POOL,
+        pool=settings.writer_pool(),
         description=RAW_TABLES[table].doc,
-        kinds={"duckdb"},
     )
     def _asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> dg.MaterializeResult:
         wh = warehouse.get()
         files = sources.files(table)
-        lookup = model_lookup(wh) if table in _RESOLVED else None
+        lookup = readers.model_lookup(wh) if table in _RESOLVED else None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", IngestWarning)
             frame = ingest_table(table, files, lookup)
@@ -72,7 +60,7 @@ raw_assets = [_raw_asset(t) for t in TABLE_ORDER]
 def _integrity_check(table: str) -> dg.AssetChecksDefinition:
     """Blocking check: every model_id in the table is a canonical model, and keys are unique."""
 
-    @dg.asset_check(asset=raw_key(table), name="keys_and_models_valid", blocking=True)
+    @dg.asset_check(asset=RAW_KEYS[table], name="keys_and_models_valid", blocking=True)
     def _check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
         wh = warehouse.get()
         frame = wh.read(f"raw.{table}")
@@ -92,14 +80,12 @@ def _integrity_check(table: str) -> dg.AssetChecksDefinition:
 raw_checks = [_integrity_check(t) for t in TABLE_ORDER]
 
 
-@dg.asset_check(asset=raw_key("model_costs"), name="no_price_moved_over_10x", blocking=False)
+@dg.asset_check(asset=RAW_KEYS["model_costs"], name="no_price_moved_over_10x", blocking=False)
 def price_move_check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
     """Warn (not block) when a blended price moved more than 10x against the previous snapshot."""
-    event = context.instance.get_latest_materialization_event(raw_key("model_costs"))
+    event = context.instance.get_latest_materialization_event(RAW_KEYS["model_costs"])
     moved = 0
     if event is not None and event.asset_materialization is not None:
         moved = int(event.asset_materialization.metadata["price_moves_over_10x"].value)
     return dg.AssetCheckResult(passed=moved == 0, severity=dg.AssetCheckSeverity.WARN, metadata={"moved": moved})
 
-
-__all__ = ["raw_assets", "raw_checks", "price_move_check", "raw_key", "model_lookup", "IngestError"]

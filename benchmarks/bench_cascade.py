@@ -23,7 +23,7 @@ import pandas as pd  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from assets.cascade import CHAINS, CascadeData, calibrated_records, prepare_records  # noqa: E402
+from compass.cascades.study import CHAINS, CascadeData, calibrated_records, prepare_records  # noqa: E402
 from compass.cascades.baselines import grid_search_curve  # noqa: E402
 from compass.cascades.markov_model import fit_cascade_model  # noqa: E402
 from compass.cascades.rational_tuning import default_lambdas, rational_tuning  # noqa: E402

@@ -8,7 +8,7 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from resources.settings import DEFAULT_DB, ROOT
 
 
 def prepare_environment(config: str | None = None, db: str | None = None) -> None:
@@ -23,13 +23,13 @@ def prepare_environment(config: str | None = None, db: str | None = None) -> Non
         os.environ["COMPASS_CONFIG"] = str(Path(config).resolve())
     if db:
         os.environ["COMPASS_DB"] = str(Path(db).resolve())
-    os.environ.setdefault("COMPASS_DB", str(ROOT / "var" / "compass.duckdb"))
+    os.environ.setdefault("COMPASS_DB", str(ROOT / DEFAULT_DB))
 
 
 def _warehouse():
     from resources.warehouse import Warehouse
 
-    return Warehouse(os.environ["COMPASS_DB"])
+    return Warehouse()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -71,11 +71,12 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from pipelines.partitions import cases
-    from pipelines.reports import explain, stored_leaderboard
+    from compass.mlcompass.explain import explain
+    from resources import readers
+    from resources.configs import cases, scenario_for
 
     wh = _warehouse()
-    board = stored_leaderboard(wh, args.case, args.scenario, args.as_of)
+    board = readers.leaderboard(wh, args.case, args.scenario, args.as_of)
     if board.empty:
         print(f"no leaderboard for case {args.case!r}, scenario {args.scenario!r}"
               + (f" as of {args.as_of}" if args.as_of else "") + "; run `compass run` first", file=sys.stderr)
@@ -88,18 +89,20 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     else:
         print(board.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
         if args.as_of is None:
-            from assets.compass_decisions import load_case_scenario
-
-            print("\n" + explain(load_case_scenario(wh, cases()[args.case], args.scenario)))
+            case = cases()[args.case]
+            print("\n" + explain(readers.decision_inputs(wh, case, scenario_for(args.scenario, case))))
     return 0
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from compass.scenarios import Scenario
-    from pipelines.partitions import cases
-    from pipelines.reports import explain_scenario_file
+    from compass.mlcompass.decisions import numeric_lambda
+    from compass.mlcompass.explain import explain
+    from compass.mlcompass.scenarios import Scenario
+    from resources import readers
+    from resources.configs import cases
 
-    print(explain_scenario_file(_warehouse(), cases()[args.case], Scenario.from_yaml(args.scenario)))
+    case = cases()[args.case]
+    print(explain(readers.decision_inputs(_warehouse(), case, numeric_lambda(Scenario.from_yaml(args.scenario), case))))
     return 0
 
 
@@ -129,13 +132,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
     import dagster as dg
     import pandas as pd
 
-    from assets.compass_changes import case_changes
-    from pipelines.partitions import cases
+    from compass.mlcompass.changes import leaderboard_changes
+    from resources import readers
+    from resources.configs import cases, scenario_for
 
     wh = _warehouse()
-    pairs = wh.query("select distinct case_id, scenario from compass.leaderboards order by 1, 2") \
-        if wh.table_exists("compass.leaderboards") else None
-    if pairs is None or pairs.empty:
+    pairs = readers.leaderboard_pairs(wh)
+    if pairs.empty:
         print("no leaderboards published; run `compass run` first", file=sys.stderr)
         return 2
     pairs = pairs[(pairs["case_id"] == args.case) if args.case else pairs["case_id"].notna()]
@@ -145,7 +148,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return 2
     known = cases()
     with dg.DagsterInstance.get() as instance:
-        found = [(c, s, case_changes(wh, known[c], s, instance)) for c, s in pairs.itertuples(index=False) if c in known]
+        found = [(c, s, leaderboard_changes(readers.decision_inputs(wh, known[c], scenario_for(s, known[c])),
+                                            *readers.leaderboard_snapshots(wh, c, s, instance)))
+                 for c, s in pairs.itertuples(index=False) if c in known]
     for case_id, scenario, changes in found:
         real = changes[changes["change"] != "none"]
         print(f"== {case_id} / {scenario}: " + (f"{len(real)} change(s)" if len(real) else changes["detail"].iloc[0]))
@@ -160,15 +165,16 @@ def cmd_cascade(args: argparse.Namespace) -> int:
     """Rational Tuning (thesis seed 001, eq. 2.11) of one cascade at one cost sensitivity lambda."""
     import numpy as np
 
-    from assets.cascade import calibrated_records, load_records
     from compass.cascades.markov_model import fit_cascade_model
     from compass.cascades.rational_tuning import rational_tuning
+    from compass.cascades.study import calibrated_records
+    from resources import readers
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     try:
         if not np.isfinite(args.lam) or args.lam < 0:
             raise ValueError(f"--lambda must be a finite number >= 0, got {args.lam}")
-        records = load_records(_warehouse(), args.dataset)
+        records = readers.cascade_records(_warehouse(), args.dataset)
         if records is None:
             raise ValueError(f"dataset {args.dataset!r} has no confidence signal; cascades need confidences")
         known = sorted(records["model_id"].unique())
@@ -193,7 +199,7 @@ def cmd_cascade(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compass", description=__doc__)
     parser.add_argument("--config", help="YAML source config (default: COMPASS_CONFIG or the embedded data)")
-    parser.add_argument("--db", help="DuckDB warehouse file (default: var/compass.duckdb)")
+    parser.add_argument("--db", help=f"DuckDB warehouse file (default: {DEFAULT_DB})")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="materialize everything that is missing or out of date")
     run.add_argument("--config", dest="config_sub", help=argparse.SUPPRESS)

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.partitions import case_dirs, scenario_files
+from compass.mlcompass.case_study import CaseStudy
+from resources.configs import scenario_files
+from resources.settings import case_dirs
 
 CASE_ROOTS = [dg.AssetKey(["compass", "measures"]), dg.AssetKey(["compass", "utilities"])]
 DECISIONS = [dg.AssetKey(["compass", n]) for n in ("targets", "recommendations", "leaderboards", "policy_values")]
@@ -27,8 +29,6 @@ def _digest(path: Path) -> str:
 
 def config_digests() -> dict[str, str]:
     """Content hash of every case and scenario file, keyed "case:<case_id>" / "scenario:<name>"."""
-    from compass.case_study import CaseStudy
-
     out = {f"scenario:{name}": _digest(p) for name, p in scenario_files().items()}
     for folder in case_dirs():
         for p in sorted(folder.glob("*.yaml")) if folder.exists() else []:

@@ -1,4 +1,12 @@
-"""Dagster Definitions for llm-compass: assets, checks, jobs, schedules, sensors, resources."""
+"""Dagster Definitions for llm-compass: assets, checks, jobs, schedules, sensors, resources.
+
+The attributes every asset shares are applied here, once: the refresh
+condition (assets.automation) on every derived asset, the kinds, and one
+partition per run for backfills. The writer pool is the one shared attribute
+set in each decorator (`pool=settings.writer_pool()`): Dagster 1.13 keeps a pool
+on the op definition only, and neither `with_attributes` nor `AssetSpec` can
+change it afterwards.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +22,14 @@ from assets import (
     oracle,
     sources,
 )
-from pipelines.partitions import case_partitions, dataset_partitions, decision_partitions
+from assets.automation import REFRESH_CONDITION
+from assets.partitions import case_partitions, dataset_partitions, decision_partitions
 from pipelines.sensors import JOBS as OPS_JOBS
 from pipelines.sensors import SCHEDULES, SENSORS
 from resources.sources import SourcesResource
 from resources.warehouse import WarehouseResource
 
-_ASSETS = [
-    *sources.raw_assets,
+_DERIVED = [
     compass_frontier.measures,
     compass_frontier.tiers,
     compass_frontier.ces_shape,
@@ -32,11 +40,21 @@ _ASSETS = [
     *oracle.oracle_assets,
     *cascade.cascade_assets,
 ]
+KINDS = {"duckdb", "python"}
 # Backfills run one partition per run (README, "Backfills from the UI"): each partition writes only its
 # own rows in one transaction, so a failed partition rolls back alone and the rest still land, and the
 # run queue can spread independent datasets / cases over workers.
 PER_PARTITION = dg.BackfillPolicy.multi_run(max_partitions_per_run=1)
-ASSETS = [a.with_attributes(backfill_policy=PER_PARTITION) if a.partitions_def else a for a in _ASSETS]
+
+
+def _shared(asset: dg.AssetsDefinition, derived: bool) -> dg.AssetsDefinition:
+    """The attributes every asset shares: kinds; on derived assets the refresh condition; per-partition backfills."""
+    asset = asset.map_asset_specs(lambda spec: spec.replace_attributes(
+        kinds=KINDS, automation_condition=REFRESH_CONDITION if derived else spec.automation_condition))
+    return asset.with_attributes(backfill_policy=PER_PARTITION) if asset.partitions_def else asset
+
+
+ASSETS = [_shared(a, derived=False) for a in sources.raw_assets] + [_shared(a, derived=True) for a in _DERIVED]
 CHECKS = [*sources.raw_checks, sources.price_move_check, *compass_checks.compass_checks]
 
 # One job per partitions definition (a run holds one partition key).
@@ -63,7 +81,7 @@ JOBS = [
 ]
 
 
-# Both resources read COMPASS_DB / COMPASS_CONFIG when a run starts, not at import.
+# Both resources read COMPASS_DB / COMPASS_CONFIG (resources.settings) when a run starts, not at import.
 RESOURCES = {"warehouse": WarehouseResource(), "sources": SourcesResource()}
 
 defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS + OPS_JOBS, schedules=SCHEDULES, sensors=SENSORS,

@@ -1,6 +1,6 @@
 """The inbox: validate delivered files, accept them as extra sources or reject them with a report.
 
-A file dropped into the inbox (env COMPASS_INBOX, default var/inbox/) is a CSV or
+A file dropped into the inbox (COMPASS_INBOX, default var/inbox/; resources.settings) is a CSV or
 Parquet file in one of the canonical formats (README "Data dictionary"). Its table
 is named by the file-name prefix (`benchmark_scores_2026-11-22.csv`) or, failing
 that, inferred from its columns when exactly one table fits.
@@ -34,7 +34,6 @@ from compass.ingest.validate import validate_table
 from resources.sources import INPUT_SUFFIXES
 from resources.warehouse import Warehouse
 
-DEFAULT_INBOX = "var/inbox"
 REJECTED = "rejected"
 ERROR_SUFFIX = ".error.txt"
 
@@ -45,11 +44,6 @@ class InboxResult:
 
     accepted: list[tuple[str, Path]] = field(default_factory=list)
     rejected: list[tuple[Path, str]] = field(default_factory=list)
-
-
-def inbox_dir() -> Path:
-    """The inbox folder: env COMPASS_INBOX, else var/inbox."""
-    return Path(os.environ.get("COMPASS_INBOX") or DEFAULT_INBOX)
 
 
 def content_digest(path: Path) -> str:

@@ -47,20 +47,9 @@ def _cursor_path(instance: dg.DagsterInstance) -> Path:
 
 
 def _load_cursor(instance: dg.DagsterInstance) -> str | None:
-    """The sensor cursor of the last refresh; converted from the pre-sensor file if that is all there is.
-
-    Starting without a cursor would make the first tick an initial evaluation,
-    which sees no data-version change: a change made just before would be lost.
-    """
+    """The sensor cursor of the last refresh (None before the first)."""
     path = _cursor_path(instance)
-    if path.exists():
-        return path.read_text()
-    legacy = Path(instance.root_directory) / "compass_automation_cursor.json"
-    if legacy.exists():
-        from dagster._daemon.asset_daemon import asset_daemon_cursor_to_instigator_serialized_cursor
-
-        return asset_daemon_cursor_to_instigator_serialized_cursor(dg.deserialize_value(legacy.read_text()))
-    return None
+    return path.read_text() if path.exists() else None
 
 
 def _save_cursor(instance: dg.DagsterInstance, cursor: str | None) -> None:

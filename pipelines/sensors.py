@@ -19,10 +19,10 @@ import warnings
 
 import dagster as dg
 
-from assets.sources import raw_key
+from assets.sources import RAW_KEYS
 from compass.ingest.load import TABLE_ORDER
-from pipelines.inbox import content_digest, inbox_dir, process_inbox
-from resources.sources import accepted_dir
+from pipelines.inbox import content_digest, process_inbox
+from resources.settings import accepted_dir, inbox_dir
 from resources.warehouse import WarehouseResource
 
 # The cursor remembers this many accepted deliveries (content digests).
@@ -82,7 +82,7 @@ def inbox_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResour
     run_key = "inbox-" + hashlib.sha256("|".join(digests).encode()).hexdigest()[:16]
     request = dg.RunRequest(
         run_key=run_key,
-        asset_selection=[raw_key(t) for t in tables],
+        asset_selection=[RAW_KEYS[t] for t in tables],
         tags={"compass/inbox_files": ",".join(path.name for _, path in result.accepted)[:200]},
     )
     cursor = json.dumps({"applied": (applied + digests)[-CURSOR_LIMIT:]})

@@ -5,17 +5,8 @@ from __future__ import annotations
 import dagster as dg
 import pandas as pd
 
+from resources.readers import table_counts
 from resources.warehouse import Warehouse
-
-
-def table_counts(wh: Warehouse) -> pd.DataFrame:
-    if not wh.path.exists():
-        return pd.DataFrame(columns=["table", "rows"])
-    tables = wh.query(
-        "select table_schema || '.' || table_name as tbl from information_schema.tables "
-        "where table_catalog = 'warehouse' and table_schema not in ('information_schema', 'pg_catalog') order by 1"
-    )["tbl"]
-    return pd.DataFrame({"table": tables, "rows": [int(wh.query(f"select count(*) from {t}").iloc[0, 0]) for t in tables]})
 
 
 def status_table(wh: Warehouse, instance: dg.DagsterInstance) -> pd.DataFrame:

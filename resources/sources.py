@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import dagster as dg
 
 from compass.ingest.load import TABLE_ORDER, SourceFile, load_config
+from resources import settings
 
 # Files accepted from the inbox (pipelines.inbox) land in <accepted>/<table>/.
-DEFAULT_ACCEPTED = "var/sources"
 INPUT_SUFFIXES = (".csv", ".parquet", ".pq")
-
-
-def accepted_dir() -> Path:
-    """Folder of accepted inbox files: env COMPASS_ACCEPTED, else var/sources."""
-    return Path(os.environ.get("COMPASS_ACCEPTED") or DEFAULT_ACCEPTED)
 
 
 def accepted_files(table: str | None = None, folder: Path | None = None) -> list[SourceFile]:
@@ -25,7 +19,7 @@ def accepted_files(table: str | None = None, folder: Path | None = None) -> list
     The inbox stamps a file's mtime when it accepts it, so a later delivery
     comes later and overrides same-key rows of an earlier one.
     """
-    root = folder or accepted_dir()
+    root = folder or settings.accepted_dir()
     out: list[SourceFile] = []
     for t in TABLE_ORDER if table is None else (table,):
         sub = root / t
@@ -44,5 +38,5 @@ class SourcesResource(dg.ConfigurableResource):
     config_path: str | None = None
 
     def files(self, table: str | None = None) -> list[SourceFile]:
-        files = load_config(self.config_path or os.environ.get("COMPASS_CONFIG") or None) + accepted_files()
+        files = load_config(self.config_path or settings.config_path()) + accepted_files()
         return [f for f in files if table is None or f.table == table]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import os
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -22,7 +21,10 @@ import dagster as dg
 import duckdb
 import pandas as pd
 
-DEFAULT_DB = "var/compass.duckdb"
+from resources import settings
+
+# Columns every published row carries (resources.publish): content hash, the run that wrote it, when.
+STAMP_COLUMNS = ["data_version", "run_id", "refreshed_at"]
 
 
 def frame_version(frame: pd.DataFrame) -> str:
@@ -36,8 +38,8 @@ def frame_version(frame: pd.DataFrame) -> str:
 class Warehouse:
     """Serialized access to one DuckDB file."""
 
-    def __init__(self, path: str | Path = DEFAULT_DB):
-        self.path = Path(path)
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path or settings.db_path())
 
     @contextlib.contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -51,8 +53,8 @@ class Warehouse:
                 con.close()
 
     def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
-        """Attach the file as catalog `warehouse`: a file named compass.duckdb would otherwise be a catalog
-        called `compass`, which DuckDB cannot tell apart from our schema `compass`."""
+        """Attach the file as catalog `warehouse`, whatever its name: a file named after a schema
+        (compass.duckdb) would otherwise be a catalog DuckDB cannot tell apart from that schema."""
         # The file lock already serializes our processes; retry briefly for foreign readers.
         for attempt in range(50):
             con = duckdb.connect()
@@ -169,9 +171,9 @@ def _where(where: Mapping[str, object] | None) -> tuple[str, list]:
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """Dagster resource wrapping the warehouse file: `path`, else env COMPASS_DB, else var/compass.duckdb."""
+    """Dagster resource wrapping the warehouse file: `path`, else COMPASS_DB, else var/warehouse.duckdb."""
 
     path: str = ""
 
     def get(self) -> Warehouse:
-        return Warehouse(self.path or os.environ.get("COMPASS_DB", DEFAULT_DB))
+        return Warehouse(self.path or None)

@@ -1,6 +1,6 @@
 """Print the ML Compass tables of docs/results.md (paper Tables 3-6 shapes) from a materialized warehouse.
 
-Usage: .venv/bin/python scripts/compass_results_tables.py [var/compass.duckdb]
+Usage: .venv/bin/python scripts/compass_results_tables.py [var/warehouse.duckdb]
 """
 
 import sys
@@ -68,8 +68,8 @@ def case_tables(wh: Warehouse, case: str) -> str:
 
 
 def main() -> None:
-    wh = Warehouse(sys.argv[1] if len(sys.argv) > 1 else "var/compass.duckdb")
-    for case in sorted(wh.query("select distinct case_id from compass.measures")["case_id"]):
+    wh = Warehouse(sys.argv[1] if len(sys.argv) > 1 else "var/warehouse.duckdb")
+    for case in sorted(wh.query("select distinct case_id from compass.mlcompass.measures")["case_id"]):
         print(case_tables(wh, case))
 
 

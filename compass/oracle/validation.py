@@ -76,7 +76,7 @@ def validation_study(
 
 
 def recommend(study: pd.DataFrame, baseline: str = "naive") -> str:
-    """The estimator with the lowest mean RMSE over G ≥ 2 among those meeting the brief's rule.
+    """The estimator with the lowest mean RMSE over G ≥ 2 among those meeting the selection rule.
 
     Rule: mean |bias| over G ≥ 2 at most 1/3 of the baseline's, and RMSE never
     above the baseline's at any grid point with G ≥ 5. ValueError if none qualifies.
@@ -164,3 +164,17 @@ def entropy_uplift_study(
                           data.true_oracle - best))
         rows.append((i, _entropy(w), *np.mean(stats, axis=0)))
     return pd.DataFrame(rows, columns=["step", "entropy", "topic_entropy", "true_oracle", "best_single", "uplift"])
+
+
+def recommendation_evidence(study: pd.DataFrame, estimator: str, baseline: str = "naive") -> dict[str, float]:
+    """How strongly the study supports `estimator` (§4.3.2): mean |bias| over G ≥ 2 vs the baseline's, worst RMSE ratio at G ≥ 5."""
+    sub = study[study["generations"] >= 2]
+    mae = sub.assign(a=sub["bias"].abs()).groupby("estimator")["a"].mean()
+    big = study[study["generations"] >= 5].pivot_table(index="scenario", columns="estimator", values="rmse")
+    return {
+        f"mae_{estimator}_g2plus": float(mae[estimator]), f"mae_{baseline}_g2plus": float(mae[baseline]),
+        "mae_ratio": float(mae[estimator] / mae[baseline]),
+        "max_rmse_ratio_g5plus": float((big[estimator] / big[baseline]).max()),
+    }
+
+

@@ -58,7 +58,7 @@ def baseline(tmp_path_factory) -> Path:
 def materialized(baseline):
     """The baseline, read-only: (instance, db path)."""
     with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, baseline, CONFIG, ENV) as instance:
-        yield instance, baseline / "compass.duckdb"
+        yield instance, baseline / "warehouse.duckdb"
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def cascade_env(baseline, tmp_path, monkeypatch):
     work = tmp_path / "copy"
     shutil.copytree(baseline, work)
     with throwaway_instance(monkeypatch, work, CONFIG, ENV) as instance:
-        yield instance, work / "compass.duckdb"
+        yield instance, work / "warehouse.duckdb"
 
 
 def db_env() -> str:

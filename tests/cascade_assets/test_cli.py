@@ -5,7 +5,8 @@ import re
 import numpy as np
 import pytest
 
-from assets.cascade import calibrated_records, load_records
+from compass.cascades.study import calibrated_records
+from resources.readers import cascade_records
 from compass.cascades.markov_model import fit_cascade_model
 from pipelines.cli import main
 from resources.warehouse import Warehouse
@@ -21,7 +22,7 @@ def test_cascade_command_prints_optimal_thresholds(materialized, capsys):
     t = float(re.search(r"phi_1 \(llama-3.2-1b-instruct\): ([0-9.]+)", out).group(1))
     err = float(re.search(r"expected error: ([0-9.]+)", out).group(1))
     cost = float(re.search(r"expected cost:\s+([0-9.eE-]+)", out).group(1))
-    cal, _ = calibrated_records(load_records(Warehouse(db), "mmlu"), "mmlu")
+    cal, _ = calibrated_records(cascade_records(Warehouse(db), "mmlu"), "mmlu")
     model = fit_cascade_model(cal[cal["split"] == "train"], models)
     p, c = model.evaluate(models, np.array([[t]]))
     assert err == pytest.approx(1 - p[0], abs=2e-6) and cost == pytest.approx(c[0], rel=1e-5)

@@ -4,7 +4,8 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from assets.cascade import CHAINS, HEAVY, LIGHT, chains_for, study_cascades, study_settings
+from assets.cascade import CascadeStudyConfig
+from compass.cascades.study import CHAINS, HEAVY, LIGHT, chains_for, study_cascades
 from pipelines.definitions import defs
 from pipelines.refresh import run_selection
 from resources.warehouse import Warehouse
@@ -17,9 +18,12 @@ def test_light_and_heavy_cascade_sets(monkeypatch):
     heavy = [c for name, c in study_cascades(chains, HEAVY) if name == "llama"]
     assert len(heavy) == 26 and len(set(heavy)) == 26  # Table 2.7: every size-ordered subset, k >= 2
     monkeypatch.setenv("COMPASS_HEAVY", "1")
-    assert study_settings() is HEAVY
+    assert CascadeStudyConfig().settings() is HEAVY
+    assert CascadeStudyConfig(study="light").settings() is LIGHT  # run config beats the environment
     monkeypatch.delenv("COMPASS_HEAVY")
-    assert study_settings() is LIGHT
+    assert CascadeStudyConfig().settings() is LIGHT
+    with pytest.raises(ValueError, match="study must be one of"):
+        CascadeStudyConfig(study="huge").settings()
 
 
 def test_unknown_models_form_a_cost_ordered_chain():

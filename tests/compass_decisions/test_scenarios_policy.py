@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.policy_values import observed_winners, policy_selections, policy_values
-from compass.scenarios import LEADERBOARD_COLUMNS, Scenario, leaderboard, paper_scenarios
+from compass.mlcompass.policy_values import observed_winners, policy_selections, policy_values
+from compass.mlcompass.scenarios import LEADERBOARD_COLUMNS, Scenario, leaderboard, paper_scenarios
 
 NAMES = ["C1", "C2"]
 BETAS = {"ethics": pd.Series([0.9, 0.1], index=NAMES), "safety": pd.Series([0.2, 0.8], index=NAMES)}
@@ -155,8 +155,8 @@ def test_policy_values_with_tier_costs_for_selection_evaluates_actual_cost():
 
 
 def test_stacked_leaderboards_and_scenario_targets():
-    from compass.frontier import CESFrontier
-    from compass.scenarios import leaderboards, scenario_targets
+    from compass.mlcompass.frontier import CESFrontier
+    from compass.mlcompass.scenarios import leaderboards, scenario_targets
 
     measures, costs = _toy()
     scenarios = [Scenario("pure", lam=0.0), Scenario("none", lam=0.1, budget=0.05)]

@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.frontier import CESFrontier
-from compass.recommend import expand_floors, model_scores, project_to_target, recommend, screen_models
-from compass.targets import per_type_targets, solve_target, targets_table
-from compass.theory import optimal_profile
+from compass.mlcompass.frontier import CESFrontier
+from compass.mlcompass.recommend import expand_floors, model_scores, project_to_target, recommend, screen_models
+from compass.mlcompass.targets import per_type_targets, solve_target, targets_table
+from compass.mlcompass.theory import optimal_profile
 
 NAMES = ["C1", "C2", "C3"]
 

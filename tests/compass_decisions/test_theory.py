@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from compass.theory import (
+from compass.mlcompass.theory import (
     budget_sensitivity,
     optimal_profile,
     regulatory_sensitivity,

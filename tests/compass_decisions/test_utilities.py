@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from compass.outcome_labels import full_marks_label, threshold_label, within_group_mean_label
-from compass.utilities import fit_utilities_by_group, fit_utility, linear_utility, utility_table
+from compass.mlcompass.outcome_labels import full_marks_label, threshold_label, within_group_mean_label
+from compass.mlcompass.utilities import fit_utilities_by_group, fit_utility, linear_utility, utility_table
 
 
 def _interactions(rng, n=3000, n_models=25, n_measures=2):

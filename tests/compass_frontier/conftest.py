@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.frontier import ces_score
+from compass.mlcompass.frontier import ces_score
 
 
 def low_rank_catalog(n_models: int, n_bench: int, rank: int, noise: float, seed: int) -> tuple[pd.DataFrame, np.ndarray]:

@@ -7,8 +7,8 @@ import inspect
 import numpy as np
 import pytest
 
-from compass.ces_fit import fit_ces, soft_l1
-from compass.frontier import ces_score
+from compass.mlcompass.ces_fit import fit_ces, soft_l1
+from compass.mlcompass.frontier import ces_score
 
 from .conftest import tiered_ces_points
 

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from compass.ces_fit import fit_ces
-from compass.cost_fit import build_frontier, fit_cost_side, frontier_parameters
-from compass.measures import extract_measures
-from compass.pareto import pareto_tiers
+from compass.mlcompass.ces_fit import fit_ces
+from compass.mlcompass.cost_fit import build_frontier, fit_cost_side, frontier_parameters
+from compass.mlcompass.measures import extract_measures
+from compass.mlcompass.pareto import pareto_tiers
 
 from .conftest import low_rank_catalog
 

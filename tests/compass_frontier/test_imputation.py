@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.imputation import impute_low_rank
+from compass.mlcompass.imputation import impute_low_rank
 
 from .conftest import low_rank_catalog
 

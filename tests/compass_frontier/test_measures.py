@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.factor_alignment import align_loadings, tucker_congruence
-from compass.measures import extract_measures, parallel_analysis, sparsify
+from compass.mlcompass.factor_alignment import align_loadings, tucker_congruence
+from compass.mlcompass.measures import extract_measures, parallel_analysis, sparsify
 
 from .conftest import low_rank_catalog
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.pareto import merge_layers, pareto_tiers
+from compass.mlcompass.pareto import merge_layers, pareto_tiers
 
 
 def brute_dominates(p, q, eps):

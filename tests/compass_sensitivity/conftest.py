@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.frontier import ces_score
+from compass.mlcompass.frontier import ces_score
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.ces_fit import fit_ces
-from compass.cost_fit import fit_cost_side
-from compass.measures import extract_measures
-from compass.pareto import pareto_tiers
-from compass.sensitivity import (
+from compass.mlcompass.ces_fit import fit_ces
+from compass.mlcompass.cost_fit import fit_cost_side
+from compass.mlcompass.measures import extract_measures
+from compass.mlcompass.pareto import pareto_tiers
+from compass.mlcompass.sensitivity import (
     FULL_GRID,
     LIGHT_GRID,
     SENSITIVITY_COLUMNS,

@@ -15,7 +15,7 @@ import pytest
 
 from pipelines import cli
 from pipelines.definitions import defs
-from pipelines.partitions import scenario_files
+from resources.configs import scenario_files
 from pipelines.refresh import refresh
 from pipelines.sensors import inbox_sensor
 from resources.warehouse import Warehouse, WarehouseResource
@@ -36,7 +36,6 @@ BAD_SCORES = ("model_id,benchmark,score,score_scale\n"
 def ops_env(tmp_path_factory):
     """(instance, db, inbox, accepted, first RefreshReport) after a first refresh of the ops fixture."""
     tmp = tmp_path_factory.mktemp("ops")
-    # Not compass.duckdb: DuckDB 2.0 finds "compass.<table>" ambiguous in a catalog named compass.
     home, inbox, accepted = tmp / "dagster_home", tmp / "inbox", tmp / "accepted"
     home.mkdir()
     inbox.mkdir()

@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from assets.compass_changes import Snapshot, diff_leaderboards, previous_version, version_live_at
+from compass.mlcompass.changes import Snapshot, diff_leaderboards, previous_version, version_live_at
 from compass.ingest.errors import IngestError
 from pipelines.inbox import inbox_table, process_inbox
 from resources.sources import accepted_files
@@ -138,7 +138,7 @@ def test_schedule_and_automation_sensor_are_registered():
 
 def test_dataset_extract_version_ignores_columns_other_datasets_added():
     """A column that only another dataset's file carries must not change this dataset's data version."""
-    from assets.datasets import own_columns
+    from compass.ingest.extracts import own_columns
     from resources.warehouse import frame_version
 
     rows = pd.DataFrame({"dataset": ["d", "d"], "split": [None, None], "query_id": ["1", "2"],
@@ -151,7 +151,8 @@ def test_dataset_extract_version_ignores_columns_other_datasets_added():
 
 def test_prices_reach_only_the_oracle_and_only_datasets_without_per_call_cost():
     """A price change must not re-run cascades (they never read prices) nor datasets with their own cost_usd."""
-    from assets.datasets import DATASET_PRICES, dataset_prices
+    from assets.datasets import DATASET_PRICES
+    from compass.ingest.extracts import dataset_prices
     from pipelines.definitions import defs
 
     graph = defs.resolve_asset_graph()

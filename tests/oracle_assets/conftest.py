@@ -9,7 +9,8 @@ import pytest
 
 from assets.datasets import DATASET_PRICES, DATASET_RECORDS
 from pipelines.definitions import defs
-from pipelines.partitions import current_datasets, sync_dynamic_partitions
+from pipelines.partitions import sync_dynamic_partitions
+from resources.readers import datasets as current_datasets
 from pipelines.refresh import run_selection
 from resources.warehouse import Warehouse
 from tests.pipeline.helpers import config_with_extra, throwaway_instance
@@ -66,7 +67,7 @@ def baseline(tmp_path_factory) -> Path:
 def materialized(baseline):
     """The baseline, read-only: (instance, db path, folder)."""
     with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, baseline, CONFIG, ENV) as instance:
-        yield instance, baseline / "compass.duckdb", baseline
+        yield instance, baseline / "warehouse.duckdb", baseline
 
 
 @pytest.fixture
@@ -75,4 +76,4 @@ def oracle_env(baseline, tmp_path, monkeypatch):
     work = tmp_path / "copy"
     shutil.copytree(baseline, work)
     with throwaway_instance(monkeypatch, work, CONFIG, ENV) as instance:
-        yield instance, work / "compass.duckdb"
+        yield instance, work / "warehouse.duckdb"

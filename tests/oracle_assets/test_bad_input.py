@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from assets.oracle import complete_cases, prepare, prompt_keys, record_costs
+from compass.oracle.prepare import complete_cases, prepare, prompt_keys, record_costs
 from compass.ingest.errors import IngestError
 from tests.oracle_assets.conftest import materialize_oracle, write_config
 from tests.pipeline.helpers import assert_same_tables, snapshot

@@ -16,7 +16,7 @@ def pipeline_env(tmp_path, monkeypatch):
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
-    db = tmp_path / "compass.duckdb"
+    db = tmp_path / "warehouse.duckdb"
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     monkeypatch.setenv("COMPASS_DB", str(db))
     monkeypatch.setenv("COMPASS_CONFIG", str(TINY_CONFIG))

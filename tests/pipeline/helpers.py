@@ -64,7 +64,7 @@ def throwaway_instance(mp: pytest.MonkeyPatch, folder: Path, config: Path,
 
     A new `folder` is laid out first: dagster_home/ with the repo's dagster.yaml, an empty
     no_cases/ (no ML Compass case partitions). `mp` sets DAGSTER_HOME, COMPASS_DB
-    (folder/compass.duckdb), COMPASS_CONFIG (`config`), COMPASS_CASES, then `env` (None
+    (folder/warehouse.duckdb), COMPASS_CONFIG (`config`), COMPASS_CASES, then `env` (None
     deletes a variable), and changes into `folder`; undoing is left to `mp`'s owner.
     """
     home = folder / "dagster_home"
@@ -73,7 +73,7 @@ def throwaway_instance(mp: pytest.MonkeyPatch, folder: Path, config: Path,
         shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
         (folder / "no_cases").mkdir()
     mp.setenv("DAGSTER_HOME", str(home))
-    mp.setenv("COMPASS_DB", str(folder / "compass.duckdb"))
+    mp.setenv("COMPASS_DB", str(folder / "warehouse.duckdb"))
     mp.setenv("COMPASS_CONFIG", str(config))
     mp.setenv("COMPASS_CASES", str(folder / "no_cases"))
     for name, value in env.items():

@@ -78,7 +78,7 @@ def test_backfill_of_all_dataset_partitions_runs_each_once(tmp_path):
         runs = instance.get_runs(dg.RunsFilter(tags={"dagster/backfill": "all_datasets"}))
         assert sorted(_partition(r.tags) for r in runs) == datasets  # one run per partition
         assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
-        wh = Warehouse(tmp_path / "compass.duckdb")
+        wh = Warehouse(tmp_path / "warehouse.duckdb")
         raw = wh.query("select dataset, count(*) n from raw.query_records group by 1 order by 1")
         extracted = wh.query("select dataset, count(*) n from datasets.query_records group by 1 order by 1")
         assert raw.equals(extracted)

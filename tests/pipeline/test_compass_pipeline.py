@@ -24,7 +24,7 @@ def compass_state(tmp_path_factory):
     home = root / "home"
     home.mkdir()
     shutil.copy(Path(__file__).parents[2] / "dagster.yaml", home)
-    env = {"DAGSTER_HOME": str(home), "COMPASS_DB": str(root / "c.duckdb"), "COMPASS_CONFIG": str(data / "config.yaml"),
+    env = {"DAGSTER_HOME": str(home), "COMPASS_DB": str(root / "warehouse.duckdb"), "COMPASS_CONFIG": str(data / "config.yaml"),
            "COMPASS_CASES": str(data / "cases"), "COMPASS_SCENARIOS": str(data / "scenarios")}
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
@@ -120,3 +120,30 @@ def test_new_scenario_runs_only_its_partitions(compass_state):
     assert {k.split("[")[0] for k in derived} >= {"compass/leaderboards", "compass/targets", "compass/recommendations"}
     board = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "cost_aware_mid"})
     assert (board["score"] - (board["utility"] - 1.0 * board["cost"])).abs().max() < 1e-9
+
+
+def test_readme_table_names_work_from_a_fresh_process(compass_state):
+    """`duckdb.connect(path)` and the README's `compass.leaderboards` work as written: the warehouse file is not
+    named after a schema, so no catalog shadows the schema `compass` (a file compass.duckdb would)."""
+    import subprocess
+    import sys
+
+    _, wh, _, _ = compass_state
+    code = ("import duckdb, sys\n"
+            "con = duckdb.connect(sys.argv[1], read_only=True)\n"
+            "print(con.execute('select count(*) from compass.leaderboards').fetchone()[0])\n"
+            "print(con.execute('select count(*) from raw.models').fetchone()[0])\n")
+    out = subprocess.run([sys.executable, "-c", code, str(wh.path)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(len(wh.read("compass.leaderboards"))), str(len(wh.read("raw.models")))]
+    assert wh.path.name == "warehouse.duckdb"
+
+
+def test_a_file_named_after_a_schema_is_what_breaks_the_readme_queries(tmp_path):
+    """Why the default file is warehouse.duckdb: DuckDB binds `compass.x` ambiguously in a file named compass.duckdb."""
+    import duckdb
+
+    path = tmp_path / "compass.duckdb"
+    with duckdb.connect() as con:
+        con.execute(f"attach '{path}' as w; create schema w.compass; create table w.compass.x as select 1 as v")
+    with duckdb.connect(str(path)) as con, pytest.raises(duckdb.BinderException, match="mbiguous"):
+        con.execute("select * from compass.x").fetchall()

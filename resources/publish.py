@@ -1,10 +1,14 @@
-"""What every asset shares: the writer pool, publishing a table, figures."""
+"""Publishing: how an asset writes its tables to the warehouse and reports what it wrote to Dagster.
+
+`publish_many` replaces the asset's own rows, keeps history and returns the
+materialization with a content-hash data version; `save_figure` writes a figure
+under var/reports/ and returns it as inline metadata for the Dagster UI.
+"""
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from pathlib import Path
 
 import dagster as dg
 import matplotlib
@@ -13,17 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from resources.settings import REPORTS_DIR
 from resources.warehouse import Warehouse, frame_version
-
-# DuckDB writes are serialized by the warehouse's file lock (resources.warehouse), so steps compute in
-# parallel and queue only for the database. A Dagster pool limited to 1 on every asset made multiprocess
-# runs spin forever waiting for op concurrency slots (Dagster 1.13, SQLite instance; seen in
-# tests/pipeline/test_multiprocess.py), so local runs set no pool. deploy/dagster.yaml limits the pool
-# "duckdb" for deployments that route writers through it.
-WRITER_POOL: str | None = None
-REPORTS_DIR = Path("var/reports")
-# Columns publish_many adds to every row it writes.
-STAMP_COLUMNS = ["data_version", "run_id", "refreshed_at"]
 
 
 def publish_many(

@@ -26,7 +26,7 @@ import pandas as pd
 from scipy.optimize import minimize, minimize_scalar
 from sklearn.isotonic import IsotonicRegression
 
-from compass.frontier import ces_score
+from compass.mlcompass.frontier import ces_score
 
 
 @dataclass(frozen=True)
@@ -145,4 +145,23 @@ def fit_ces(
         a=a, b=b, tier_levels=levels, loss=loss, n_iter=it, converged=converged,
         factors=[str(c) for c in measures.columns], fit_error=float(np.mean(resid ** 2)),
         n_efficient=int(x.shape[0]),
+    )
+
+
+def ces_parameter_rows(fit: CESFit) -> pd.DataFrame:
+    """The capability stage of compass.frontier: a_<factor>, b, lambda_<t>, ces_fit_error, n_efficient, converged."""
+    rows = [(f"a_{f}", float(a)) for f, a in zip(fit.factors, fit.a)] + [("b", fit.b)]
+    rows += [(f"lambda_{t + 1}", float(v)) for t, v in enumerate(fit.tier_levels)]
+    rows += [("ces_fit_error", fit.fit_error), ("n_efficient", float(fit.n_efficient)), ("converged", float(fit.converged))]
+    return pd.DataFrame(rows, columns=["parameter", "value"]).assign(stage="capability")
+
+
+def ces_from_parameters(params: pd.Series, factors: list[str]) -> CESFit:
+    """Rebuild the CES shape (a, b, λ_t) from its published rows (`ces_parameter_rows`, indexed by parameter)."""
+    levels = params[[p for p in params.index if p.startswith("lambda_")]]
+    levels = levels.sort_index(key=lambda idx: idx.str.removeprefix("lambda_").astype(int))
+    return CESFit(
+        a=params[[f"a_{f}" for f in factors]].to_numpy(float), b=float(params["b"]),
+        tier_levels=levels.to_numpy(float), loss=float("nan"), n_iter=0, converged=True, factors=factors,
+        fit_error=float(params["ces_fit_error"]), n_efficient=int(params["n_efficient"]),
     )

@@ -28,11 +28,11 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
-from compass.ces_fit import fit_ces
-from compass.cost_fit import Aggregation, fit_cost_side
-from compass.imputation import validate_matrix
-from compass.measures import MeasureResult, extract_measures
-from compass.pareto import pareto_tiers
+from compass.mlcompass.ces_fit import fit_ces
+from compass.mlcompass.cost_fit import Aggregation, fit_cost_side
+from compass.mlcompass.imputation import validate_matrix
+from compass.mlcompass.measures import MeasureResult, extract_measures
+from compass.mlcompass.pareto import pareto_tiers
 
 #: Columns of the `frontier_sensitivity` table, in order.
 SENSITIVITY_COLUMNS = [

@@ -30,8 +30,8 @@ import pandas as pd
 from scipy import stats
 from sklearn.isotonic import IsotonicRegression
 
-from compass.ces_fit import CESFit
-from compass.frontier import CESFrontier
+from compass.mlcompass.ces_fit import CESFit
+from compass.mlcompass.frontier import CESFrontier
 
 Aggregation = Literal["median", "mean", "geometric_mean"]
 _AGGREGATORS = {
@@ -198,3 +198,10 @@ def frontier_parameters(frontier: CESFrontier, cost_fit: CostFit, ces_fit: CESFi
         ("cost_fit_error", cost_fit.fit_error),
     ]
     return pd.DataFrame(rows, columns=["parameter", "value"])
+
+
+def cost_parameter_rows(fit: CostFit, n_priced_models: int) -> pd.DataFrame:
+    """The cost stage of compass.frontier: c0, d, fit_error, pearson, spearman, n_priced_models."""
+    rows = [("c0", fit.c0), ("d", fit.d), ("fit_error", fit.fit_error), ("pearson", fit.pearson),
+            ("spearman", fit.spearman), ("n_priced_models", float(n_priced_models))]
+    return pd.DataFrame(rows, columns=["parameter", "value"]).assign(stage="cost")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from compass.case_study import UtilitySpec
-from compass.outcome_labels import full_marks_label, threshold_label, within_group_mean_label
-from compass.utilities import UtilityFit, fit_utility
+from compass.mlcompass.case_study import UtilitySpec
+from compass.mlcompass.outcome_labels import full_marks_label, threshold_label, within_group_mean_label
+from compass.mlcompass.utilities import UtilityFit, fit_utility
 
 
 def outcome_labels(rows: pd.DataFrame, spec: UtilitySpec) -> pd.Series:

@@ -101,10 +101,7 @@ class CaseStudy:
             raise IngestError(origin, None, None, f"invalid case study: {exc}") from None
 
 
-CASE_DIR = Path(__file__).resolve().parents[1] / "cases"
-
-
-def load_cases(folders: list[Path] | None = None) -> dict[str, CaseStudy]:
-    """Every case YAML in `folders` (default: the shipped cases/), keyed by case_id."""
-    cases = [CaseStudy.from_yaml(p) for d in (folders or [CASE_DIR]) if d.exists() for p in sorted(d.glob("*.yaml"))]
+def load_cases(folders: list[Path]) -> dict[str, CaseStudy]:
+    """Every case YAML in `folders`, keyed by case_id."""
+    cases = [CaseStudy.from_yaml(p) for d in folders if d.exists() for p in sorted(d.glob("*.yaml"))]
     return {c.case_id: c for c in cases}

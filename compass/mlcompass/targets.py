@@ -24,9 +24,9 @@ import pandas as pd
 from scipy.optimize import minimize
 from scipy.stats import qmc
 
-from compass.frontier import CESFrontier
-from compass.recommend import AGGREGATIONS, as_utility_fn, aggregate_utility, expand_floors
-from compass.utilities import UtilityFn
+from compass.mlcompass.frontier import CESFrontier
+from compass.mlcompass.recommend import AGGREGATIONS, as_utility_fn, aggregate_utility, expand_floors
+from compass.mlcompass.utilities import UtilityFn
 
 
 @dataclass(frozen=True)

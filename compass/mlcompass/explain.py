@@ -1,15 +1,14 @@
-"""What the `compass leaderboard` and `compass recommend` commands print: the choice and why."""
+"""Why a scenario's recommendation wins (ML Compass §4.6, Theorem 3.1): what `compass leaderboard` and
+`compass recommend` print under the table."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from assets.compass_decisions import DecisionInputs, _floors, inputs_for, numeric_lambda, target_search
-from compass.case_study import CaseStudy
-from compass.recommend import expand_floors, recommend
-from compass.scenarios import Scenario, leaderboard, scenario_targets
-from resources.warehouse import Warehouse
+from compass.mlcompass.decisions import DecisionInputs, scenario_floors, target_search
+from compass.mlcompass.recommend import expand_floors, recommend
+from compass.mlcompass.scenarios import Scenario, leaderboard, scenario_targets
 
 REGIME_TOL = 1e-6
 
@@ -24,26 +23,9 @@ def regimes(x_star: pd.Series, floors: dict[str, float]) -> pd.Series:
     )
 
 
-def stored_leaderboard(wh: Warehouse, case_id: str, scenario: str, as_of: str | None = None) -> pd.DataFrame:
-    """A published leaderboard; with `as_of` (YYYY-MM-DD), the last version refreshed on or before that date."""
-    if as_of is None:
-        return wh.query(
-            "select * from compass.leaderboards where case_id = ? and scenario = ? order by rank", [case_id, scenario]
-        )
-    history = wh.query(
-        "select * from history.compass_leaderboards where case_id = ? and scenario = ? "
-        "and cast(refreshed_at as date) <= cast(? as date)",
-        [case_id, scenario, as_of],
-    )
-    if history.empty:
-        return history
-    latest = history.sort_values("refreshed_at")["data_version"].iloc[-1]
-    return history[history["data_version"] == latest].sort_values("rank")
-
-
 def explain(inputs: DecisionInputs) -> str:
     """The mean-aggregate recommendation (problem 7), its binding constraints and each measure's regime."""
-    s, floors = inputs.scenario, _floors(inputs)
+    s, floors = inputs.scenario, scenario_floors(inputs)
     rec = recommend(inputs.measures, inputs.costs, inputs.utilities, float(s.lam), s.budget, floors,
                     aggregation=s.aggregation, weights=s.context_weights,
                     raw_scores=inputs.raw_scores, raw_floors=s.raw_floors)
@@ -68,7 +50,3 @@ def explain(inputs: DecisionInputs) -> str:
         chosen = inputs.measures.loc[rec.model_id]
         lines.append("chosen model's measures: " + ", ".join(f"{m}={v:.3f}" for m, v in chosen.items()))
     return "\n".join(lines)
-
-
-def explain_scenario_file(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> str:
-    return explain(inputs_for(wh, case, numeric_lambda(scenario, case)))

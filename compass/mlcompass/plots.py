@@ -1,4 +1,4 @@
-"""Figures attached to asset materializations (matplotlib, Agg backend)."""
+"""Figures of ML Compass (seed 000): loadings heatmap, tiered frontier and cost curve, targets vs selections."""
 
 import matplotlib
 
@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from compass.frontier import ces_score  # noqa: E402
+from compass.mlcompass.frontier import ces_score  # noqa: E402
 
 
 def loadings_heatmap(loadings: pd.DataFrame, title: str):

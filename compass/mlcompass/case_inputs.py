@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from compass.case_study import BenchmarkSpec, CostSpec, UtilitySpec
+from compass.mlcompass.case_study import BenchmarkSpec, CostSpec, UtilitySpec
 
 
 def build_x_raw(scores: pd.DataFrame, spec: BenchmarkSpec) -> pd.DataFrame:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from compass.utilities import UtilityFn, linear_utility
+from compass.mlcompass.utilities import UtilityFn, linear_utility
 
 AGGREGATIONS = ("mean", "robust")
 _TIE_DECIMALS = 12

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 from factor_analyzer import FactorAnalyzer
 
-from compass.factor_alignment import align_loadings, factor_names
-from compass.imputation import impute_low_rank, validate_matrix
+from compass.mlcompass.factor_alignment import align_loadings, factor_names
+from compass.mlcompass.imputation import impute_low_rank, validate_matrix
 
 #: Cumulative common variance a classical (unrotated) fit must reach. EC Table 8: the
 #: paper's choices I=2 (PRISM, 0.907) and I=3 (HealthBench, 0.805) are the smallest I

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from compass.frontier import CESFrontier
-from compass.recommend import AGGREGATIONS, model_scores, screen_models, sort_by_score
-from compass.targets import per_type_targets, solve_target, targets_table
-from compass.utilities import UtilityFn
+from compass.mlcompass.frontier import CESFrontier
+from compass.mlcompass.recommend import AGGREGATIONS, model_scores, screen_models, sort_by_score
+from compass.mlcompass.targets import per_type_targets, solve_target, targets_table
+from compass.mlcompass.utilities import UtilityFn
 
 # Footnote 15 / EC §8.6: cost sensitivities per case study.
 PAPER_LAMBDAS: dict[str, dict[str, float]] = {

@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from compass.recommend import as_utility_fn, recommend, screen_models, sort_by_score
-from compass.scenarios import Scenario
-from compass.utilities import UtilityFn
+from compass.mlcompass.recommend import as_utility_fn, recommend, screen_models, sort_by_score
+from compass.mlcompass.scenarios import Scenario
+from compass.mlcompass.utilities import UtilityFn
 
 CRITERIA = ("most_selected", "highest_mean")
 POLICY_COLUMNS = ["policy", "value", "sd"]

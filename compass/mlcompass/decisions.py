@@ -1,0 +1,178 @@
+"""ML Compass decisions of one case under one scenario (§4.5-4.6, §5.6): what `compass/utilities` and
+`compass/{targets,recommendations,leaderboards,policy_values}` publish.
+
+Utilities never read prices. Targets, recommendations, leaderboards and policy
+values read the fitted frontier, the normalized costs and the utilities
+(`DecisionInputs`, built from the warehouse by `resources.readers`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from compass.mlcompass.case_inputs import outcome_rows
+from compass.mlcompass.case_study import CaseStudy
+from compass.mlcompass.case_utilities import fit_case_utilities, structural_weights
+from compass.mlcompass.frontier import CESFrontier
+from compass.mlcompass.policy_values import policy_selections, policy_values
+from compass.mlcompass.recommend import project_to_target
+from compass.mlcompass.scenarios import Scenario, leaderboard, scenario_targets
+from compass.mlcompass.utilities import UtilityFn, utility_table
+from compass.mlcompass.utility_models import fitted_model_rows, structural_model_rows
+
+# Above the [0, 1] range of every measure: no model and no target can satisfy it.
+UNATTAINABLE_FLOOR = 1.01
+
+__all__ = [
+    "DecisionInputs", "UNATTAINABLE_FLOOR", "case_utility_tables", "numeric_lambda", "scenario_floors",
+    "target_search", "targets_frame", "recommendations_frame", "policy_values_frame", "leaderboard_frame",
+]
+
+
+@dataclasses.dataclass
+class DecisionInputs:
+    """Everything a decision of one case under one scenario (lam numeric) reads."""
+
+    case: CaseStudy
+    scenario: Scenario
+    measures: pd.DataFrame
+    costs: pd.Series
+    frontier: CESFrontier
+    utilities: dict[str, UtilityFn | pd.Series]
+    raw_scores: pd.DataFrame
+    outcomes: pd.DataFrame  # observed mean outcome per (context_group, model_id): the "actual" policies
+
+
+def numeric_lambda(scenario: Scenario, case: CaseStudy) -> Scenario:
+    """Resolve a lam rule (zero | low | high) with the case's own λ values (§5.6, footnote 15)."""
+    return dataclasses.replace(scenario, lam=scenario.resolve_lambda(case.case_id, {case.case_id: case.lambdas}))
+
+
+def case_utility_tables(case: CaseStudy, measures: pd.DataFrame, records: pd.DataFrame,
+                        interactions: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """One utility Û_g per context group (§4.5): compass.utilities (estimator, repeated-split AUCs),
+    compass.utility_weights (normalized β̂), compass.utility_models (the fitted Û as rows) and
+    compass.observed_outcomes (mean outcome per group and model: the "actual" policies of Table 5)."""
+    spec = case.utility
+    if spec.source == "weights":
+        beta = structural_weights(spec, list(measures.columns))
+        table = pd.DataFrame([{"context_group": "all", "estimator": "structural", "n_train": 0, "n_test": 0}])
+        weights = beta.rename_axis("factor").reset_index(name="weight").assign(context_group="all")
+        models = structural_model_rows(beta)
+        observed = pd.DataFrame(columns=["context_group", "model_id", "n", "outcome"])
+    else:
+        rows = outcome_rows(records, interactions, spec)
+        fits = fit_case_utilities(rows, measures, spec)
+        if not fits:
+            raise ValueError(f"case {case.case_id}: no context group has enough outcome rows to fit a utility")
+        table = utility_table(fits).rename(columns={"group": "context_group", "train_auc_mean": "train_auc",
+                                                    "test_auc_mean": "test_auc"})
+        table = table[[c for c in table.columns if not c.startswith("beta_")]].assign(estimator=spec.estimator)
+        weights = pd.concat([f.weights.rename_axis("factor").reset_index(name="weight").assign(context_group=g)
+                             for g, f in fits.items()], ignore_index=True)
+        models = fitted_model_rows(fits)
+        observed = (rows[rows["context_group"].isin(list(fits))].groupby(["context_group", "model_id"])["outcome"]
+                    .agg(n="size", outcome="mean").reset_index())
+    return {"compass.utilities": table, "compass.utility_weights": weights, "compass.utility_models": models,
+            "compass.observed_outcomes": observed}
+
+
+def target_search(case: CaseStudy) -> dict[str, int]:
+    """Search settings of the continuous target (§4.6). LightGBM utilities are piecewise constant, so
+    gradient polishing (SLSQP) cannot move; their target is the best point of a denser Sobol screen.
+    Smooth utilities polish the 2 best screened points (6 starts gave the same objectives to 1e-15 on
+    frontier_api in three scenarios, at 2-4x the time)."""
+    return {"n_screen": 4096, "n_starts": 0} if case.utility.estimator == "lightgbm" else {"n_starts": 2}
+
+
+def scenario_floors(inputs: DecisionInputs) -> dict[str, float]:
+    """The scenario's floors; a floor on a measure this case lacks cannot be met (every model infeasible)."""
+    names = set(inputs.measures.columns)
+    if any(k != "all" and k not in names for k in inputs.scenario.floors):
+        return {"all": UNATTAINABLE_FLOOR}
+    return dict(inputs.scenario.floors)
+
+
+def _floored(inputs: DecisionInputs) -> Scenario:
+    return dataclasses.replace(inputs.scenario, floors=scenario_floors(inputs))
+
+
+def targets_frame(inputs: DecisionInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Continuous targets (x*, c*) of problems (4) per type, (5) mean and (6) robust; infeasibility flagged.
+
+    Returns (long table for the compass.targets table, wide table per group for the figure).
+    """
+    names = list(inputs.measures.columns)
+    try:
+        wide = scenario_targets(inputs.utilities, inputs.frontier, inputs.scenario, names, **target_search(inputs.case))
+    except ValueError as exc:  # e.g. a floor on a measure this case does not have
+        wide = pd.DataFrame([{"group": "mean", "feasible": False, "reason": str(exc)}])
+    x_cols = [f"x_{f}" for f in names]
+    wide = wide.reindex(columns=["group", "feasible", "reason", *x_cols, "c_star", "utility", "objective"])
+    wide = wide.assign(policy=np.where(wide["group"].isin(["mean", "robust"]), wide["group"], "per_type"),
+                       context_group=np.where(wide["group"].isin(["mean", "robust"]), "all", wide["group"]),
+                       feasible=wide["feasible"].astype(bool))
+    long = wide.melt(id_vars=[c for c in wide.columns if c not in x_cols], value_vars=x_cols,
+                     var_name="factor", value_name="x_star")
+    long["factor"] = long["factor"].str.removeprefix("x_")
+    cols = ["policy", "context_group", "factor", "x_star", "c_star", "utility", "objective", "feasible", "reason"]
+    return long[cols], wide
+
+
+def _value(inputs: DecisionInputs, model_id: str | None) -> tuple[float, float, float]:
+    """(mean utility over contexts, normalized cost, deployment value Û - lam c) of a model."""
+    if model_id is None:
+        return (np.nan, np.nan, np.nan)
+    x = inputs.measures.loc[[model_id]].to_numpy(float)
+    u = float(np.mean([f(x)[0] if callable(f) else float(x[0] @ f[inputs.measures.columns].to_numpy())
+                       for f in inputs.utilities.values()]))
+    c = float(inputs.costs[model_id])
+    return (u, c, u - float(inputs.scenario.lam) * c)
+
+
+def _outcomes_for_policies(inputs: DecisionInputs) -> pd.DataFrame:
+    out = inputs.outcomes[inputs.outcomes["model_id"].isin(inputs.measures.index)]
+    return out[out["context_group"].isin(list(inputs.utilities))]
+
+
+def _baseline_scores(inputs: DecisionInputs) -> pd.DataFrame:
+    """Single-metric baselines (Table 5): the raw benchmarks of the case's x_raw."""
+    spec = inputs.case.benchmarks
+    return inputs.raw_scores[[c for c in inputs.raw_scores.columns if spec.selects(c)]]
+
+
+def recommendations_frame(inputs: DecisionInputs, target_rows: pd.DataFrame) -> pd.DataFrame:
+    """Problem (7) per type, mean and robust (ties -> lower cost), the projection variant, and Table 6's policies."""
+    s, floors = inputs.scenario, scenario_floors(inputs)
+    sel = policy_selections(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs),
+                            _outcomes_for_policies(inputs), "highest_mean", group_col="context_group",
+                            outcome_col="outcome", raw_scores=_baseline_scores(inputs))
+    rows = [(r.policy, r.group, r.model_id) for r in sel.itertuples()]
+    for policy, part in target_rows[target_rows["policy"] != "per_type"].groupby("policy"):
+        if not part["feasible"].all():
+            rows.append((f"projection_{policy}", "all", None))
+            continue
+        x_star = part.set_index("factor")["x_star"].reindex(inputs.measures.columns)
+        proj = project_to_target(inputs.measures, inputs.costs, x_star, float(part["c_star"].iloc[0]), s.budget, floors,
+                                 inputs.raw_scores, s.raw_floors)
+        rows.append((f"projection_{policy}", "all", proj.model_id))
+    table = pd.DataFrame(rows, columns=["policy", "context_group", "model_id"])
+    values = pd.DataFrame([_value(inputs, m) for m in table["model_id"]], columns=["utility", "cost", "deployment_value"])
+    return pd.concat([table, values], axis=1)
+
+
+def policy_values_frame(inputs: DecisionInputs) -> pd.DataFrame:
+    """Table 5: actual, MLC (per type, mean, robust) and single-metric baselines (mean ± sd) for one scenario."""
+    outcomes = _outcomes_for_policies(inputs)
+    if outcomes.empty:  # structural case: no observed behaviour to call "actual"
+        outcomes = pd.DataFrame({"model_id": [], "context_group": [], "outcome": []})
+    return policy_values(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), outcomes, "highest_mean",
+                         group_col="context_group", outcome_col="outcome", raw_scores=_baseline_scores(inputs))
+
+
+def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
+    """The deployment-aware leaderboard Score_s(m) over feasible models, under the scenario's floors."""
+    return leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores)

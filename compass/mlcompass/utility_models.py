@@ -1,0 +1,104 @@
+"""Fitted utilities Û_g (ML Compass §4.5) as inspectable rows, and back: no pickle.
+
+One row per context group, the `compass.utility_models` table:
+
+| column | linear / logistic | lightgbm | structural (given β, §3) |
+|---|---|---|---|
+| estimator | `linear` / `logistic` | `lightgbm` | `structural` |
+| features | JSON list of the feature columns, in model order | same | the measures |
+| coefficients | JSON list, one per feature | null | β, normalized |
+| intercept | α | null | 0 |
+| model_text | null | LightGBM's own text model format (`Booster.model_to_string`) | null |
+
+Linear and logistic models are rebuilt as scikit-learn estimators with their
+fitted attributes set, so a rebuilt Û computes exactly what the fitted one did
+(`predict` / `predict_proba`); a LightGBM booster is reloaded from its text
+model, which LightGBM writes with round-trip precision. Rows read back with SQL
+(`json_extract`) as well as with `utility_from_row`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LinearRegression, LogisticRegression
+
+from compass.mlcompass.utilities import UtilityFit, UtilityFn
+
+COLUMNS = ["context_group", "estimator", "features", "coefficients", "intercept", "model_text"]
+
+__all__ = ["COLUMNS", "fitted_model_rows", "structural_model_rows", "utility_from_row", "utilities_from_rows"]
+
+
+def _row(group: str, estimator: str, features: list[str], coefficients: list[float] | None,
+         intercept: float | None, model_text: str | None) -> dict[str, object]:
+    return {"context_group": group, "estimator": estimator, "features": json.dumps(features),
+            "coefficients": None if coefficients is None else json.dumps([float(c) for c in coefficients]),
+            "intercept": np.nan if intercept is None else float(intercept), "model_text": model_text}
+
+
+def _frame(rows: list[dict[str, object]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    return frame.astype({c: "string" for c in ("context_group", "estimator", "features", "coefficients", "model_text")})
+
+
+def fitted_model_rows(fits: Mapping[str, UtilityFit]) -> pd.DataFrame:
+    """One row per fitted context group (module docstring); utilities fitted on context features are refused."""
+    rows = []
+    for group, fit in fits.items():
+        if fit.feature_cols != fit.measure_cols:
+            raise ValueError(f"context group {group!r}: a utility fitted on context features {fit.feature_cols} "
+                             "cannot be published as a function of the measures alone")
+        features = list(fit.feature_cols)
+        if fit.estimator == "lightgbm":
+            rows.append(_row(group, fit.estimator, features, None, None, fit.model.booster_.model_to_string()))
+        else:
+            rows.append(_row(group, fit.estimator, features, np.ravel(fit.model.coef_),
+                             float(np.ravel(fit.model.intercept_)[0]), None))
+    return _frame(rows)
+
+
+def structural_model_rows(beta: pd.Series, group: str = "all") -> pd.DataFrame:
+    """The given weights β of a structural utility (Û = βᵀx, Assumption 3.1) as one row."""
+    return _frame([_row(group, "structural", list(beta.index), beta.to_numpy(float), 0.0, None)])
+
+
+def _sklearn_model(estimator: str, features: list[str], coefficients: list[float], intercept: float):
+    model = LinearRegression() if estimator == "linear" else LogisticRegression()
+    model.coef_ = np.asarray(coefficients, dtype=float) if estimator == "linear" else np.asarray([coefficients], dtype=float)
+    model.intercept_ = float(intercept) if estimator == "linear" else np.asarray([intercept], dtype=float)
+    model.feature_names_in_ = np.asarray(features, dtype=object)
+    model.n_features_in_ = len(features)
+    if estimator == "logistic":
+        model.classes_ = np.array([0.0, 1.0])
+    return model
+
+
+def utility_from_row(row: Mapping[str, object]) -> UtilityFn | pd.Series:
+    """Û of one `compass.utility_models` row: the weights β for a structural row (Û = βᵀx), else a function
+    of an (n, I) array of measures in the row's feature order, computing what the fitted model did."""
+    estimator, features = str(row["estimator"]), json.loads(str(row["features"]))
+    if estimator == "structural":
+        return pd.Series(json.loads(str(row["coefficients"])), index=features, dtype=float)
+    if estimator == "lightgbm":
+        booster = lgb.Booster(model_str=str(row["model_text"]))
+        score = booster.predict
+    elif estimator in ("linear", "logistic"):
+        model = _sklearn_model(estimator, features, json.loads(str(row["coefficients"])), float(row["intercept"]))
+        score = model.predict if estimator == "linear" else (lambda X, m=model: m.predict_proba(X)[:, 1])
+    else:
+        raise ValueError(f"compass.utility_models: unknown estimator {estimator!r} for group {row['context_group']!r}")
+
+    def fn(x: np.ndarray) -> np.ndarray:
+        return score(pd.DataFrame(np.atleast_2d(np.asarray(x, dtype=float)), columns=features))
+
+    return fn
+
+
+def utilities_from_rows(rows: pd.DataFrame) -> dict[str, UtilityFn | pd.Series]:
+    """Context group -> Û, for every row of a case's `compass.utility_models`."""
+    return {str(r["context_group"]): utility_from_row(r) for r in rows.to_dict("records")}

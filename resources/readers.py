@@ -1,0 +1,228 @@
+"""Typed readers of the published tables: the one way the assets, the CLI, reports and benchmarks read the warehouse.
+
+Each reader names the table it reads, returns it in the shape the science in
+`compass/` takes (wide measures, a Series of parameters, a `DecisionInputs`, a
+`Prepared` oracle dataset), and fails with a message naming the table and the
+asset to materialize when a row it needs is missing.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+import pandas as pd
+
+from compass.cascades.marginals import MixedBetaMarginal
+from compass.cascades.study import checked_marginals, prepare_records
+from compass.ingest.aliases import alias_lookup
+from compass.ingest.extracts import PRICE_COLUMNS, no_prices, own_columns
+from compass.ingest.load import TABLE_ORDER
+from compass.mlcompass.case_inputs import build_x_raw
+from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy
+from compass.mlcompass.ces_fit import CESFit, ces_from_parameters
+from compass.mlcompass.changes import Snapshot, previous_version, published_versions, snapshot, version_live_at
+from compass.mlcompass.decisions import DecisionInputs
+from compass.mlcompass.frontier import CESFrontier
+from compass.mlcompass.scenarios import Scenario
+from compass.mlcompass.utility_models import utilities_from_rows
+from compass.oracle.prepare import Prepared, prepare
+from resources.warehouse import STAMP_COLUMNS, Warehouse
+
+# ---------------------------------------------------------------- raw
+
+
+def model_lookup(wh: Warehouse) -> dict[str, str]:
+    """Alias key -> canonical model id, from raw.models and raw.model_aliases."""
+    models = wh.read("raw.models")
+    aliases = wh.read("raw.model_aliases")
+    if aliases.empty:
+        aliases = pd.DataFrame({"alias": [], "model_id": []})
+    return alias_lookup(aliases, models.get("model_id", pd.Series(dtype=str)))
+
+
+def datasets(wh: Warehouse) -> list[str]:
+    """The datasets of raw.query_records (one partition each)."""
+    if not wh.table_exists("raw.query_records"):
+        return []
+    return sorted(wh.query("select distinct dataset from raw.query_records")["dataset"])
+
+
+def outcome_records(wh: Warehouse, names: tuple[str, ...]) -> pd.DataFrame:
+    """raw.query_records of the named datasets, the columns a case's outcome rows need."""
+    if not names:
+        return pd.DataFrame(columns=["dataset", "query_id", "model_id", "correct", "category"])
+    marks = ", ".join("?" for _ in names)
+    return wh.query(
+        f"select dataset, split, query_id, model_id, correct, category from raw.query_records where dataset in ({marks})",
+        list(names),
+    )
+
+
+def raw_dataset_records(wh: Warehouse, dataset: str) -> pd.DataFrame:
+    """d's rows of raw.query_records without raw's stamps (a new dataset rewrites every raw row), own columns only."""
+    records = wh.read("raw.query_records", {"dataset": dataset}).drop(columns=STAMP_COLUMNS, errors="ignore")
+    if records.empty:
+        raise ValueError(f"dataset {dataset!r}: no rows in raw.query_records")
+    return own_columns(records)
+
+
+# ---------------------------------------------------------------- datasets (per-dataset extracts)
+
+
+def dataset_records(wh: Warehouse, dataset: str) -> pd.DataFrame:
+    """One dataset's records as datasets/records published them (datasets.query_records)."""
+    records = wh.read("datasets.query_records", {"dataset": dataset}).drop(columns=STAMP_COLUMNS, errors="ignore")
+    if records.empty:
+        raise ValueError(f"dataset {dataset!r}: no rows in datasets.query_records; materialize datasets/records first")
+    return records
+
+
+def dataset_prices(wh: Warehouse, dataset: str) -> pd.DataFrame:
+    """The cheapest price of each of the dataset's models (datasets.model_prices); empty when it has per-call costs."""
+    prices = wh.read("datasets.model_prices", {"dataset": dataset})
+    return prices[PRICE_COLUMNS] if not prices.empty else no_prices()
+
+
+# ---------------------------------------------------------------- cascade
+
+
+def cascade_records(wh: Warehouse, dataset: str) -> pd.DataFrame | None:
+    """The dataset's canonical cascade records, or None when none carries a confidence (`prepare_records`)."""
+    return prepare_records(dataset_records(wh, dataset), dataset)
+
+
+def cascade_marginals(wh: Warehouse, dataset: str, models: list[str]) -> dict[str, MixedBetaMarginal]:
+    """The marginals cascade/marginals fitted for `dataset`, rebuilt from cascade.marginals (no EM refit)."""
+    return checked_marginals(wh.read("cascade.marginals", {"dataset": dataset}), dataset, models)
+
+
+# ---------------------------------------------------------------- oracle
+
+
+def oracle_dataset(wh: Warehouse, dataset: str) -> Prepared:
+    """One dataset's records and prices, prepared for the oracle (`compass.oracle.prepare.prepare`)."""
+    return prepare(dataset_records(wh, dataset), dataset_prices(wh, dataset), dataset)
+
+
+# ---------------------------------------------------------------- ML Compass
+
+
+def measures(wh: Warehouse, case_id: str) -> pd.DataFrame:
+    """compass.measures of a case as a wide frame: index model_id, columns C1..Ck."""
+    long = wh.read("compass.measures", {"case_id": case_id})
+    if long.empty:
+        raise ValueError(f"case {case_id}: no rows in compass.measures; materialize compass/measures first")
+    return long.pivot(index="model_id", columns="factor", values="value").sort_index()
+
+
+def tiers(wh: Warehouse, case_id: str) -> pd.DataFrame:
+    """compass.tiers of a case: model_id, tier, pareto_efficient, peel_layer."""
+    return wh.read("compass.tiers", {"case_id": case_id}).drop(columns=["case_id"])
+
+
+def frontier_parameters(wh: Warehouse, case_id: str) -> pd.Series:
+    """compass.frontier of a case (both stages) as parameter -> value."""
+    return wh.read("compass.frontier", {"case_id": case_id}).set_index("parameter")["value"]
+
+
+def ces_shape(wh: Warehouse, case_id: str, factors: list[str]) -> CESFit:
+    """The CES capability shape (a, b, λ_t) published by compass/ces_shape."""
+    return ces_from_parameters(frontier_parameters(wh, case_id), factors)
+
+
+def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> DecisionInputs:
+    """Decision inputs of a case under a scenario (lam already numeric): measures of the priced models,
+    normalized costs, the fitted frontier, the utilities, raw scores and observed outcomes."""
+    costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
+    m = measures(wh, case.case_id).loc[lambda f: f.index.isin(costs.index)]
+    params = frontier_parameters(wh, case.case_id)
+    ces = ces_from_parameters(params, list(m.columns))
+    frontier = CESFrontier(ces.a, ces.b, float(params["c0"]), float(params["d"]), ces.tier_levels)
+    utils = utilities_from_rows(wh.read("compass.utility_models", {"case_id": case.case_id}))
+    everything = BenchmarkSpec(min_models_per_benchmark=1, min_benchmarks_per_model=1, models=tuple(m.index))
+    raw_scores = build_x_raw(wh.read("raw.benchmark_scores"), everything).reindex(m.index)
+    outcomes = wh.read("compass.observed_outcomes", {"case_id": case.case_id})
+    return DecisionInputs(case, scenario, m, costs.reindex(m.index), frontier, utils, raw_scores, outcomes)
+
+
+def leaderboard(wh: Warehouse, case_id: str, scenario: str, as_of: str | None = None) -> pd.DataFrame:
+    """compass.leaderboards of one case and scenario; with `as_of` (YYYY-MM-DD), the last version refreshed
+    on or before that date (history.compass_leaderboards)."""
+    if as_of is None:
+        return wh.query(
+            "select * from compass.leaderboards where case_id = ? and scenario = ? order by rank", [case_id, scenario]
+        )
+    history = wh.query(
+        "select * from history.compass_leaderboards where case_id = ? and scenario = ? "
+        "and cast(refreshed_at as date) <= cast(? as date)",
+        [case_id, scenario, as_of],
+    )
+    if history.empty:
+        return history
+    latest = history.sort_values("refreshed_at")["data_version"].iloc[-1]
+    return history[history["data_version"] == latest].sort_values("rank")
+
+
+def leaderboard_pairs(wh: Warehouse) -> pd.DataFrame:
+    """(case_id, scenario) of every published leaderboard."""
+    if not wh.table_exists("compass.leaderboards"):
+        return pd.DataFrame(columns=["case_id", "scenario"])
+    return wh.query("select distinct case_id, scenario from compass.leaderboards order by 1, 2")
+
+
+def _history(wh: Warehouse, table: str, where: dict[str, str]) -> pd.DataFrame:
+    return wh.read("history." + table.replace(".", "_"), where)
+
+
+def refresh_start(instance: dg.DagsterInstance, published: pd.Timestamp) -> pd.Timestamp | None:
+    """When the refresh that published a version began: the last raw-source materialization before it (UTC)."""
+    cutoff = published.tz_localize("UTC").timestamp() if published.tzinfo is None else published.timestamp()
+    times = []
+    for table in TABLE_ORDER:
+        found = instance.fetch_materializations(
+            dg.AssetRecordsFilter(dg.AssetKey(["raw", table]), before_timestamp=cutoff), limit=1)
+        times += [pd.Timestamp(r.timestamp, unit="s") for r in found.records]
+    return max(times) if times else None
+
+
+def leaderboard_snapshots(
+    wh: Warehouse, case_id: str, scenario: str, instance: dg.DagsterInstance | None = None
+) -> tuple[tuple[Snapshot, Snapshot] | None, bool, int]:
+    """((previous, current) snapshots or None, whether the live leaderboard is empty, number of published versions).
+
+    With the Dagster `instance`, "previous" is the version live before the
+    refresh that produced the current one began (`compass.mlcompass.changes.previous_version`).
+    """
+    where_d, where_c = {"case_id": case_id, "scenario": scenario}, {"case_id": case_id}
+    board = wh.read("compass.leaderboards", where_d)
+    history = _history(wh, "compass.leaderboards", where_d)
+    n_versions = int(history["data_version"].nunique()) if len(history) else 0
+    if board.empty:
+        return None, True, n_versions
+    live = str(board["data_version"].iloc[0])
+    first_published = published_versions(history).set_index("data_version")["refreshed_at"].get(live) \
+        if len(history) else None
+    began = refresh_start(instance, first_published) if instance is not None and first_published is not None else None
+    previous = previous_version(history, live, began)
+    if previous is None:
+        return None, False, n_versions
+    old_board = history[history["data_version"] == previous]
+    run_id, when = str(old_board["run_id"].iloc[0]), pd.Timestamp(old_board["refreshed_at"].min())
+    inputs = (("compass.recommendations", where_d), ("compass.costs", where_c), ("compass.measures", where_c))
+    old = [version_live_at(_history(wh, t, w), run_id, when) for t, w in inputs]
+    new = [wh.read(t, w) for t, w in inputs]
+    return (snapshot(old_board, *old), snapshot(board, *new)), False, n_versions
+
+
+# ---------------------------------------------------------------- the whole warehouse
+
+
+def table_counts(wh: Warehouse) -> pd.DataFrame:
+    """Every published table (schema.table) with its row count."""
+    if not wh.path.exists():
+        return pd.DataFrame(columns=["table", "rows"])
+    tables = wh.query(
+        "select table_schema || '.' || table_name as tbl from information_schema.tables "
+        "where table_catalog = current_database() and table_schema not in ('information_schema', 'pg_catalog') "
+        "order by 1"
+    )["tbl"]
+    return pd.DataFrame({"table": tables, "rows": [int(wh.query(f"select count(*) from {t}").iloc[0, 0]) for t in tables]})

@@ -1,0 +1,89 @@
+"""Every `COMPASS_*` environment variable, read in one place, with its default.
+
+Each is read when its function is called (not at import), so a test or the CLI
+can set the variable before a run. Run parameters that a user may want to change
+per run (study size, bootstrap draws) are also Dagster `Config` fields on their
+assets; these functions give those fields their defaults.
+
+| variable | meaning | default |
+|---|---|---|
+| COMPASS_DB | the DuckDB warehouse file | var/warehouse.duckdb |
+| COMPASS_CONFIG | YAML source config (README "Your own data") | the embedded data/ |
+| COMPASS_CASES | case-study folders (os.pathsep-separated) | cases/ |
+| COMPASS_SCENARIOS | scenario folders (os.pathsep-separated) | scenarios/ |
+| COMPASS_INBOX | folder watched for delivered files | var/inbox |
+| COMPASS_ACCEPTED | where accepted inbox files are kept | var/sources |
+| COMPASS_HEAVY | 1: heavy studies (cascades, oracle synthetic grid) | light |
+| COMPASS_ORACLE_N_BOOT | oracle bootstrap draws | 50 |
+| COMPASS_WRITER_POOL | Dagster pool of every warehouse writer (read at import) | none (deploy profile: duckdb) |
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DB = "var/warehouse.duckdb"
+DEFAULT_INBOX = "var/inbox"
+DEFAULT_ACCEPTED = "var/sources"
+DEFAULT_ORACLE_N_BOOT = 50
+CASE_DIR = ROOT / "cases"
+SCENARIO_DIR = ROOT / "scenarios"
+REPORTS_DIR = Path("var/reports")
+
+
+def _folders(variable: str, default: Path) -> list[Path]:
+    chosen = [Path(p) for p in os.environ.get(variable, "").split(os.pathsep) if p]
+    return chosen or [default]
+
+
+def db_path() -> str:
+    """The warehouse file: COMPASS_DB, else var/warehouse.duckdb."""
+    return os.environ.get("COMPASS_DB") or DEFAULT_DB
+
+
+def config_path() -> str | None:
+    """The user's source config: COMPASS_CONFIG, else None (the embedded default data)."""
+    return os.environ.get("COMPASS_CONFIG") or None
+
+
+def case_dirs() -> list[Path]:
+    """COMPASS_CASES (os.pathsep-separated folders) when set, else the shipped cases/ folder."""
+    return _folders("COMPASS_CASES", CASE_DIR)
+
+
+def scenario_dirs() -> list[Path]:
+    """COMPASS_SCENARIOS (os.pathsep-separated folders) when set, else the shipped scenarios/ folder."""
+    return _folders("COMPASS_SCENARIOS", SCENARIO_DIR)
+
+
+def inbox_dir() -> Path:
+    """The inbox folder: COMPASS_INBOX, else var/inbox."""
+    return Path(os.environ.get("COMPASS_INBOX") or DEFAULT_INBOX)
+
+
+def accepted_dir() -> Path:
+    """Folder of accepted inbox files: COMPASS_ACCEPTED, else var/sources."""
+    return Path(os.environ.get("COMPASS_ACCEPTED") or DEFAULT_ACCEPTED)
+
+
+def heavy() -> bool:
+    """COMPASS_HEAVY=1 selects the heavy studies (the default of the cascade and oracle study Configs)."""
+    return os.environ.get("COMPASS_HEAVY") == "1"
+
+
+def oracle_n_boot() -> int:
+    """Oracle bootstrap draws: COMPASS_ORACLE_N_BOOT, else 50 (0 skips the intervals)."""
+    return int(os.environ.get("COMPASS_ORACLE_N_BOOT") or DEFAULT_ORACLE_N_BOOT)
+
+
+def writer_pool() -> str | None:
+    """Dagster pool of every warehouse writer: COMPASS_WRITER_POOL, else none.
+
+    Locally the warehouse's file lock serializes writes and a pool limited to 1
+    made multiprocess runs spin waiting for slots (Dagster 1.13, SQLite instance),
+    so none is set; the deploy profile sets `duckdb`, whose one slot lives in
+    Postgres and so holds across workers and machines (deploy/README.md).
+    """
+    return os.environ.get("COMPASS_WRITER_POOL") or None
