@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import ROOT
 LAYERS = ["pipelines", "assets", "resources", "compass"]  # each may import only the layers to its right
 # What the pure science core may not import besides the layers above it.
 SCIENCE_FORBIDDEN = {"dagster", "duckdb"}

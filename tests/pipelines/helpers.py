@@ -1,0 +1,86 @@
+"""Shared helpers for pipeline tests: run a refresh, read materializations, snapshot tables,
+a throw-away Dagster instance + warehouse."""
+
+import shutil
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from pipelines.definitions import defs
+from pipelines.refresh import RefreshReport, refresh
+from resources.warehouse import Warehouse
+from tests.paths import ROOT
+
+SOURCE_KEYS = [k for k in defs.resolve_asset_graph().materializable_asset_keys if k.path[0] == "raw"]
+
+
+def run_refresh(instance: dg.DagsterInstance, multiprocess: bool = False) -> RefreshReport:
+    return refresh(defs, instance, SOURCE_KEYS, multiprocess=multiprocess)
+
+
+def snapshot(db) -> dict[str, pd.DataFrame]:
+    """Every table of the warehouse, sorted, for byte-level comparisons."""
+    wh = Warehouse(db)
+    tables = wh.query(
+        "select table_schema || '.' || table_name as t from information_schema.tables "
+        "where table_catalog = 'warehouse' order by 1"
+    )["t"]
+    out = {}
+    for t in tables:
+        frame = wh.query(f"select * from {t}")
+        out[t] = frame.sort_values(list(frame.columns)).reset_index(drop=True) if len(frame) else frame
+    return out
+
+
+def assert_same_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> None:
+    assert a.keys() == b.keys()
+    for t in a:
+        pd.testing.assert_frame_equal(a[t], b[t], check_dtype=True, obj=t)
+
+
+def config_with_extra(config, tmp, extra: list[tuple[str, str]]):
+    """A copy of a fixture config (paths made absolute) plus extra (table, csv text) sources after it."""
+    from pathlib import Path
+
+    config, tmp = Path(config), Path(tmp)
+    lines = config.read_text().replace("path: ", f"path: {config.parent}/")
+    for i, (table, text) in enumerate(extra):
+        path = tmp / f"extra_{table}_{i}.csv"
+        path.write_text(text)
+        lines += f"  - {{table: {table}, path: {path}}}\n"
+    out = tmp / "config_extra.yaml"
+    out.write_text(lines)
+    return out
+
+
+@contextmanager
+def throwaway_instance(mp: pytest.MonkeyPatch, folder: Path, config: Path,
+                       env: Mapping[str, str | None]) -> Iterator[dg.DagsterInstance]:
+    """The Dagster instance of `folder`, with `mp` pointing the environment at it.
+
+    A new `folder` is laid out first: dagster_home/ with the repo's dagster.yaml, an empty
+    no_cases/ (no ML Compass case partitions). `mp` sets DAGSTER_HOME, COMPASS_DB
+    (folder/warehouse.duckdb), COMPASS_CONFIG (`config`), COMPASS_CASES, then `env` (None
+    deletes a variable), and changes into `folder`; undoing is left to `mp`'s owner.
+    """
+    home = folder / "dagster_home"
+    if not home.exists():
+        home.mkdir()
+        shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+        (folder / "no_cases").mkdir()
+    mp.setenv("DAGSTER_HOME", str(home))
+    mp.setenv("COMPASS_DB", str(folder / "warehouse.duckdb"))
+    mp.setenv("COMPASS_CONFIG", str(config))
+    mp.setenv("COMPASS_CASES", str(folder / "no_cases"))
+    for name, value in env.items():
+        if value is None:
+            mp.delenv(name, raising=False)
+        else:
+            mp.setenv(name, value)
+    mp.chdir(folder)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        yield instance

@@ -1,0 +1,150 @@
+"""ML Compass end to end on a small real fixture: published contract, numbers, and lineage of a price change."""
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import numpy as np
+import pandas as pd
+import pytest
+
+from resources.warehouse import Warehouse
+from tests.pipelines.helpers import run_refresh
+from tests.paths import ROOT, FIXTURES
+
+FIXTURE = FIXTURES / "compass_small"
+CAPABILITY_SIDE = ("compass/measures", "compass/tiers", "compass/ces_shape", "compass/utilities")
+
+
+@pytest.fixture(scope="module")
+def compass_state(tmp_path_factory):
+    """A materialized small case; yields (instance, db, env) with the env applied for the module."""
+    root = tmp_path_factory.mktemp("compass")
+    data = root / "data"
+    shutil.copytree(FIXTURE, data)
+    home = root / "home"
+    home.mkdir()
+    shutil.copy(ROOT / "dagster.yaml", home)
+    env = {"DAGSTER_HOME": str(home), "COMPASS_DB": str(root / "warehouse.duckdb"), "COMPASS_CONFIG": str(data / "config.yaml"),
+           "COMPASS_CASES": str(data / "cases"), "COMPASS_SCENARIOS": str(data / "scenarios")}
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            first = run_refresh(instance)
+            yield instance, Warehouse(env["COMPASS_DB"]), data, first
+
+
+def test_full_refresh_publishes_every_compass_table(compass_state):
+    _, wh, _, first = compass_state
+    assert not first.failed
+    measures = wh.read("compass.measures", {"case_id": "small_open"})
+    assert set(measures["factor"]) == {"C1", "C2"}
+    assert measures["value"].between(0, 1).all() and measures["value"].min() == 0 and measures["value"].max() == 1
+    params = wh.read("compass.frontier", {"case_id": "small_open"}).set_index("parameter")["value"]
+    assert params[["a_C1", "a_C2"]].sum() == pytest.approx(1.0)
+    assert 0 < params["d"] and params["c0"] > 0
+    levels = params[[p for p in params.index if p.startswith("lambda_")]].sort_index()
+    assert np.all(np.diff(levels.to_numpy()) >= -1e-12)  # isotonic tier levels
+    utilities = wh.read("compass.utilities", {"case_id": "small_open"})
+    assert set(utilities["context_group"]) == {"math", "law", "history"}
+    assert (utilities["test_auc"] > 0.55).all()  # capability measures predict MMLU-Pro correctness
+    weights = wh.read("compass.utility_weights", {"case_id": "small_open"})
+    assert weights.groupby("context_group")["weight"].sum().to_numpy() == pytest.approx(1.0)
+
+
+def test_leaderboards_are_feasible_and_cost_aware(compass_state):
+    _, wh, _, _ = compass_state
+    board = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "cost_aware_low"}).sort_values("rank")
+    assert len(board) > 10 and list(board["rank"]) == list(range(1, len(board) + 1))
+    assert np.all(np.diff(board["score"].to_numpy()) <= 1e-12)
+    # score = utility - lam * cost with the case's low lam (0.5)
+    assert (board["score"] - (board["utility"] - 0.5 * board["cost"])).abs().max() < 1e-9
+    capability_order = board.sort_values("utility", ascending=False)["model_id"].tolist()
+    assert board["model_id"].tolist() != capability_order
+    floors = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "constrained_all"})
+    measures = wh.read("compass.measures", {"case_id": "small_open"}).pivot(index="model_id", columns="factor", values="value")
+    assert (measures.loc[floors["model_id"]] >= 0.33).all().all()
+    values = wh.read("compass.policy_values", {"case_id": "small_open", "scenario": "cost_aware_low"}).set_index("policy")
+    assert values.loc["mlc_mean", "value"] >= values.loc["baselines", "value"] - 1e-9
+
+
+def test_price_change_refits_only_the_cost_side(compass_state, monkeypatch):
+    instance, wh, data, _ = compass_state
+    models = pd.read_csv(data / "models.csv")
+    biggest = models.sort_values("params_b").iloc[-1]["model_id"]
+    models.loc[models["model_id"] == biggest, "params_b"] *= 3
+    models.to_csv(data / "models.csv", index=False)
+    before = wh.read("compass.measures")
+    report = run_refresh(instance)
+    touched = {k.split("[")[0] for k in report.materialized}
+    assert "compass/cost_side" in touched and "compass/leaderboards" in touched and "compass/targets" in touched
+    assert not touched & set(CAPABILITY_SIDE), touched
+    assert not [k for k in touched if k.startswith(("datasets/", "cascade/", "oracle/"))], touched
+    pd.testing.assert_frame_equal(before, wh.read("compass.measures"))
+    cost = wh.read("compass.costs", {"case_id": "small_open"}).set_index("model_id")
+    assert cost.loc[biggest, "cost"] == pytest.approx(1.0)
+
+
+def _partitioned(report, prefixes: tuple[str, ...]) -> set[str]:
+    return {k for k in report.materialized if k.startswith(prefixes)}
+
+
+def test_new_dataset_runs_only_its_own_cascade_and_oracle_partitions(compass_state):
+    """(d) per-query records for one new dataset: only that dataset's cascade and oracle partitions run."""
+    instance, wh, data, _ = compass_state
+    records = pd.read_csv(data / "query_records.csv")
+    records[records["category"] == "math"].assign(dataset="mmlu_pro_math").to_csv(data / "math.csv", index=False)
+    config = data / "config.yaml"
+    config.write_text(config.read_text() + "  - {table: query_records, path: math.csv}\n")
+    summary_before = wh.read("oracle.summary", {"dataset": "mmlu_pro"})
+    report = run_refresh(instance)
+    assert not report.failed, report.failed
+    analyses = _partitioned(report, ("cascade/", "oracle/"))
+    assert "oracle/summary[mmlu_pro_math]" in analyses
+    assert all(k.endswith("[mmlu_pro_math]") for k in analyses), analyses
+    # The old dataset's extract re-ran (raw.query_records changed) but kept its data version: nothing followed.
+    pd.testing.assert_frame_equal(summary_before, wh.read("oracle.summary", {"dataset": "mmlu_pro"}))
+    assert not _partitioned(report, ("compass/leaderboards", "compass/targets", "compass/cost_side"))
+    new = wh.read("oracle.summary", {"dataset": "mmlu_pro_math"})
+    assert (new["naive_quality"] >= new["sota_quality"]).all()
+
+
+def test_new_scenario_runs_only_its_partitions(compass_state):
+    """(e) a new scenario YAML: only the decision partitions of that scenario run."""
+    instance, wh, data, _ = compass_state
+    (data / "scenarios" / "cost_aware_mid.yaml").write_text("name: cost_aware_mid\nlam: 1.0\n")
+    report = run_refresh(instance)
+    assert not report.failed, report.failed
+    derived = {k for k in report.materialized if not k.startswith("raw/")}
+    assert derived and all(k.endswith("[small_open|cost_aware_mid]") for k in derived), derived
+    assert {k.split("[")[0] for k in derived} >= {"compass/leaderboards", "compass/targets", "compass/recommendations"}
+    board = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "cost_aware_mid"})
+    assert (board["score"] - (board["utility"] - 1.0 * board["cost"])).abs().max() < 1e-9
+
+
+def test_readme_table_names_work_from_a_fresh_process(compass_state):
+    """`duckdb.connect(path)` and the README's `compass.leaderboards` work as written: the warehouse file is not
+    named after a schema, so no catalog shadows the schema `compass` (a file compass.duckdb would)."""
+    import subprocess
+    import sys
+
+    _, wh, _, _ = compass_state
+    code = ("import duckdb, sys\n"
+            "con = duckdb.connect(sys.argv[1], read_only=True)\n"
+            "print(con.execute('select count(*) from compass.leaderboards').fetchone()[0])\n"
+            "print(con.execute('select count(*) from raw.models').fetchone()[0])\n")
+    out = subprocess.run([sys.executable, "-c", code, str(wh.path)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(len(wh.read("compass.leaderboards"))), str(len(wh.read("raw.models")))]
+    assert wh.path.name == "warehouse.duckdb"
+
+
+def test_a_file_named_after_a_schema_is_what_breaks_the_readme_queries(tmp_path):
+    """Why the default file is warehouse.duckdb: DuckDB binds `compass.x` ambiguously in a file named compass.duckdb."""
+    import duckdb
+
+    path = tmp_path / "compass.duckdb"
+    with duckdb.connect() as con:
+        con.execute(f"attach '{path}' as w; create schema w.compass; create table w.compass.x as select 1 as v")
+    with duckdb.connect(str(path)) as con, pytest.raises(duckdb.BinderException, match="mbiguous"):
+        con.execute("select * from compass.x").fetchall()

@@ -1,0 +1,63 @@
+"""Foundation guarantees: idempotent refresh, bad input leaves the warehouse alone, no lock errors."""
+
+import pytest
+
+from compass.ingest.errors import IngestError
+
+from tests.pipelines.helpers import SOURCE_KEYS, assert_same_tables, run_refresh, snapshot
+
+
+def downstream_materializations(report) -> list[str]:
+    return [k for k in report.materialized if not k.startswith("raw/")]
+
+
+def test_second_refresh_recomputes_nothing_downstream(pipeline_env):
+    instance, db = pipeline_env
+    first = run_refresh(instance)
+    before = snapshot(db)
+    second = run_refresh(instance)
+    # Sources re-run (cheap hash), nothing downstream of them does.
+    assert downstream_materializations(second) == []
+    assert_same_tables(before, snapshot(db))
+    versions = [
+        instance.get_latest_data_version_record(k).asset_materialization.tags["dagster/data_version"]  # type: ignore[union-attr]
+        for k in SOURCE_KEYS
+    ]
+    assert len(first.runs) >= 1 and all(versions)
+
+
+@pytest.mark.parametrize(
+    "table,text,row,column",
+    [
+        ("benchmark_scores", "model_id,benchmark,score,score_scale\ngpt-4o,mmlu,1.7,fraction\n", 1, "score"),
+        ("model_costs", "model_id,provider,input_usd_per_mtok,output_usd_per_mtok\nnobody,x,1,1\n", 1, "model_id"),
+    ],
+)
+def test_rejected_input_leaves_warehouse_unchanged(pipeline_env, tmp_path, monkeypatch, table, text, row, column):
+    instance, db = pipeline_env
+    run_refresh(instance)
+    before = snapshot(db)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(text)
+    config = tmp_path / "bad_config.yaml"
+    tiny = __import__("tests.pipelines.conftest", fromlist=["TINY_CONFIG"]).TINY_CONFIG
+    config.write_text(
+        tiny.read_text().replace("path: ", f"path: {tiny.parent}/") + f"  - {{table: {table}, path: {bad}}}\n"
+    )
+    monkeypatch.setenv("COMPASS_CONFIG", str(config))
+    with pytest.raises(IngestError) as info:
+        run_refresh(instance)
+    message = str(info.value)
+    assert "bad.csv" in message and f"row {row}" in message and f"column {column}" in message
+    assert_same_tables(before, snapshot(db))
+
+
+def test_status_lists_tables_with_row_counts(pipeline_env, capsys):
+    from pipelines.cli import main
+
+    instance, _ = pipeline_env
+    run_refresh(instance)
+    assert main(["status"]) == 0
+    lines = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+    assert lines["raw.models"][1] == "3" and lines["raw.benchmark_scores"][1] == "9"
+    assert lines["raw.models"][-1] != "-"  # a data version is shown
