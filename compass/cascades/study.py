@@ -28,7 +28,6 @@ from scipy import stats
 
 from compass.cascades.baselines import bayes_opt_curve, default_lambdas, grid_search_curve, threshold_columns
 from compass.cascades.calibration import calibrate, task_kind_for
-from compass.cascades.copulas import copula_table, markov_test
 from compass.cascades.curves import auc_comparisons, compare_methods, pareto_mask, size_ordered_subcascades
 from compass.cascades.data import pivot, validate_records
 from compass.cascades.economics import critical_price_of_error, optimal_model_map, reward_grid, summarize_systems

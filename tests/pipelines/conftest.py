@@ -1,7 +1,6 @@
 """A throw-away Dagster instance + warehouse per test, fed by a small real-data config."""
 
 import shutil
-from pathlib import Path
 
 import dagster as dg
 import pytest

@@ -11,7 +11,9 @@ import pandas as pd
 import pytest
 
 from pipelines.definitions import defs
-from pipelines.refresh import RefreshReport, refresh
+from pipelines.partitions import sync_dynamic_partitions
+from pipelines.refresh import RefreshReport, refresh, run_selection
+from resources import readers
 from resources.warehouse import Warehouse
 from tests.paths import ROOT
 
@@ -84,3 +86,33 @@ def throwaway_instance(mp: pytest.MonkeyPatch, folder: Path, config: Path,
     mp.chdir(folder)
     with dg.DagsterInstance.from_config(str(home)) as instance:
         yield instance
+
+
+def materialize_branch(instance: dg.DagsterInstance, branch: list[dg.AssetKey], datasets: list[str] | None = None,
+                       raw_tables: list[str] | None = None) -> list[str]:
+    """Raw sources (all, or `raw_tables`), then the `branch` assets for each dataset partition (default: every
+    dataset of the warehouse); other groups are not run. Returns the datasets."""
+    raw = SOURCE_KEYS if raw_tables is None else [dg.AssetKey(["raw", t]) for t in raw_tables]
+    run_selection(defs, instance, raw, None, False)
+    sync_dynamic_partitions(instance)
+    chosen = datasets or readers.datasets(Warehouse())
+    for dataset in chosen:
+        run_selection(defs, instance, branch, dataset, False)
+    return chosen
+
+
+def materialized_baseline(folder: Path, config: Path, env: Mapping[str, str | None], materialize) -> Path:
+    """`folder` laid out as a throw-away instance, with `materialize(instance)` run once in it."""
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, folder, config, env) as instance:
+        materialize(instance)
+    return folder
+
+
+@contextmanager
+def private_copy(baseline: Path, tmp: Path, mp: pytest.MonkeyPatch, config: Path,
+                 env: Mapping[str, str | None]) -> Iterator[tuple[dg.DagsterInstance, Path]]:
+    """A copy of a materialized baseline that a test may modify: (instance, warehouse path)."""
+    work = tmp / "copy"
+    shutil.copytree(baseline, work)
+    with throwaway_instance(mp, work, config, env) as instance:
+        yield instance, work / "warehouse.duckdb"

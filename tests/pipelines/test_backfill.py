@@ -7,7 +7,6 @@ launched as real processes, as under `make ui`.
 
 import logging
 import time
-from pathlib import Path
 
 import dagster as dg
 import pytest

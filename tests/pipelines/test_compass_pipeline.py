@@ -1,7 +1,6 @@
 """ML Compass end to end on a small real fixture: published contract, numbers, and lineage of a price change."""
 
 import shutil
-from pathlib import Path
 
 import dagster as dg
 import numpy as np

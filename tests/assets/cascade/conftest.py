@@ -1,7 +1,5 @@
 """A throw-away Dagster instance + warehouse fed by the cascade fixture (real mmlu rows cut from data/)."""
 
-import os
-import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -10,27 +8,21 @@ import pytest
 
 from assets.datasets import DATASET_RECORDS
 from pipelines.definitions import defs
-from pipelines.partitions import sync_dynamic_partitions
-from pipelines.refresh import run_selection
-from tests.pipelines.helpers import config_with_extra, throwaway_instance
+from tests.pipelines.helpers import config_with_extra, materialize_branch, materialized_baseline, private_copy, throwaway_instance
 from tests.paths import FIXTURES
 
 FIXTURE = FIXTURES / "cascade"
 CONFIG = FIXTURE / "config.yaml"
 KEYS = defs.resolve_asset_graph().materializable_asset_keys
-RAW_KEYS = sorted(k for k in KEYS if k.path[0] == "raw")
 # The dataset extract the cascade partitions read, then the cascade partitions themselves.
 CASCADE_KEYS = [DATASET_RECORDS] + sorted(k for k in KEYS if k.path[0] == "cascade" and k.path[1] != "failfast_synthetic")
 LLAMA = ["llama-3.2-1b-instruct", "llama-3.2-3b-instruct", "llama-3.1-8b-instruct"]
 
 
-def materialize_cascade(instance: dg.DagsterInstance, datasets: list[str], raw_tables: list[str] | None = None) -> None:
+def materialize_cascade(instance: dg.DagsterInstance, datasets: list[str] | None = None,
+                       raw_tables: list[str] | None = None) -> list[str]:
     """Raw sources (all, or `raw_tables`), then the cascade branch for each dataset partition."""
-    raw = RAW_KEYS if raw_tables is None else [dg.AssetKey(["raw", t]) for t in raw_tables]
-    run_selection(defs, instance, raw, None, False)
-    sync_dynamic_partitions(instance)
-    for dataset in datasets:
-        run_selection(defs, instance, CASCADE_KEYS, dataset, False)
+    return materialize_branch(instance, CASCADE_KEYS, datasets, raw_tables)
 
 
 def records() -> pd.DataFrame:
@@ -48,27 +40,19 @@ ENV = {"COMPASS_HEAVY": None}  # the light study
 @pytest.fixture(scope="session")
 def baseline(tmp_path_factory) -> Path:
     """A folder holding a Dagster home and warehouse with the fixture's cascade branch materialized once."""
-    tmp = tmp_path_factory.mktemp("cascade_baseline")
-    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, tmp, CONFIG, ENV) as instance:
-        materialize_cascade(instance, ["mmlu"])
-    return tmp
+    return materialized_baseline(tmp_path_factory.mktemp("cascade_baseline"), CONFIG, ENV,
+                                 lambda instance: materialize_cascade(instance, ["mmlu"]))
 
 
 @pytest.fixture(scope="module")
 def materialized(baseline):
-    """The baseline, read-only: (instance, db path)."""
+    """The baseline, read-only: (instance, db path, folder)."""
     with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, baseline, CONFIG, ENV) as instance:
-        yield instance, baseline / "warehouse.duckdb"
+        yield instance, baseline / "warehouse.duckdb", baseline
 
 
 @pytest.fixture
 def cascade_env(baseline, tmp_path, monkeypatch):
     """A private copy of the baseline (instance, warehouse path) that a test may modify."""
-    work = tmp_path / "copy"
-    shutil.copytree(baseline, work)
-    with throwaway_instance(monkeypatch, work, CONFIG, ENV) as instance:
-        yield instance, work / "warehouse.duckdb"
-
-
-def db_env() -> str:
-    return os.environ["COMPASS_DB"]
+    with private_copy(baseline, tmp_path, monkeypatch, CONFIG, ENV) as env:
+        yield env

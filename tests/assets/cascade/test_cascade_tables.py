@@ -123,7 +123,7 @@ def test_economics_argmax_and_critical_price(wh):
 
 def test_real_failfast_skipped_on_multiple_choice(materialized):
     """MMLU answers are one token: output tokens carry no uncertainty, so the real Fail Fast table is not published."""
-    instance, db = materialized
+    instance, db, _ = materialized
     event = instance.get_latest_materialization_event(dg.AssetKey(["cascade", "failfast"]))
     assert "constant" in event.asset_materialization.metadata["skipped"].value
     assert Warehouse(db).read("cascade.failfast").empty

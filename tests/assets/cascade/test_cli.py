@@ -15,7 +15,7 @@ from tests.pipelines.helpers import assert_same_tables, snapshot
 
 
 def test_cascade_command_prints_optimal_thresholds(materialized, capsys):
-    _, db = materialized
+    _, db, _ = materialized
     models = [LLAMA[0], LLAMA[2]]
     assert main(["--db", str(db), "cascade", "--dataset", "mmlu", "--models", ",".join(models), "--lambda", "50"]) == 0
     out = capsys.readouterr().out
@@ -35,7 +35,7 @@ def test_cascade_command_prints_optimal_thresholds(materialized, capsys):
 
 
 def test_unknown_model_is_a_clear_error_and_changes_nothing(materialized, capsys):
-    _, db = materialized
+    _, db, _ = materialized
     before = snapshot(db)
     code = main(["--db", str(db), "cascade", "--dataset", "mmlu", "--models", f"{LLAMA[0]},gpt-9", "--lambda", "1"])
     assert code == 2

@@ -1,6 +1,5 @@
 """A throw-away Dagster instance + warehouse fed by the oracle fixture (real rows cut from data/)."""
 
-import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -9,37 +8,20 @@ import pytest
 
 from assets.datasets import DATASET_PRICES, DATASET_RECORDS
 from pipelines.definitions import defs
-from pipelines.partitions import sync_dynamic_partitions
-from resources.readers import datasets as current_datasets
-from pipelines.refresh import run_selection
-from resources.warehouse import Warehouse
-from tests.pipelines.helpers import config_with_extra, throwaway_instance
+from tests.pipelines.helpers import config_with_extra, materialize_branch, materialized_baseline, private_copy, throwaway_instance
 from tests.paths import FIXTURES
 
 FIXTURE = FIXTURES / "oracle"
 CONFIG = FIXTURE / "config.yaml"
 KEYS = defs.resolve_asset_graph().materializable_asset_keys
-RAW_KEYS = sorted(k for k in KEYS if k.path[0] == "raw")
 # The dataset extracts the oracle partitions read, then the oracle partitions themselves.
 ORACLE_KEYS = [DATASET_RECORDS, DATASET_PRICES] + sorted(k for k in KEYS if k.path[0] == "oracle" and k.path[1] != "synthetic_validation")
 
 
 def materialize_oracle(instance: dg.DagsterInstance, datasets: list[str] | None = None,
                        raw_tables: list[str] | None = None) -> list[str]:
-    """Raw sources (all, or `raw_tables`), then the oracle branch for each dataset partition (other groups not run)."""
-    raw = RAW_KEYS if raw_tables is None else [dg.AssetKey(["raw", t]) for t in raw_tables]
-    run_selection(defs, instance, raw, None, False)
-    sync_dynamic_partitions(instance)
-    chosen = datasets or current_datasets(Warehouse(instance_db()))
-    for dataset in chosen:
-        run_selection(defs, instance, ORACLE_KEYS, dataset, False)
-    return chosen
-
-
-def instance_db() -> str:
-    import os
-
-    return os.environ["COMPASS_DB"]
+    """Raw sources (all, or `raw_tables`), then the oracle branch for each dataset partition."""
+    return materialize_branch(instance, ORACLE_KEYS, datasets, raw_tables)
 
 
 def records() -> pd.DataFrame:
@@ -57,10 +39,8 @@ ENV = {"COMPASS_ORACLE_N_BOOT": "10"}
 @pytest.fixture(scope="session")
 def baseline(tmp_path_factory) -> Path:
     """A folder holding a Dagster home and warehouse with the fixture's oracle branch materialized once."""
-    tmp = tmp_path_factory.mktemp("oracle_baseline")
-    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, tmp, CONFIG, ENV) as instance:
-        materialize_oracle(instance)
-    return tmp
+    return materialized_baseline(tmp_path_factory.mktemp("oracle_baseline"), CONFIG, ENV,
+                                 lambda instance: materialize_oracle(instance))
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +53,5 @@ def materialized(baseline):
 @pytest.fixture
 def oracle_env(baseline, tmp_path, monkeypatch):
     """A private copy of the baseline (instance, warehouse path) that a test may modify."""
-    work = tmp_path / "copy"
-    shutil.copytree(baseline, work)
-    with throwaway_instance(monkeypatch, work, CONFIG, ENV) as instance:
-        yield instance, work / "warehouse.duckdb"
+    with private_copy(baseline, tmp_path, monkeypatch, CONFIG, ENV) as env:
+        yield env

@@ -8,7 +8,6 @@ so the tests share that state and run in file order.
 
 import json
 import shutil
-from pathlib import Path
 
 import dagster as dg
 import pytest

@@ -21,7 +21,6 @@ from compass.mlcompass.sensitivity import (
     sensitivity_summary,
 )
 
-from .conftest import known_frontier_catalog
 
 # The generator has 3 tiers and 2 measures; "max" cost scaling leaves d unchanged
 # (c / max c rescales every c_t by one constant), so d, b and a are directly comparable.
