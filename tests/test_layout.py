@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.paths import ROOT
+
 LAYERS = ["pipelines", "assets", "resources", "compass"]  # each may import only the layers to its right
 # What the pure science core may not import besides the layers above it.
 SCIENCE_FORBIDDEN = {"dagster", "duckdb"}

@@ -14,7 +14,11 @@ import pytest
 import yaml
 from dagster._config import process_config, validate_config
 from dagster._core.errors import DagsterInvalidConfigError
-from dagster._core.instance.config import ConcurrencyConfig, PoolGranularity, dagster_instance_config
+from dagster._core.instance.config import (
+    ConcurrencyConfig,
+    PoolGranularity,
+    dagster_instance_config,
+)
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.remote_origin import GrpcServerCodeLocationOrigin
 from dagster._core.run_coordinator import QueuedRunCoordinator
@@ -221,3 +225,22 @@ def test_corrupted_workspace_is_rejected(env):
     bad = {"load_from": [{"grpc_server": {"hots": "code", "port": 4000}}]}
     with pytest.raises(DagsterInvalidConfigError):
         location_origins_from_config(bad, str(DEPLOY / "workspace.yaml"))
+
+
+def test_writer_pool_comes_from_the_environment():
+    """The deploy profile's COMPASS_WRITER_POOL=duckdb puts every asset step in the pool `duckdb`;
+    unset (local profile), no step has a pool. Read when the definitions load, so each in a fresh process."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from pipelines.definitions import ASSETS\n"
+            "print(sorted({str(a.node_def.pool) for a in ASSETS}), len(ASSETS))\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k != "COMPASS_WRITER_POOL"}
+    local = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, check=True)
+    deploy = subprocess.run([sys.executable, "-c", code], cwd=root, env={**env, "COMPASS_WRITER_POOL": "duckdb"},
+                            capture_output=True, text=True, check=True)
+    n = local.stdout.split()[-1]
+    assert local.stdout.split()[0] == "['None']" and int(n) > 20
+    assert deploy.stdout.split() == ["['duckdb']", n]

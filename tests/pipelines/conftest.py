@@ -4,7 +4,8 @@ import shutil
 
 import dagster as dg
 import pytest
-from tests.paths import ROOT, FIXTURES
+
+from tests.paths import FIXTURES, ROOT
 
 TINY_CONFIG = FIXTURES / "tiny" / "config.yaml"
 

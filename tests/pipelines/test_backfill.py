@@ -14,15 +14,17 @@ from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
 from dagster._core.test_utils import create_test_daemon_workspace_context
 from dagster._core.workspace.load_target import ModuleTarget
 from dagster._daemon.backfill import execute_backfill_iteration
-from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
+from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import (
+    QueuedRunCoordinatorDaemon,
+)
 
 from assets.datasets import DATASET_RECORDS
 from pipelines.definitions import defs
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.refresh import run_selection
 from resources.warehouse import Warehouse
+from tests.paths import FIXTURES, ROOT
 from tests.pipelines.helpers import SOURCE_KEYS, throwaway_instance
-from tests.paths import ROOT, FIXTURES
 
 CONFIG = FIXTURES / "oracle" / "config.yaml"
 

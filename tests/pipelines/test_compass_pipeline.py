@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from resources.warehouse import Warehouse
+from tests.paths import FIXTURES, ROOT
 from tests.pipelines.helpers import run_refresh
-from tests.paths import ROOT, FIXTURES
 
 FIXTURE = FIXTURES / "compass_small"
 CAPABILITY_SIDE = ("compass/measures", "compass/tiers", "compass/ces_shape", "compass/utilities")

@@ -3,8 +3,12 @@
 import pytest
 
 from compass.ingest.errors import IngestError
-
-from tests.pipelines.helpers import SOURCE_KEYS, assert_same_tables, run_refresh, snapshot
+from tests.pipelines.helpers import (
+    SOURCE_KEYS,
+    assert_same_tables,
+    run_refresh,
+    snapshot,
+)
 
 
 def downstream_materializations(report) -> list[str]:

@@ -6,8 +6,8 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from tests.paths import FIXTURES, ROOT
 from tests.pipelines.helpers import run_refresh, snapshot
-from tests.paths import ROOT, FIXTURES
 
 FIXTURE = FIXTURES / "compass_small"
 VOLATILE = ["run_id", "refreshed_at"]  # differ between any two runs by construction

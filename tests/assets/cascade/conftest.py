@@ -8,8 +8,14 @@ import pytest
 
 from assets.datasets import DATASET_RECORDS
 from pipelines.definitions import defs
-from tests.pipelines.helpers import config_with_extra, materialize_branch, materialized_baseline, private_copy, throwaway_instance
 from tests.paths import FIXTURES
+from tests.pipelines.helpers import (
+    config_with_extra,
+    materialize_branch,
+    materialized_baseline,
+    private_copy,
+    throwaway_instance,
+)
 
 FIXTURE = FIXTURES / "cascade"
 CONFIG = FIXTURE / "config.yaml"

@@ -4,7 +4,11 @@ import dagster as dg
 import numpy as np
 import pytest
 
-from compass.cascades.calibration import expected_calibration_error, fill_infinities, transform_logprob
+from compass.cascades.calibration import (
+    expected_calibration_error,
+    fill_infinities,
+    transform_logprob,
+)
 from compass.cascades.curves import curve_auc, pareto_mask, shared_cost_interval
 from resources.warehouse import Warehouse
 from tests.assets.cascade.conftest import LLAMA, records

@@ -5,10 +5,10 @@ import re
 import numpy as np
 import pytest
 
-from compass.cascades.study import calibrated_records
-from resources.readers import cascade_records
 from compass.cascades.markov_model import fit_cascade_model
+from compass.cascades.study import calibrated_records
 from pipelines.cli import main
+from resources.readers import cascade_records
 from resources.warehouse import Warehouse
 from tests.assets.cascade.conftest import LLAMA
 from tests.pipelines.helpers import assert_same_tables, snapshot

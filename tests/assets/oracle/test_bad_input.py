@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.oracle.prepare import complete_cases, prepare, prompt_keys, record_costs
 from compass.ingest.errors import IngestError
+from compass.oracle.prepare import complete_cases, prepare, prompt_keys, record_costs
 from tests.assets.oracle.conftest import materialize_oracle, write_config
 from tests.pipelines.helpers import assert_same_tables, snapshot
 

@@ -14,12 +14,12 @@ import pytest
 
 from pipelines import cli
 from pipelines.definitions import defs
-from resources.configs import scenario_files
 from pipelines.refresh import refresh
 from pipelines.sensors import inbox_sensor
+from resources.configs import scenario_files
 from resources.warehouse import Warehouse, WarehouseResource
+from tests.paths import FIXTURES, ROOT
 from tests.pipelines.helpers import SOURCE_KEYS, assert_same_tables, snapshot
-from tests.paths import ROOT, FIXTURES
 
 FIXTURE = FIXTURES / "ops"
 NEW_MODEL = "gpt-4.1-mini"

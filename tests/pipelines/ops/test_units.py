@@ -6,8 +6,13 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from compass.mlcompass.changes import Snapshot, diff_leaderboards, previous_version, version_live_at
 from compass.ingest.errors import IngestError
+from compass.mlcompass.changes import (
+    Snapshot,
+    diff_leaderboards,
+    previous_version,
+    version_live_at,
+)
 from pipelines.inbox import inbox_table, process_inbox
 from resources.sources import accepted_files
 from resources.warehouse import Warehouse
