@@ -15,8 +15,9 @@ Thesis seed 001 (Zellinger), Chapter 2, Section 2.4:
 
 Both baselines score candidates with the train *plug-in* estimator by default:
 P(Correct) = mean over queries of the answering model's calibrated confidence
-(the authors' code does this for GS; for BO the thesis is silent, see spec
-2.3 [A]). ``objective="labels"`` scores with the 0/1 train labels instead.
+(the authors' code does this for GS; for BO the thesis is silent, Section 2.4
+"Bayesian optimization baseline", so this is our choice). ``objective="labels"``
+scores with the 0/1 train labels instead.
 """
 
 from __future__ import annotations

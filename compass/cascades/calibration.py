@@ -1,4 +1,4 @@
-"""Confidence calibration for LLM cascades (thesis seed 001, Ch. 2, Sec. 2.3 "Calibration").
+"""Confidence calibration for LLM cascades (thesis seed 001, Ch. 2, Sec. 2.4 "Confidence Calibration").
 
 Pipeline per model and dataset (thesis eqs. 2.16-2.17 and the paragraph after them):
 
@@ -8,7 +8,7 @@ Pipeline per model and dataset (thesis eqs. 2.16-2.17 and the paragraph after th
 
 Multiple-choice (eq. 2.16): xi = log(1 / (1 - p)).
 Generation (eq. 2.17): the thesis prints log(1/p) for p < 1/2, which *decreases* in p and
-would make the feature non-monotone. We follow the authors' code and the spec: the signed
+would make the feature non-monotone. We follow the authors' code: the signed
 monotone version xi = -log(2(1 - p)) for p >= 1/2 and xi = log(2p) for p < 1/2.
 """
 
@@ -30,7 +30,8 @@ _KIND_ALIASES = {"mc": MULTIPLE_CHOICE, MULTIPLE_CHOICE: MULTIPLE_CHOICE,
 _MC_DATASETS = frozenset({"mmlu", "medmcqa"})
 
 # Tiny ridge (sklearn C = 1/ridge): keeps the fit finite under perfect separation at
-# n = 20-30 (spec 2.5 pitfalls); negligible at n ~ 300.
+# n = 20-30 (the low-sample study, thesis Sec. 2.4 "Performance in the Low-Sample Limit");
+# negligible at n ~ 300.
 LOGIT_C = 1e4
 
 

@@ -7,10 +7,10 @@
 * Beyond the thesis: Gumbel, Clayton, Frank, Gaussian and Student-t (with rotations) fitted by
   maximum likelihood with pyvinecopulib and ranked by AIC.
 * Point masses at phi_min / phi_max: the pair is a mixture over the 3 x 3 "cases"
-  (min / smooth / max) of the two coordinates with empirical case frequencies (authors' code,
-  spec 2.2 step 6). Deviation from that code: in the mixed cases the smooth coordinate follows
-  the fitted smooth marginal F^s (eq. 2.8) instead of a separately fitted single beta, so the
-  pair's margins equal the marginals of eq. 2.7 exactly.
+  (min / smooth / max) of the two coordinates with empirical case frequencies (authors' code;
+  the thesis does not say how its copulas meet the point masses). Deviation from that code: in
+  the mixed cases the smooth coordinate follows the fitted smooth marginal F^s (eq. 2.8) instead
+  of a separately fitted single beta, so the pair's margins equal the marginals of eq. 2.7 exactly.
 * Goodness of fit: Cramer-von Mises on Kendall's transform (Genest, Remillard & Beaudoin 2009)
   with a parametric bootstrap (Table 2.4), statistic sqrt(n) * integral (K_n - K)^2 dK.
 * Markov test (Table 2.3): logistic regression of correct_i on (phi_{i-1}, phi_j), j < i - 1.
@@ -216,7 +216,8 @@ def kendall_distribution(copula: PairCopula, w: np.ndarray, rng: np.random.Gener
 
 
 def kendall_cvm(uv: np.ndarray, copula: PairCopula, rng: np.random.Generator) -> float:
-    """sqrt(n) * integral (K_n - K_C)^2 dK_C on a 1001-point grid (trapezoid), spec 2.3 diagnostics.
+    """sqrt(n) * integral (K_n - K_C)^2 dK_C on a 1001-point grid (trapezoid), thesis Sec. 2.4,
+    Table 2.4.
 
     K_n is the ECDF of the pseudo-observations' empirical-copula values W_i (Kendall's transform);
     K_C the fitted copula's Kendall distribution (Genest, Remillard & Beaudoin 2009). The

@@ -256,7 +256,8 @@ def cascade_records(small: pd.DataFrame, big: pd.DataFrame, threshold: float) ->
 
 
 def _ptrue_candidates(p_true: pd.Series, resolution: float) -> np.ndarray:
-    """Train P(True) quantiles at levels 0, h, ..., 1 plus -inf (never defer) and +inf (always defer) [spec A]."""
+    """Train P(True) quantiles at levels 0, h, ..., 1 (Appendix 3D), plus -inf (never defer) and +inf
+    (always defer), our addition."""
     if not 0 < resolution <= 0.5:
         raise ValueError(f"resolution must be in (0, 0.5], got {resolution}")
     levels = np.linspace(0.0, 1.0, int(round(1.0 / resolution)) + 1)
@@ -300,7 +301,7 @@ def tuned_cascade_rewards(
     """Test reward of M_small -> M_big with the threshold re-tuned on train for each lambda (App. 3D).
 
     Candidate thresholds: train quantiles of P(True) at levels 0, h, ..., 1,
-    plus -inf (never defer) and +inf (always defer) [spec A]. For each
+    plus -inf (never defer) and +inf (always defer) (our addition). For each
     (lambda_E, lambda_L) the train-reward-maximising threshold is applied to test.
     Returns columns: lambda_error, lambda_latency, threshold, train_reward,
     reward (test), defer_rate, error_rate, mean_cost, mean_latency_s (test).

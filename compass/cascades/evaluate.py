@@ -6,8 +6,8 @@ the last model always answers. Cost accumulates along the cascade (eq 3.7):
 a query answered by M_tau costs sum_{j <= tau} C_j.
 
 Routing uses the thesis's strict inequality ``Phi_i > phi_i`` (answer) and
-defers on ``Phi_i <= phi_i``. (The helper brief wrote ">=": the thesis is
-ground truth, see eq 2.1 and the spec's pitfalls section.)
+defers on ``Phi_i <= phi_i``, the deferral events P(Phi_i <= phi_i) of eqs 2.5-2.6
+and 2.14-2.15.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def evaluate_thresholds(
     (plug-in expected error, as the grid-search baseline scores train).
     thresholds: (m, k-1). Returns two (m,) arrays: mean error and mean cumulative
     cost per query. With ``mean_cost=True`` every query is charged each model's
-    mean cost instead of its own (the authors' code's test protocol, spec 2.2 step 10).
+    mean cost instead of its own (the authors' code's test protocol; eq 2.15 charges E[C_j]).
     """
     p, y, c = validate_cascade_inputs(p_correct, correct, cost)
     t = np.atleast_2d(np.asarray(thresholds, dtype=float))

@@ -11,9 +11,10 @@ Thesis seed 001 (Zellinger), Chapter 4:
   and the rule P(M_r -> H | pass) = r, the fail-fast rate is u r and the
   respond rate u (1 - r) (Section 4.3). c_ff and c_pass are the u r and
   u r + 1 - u quantiles of p; within the passed set M_r rejects its top r
-  fraction by tokens [spec A: quantile within the passed subset].
+  fraction by tokens, the quantile taken within the passed subset as the
+  conditional rate P(M_r -> H | M_nr -> M_r) of Section 4.3 requires.
 * AUARC = mean of A(r) over r in [0, 20%] (Section 4.3 "Metrics"); the thesis
-  gives no grid, 0.5% steps (41 points) are used [spec A].
+  gives no grid, so 0.5% steps (41 points) are used (our choice).
 * Latency drag (Section 4.4, eq 4.2): the naive E[L_nr] + (1-u) E[L_r] versus
   the actual E[L_nr] + (1-u) E[L_r | pass].
 
@@ -218,8 +219,8 @@ def failfast_table(
     """Table 4.2: AUARC, its % drop from "Ask", and % change in latency and cost per utilisation.
 
     Latency and cost are averaged over the same rejection grid as AUARC
-    [spec A: the thesis does not say at which r Table 4.2's ΔL, ΔC are taken;
-    they depend on r only through the small fail-fast band]. The baseline is
+    (our choice: the thesis does not say at which r Table 4.2's ΔL, ΔC are taken;
+    they depend on r only through the small fail-fast band). The baseline is
     "Ask", which pays E[L_r] and E[C_r] on every query. Latency drag is
     reported at r = 0.
     Returns columns: utilization, auarc, base_auarc, pct_delta_auarc,

@@ -5,10 +5,11 @@ F_mix(phi) = pi F_beta(x | a1, b1) + (1 - pi) F_beta(x | a2, b2),  x = (phi - ph
 
 phi_min / phi_max are the train extremes and w_min / w_max the fractions of train rows equal
 to them (counting). The two-component beta mixture is the paper's own EM on the strictly
-interior points (implementation details from the authors' code, spec 2.2 step 5): init
+interior points (the thesis names only EM, Sec. 2.3 "Parameter Inference"; the details
+follow the authors' code): init
 pi = 0.5, (2, 5), (5, 2); E-step density floored at 1e-6; M-step = weighted beta MLE by
 L-BFGS-B (here damped Newton on the sufficient statistics, same convex optimum);
-stop at |dLL| < tol. Guards (spec 2.5): fewer than ``MIN_EM_POINTS`` interior points or a
+stop at |dLL| < tol. Guards (ours): fewer than ``MIN_EM_POINTS`` interior points or a
 degenerate EM fall back to a single beta; fewer than 2 distinct interior points to uniform.
 
 Goodness of fit (eq. 2.20): sqrt(CvM) = sqrt( integral (F_n - F)^2 dF ), parametric bootstrap p.
@@ -110,7 +111,7 @@ class MixedBetaMarginal:
 
 def _weighted_beta_mle(logx: np.ndarray, log1mx: np.ndarray, r: np.ndarray,
                        start: tuple[float, float]) -> tuple[float, float]:
-    """argmin_{a,b} -sum r log Beta(x | a, b) over a, b in [1e-5, 1e5] (EM M-step, spec 2.2 step 5).
+    """argmin_{a,b} -sum r log Beta(x | a, b) over a, b in [1e-5, 1e5] (EM M-step for eq. 2.8).
 
     The beta family is exponential, so this negative log-likelihood is convex in (a, b); the
     authors' code uses L-BFGS-B, we use damped Newton steps on the sufficient statistics

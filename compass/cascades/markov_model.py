@@ -7,7 +7,8 @@ I_i = int_{Phi_i > t_i} Phi_i dP(. | Phi_{i-1} <= t_{i-1}):
 
     P(correct) = sum_i (prod_{j<i} D_j) I_i,   E[cost] = sum_i (prod_{j<i} D_j)(1 - D_i) sum_{j<=i} E[C_j].
 
-Numerics (our own, replacing the authors' 20x20 / 100-point look-up tables, spec 2.2 "Numerics"):
+Numerics (our own, replacing the look-up tables of I_i that the thesis pre-computes, Appendix 2B;
+the authors' code uses 20x20 / 100-point tables):
 the Stieltjes integrals are rewritten by parts, int_{(t, phi_max]} phi dJ = phi_max J(phi_max) -
 t J(t) - int_t^{phi_max} J, and every term is closed form in u = F^s(t) (the smooth-part CDF),
 except two fixed-grid quadratures tabulated once per model / pair on a grid uniform in u:

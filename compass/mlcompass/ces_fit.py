@@ -3,7 +3,7 @@
     min_{a, b, lambda}  sum_{m in M_eff} l( s(m; a, b) - lambda_{t(m)} )
     s.t. a_i > 0, sum_i a_i = 1, lambda_1 <= ... <= lambda_T,
 
-with s(m; a, b) = (sum_i a_i x_i(m)^b)^(1/b) (compass.frontier.ces_score) and l the
+with s(m; a, b) = (sum_i a_i x_i(m)^b)^(1/b) (compass.mlcompass.frontier.ces_score) and l the
 robust soft-l1 loss, l(r) = f^2 * 2 (sqrt(1 + (r/f)^2) - 1) as in scipy.optimize.least_squares
 (loss="soft_l1", f_scale=f). Alternating optimization exactly as §4.4 lists it:
   (i)   lambda | (a, b): isotonic regression over tiers (sklearn IsotonicRegression,

@@ -11,11 +11,12 @@ variable (`sensitivity_summary`). The "input set" axis of Table 10 (which benchm
 which cost column) is a choice of `x_raw`/`costs`, so callers run this function once
 per input set.
 
-Every cell reuses the estimation core unchanged: `compass.measures.extract_measures`
-(§4.3, EC §8.3), `compass.pareto.pareto_tiers` (§4.4 Step 1), `compass.ces_fit.fit_ces`
-(problem (3)) and `compass.cost_fit.fit_cost_side` (§4.4 Step 3). The grid loop is ours:
-measures are extracted once per I, and the capability side (tiers, CES fit) once per
-(I, T, eps) because it takes no cost input; only the cost side varies with the aggregation.
+Every cell reuses the estimation core unchanged: `compass.mlcompass.measures.extract_measures`
+(§4.3, EC §8.3), `compass.mlcompass.pareto.pareto_tiers` (§4.4 Step 1),
+`compass.mlcompass.ces_fit.fit_ces` (problem (3)) and `compass.mlcompass.cost_fit.fit_cost_side`
+(§4.4 Step 3). The grid loop is ours: measures are extracted once per I, and the capability side
+(tiers, CES fit) once per (I, T, eps) because it takes no cost input; only the cost side varies
+with the aggregation.
 """
 
 from __future__ import annotations

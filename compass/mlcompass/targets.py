@@ -11,7 +11,7 @@ problem reduces to x in [R, 1]^I with F_X(x) <= c0 B^d. We solve it by a Sobol
 screen of the feasible box (which also handles black-box, piecewise-constant
 LightGBM utilities) followed by multi-start SLSQP from the best screened points
 (robust: epigraph variable t <= Û(x; z) for all z). For one linear context with
-b > 1 this is Problem (2) and agrees with compass.theory.optimal_profile.
+b > 1 this is Problem (2) and agrees with compass.mlcompass.theory.optimal_profile.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fitted utilities Û_g (ML Compass §4.5) as inspectable rows, and back: no pickle.
+"""Fitted utilities Û_g (ML Compass §4.5) as inspectable rows, and back: arrays and text, never serialized objects.
 
 One row per context group, the `compass.utility_models` table:
 
