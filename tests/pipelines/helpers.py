@@ -101,18 +101,28 @@ def materialize_branch(instance: dg.DagsterInstance, branch: list[dg.AssetKey], 
     return chosen
 
 
-def materialized_baseline(folder: Path, config: Path, env: Mapping[str, str | None], materialize) -> Path:
-    """`folder` laid out as a throw-away instance, with `materialize(instance)` run once in it."""
-    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, folder, config, env) as instance:
-        materialize(instance)
-    return folder
+def branch_fixtures(name: str, config: Path, env: Mapping[str, str | None], materialize):
+    """The three fixtures of a branch's tests: `baseline` (session: a folder with `materialize(instance)` run once),
+    `materialized` (module: the baseline read-only, (instance, db path, folder)) and `<name>_env` (a private copy
+    of the baseline that a test may modify, (instance, db path))."""
 
+    @pytest.fixture(scope="session", name="baseline")
+    def baseline(tmp_path_factory) -> Path:
+        folder = tmp_path_factory.mktemp(f"{name}_baseline")
+        with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, folder, config, env) as instance:
+            materialize(instance)
+        return folder
 
-@contextmanager
-def private_copy(baseline: Path, tmp: Path, mp: pytest.MonkeyPatch, config: Path,
-                 env: Mapping[str, str | None]) -> Iterator[tuple[dg.DagsterInstance, Path]]:
-    """A copy of a materialized baseline that a test may modify: (instance, warehouse path)."""
-    work = tmp / "copy"
-    shutil.copytree(baseline, work)
-    with throwaway_instance(mp, work, config, env) as instance:
-        yield instance, work / "warehouse.duckdb"
+    @pytest.fixture(scope="module", name="materialized")
+    def materialized(baseline):
+        with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, baseline, config, env) as instance:
+            yield instance, baseline / "warehouse.duckdb", baseline
+
+    @pytest.fixture(name=f"{name}_env")
+    def private_copy(baseline, tmp_path, monkeypatch):
+        work = tmp_path / "copy"
+        shutil.copytree(baseline, work)
+        with throwaway_instance(monkeypatch, work, config, env) as instance:
+            yield instance, work / "warehouse.duckdb"
+
+    return baseline, materialized, private_copy

@@ -4,17 +4,14 @@ from pathlib import Path
 
 import dagster as dg
 import pandas as pd
-import pytest
 
 from assets.datasets import DATASET_RECORDS
 from pipelines.definitions import defs
 from tests.paths import FIXTURES
 from tests.pipelines.helpers import (
+    branch_fixtures,
     config_with_extra,
     materialize_branch,
-    materialized_baseline,
-    private_copy,
-    throwaway_instance,
 )
 
 FIXTURE = FIXTURES / "cascade"
@@ -43,22 +40,4 @@ def write_config(tmp: Path, extra: list[tuple[str, str]]) -> Path:
 ENV = {"COMPASS_HEAVY": None}  # the light study
 
 
-@pytest.fixture(scope="session")
-def baseline(tmp_path_factory) -> Path:
-    """A folder holding a Dagster home and warehouse with the fixture's cascade branch materialized once."""
-    return materialized_baseline(tmp_path_factory.mktemp("cascade_baseline"), CONFIG, ENV,
-                                 lambda instance: materialize_cascade(instance, ["mmlu"]))
-
-
-@pytest.fixture(scope="module")
-def materialized(baseline):
-    """The baseline, read-only: (instance, db path, folder)."""
-    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, baseline, CONFIG, ENV) as instance:
-        yield instance, baseline / "warehouse.duckdb", baseline
-
-
-@pytest.fixture
-def cascade_env(baseline, tmp_path, monkeypatch):
-    """A private copy of the baseline (instance, warehouse path) that a test may modify."""
-    with private_copy(baseline, tmp_path, monkeypatch, CONFIG, ENV) as env:
-        yield env
+baseline, materialized, cascade_env = branch_fixtures("cascade", CONFIG, ENV, lambda instance: materialize_cascade(instance, ["mmlu"]))

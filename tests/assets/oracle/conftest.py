@@ -4,17 +4,14 @@ from pathlib import Path
 
 import dagster as dg
 import pandas as pd
-import pytest
 
 from assets.datasets import DATASET_PRICES, DATASET_RECORDS
 from pipelines.definitions import defs
 from tests.paths import FIXTURES
 from tests.pipelines.helpers import (
+    branch_fixtures,
     config_with_extra,
     materialize_branch,
-    materialized_baseline,
-    private_copy,
-    throwaway_instance,
 )
 
 FIXTURE = FIXTURES / "oracle"
@@ -42,22 +39,4 @@ def write_config(tmp: Path, extra: list[tuple[str, str]]) -> Path:
 ENV = {"COMPASS_ORACLE_N_BOOT": "10"}
 
 
-@pytest.fixture(scope="session")
-def baseline(tmp_path_factory) -> Path:
-    """A folder holding a Dagster home and warehouse with the fixture's oracle branch materialized once."""
-    return materialized_baseline(tmp_path_factory.mktemp("oracle_baseline"), CONFIG, ENV,
-                                 lambda instance: materialize_oracle(instance))
-
-
-@pytest.fixture(scope="module")
-def materialized(baseline):
-    """The baseline, read-only: (instance, db path, folder)."""
-    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, baseline, CONFIG, ENV) as instance:
-        yield instance, baseline / "warehouse.duckdb", baseline
-
-
-@pytest.fixture
-def oracle_env(baseline, tmp_path, monkeypatch):
-    """A private copy of the baseline (instance, warehouse path) that a test may modify."""
-    with private_copy(baseline, tmp_path, monkeypatch, CONFIG, ENV) as env:
-        yield env
+baseline, materialized, oracle_env = branch_fixtures("oracle", CONFIG, ENV, lambda instance: materialize_oracle(instance))
