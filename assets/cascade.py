@@ -69,7 +69,8 @@ def _skip_checked(context: dg.AssetExecutionContext, reason: str = SKIPPED) -> d
 
 
 @dg.asset(key=["cascade", "calibration"], deps=[DATASET_RECORDS],
-          check_specs=[dg.AssetCheckSpec(ECE_CHECK, asset=["cascade", "calibration"], blocking=True)], **_common)
+          check_specs=[dg.AssetCheckSpec(ECE_CHECK, asset=["cascade", "calibration"], blocking=True,
+                                         partitions_def=dataset_partitions)], **_common)
 def cascade_calibration(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Logistic calibration of transformed log-probabilities and its ECE (eqs. 2.16-2.17, Table 2.2)."""
     wh = warehouse.get()
@@ -144,7 +145,8 @@ def cascade_copulas(context: dg.AssetExecutionContext, config: CascadeStudyConfi
 
 
 @dg.asset(key=["cascade", "curves"], deps=[DATASET_RECORDS, dg.AssetKey(["cascade", "copulas"])],
-          check_specs=[dg.AssetCheckSpec(CURVE_CHECK, asset=["cascade", "curves"], blocking=True)], **_common)
+          check_specs=[dg.AssetCheckSpec(CURVE_CHECK, asset=["cascade", "curves"], blocking=True,
+                                         partitions_def=dataset_partitions)], **_common)
 def cascade_curves(context: dg.AssetExecutionContext, config: CascadeStudyConfig,
                    warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Test error-cost curves of RT (Gumbel and AIC copula), grid search and BO thresholds (Sec. 2.4)."""

@@ -8,7 +8,9 @@ import dagster as dg
 
 from assets.compass_decisions import DECISION_KEYS
 from assets.partitions import decision_partitions
-from compass.mlcompass.changes import CHANGES, leaderboard_changes as changes_table
+from compass.mlcompass.changes import CHANGES, no_change
+from compass.mlcompass.changes import leaderboard_changes as changes_table
+from compass.mlcompass.decisions import NotApplicable
 from resources import readers, settings
 from resources.configs import cases, scenario_for
 from resources.publish import publish_many
@@ -25,8 +27,11 @@ def leaderboard_changes(context: dg.AssetExecutionContext, warehouse: WarehouseR
     wh = warehouse.get()
     keys = context.partition_key.keys_by_dimension
     case = cases()[keys["case"]]
-    inputs = readers.decision_inputs(wh, case, scenario_for(keys["scenario"], case))
-    table = changes_table(inputs, *readers.leaderboard_snapshots(wh, case.case_id, keys["scenario"], context.instance))
+    try:
+        inputs = readers.decision_inputs(wh, case, scenario_for(keys["scenario"], case))
+        table = changes_table(inputs, *readers.leaderboard_snapshots(wh, case.case_id, keys["scenario"], context.instance))
+    except NotApplicable as skip:
+        table = no_change(str(skip))
     counts = table["change"].value_counts().to_dict() if len(table) else {}
     return publish_many(context, wh, {"compass.leaderboard_changes": table},
                         {"case_id": case.case_id, "scenario": keys["scenario"]},

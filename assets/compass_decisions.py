@@ -17,7 +17,7 @@ from compass.mlcompass.plots import targets_plot
 from resources import readers, settings
 from resources.configs import cases, scenario_for
 from resources.publish import publish_many, save_figure
-from resources.warehouse import WarehouseResource
+from resources.warehouse import WarehouseResource, frame_version
 
 CODE_VERSION = "compass-decisions-1"
 DECISION_KEYS = {name: dg.AssetKey(["compass", name]) for name in ("targets", "recommendations", "leaderboards", "policy_values")}
@@ -57,7 +57,16 @@ def decisions(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
     keys = context.partition_key.keys_by_dimension
     case = cases()[keys["case"]]
-    inputs = readers.decision_inputs(wh, case, scenario_for(keys["scenario"], case))
+    where = {"case_id": case.case_id, "scenario": keys["scenario"]}
+    try:
+        inputs = readers.decision_inputs(wh, case, scenario_for(keys["scenario"], case))
+    except dec.NotApplicable as skip:
+        context.log.warning(str(skip))
+        wh.delete_rows([f"compass.{name}" for name in DECISION_KEYS], where)
+        for key in DECISION_KEYS.values():
+            yield dg.MaterializeResult(asset_key=key, metadata={"skipped": str(skip)},
+                                       data_version=dg.DataVersion(f"skipped:{frame_version(pd.DataFrame([str(skip)]))}"))
+        return
     target_rows, wide = dec.targets_frame(inputs)
     recs = dec.recommendations_frame(inputs, target_rows)
     board = dec.leaderboard_frame(inputs)
@@ -66,13 +75,13 @@ def decisions(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     figure = save_figure(targets_plot(inputs.measures, inputs.costs, wide, list(mean_pick.dropna()),
                                       f"{case.case_id} / {inputs.scenario.name}"),
                          case.case_id, f"targets_{inputs.scenario.name}")
-    where = {"case_id": case.case_id, "scenario": inputs.scenario.name}
     yield publish_many(context, wh, {"compass.targets": target_rows}, where, asset_key=DECISION_KEYS["targets"],
                        metadata={"feasible": bool(wide["feasible"].any()), "targets_vs_selected": figure})
     yield publish_many(context, wh, {"compass.recommendations": recs}, where, asset_key=DECISION_KEYS["recommendations"],
                        metadata={"mlc_mean": str(mean_pick.iloc[0]) if len(mean_pick) else "-"})
     yield publish_many(context, wh, {"compass.leaderboards": board}, where, asset_key=DECISION_KEYS["leaderboards"],
-                       metadata={"feasible_models": len(board), "top": ", ".join(board["model_id"].head(5))})
+                       metadata={"feasible_models": len(board), "top": ", ".join(board["model_id"].head(5)),
+                                 "utility_source": dec.utility_source(inputs)})
     yield publish_many(context, wh, {"compass.policy_values": values}, where, asset_key=DECISION_KEYS["policy_values"],
                        metadata={"mlc_mean": float(values.set_index("policy").loc["mlc_mean", "value"])})
 

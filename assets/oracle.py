@@ -70,7 +70,8 @@ class OracleConfig(dg.Config):
     specs=[dg.AssetSpec(key, deps=_deps, group_name="oracle", code_version=CODE_VERSION,
                         partitions_def=dataset_partitions)
            for key in _ANALYSIS_KEYS.values()],
-    check_specs=[dg.AssetCheckSpec(NAIVE_CHECK, asset=_ANALYSIS_KEYS["summary"], blocking=True)],
+    check_specs=[dg.AssetCheckSpec(NAIVE_CHECK, asset=_ANALYSIS_KEYS["summary"], blocking=True,
+                                   partitions_def=dataset_partitions)],
     pool=settings.writer_pool(),
 )
 def oracle_analysis(context: dg.AssetExecutionContext, config: OracleConfig, warehouse: WarehouseResource):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
 from pathlib import Path
 
-from resources.settings import DEFAULT_DB, ROOT
+from resources.settings import DEFAULT_DB, LOG_DIR, ROOT
 
 
 def prepare_environment(config: str | None = None, db: str | None = None) -> None:
@@ -32,7 +33,29 @@ def _warehouse():
     return Warehouse()
 
 
+@contextlib.contextmanager
+def dagster_logs_to(path: Path | None):
+    """Send everything written to file descriptor 2 (Dagster's console logs, stack traces, warnings; child
+    processes too) to `path` while the block runs; None leaves them on the console (`compass run -v`)."""
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "w") as log, contextlib.redirect_stderr(log):
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    import time
+
     import dagster as dg
 
     from compass.ingest.errors import IngestError
@@ -41,21 +64,37 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pipelines.summary import print_summary
 
     source_keys = [k for k in defs.resolve_asset_graph().materializable_asset_keys if k.path[0] == "raw"]
-    with dg.DagsterInstance.get() as instance:
+    log_path = None if args.verbose else LOG_DIR / "run.log"
+    start = time.monotonic()
+
+    def progress(line: str) -> None:
+        print(f"[{time.monotonic() - start:6.1f} s] {line}", flush=True)
+
+    with dg.DagsterInstance.get() as instance, dagster_logs_to(log_path):
         try:
-            report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess)
+            report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess, progress=progress)
         except IngestError as exc:
-            print(f"error: rejected input, warehouse unchanged: {exc}", file=sys.stderr)
-            return 2
+            error = exc
+        else:
+            error = None
+    if error is not None:
+        print(f"error: rejected input, warehouse unchanged: {error}", file=sys.stderr)
+        return 2
     print(f"refresh: {len(report.runs)} run(s), {report.ticks} automation tick(s), "
-          f"{len(report.materialized)} asset materialization(s)")
+          f"{len(report.materialized)} asset materialization(s)" + (f"; Dagster's logs: {log_path}" if log_path else ""))
     print_summary(_warehouse())
     if report.blocked_by:
         print(f"\nwarning: {len(report.blocked_by)} run(s) were unfinished when the refresh started "
               f"({', '.join(report.blocked_by[:5])}); their assets count as in progress, so nothing downstream "
               "of them ran. Finish or terminate them in `make ui` (Runs), then run again.", file=sys.stderr)
     if report.failed:
-        print(f"\nfailed ({len(report.failed)}): {', '.join(report.failed)}; see `make ui` for the logs", file=sys.stderr)
+        print(f"\nfailed ({len(report.failed)}): {', '.join(report.failed)}", file=sys.stderr)
+        for label, message in report.errors.items():
+            print(f"\n{label}: {message}", file=sys.stderr)
+        waiting = report.waiting_on_failures(defs)
+        if waiting:
+            print(f"\nnot run because of those failures ({len(waiting)}): {', '.join(waiting)}", file=sys.stderr)
+        print(f"\nstack traces: {log_path or 'above'}; every run's events: `make ui`", file=sys.stderr)
         return 1
     return 0
 
@@ -204,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="materialize everything that is missing or out of date")
     run.add_argument("--config", dest="config_sub", help=argparse.SUPPRESS)
     run.add_argument("--multiprocess", action="store_true", help="use the multiprocess executor (4 workers)")
+    run.add_argument("-v", "--verbose", action="store_true", help="show Dagster's logs on the console (else var/logs/run.log)")
     run.set_defaults(func=cmd_run)
     status = sub.add_parser("status", help="tables, row counts, last materialization and data versions")
     status.set_defaults(func=cmd_status)

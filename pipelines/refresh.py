@@ -20,6 +20,7 @@ children alone. The cursor is stored in DAGSTER_HOME so consecutive refreshes
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,16 +31,76 @@ MAX_TICKS = 30
 
 @dataclass
 class RefreshReport:
+    """What a refresh did, per asset partition ("key[partition]" labels)."""
+
     runs: list[str] = field(default_factory=list)
     materialized: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    # Requested in a run that failed, but not run because an asset they depend on failed in it.
+    not_run: list[str] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)  # failed label -> the error's own message
     ticks: int = 0
     # Runs unfinished when the refresh started (see `unfinished_runs`): their assets' descendants waited.
     blocked_by: list[str] = field(default_factory=list)
 
-    def add(self, result, keys: list[str]) -> None:
+    def add(self, defs: dg.Definitions, instance: dg.DagsterInstance, result, keys: list[dg.AssetKey],
+            partition: str | None) -> None:
+        """Sort a run's assets into materialized, failed (with the error) and not run, from its event log."""
         self.runs.append(result.run_id)
-        (self.materialized if result.success else self.failed).extend(keys)
+        graph = defs.resolve_asset_graph()
+        done, failed = set(), {}
+        records = instance.all_logs(result.run_id, of_type={dg.DagsterEventType.ASSET_MATERIALIZATION,
+                                                            dg.DagsterEventType.STEP_FAILURE})
+        for record in records:
+            event = record.dagster_event
+            if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
+                done.add(event.asset_key)
+                continue
+            for key in keys:
+                if graph.get(key).assets_def.node_def.name == event.step_key:
+                    failed[key] = _innermost_message(event.step_failure_data.error)
+        for key in keys:
+            label = _label(key, partition)
+            if key in failed:
+                self.failed.append(label)
+                self.errors[label] = failed[key]
+            elif key in done:
+                self.materialized.append(label)
+            else:
+                self.not_run.append(label)
+
+    def waiting_on_failures(self, defs: dg.Definitions) -> list[str]:
+        """Assets downstream of a failed one that therefore did not run this refresh (automation holds a child
+        back while a parent's latest run failed), by partition where the partitions match."""
+        graph = defs.resolve_asset_graph()
+        out = list(self.not_run)
+        for label in self.failed:
+            key, _, partition = label.partition("[")
+            partition = partition.rstrip("]") or None
+            asset = dg.AssetKey.from_user_string(key)
+            for child in sorted(_descendants(graph, asset)):
+                same = graph.get(child).partitions_def == graph.get(asset).partitions_def
+                child_label = _label(child, partition if same else (f"{partition}|*" if partition else "*"))
+                if child_label not in out and not any(m.startswith(child_label.split("*")[0]) for m in self.materialized):
+                    out.append(child_label)
+        return out
+
+
+def _descendants(graph, key: dg.AssetKey) -> set[dg.AssetKey]:
+    found, frontier = set(), [key]
+    while frontier:
+        for child in graph.get(frontier.pop()).child_keys:
+            if child not in found:
+                found.add(child)
+                frontier.append(child)
+    return found
+
+
+def _innermost_message(error) -> str:
+    """The user's own error message under Dagster's wrappers (first line of the deepest cause)."""
+    while error.cause is not None:
+        error = error.cause
+    return error.message.strip().split(": ", 1)[-1] if error.message else error.cls_name
 
 
 def _cursor_path(instance: dg.DagsterInstance) -> Path:
@@ -85,6 +146,15 @@ def tick(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: str | None)
     context = dg.build_sensor_context(instance=instance, cursor=cursor, repository_def=defs.get_repository_def())
     result = compass_automation(context)
     return list(result.run_requests or []), result.cursor
+
+
+def _stages(runs: list[tuple[str | None, list[dg.AssetKey]]]) -> str:
+    """The asset groups (first key part) a tick's runs touch, with their counts: 'compass x4, oracle x7'."""
+    counts: dict[str, int] = {}
+    for _, keys in runs:
+        for key in keys:
+            counts[key.path[0]] = counts.get(key.path[0], 0) + 1
+    return ", ".join(f"{stage} x{n}" for stage, n in counts.items())
 
 
 def _label(key: dg.AssetKey, partition: str | None) -> str:
@@ -133,8 +203,10 @@ def refresh(
     source_keys: list[dg.AssetKey],
     multiprocess: bool = False,
     tags: dict[str, str] | None = None,
+    progress: Callable[[str], None] = lambda line: None,
 ) -> RefreshReport:
-    """Bring every asset up to date with the least work; see the module docstring."""
+    """Bring every asset up to date with the least work; see the module docstring. `progress` gets one line
+    per step (the sources, then each automation tick's runs)."""
     from pipelines.config_changes import config_digests, config_requests, save_digests
     from pipelines.partitions import sync_dynamic_partitions
 
@@ -142,11 +214,12 @@ def refresh(
     if source_keys:
         # Rejected input stops the refresh here, before anything downstream runs.
         result = run_selection(defs, instance, source_keys, None, multiprocess, tags)
-        report.add(result, [k.to_user_string() for k in source_keys])
+        report.add(defs, instance, result, source_keys, None)
+        progress(f"sources: {len(source_keys)} raw tables read and validated")
     sync_dynamic_partitions(instance)
     for partition, keys in config_requests(instance):
         result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
-        report.add(result, [_label(k, partition) for k in keys])
+        report.add(defs, instance, result, keys, partition)
     save_digests(instance, config_digests())
     cursor = _load_cursor(instance)
     for _ in range(MAX_TICKS):
@@ -160,7 +233,9 @@ def refresh(
         for partition, keys in sorted(runs, key=lambda run: (run[0] is not None, run[0] or "")):
             # A failing partition is reported, not fatal: the others still refresh.
             result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
-            report.add(result, [_label(k, partition) for k in keys])
+            report.add(defs, instance, result, keys, partition)
+        progress(f"step {report.ticks}: {len(runs)} run(s), {_stages(runs)}; {len(report.materialized)} done, "
+                 f"{len(report.failed)} failed so far")
         sync_dynamic_partitions(instance)
     _save_cursor(instance, cursor)
     return report

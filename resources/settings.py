@@ -31,6 +31,7 @@ DEFAULT_ORACLE_N_BOOT = 50
 CASE_DIR = ROOT / "cases"
 SCENARIO_DIR = ROOT / "scenarios"
 REPORTS_DIR = Path("var/reports")
+LOG_DIR = Path("var/logs")
 
 
 def _folders(variable: str, default: Path) -> list[Path]:

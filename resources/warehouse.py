@@ -119,6 +119,27 @@ class Warehouse:
                 con.unregister("incoming")
         return len(frame)
 
+    def delete_rows(self, tables: list[str], where: Mapping[str, object]) -> None:
+        """Delete the rows of each existing table selected by `where`, all in one transaction (no history)."""
+        clause, params = _where(where)
+        with self.connect() as con:
+            con.execute("begin transaction")
+            try:
+                for table in tables:
+                    if self._exists(con, table):
+                        con.execute(f"delete from {table}{clause}", params)
+                con.execute("commit")
+                con.execute("checkpoint")
+            except Exception:
+                con.execute("rollback")
+                raise
+
+    @staticmethod
+    def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+        schema, name = table.split(".")
+        return con.execute("select count(*) from information_schema.tables where table_catalog = 'warehouse' "
+                           "and table_schema = ? and table_name = ?", [schema, name]).fetchone()[0] > 0
+
     def holds_version(self, table: str, where: Mapping[str, object] | None, version: str) -> bool:
         """True when the rows of `table` selected by `where` are exactly the published `version`."""
         if not self.table_exists(table):

@@ -26,7 +26,6 @@ import pandas as pd
 from compass.mlcompass.decisions import DecisionInputs, scenario_floors
 from compass.mlcompass.recommend import screen_models
 
-
 CHANGE_COLUMNS = ["change", "model_id", "old_rank", "new_rank", "detail"]
 CHANGES = ("new_model", "dropped_model", "rank_move", "recommendation", "none")
 # Differences below these are float noise, not input changes.
@@ -190,11 +189,12 @@ def leaderboard_changes(inputs: DecisionInputs, pair: tuple[Snapshot, Snapshot] 
     """
     if pair is None:
         if board_empty:
-            why = "no feasible model: the leaderboard is empty"
-        elif n_versions > 1:
-            why = "no change since the previous refresh"
-        else:
-            why = "no earlier version of this leaderboard"
-        return _typed([("none", None, None, None, why)])
+            return no_change("no feasible model: the leaderboard is empty")
+        return no_change("no change since the previous refresh" if n_versions > 1 else "no earlier version of this leaderboard")
     table = diff_leaderboards(*pair, screen(inputs))
-    return table if len(table) else _typed([("none", None, None, None, "no change since the previous version")])
+    return table if len(table) else no_change("no change since the previous version")
+
+
+def no_change(why: str) -> pd.DataFrame:
+    """The one row that says why a leaderboard has nothing to report."""
+    return _typed([("none", None, None, None, why)])

@@ -29,7 +29,10 @@ UNATTAINABLE_FLOOR = 1.01
 __all__ = [
     "DecisionInputs", "UNATTAINABLE_FLOOR", "case_utility_tables", "numeric_lambda", "scenario_floors",
     "target_search", "targets_frame", "recommendations_frame", "policy_values_frame", "leaderboard_frame",
+    "NotApplicable", "with_person_weights", "utility_source",
 ]
+# Groups listed by name in a refusal; the rest are counted.
+MAX_GROUPS_NAMED = 8
 
 
 @dataclasses.dataclass
@@ -56,9 +59,13 @@ def case_utility_tables(case: CaseStudy, measures: pd.DataFrame, records: pd.Dat
     """One utility Û_g per context group (§4.5): compass.utilities (estimator, repeated-split AUCs),
     compass.utility_weights (normalized β̂), compass.utility_models (the fitted Û as rows) and
     compass.observed_outcomes (mean outcome per group and model: the "actual" policies of Table 5)."""
-    spec = case.utility
+    spec, names = case.utility, list(measures.columns)
     if spec.source == "weights":
-        beta = structural_weights(spec, list(measures.columns))
+        if sum(float(spec.weights.get(m, 0.0)) for m in names) <= 0:
+            raise _refusal(case, names, "It gives no utility weights over its measures (no `utility` section, or "
+                                        "weights that are zero or name no measure of the case), and learns none "
+                                        "from outcomes.")
+        beta = structural_weights(spec, names)
         table = pd.DataFrame([{"context_group": "all", "estimator": "structural", "n_train": 0, "n_test": 0}])
         weights = beta.rename_axis("factor").reset_index(name="weight").assign(context_group="all")
         models = structural_model_rows(beta)
@@ -67,7 +74,7 @@ def case_utility_tables(case: CaseStudy, measures: pd.DataFrame, records: pd.Dat
         rows = outcome_rows(records, interactions, spec)
         fits = fit_case_utilities(rows, measures, spec)
         if not fits:
-            raise ValueError(f"case {case.case_id}: no context group has enough outcome rows to fit a utility")
+            raise _refusal(case, names, _outcome_shortfall(rows, measures, spec))
         table = utility_table(fits).rename(columns={"group": "context_group", "train_auc_mean": "train_auc",
                                                     "test_auc_mean": "test_auc"})
         table = table[[c for c in table.columns if not c.startswith("beta_")]].assign(estimator=spec.estimator)
@@ -78,6 +85,60 @@ def case_utility_tables(case: CaseStudy, measures: pd.DataFrame, records: pd.Dat
                     .agg(n="size", outcome="mean").reset_index())
     return {"compass.utilities": table, "compass.utility_weights": weights, "compass.utility_models": models,
             "compass.observed_outcomes": observed}
+
+
+def _refusal(case: CaseStudy, names: list[str], found: str) -> ValueError:
+    """A case that cannot rank models: what was found, and both ways to fix it, in one paragraph."""
+    example = ", ".join(f"{m}: {1 / len(names):.2g}" for m in names)
+    return ValueError(
+        f"case {case.case_id}: cannot rank models without a utility (ML Compass §4.5). {found} Fix it either way: "
+        f"(1) learn the utility from outcomes: `utility: {{source: query_records | interactions, datasets: [...], "
+        f"context: ...}}` with at least {case.utility.min_rows_per_group} outcome rows, both outcomes present, per "
+        f"context group (`utility.min_rows_per_group`); or (2) give the weights yourself: "
+        f"`utility: {{source: weights, weights: {{{example}}}}}` (this case's measures: {', '.join(names)}).")
+
+
+def _outcome_shortfall(rows: pd.DataFrame, measures: pd.DataFrame, spec) -> str:
+    """How many outcome rows each context group has, against the rows needed."""
+    usable = rows[rows["model_id"].isin(measures.index)]
+    counts = usable.groupby("context_group")["outcome"].agg(["size", "nunique"]).sort_values("size", ascending=False)
+    named = ", ".join(f"{g}: {int(r['size'])}" + ("" if r["nunique"] > 1 else " (one outcome only)")
+                      for g, r in counts.head(MAX_GROUPS_NAMED).iterrows())
+    more = f" and {len(counts) - MAX_GROUPS_NAMED} more groups" if len(counts) > MAX_GROUPS_NAMED else ""
+    where = f"{spec.source} of dataset(s) {list(spec.datasets)}"
+    if counts.empty:
+        return (f"Its outcome source ({where}) has no rows for models with measures ({len(rows)} rows in all), so no "
+                f"context group reaches the {spec.min_rows_per_group} rows needed.")
+    return (f"Its outcome source ({where}) has {len(usable)} rows for models with measures, by context group "
+            f"{named}{more}; no group reaches the {spec.min_rows_per_group} rows with both outcomes needed.")
+
+
+class NotApplicable(ValueError):
+    """A scenario that does not apply to a case (its person weights name measures the case lacks): the
+    case's decisions for it are skipped with this reason, not failed."""
+
+
+def with_person_weights(inputs: DecisionInputs) -> DecisionInputs:
+    """The scenario's person weights, when it has them, replace the case's utilities (Û = βᵀx, β summing to 1;
+    measures the weights do not name get 0). NotApplicable when they name a measure the case lacks."""
+    weights = inputs.scenario.utility_weights
+    if not weights:
+        return inputs
+    names = list(inputs.measures.columns)
+    missing = sorted(set(weights) - set(names))
+    if missing:
+        raise NotApplicable(f"scenario {inputs.scenario.name}: its utility weights name {missing}, which case "
+                            f"{inputs.case.case_id} lacks (its measures: {', '.join(names)}); skipped for this case")
+    beta = pd.Series({m: float(weights.get(m, 0.0)) for m in inputs.measures.columns})
+    return dataclasses.replace(inputs, utilities={"all": beta / beta.sum()})
+
+
+def utility_source(inputs: DecisionInputs) -> str:
+    """What the utility of this decision is: the scenario's person weights, or the case's own utilities."""
+    weights = inputs.scenario.utility_weights
+    if weights:
+        return "scenario weights " + ", ".join(f"{m}={w:g}" for m, w in weights.items())
+    return f"case utility ({inputs.case.utility.source}, {len(inputs.utilities)} context group(s))"
 
 
 def target_search(case: CaseStudy) -> dict[str, int]:
@@ -175,4 +236,5 @@ def policy_values_frame(inputs: DecisionInputs) -> pd.DataFrame:
 
 def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
     """The deployment-aware leaderboard Score_s(m) over feasible models, under the scenario's floors."""
-    return leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores)
+    board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores)
+    return board.assign(utility_source=utility_source(inputs))

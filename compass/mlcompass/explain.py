@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from compass.mlcompass.decisions import DecisionInputs, scenario_floors, target_search
+from compass.mlcompass.decisions import DecisionInputs, scenario_floors, target_search, utility_source
 from compass.mlcompass.recommend import expand_floors, recommend
 from compass.mlcompass.scenarios import Scenario, leaderboard, scenario_targets
 
@@ -30,7 +30,8 @@ def explain(inputs: DecisionInputs) -> str:
                     aggregation=s.aggregation, weights=s.context_weights,
                     raw_scores=inputs.raw_scores, raw_floors=s.raw_floors)
     lines = [f"case {inputs.case.case_id}, scenario {s.name}: lam={float(s.lam):g}, budget={s.budget:g}, "
-             f"floors={s.floors or '-'}, raw floors={s.raw_floors or '-'}, aggregation={s.aggregation}"]
+             f"floors={s.floors or '-'}, raw floors={s.raw_floors or '-'}, aggregation={s.aggregation}",
+             f"utility: {utility_source(inputs)}"]
     if not rec.feasible:
         return "\n".join(lines + [f"no recommendation: {rec.reason}"])
     board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, Scenario(**{**s.__dict__, "floors": floors}),

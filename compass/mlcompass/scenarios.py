@@ -11,6 +11,8 @@ Constrained (all) every internal measure >= 0.33 of its (min-max scaled) range.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +21,14 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from compass.ingest.errors import IngestError
 from compass.mlcompass.frontier import CESFrontier
-from compass.mlcompass.recommend import AGGREGATIONS, model_scores, screen_models, sort_by_score
+from compass.mlcompass.recommend import (
+    AGGREGATIONS,
+    model_scores,
+    screen_models,
+    sort_by_score,
+)
 from compass.mlcompass.targets import per_type_targets, solve_target, targets_table
 from compass.mlcompass.utilities import UtilityFn
 
@@ -31,6 +39,33 @@ PAPER_LAMBDAS: dict[str, dict[str, float]] = {
 }
 
 LEADERBOARD_COLUMNS = ["rank", "model_id", "score", "utility", "cost", "binding"]
+SCENARIO_KEYS = ("name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation", "utility")
+# Internal measures are named C1..Ck (compass.mlcompass.factor_alignment.factor_names).
+MEASURE_NAME = re.compile(r"C[1-9][0-9]*")
+
+
+def person_weights(spec: object, origin: str) -> dict[str, float]:
+    """Validate a scenario's `utility: {weights: {C1: 0.7, C2: 0.3}}`: a person's weights over the case's measures.
+
+    Each name must be a measure name (C1, C2, ...), each weight finite and >= 0, not all zero. Errors are
+    IngestErrors naming the file (`origin`), the key and the value.
+    """
+    if not isinstance(spec, Mapping) or set(spec) != {"weights"}:
+        raise IngestError(origin, None, "utility", f"expected `utility: {{weights: {{C1: ..., C2: ...}}}}`, got {spec!r}")
+    weights = spec["weights"]
+    if not isinstance(weights, Mapping) or not weights:
+        raise IngestError(origin, None, "utility.weights", f"expected a mapping measure -> weight, got {weights!r}")
+    out = {}
+    for name, value in weights.items():
+        key = f"utility.weights.{name}"
+        if not MEASURE_NAME.fullmatch(str(name)):
+            raise IngestError(origin, None, key, f"unknown measure name {name!r}: measures are named C1, C2, ...")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise IngestError(origin, None, key, f"weight must be a finite number >= 0, got {value!r}")
+        out[str(name)] = float(value)
+    if sum(out.values()) <= 0:
+        raise IngestError(origin, None, "utility.weights", f"weights are all zero: {out}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -42,6 +77,8 @@ class Scenario:
     e.g. {"C2": 0.5} or {"all": 0.33}. raw_floors: on raw benchmarks, e.g.
     {"gpqa_diamond": 0.5} (footnote 6 (ii) pre-filter). context_weights: group ->
     w_z (default uniform). aggregation: "mean" (Score_s) or "robust" (min over z).
+    utility_weights: a person's weights over the case's measures (C1, C2, ...); when set they replace
+    the case's utilities, learned or given, for this scenario (Û = βᵀx with β normalized to sum 1).
     """
 
     name: str
@@ -51,6 +88,7 @@ class Scenario:
     raw_floors: dict[str, float] = field(default_factory=dict)
     context_weights: dict[str, float] | None = None
     aggregation: str = "mean"
+    utility_weights: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -73,11 +111,12 @@ class Scenario:
         return float(table[dataset][self.lam])
 
     @classmethod
-    def from_dict(cls, spec: Mapping) -> Scenario:
-        """Build from a mapping with keys name, lam, budget, floors, raw_floors, context_weights, aggregation."""
-        unknown = set(spec) - {"name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation"}
+    def from_dict(cls, spec: Mapping, origin: str = "<scenario>") -> Scenario:
+        """Build from a mapping with keys `SCENARIO_KEYS`; `origin` (the file) is named in errors."""
+        unknown = set(spec) - set(SCENARIO_KEYS)
         if unknown:
-            raise ValueError(f"scenario spec has unknown keys {sorted(unknown)}")
+            raise IngestError(origin, None, sorted(unknown)[0], f"unknown scenario key(s) {sorted(unknown)}; "
+                              f"known: {list(SCENARIO_KEYS)}")
         if "name" not in spec:
             raise ValueError("scenario spec needs a 'name'")
         return cls(
@@ -88,6 +127,7 @@ class Scenario:
             raw_floors={str(k): float(v) for k, v in (spec.get("raw_floors") or {}).items()},
             context_weights={str(k): float(v) for k, v in spec["context_weights"].items()} if spec.get("context_weights") else None,
             aggregation=str(spec.get("aggregation", "mean")),
+            utility_weights=person_weights(spec["utility"], origin) if "utility" in spec else None,
         )
 
     @classmethod
@@ -97,7 +137,7 @@ class Scenario:
             spec = yaml.safe_load(fh)
         if not isinstance(spec, Mapping):
             raise ValueError(f"{path}: expected a YAML mapping describing one scenario")
-        return cls.from_dict(spec)
+        return cls.from_dict(spec, str(path))
 
 
 def paper_scenarios(aggregation: str = "mean") -> list[Scenario]:
@@ -133,14 +173,8 @@ def leaderboard(
     scores = model_scores(measures, costs_normalized, weights_by_group, lam, scenario.aggregation, scenario.context_weights)
     screen = screen_models(measures, costs_normalized, scenario.budget, scenario.floors, raw_scores, scenario.raw_floors)
     table = scores.merge(screen, on="model_id")
-    feasible = table[table["feasible"]]
-    rows = []
-    for _, row in feasible.iterrows():
-        beaten_by = table[(~table["feasible"]) & _outranks(table, row)]
-        causes = sorted({c for reason in beaten_by["reason"] for c in reason.split(";")})
-        rows.append({"model_id": row["model_id"], "score": row["score"], "utility": row["utility"],
-                     "cost": row["cost"], "binding": ";".join(causes) if causes else "none"})
-    board = sort_by_score(pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS[1:]))
+    board = table.loc[table["feasible"], ["model_id", "score", "utility", "cost"]].assign(binding=_binding(table))
+    board = sort_by_score(board[LEADERBOARD_COLUMNS[1:]])
     board.insert(0, "rank", range(1, len(board) + 1))
     board.attrs.update({
         "scenario": scenario.name,
@@ -151,10 +185,24 @@ def leaderboard(
     return board
 
 
-def _outranks(table: pd.DataFrame, row: pd.Series) -> pd.Series:
-    """Models that come before `row` in the tie-broken order (higher score, or equal score and lower cost)."""
-    s, r = table["score"].round(12), round(float(row["score"]), 12)
-    return (s > r) | ((s == r) & (table["cost"] < row["cost"]))
+def _binding(table: pd.DataFrame) -> pd.Series:
+    """Per feasible row, the constraints (";"-joined, or "none") of the infeasible models that come before it
+    in the tie-broken order (higher score, or equal score and lower cost).
+
+    One pass in that order, carrying the union of the reasons seen so far: O(n log n), where comparing
+    every feasible model with every infeasible one was O(n^2). On exact ties of (score, cost) a feasible
+    row goes first, since only a strictly earlier model outranks it.
+    """
+    feasible, reasons = table["feasible"].to_numpy(bool), table["reason"].to_numpy(object)
+    order = np.lexsort((~feasible, table["cost"].to_numpy(float), -table["score"].round(12).to_numpy(float)))
+    seen: set[str] = set()
+    binding = {}
+    for i in order:
+        if feasible[i]:
+            binding[table.index[i]] = ";".join(sorted(seen)) if seen else "none"
+        else:
+            seen.update(reasons[i].split(";"))
+    return pd.Series(binding, dtype=object)
 
 
 def leaderboards(

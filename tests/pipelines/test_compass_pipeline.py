@@ -122,6 +122,20 @@ def test_new_scenario_runs_only_its_partitions(compass_state):
     assert (board["score"] - (board["utility"] - 1.0 * board["cost"])).abs().max() < 1e-9
 
 
+def test_a_persons_weights_replace_the_learned_utility(compass_state):
+    """A scenario with `utility: {weights: ...}` ranks by those weights, not by the case's learned utility."""
+    instance, wh, data, _ = compass_state
+    (data / "scenarios" / "only_c2.yaml").write_text("name: only_c2\nlam: 0\nutility: {weights: {C2: 2.0}}\n")
+    report = run_refresh(instance)
+    assert not report.failed, report.failed
+    board = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "only_c2"}).sort_values("rank")
+    c2 = wh.read("compass.measures", {"case_id": "small_open", "factor": "C2"}).set_index("model_id")["value"]
+    assert board["utility"].to_numpy() == pytest.approx(c2[board["model_id"]].to_numpy())
+    assert (np.diff(board["utility"].to_numpy()) <= 1e-12).all() and set(board["utility_source"]) == {"scenario weights C2=2"}
+    learned = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "cost_aware_low"})
+    assert set(learned["utility_source"]) == {"case utility (query_records, 3 context group(s))"}
+
+
 def test_readme_table_names_work_from_a_fresh_process(compass_state):
     """`duckdb.connect(path)` and the README's `compass.leaderboards` work as written: the warehouse file is not
     named after a schema, so no catalog shadows the schema `compass` (a file compass.duckdb would)."""

@@ -38,7 +38,7 @@ def test_scenario_yaml_roundtrip(tmp_path):
     )
     s = Scenario.from_yaml(path)
     assert s == Scenario("clinic", 0.5, 0.4, {"all": 0.33}, {"gpqa_diamond": 0.5}, {"ethics": 2.0, "safety": 1.0}, "robust")
-    with pytest.raises(ValueError, match="unknown keys"):
+    with pytest.raises(ValueError, match="unknown scenario key"):
         Scenario.from_dict({"name": "x", "lambda": 1})
     with pytest.raises(ValueError, match="aggregation"):
         Scenario.from_dict({"name": "x", "aggregation": "median"})
