@@ -14,6 +14,22 @@ SVD, so imputation and measurement share one structural assumption, and there is
 per-column regression with nearly as many predictors as models.
 
 The rank is chosen by cross-validation on held-out observed cells unless given.
+
+Scale. Up to `EXACT_MAX_MODELS` models every PCA-EM pass is an SVD of the n x k matrix
+and the rank is cross-validated on all models: the reference path, whose results the
+published cases reproduce bit for bit. Above it (`fast=None`), or with `fast=True`:
+  - each pass works on the k x k cross-product matrix (eigendecomposition) and touches only
+    the missing cells (see `_pca_em_gram`): the same iterates up to rounding, ~5x faster
+    per pass, cost linear in n with a small constant;
+  - above `CV_MAX_MODELS` models the rank is cross-validated on a uniform random subset of
+    that many models. The CV compares held-out RMSE across at most `max_rank` candidate
+    ranks, a k-dimensional question that a few thousand held-out cells settle (on
+    20,000 x 8 rank-2 and rank-3 catalogs, subsets of 1,000 and 2,000 models chose the
+    same rank as the full CV on every seed we tried), while it costs `max_rank` full
+    PCA-EM fits, most of the imputation time at catalog scale.
+The completion itself always uses every model. The two paths differ by rounding in the
+completed matrix (~1e-13) as long as they pick the same rank; downstream, minres (an
+L-BFGS-B fit that stops on a tolerance) turns that into loading differences of ~1e-8.
 """
 
 from __future__ import annotations
@@ -24,6 +40,15 @@ import numpy as np
 import pandas as pd
 
 MIN_OBSERVED_PER_COLUMN = 3
+
+#: Catalogs with at most this many models take the exact (reference) imputation path,
+#: larger ones the fast path (module docstring). Both real cases (~250 and 400 models)
+#: are below it. Its exact-path cost (~0.8 s on one core) stays below the fast path's at
+#: 20,000 models.
+EXACT_MAX_MODELS = 1000
+
+#: Fast path: the rank CV runs on at most this many (random) models.
+CV_MAX_MODELS = 2000
 
 
 @dataclass(frozen=True)
@@ -74,6 +99,7 @@ def _svd_impute(z: np.ndarray, observed: np.ndarray, rank: int, max_iter: int, t
 
     Shrinkage: eigenvalue lambda_j = s_j^2 / n, noise sigma^2 = mean of the discarded
     eigenvalues, singular value s_j -> s_j (lambda_j - sigma^2) / lambda_j (Josse & Husson 2012).
+    Reference path: one LAPACK SVD of the n x k matrix per pass.
     """
     filled = np.where(observed, z, 0.0)  # start at the observed column means (0 after standardizing)
     for _ in range(max_iter):
@@ -91,28 +117,88 @@ def _svd_impute(z: np.ndarray, observed: np.ndarray, rank: int, max_iter: int, t
     return filled
 
 
-def _choose_rank(z: np.ndarray, observed: np.ndarray, max_rank: int, holdout: float, seed: int,
-                 max_iter: int, tol: float) -> int:
-    """Rank minimizing RMSE on a random hold-out of observed cells (columns keep >= 2 cells)."""
-    rng = np.random.default_rng(seed)
+def _pca_em_gram(z: np.ndarray, observed: np.ndarray, rank: int, max_iter: int, tol: float) -> np.ndarray:
+    """The iterates of `_svd_impute`, computed through k x k matrices (k benchmarks << n).
+
+    With Xc = X - 1 mu' = U S V', the cross-product Xc'Xc = X'X - n mu mu' = V S^2 V' gives
+    s_j^2 and V from a k x k eigendecomposition, and the shrunk reconstruction is
+    U_r S_r D_r V_r' = Xc P with the k x k matrix P = V_r D_r V_r' (D_r the shrinkage), so a
+    pass is two BLAS products over the data plus O(k^3). The matrix is held benchmark-major
+    (k x n) so that those products and the column sums run along contiguous rows; only
+    the missing cells are read out of the reconstruction and written back (flat indices),
+    and the relative change ||X_new - X_old|| / ||X_old|| is computed from them alone
+    (observed cells never change), ||X_old||^2 = ||observed||^2 + ||missing||^2. Same
+    stopping rule and iterates as the SVD path up to rounding (max difference ~1e-13 on
+    a 20,000 x 8 catalog after 315 passes).
+    """
+    n, k = z.shape
+    filled = np.where(observed, z, 0.0).T.copy()  # k x n, C order; start at the column means (0)
+    flat = filled.reshape(-1)  # a view: writing `flat` writes `filled`
+    missing = np.flatnonzero(~observed.T)
+    observed_sq = float(flat @ flat)
+    current = np.zeros(missing.size)
+    ones = np.ones(n)
+    n_sv = min(n, k)  # number of singular values of the n x k matrix
+    for _ in range(max_iter):
+        mu = (filled @ ones) / n
+        cross = filled @ filled.T - n * np.outer(mu, mu)
+        lam, vec = np.linalg.eigh(cross)
+        eig = np.maximum(lam[::-1][:n_sv], 0.0) / n  # s_j^2 / n, descending
+        sigma2 = eig[rank:].mean() if eig.size > rank else 0.0
+        shrink = np.clip(1.0 - sigma2 / np.maximum(eig[:rank], 1e-12), 0.0, None)
+        v = vec[:, ::-1][:, :rank]
+        proj = (v * shrink) @ v.T  # symmetric
+        low_rank = proj @ filled
+        low_rank += (mu - proj @ mu)[:, None]  # mu + P (x - mu), one benchmark per row
+        update = low_rank.reshape(-1).take(missing)
+        step = update - current
+        change = np.sqrt(step @ step) / max(np.sqrt(observed_sq + current @ current), 1e-12)
+        flat[missing] = update
+        current = update
+        if change < tol:
+            break
+    return filled.T
+
+
+def _holdout(observed: np.ndarray, holdout: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Random observed cells to hold out: (rows, cols). Cells are taken in random order while
+    their column keeps > 2 and their row > 1 observed cells (running counts)."""
     rows, cols = np.nonzero(observed)
-    n_hold = max(1, int(round(holdout * rows.size)))
+    n_hold = max(1, round(holdout * rows.size))
     order = rng.permutation(rows.size)
-    mask = observed.copy()
+    col_left = observed.sum(axis=0).tolist()
+    row_left = observed.sum(axis=1).tolist()
     held: list[int] = []
-    for k in order:
+    for i, r, c in zip(order.tolist(), rows[order].tolist(), cols[order].tolist()):
         if len(held) == n_hold:
             break
-        r, c = rows[k], cols[k]
-        if mask[:, c].sum() > 2 and mask[r].sum() > 1:
-            mask[r, c] = False
-            held.append(k)
-    if not held:
+        if col_left[c] > 2 and row_left[r] > 1:
+            col_left[c] -= 1
+            row_left[r] -= 1
+            held.append(i)
+    return rows[held], cols[held]
+
+
+def _choose_rank(z: np.ndarray, observed: np.ndarray, max_rank: int, holdout: float, seed: int,
+                 max_iter: int, tol: float, fast: bool = False) -> int:
+    """Rank minimizing RMSE on a random hold-out of observed cells (columns keep >= 2 cells).
+
+    `fast`: cross-validate on a uniform random subset of `CV_MAX_MODELS` models (when
+    there are more) with the k x k passes of `_pca_em_gram`.
+    """
+    rng = np.random.default_rng(seed)
+    if fast and z.shape[0] > CV_MAX_MODELS:
+        subset = np.sort(rng.choice(z.shape[0], CV_MAX_MODELS, replace=False))
+        z, observed = z[subset], observed[subset]
+    hr, hc = _holdout(observed, holdout, rng)
+    if hr.size == 0:
         return 1
-    hr, hc = rows[held], cols[held]
+    mask = observed.copy()
+    mask[hr, hc] = False
+    impute = _pca_em_gram if fast else _svd_impute
     errors = []
     for rank in range(1, max_rank + 1):
-        completed = _svd_impute(z, mask, rank, max_iter, tol)
+        completed = impute(z, mask, rank, max_iter, tol)
         errors.append(np.sqrt(np.mean((completed[hr, hc] - z[hr, hc]) ** 2)))
     return int(np.argmin(errors)) + 1
 
@@ -125,12 +211,15 @@ def impute_low_rank(
     max_iter: int = 500,
     tol: float = 1e-6,
     seed: int = 0,
+    fast: bool | None = None,
 ) -> ImputationResult:
     """Fill NaN cells of a model x benchmark matrix by regularized iterative PCA (rank k).
 
     Columns are standardized with their observed mean/std, imputed in standardized space,
     and mapped back to original units. `rank=None` picks k in 1..max_rank by RMSE on a
     `holdout` share of observed cells. A complete matrix is returned unchanged.
+    `fast=None` takes the fast path above `EXACT_MAX_MODELS` models (module docstring);
+    True / False force it / the exact path.
     """
     validate_matrix(x_raw)
     values = x_raw.to_numpy(dtype=float)
@@ -138,15 +227,18 @@ def impute_low_rank(
     mask_df = pd.DataFrame(~observed, index=x_raw.index, columns=x_raw.columns)
     if observed.all():
         return ImputationResult(x_raw.astype(float).copy(), 0, mask_df)
+    if fast is None:
+        fast = x_raw.shape[0] > EXACT_MAX_MODELS
     mean = np.nanmean(values, axis=0)
     std = np.nanstd(values, axis=0)
     z = (values - mean) / std
     limit = min(x_raw.shape) - 1
     if rank is None:
-        rank = _choose_rank(z, observed, max(1, min(max_rank, limit)), holdout, seed, max_iter, tol)
+        rank = _choose_rank(z, observed, max(1, min(max_rank, limit)), holdout, seed, max_iter, tol, fast)
     elif not 1 <= rank <= max(1, limit):
         raise ValueError(f"imputation rank must be in 1..{max(1, limit)} for a {x_raw.shape} matrix, got {rank}")
-    completed = _svd_impute(z, observed, rank, max_iter, tol) * std + mean
+    impute = _pca_em_gram if fast else _svd_impute
+    completed = impute(z, observed, rank, max_iter, tol) * std + mean
     return ImputationResult(
         pd.DataFrame(completed, index=x_raw.index, columns=x_raw.columns), rank, mask_df
     )
