@@ -20,7 +20,7 @@ from compass.mlcompass.case_inputs import build_x_raw
 from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy
 from compass.mlcompass.ces_fit import CESFit, ces_from_parameters
 from compass.mlcompass.changes import Snapshot, previous_version, published_versions, snapshot, version_live_at
-from compass.mlcompass.decisions import DecisionInputs, with_person_weights
+from compass.mlcompass.decisions import DecisionInputs, with_filters, with_person_weights
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.scenarios import Scenario
 from compass.mlcompass.utility_models import utilities_from_rows
@@ -132,7 +132,7 @@ def ces_shape(wh: Warehouse, case_id: str, factors: list[str]) -> CESFit:
 def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> DecisionInputs:
     """Decision inputs of a case under a scenario (lam already numeric): measures of the priced models,
     normalized costs, the fitted frontier, the utilities (the scenario's person weights when it has them),
-    raw scores and observed outcomes."""
+    raw scores and observed outcomes, restricted to the models that pass the scenario's governance filters."""
     costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
     m = measures(wh, case.case_id).loc[lambda f: f.index.isin(costs.index)]
     params = frontier_parameters(wh, case.case_id)
@@ -142,8 +142,9 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
     everything = BenchmarkSpec(min_models_per_benchmark=1, min_benchmarks_per_model=1, models=tuple(m.index))
     raw_scores = build_x_raw(wh.read("raw.benchmark_scores"), everything).reindex(m.index)
     outcomes = wh.read("compass.observed_outcomes", {"case_id": case.case_id})
-    return with_person_weights(DecisionInputs(case, scenario, m, costs.reindex(m.index), frontier, utils, raw_scores,
-                                              outcomes))
+    inputs = with_person_weights(DecisionInputs(case, scenario, m, costs.reindex(m.index), frontier, utils, raw_scores,
+                                                outcomes))
+    return with_filters(inputs, wh.read("raw.models")) if scenario.filters else inputs
 
 
 def leaderboard(wh: Warehouse, case_id: str, scenario: str, as_of: str | None = None) -> pd.DataFrame:

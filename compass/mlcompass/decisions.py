@@ -19,7 +19,7 @@ from compass.mlcompass.case_utilities import fit_case_utilities, structural_weig
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.policy_values import policy_selections, policy_values
 from compass.mlcompass.recommend import project_to_target
-from compass.mlcompass.scenarios import Scenario, leaderboard, scenario_targets
+from compass.mlcompass.scenarios import Scenario, filter_models, leaderboard, scenario_targets
 from compass.mlcompass.utilities import UtilityFn, utility_table
 from compass.mlcompass.utility_models import fitted_model_rows, structural_model_rows
 
@@ -29,7 +29,7 @@ UNATTAINABLE_FLOOR = 1.01
 __all__ = [
     "DecisionInputs", "UNATTAINABLE_FLOOR", "case_utility_tables", "numeric_lambda", "scenario_floors",
     "target_search", "targets_frame", "recommendations_frame", "policy_values_frame", "leaderboard_frame",
-    "NotApplicable", "with_person_weights", "utility_source",
+    "NotApplicable", "with_person_weights", "with_filters", "utility_source",
 ]
 # Groups listed by name in a refusal; the rest are counted.
 MAX_GROUPS_NAMED = 8
@@ -47,6 +47,7 @@ class DecisionInputs:
     utilities: dict[str, UtilityFn | pd.Series]
     raw_scores: pd.DataFrame
     outcomes: pd.DataFrame  # observed mean outcome per (context_group, model_id): the "actual" policies
+    filter_note: str = ""  # what the scenario's governance filters excluded (`with_filters`)
 
 
 def numeric_lambda(scenario: Scenario, case: CaseStudy) -> Scenario:
@@ -131,6 +132,22 @@ def with_person_weights(inputs: DecisionInputs) -> DecisionInputs:
                             f"{inputs.case.case_id} lacks (its measures: {', '.join(names)}); skipped for this case")
     beta = pd.Series({m: float(weights.get(m, 0.0)) for m in inputs.measures.columns})
     return dataclasses.replace(inputs, utilities={"all": beta / beta.sum()})
+
+
+def with_filters(inputs: DecisionInputs, models: pd.DataFrame) -> DecisionInputs:
+    """Only the models that pass the scenario's governance filters (model attributes from raw.models rows
+    `models`) take part in its decisions; `filter_note` counts what each filter excluded."""
+    filters = inputs.scenario.filters
+    if not filters:
+        return inputs
+    kept, counts = filter_models(models[models["model_id"].isin(inputs.measures.index)], filters)
+    note = "; ".join(f"{key}: {failed} excluded, {unknown} more with the attribute unknown"
+                     for key, (failed, unknown) in counts.items())
+    note = f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})"
+    keep = inputs.measures.index.isin(kept)
+    outcomes = inputs.outcomes[inputs.outcomes["model_id"].isin(kept)] if len(inputs.outcomes) else inputs.outcomes
+    return dataclasses.replace(inputs, measures=inputs.measures[keep], costs=inputs.costs[keep],
+                               raw_scores=inputs.raw_scores[keep], outcomes=outcomes, filter_note=note)
 
 
 def utility_source(inputs: DecisionInputs) -> str:

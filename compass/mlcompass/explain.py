@@ -31,7 +31,7 @@ def explain(inputs: DecisionInputs) -> str:
                     raw_scores=inputs.raw_scores, raw_floors=s.raw_floors)
     lines = [f"case {inputs.case.case_id}, scenario {s.name}: lam={float(s.lam):g}, budget={s.budget:g}, "
              f"floors={s.floors or '-'}, raw floors={s.raw_floors or '-'}, aggregation={s.aggregation}",
-             f"utility: {utility_source(inputs)}"]
+             f"utility: {utility_source(inputs)}"] + ([inputs.filter_note] if inputs.filter_note else [])
     if not rec.feasible:
         return "\n".join(lines + [f"no recommendation: {rec.reason}"])
     board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, Scenario(**{**s.__dict__, "floors": floors}),

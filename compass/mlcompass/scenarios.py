@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -39,9 +40,71 @@ PAPER_LAMBDAS: dict[str, dict[str, float]] = {
 }
 
 LEADERBOARD_COLUMNS = ["rank", "model_id", "score", "utility", "cost", "binding"]
-SCENARIO_KEYS = ("name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation", "utility")
+SCENARIO_KEYS = ("name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation", "utility", "filters")
+# Governance filters on model attributes (raw.models): key -> (type the value must have, description).
+FILTER_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "open_weights": (bool, "true or false"),
+    "organizations_include": (list, "a list of organization names"),
+    "organizations_exclude": (list, "a list of organization names"),
+    "min_context_window": (int, "a whole number of tokens > 0"),
+    "released_after": ((date, str), "a date YYYY-MM-DD"),
+}
 # Internal measures are named C1..Ck (compass.mlcompass.factor_alignment.factor_names).
 MEASURE_NAME = re.compile(r"C[1-9][0-9]*")
+
+
+def governance_filters(spec: object, origin: str) -> dict[str, object]:
+    """Validate a scenario's `filters` (compliance beyond capability floors): `FILTER_KEYS`, each value of its type.
+
+    Organization names are compared case-insensitively; `released_after` becomes a `date`. Errors are
+    IngestErrors naming the file (`origin`), the key and the value.
+    """
+    if not isinstance(spec, Mapping) or not spec:
+        raise IngestError(origin, None, "filters", f"expected a mapping of filters {list(FILTER_KEYS)}, got {spec!r}")
+    out: dict[str, object] = {}
+    for key, value in spec.items():
+        where = f"filters.{key}"
+        if key not in FILTER_KEYS:
+            raise IngestError(origin, None, where, f"unknown filter {key!r}; known: {list(FILTER_KEYS)}")
+        kind, wanted = FILTER_KEYS[key]
+        bad_int = kind is int and (isinstance(value, bool) or not isinstance(value, int) or value <= 0)
+        if bad_int or not isinstance(value, kind):
+            raise IngestError(origin, None, where, f"expected {wanted}, got {value!r}")
+        if kind is list:
+            if not value or not all(isinstance(v, str) and v.strip() for v in value):
+                raise IngestError(origin, None, where, f"expected {wanted}, got {value!r}")
+            value = sorted({v.strip().lower() for v in value})
+        if key == "released_after" and isinstance(value, str):
+            try:
+                value = date.fromisoformat(value)
+            except ValueError:
+                raise IngestError(origin, None, where, f"expected {wanted}, got {value!r}") from None
+        out[key] = value
+    return out
+
+
+def filter_models(models: pd.DataFrame, filters: Mapping[str, object]) -> tuple[pd.Index, dict[str, tuple[int, int]]]:
+    """The model ids of `models` (raw.models rows) that pass every governance filter, and per filter
+    (models failing it, models excluded because the attribute is unknown). A model whose attribute is
+    unknown never passes: a compliance rule cannot be assumed met."""
+    keep = pd.Series(True, index=models["model_id"].to_numpy())
+    counts = {}
+    for key, value in filters.items():
+        if key == "open_weights":
+            attr, ok = models["open_weights"], lambda a, v=value: a.astype(bool) == v
+        elif key.startswith("organizations_"):
+            attr = models["organization"].str.strip().str.lower()
+            ok = (lambda a, v=value: a.isin(v)) if key.endswith("include") else (lambda a, v=value: ~a.isin(v))
+        elif key == "min_context_window":
+            attr, ok = pd.to_numeric(models["context_window"]), lambda a, v=value: a >= v
+        else:  # released_after
+            attr, ok = pd.to_datetime(models["release_date"]), lambda a, v=value: a > pd.Timestamp(v)
+        known = attr.notna().to_numpy()
+        passed = np.zeros(len(models), dtype=bool)
+        passed[known] = ok(attr[known]).to_numpy(bool)
+        counts[key] = (int((known & ~passed).sum()), int((~known).sum()))
+        keep &= passed
+    return keep.index[keep.to_numpy()], counts
 
 
 def person_weights(spec: object, origin: str) -> dict[str, float]:
@@ -79,6 +142,8 @@ class Scenario:
     w_z (default uniform). aggregation: "mean" (Score_s) or "robust" (min over z).
     utility_weights: a person's weights over the case's measures (C1, C2, ...); when set they replace
     the case's utilities, learned or given, for this scenario (Û = βᵀx with β normalized to sum 1).
+    filters: governance filters on model attributes (`FILTER_KEYS`, `filter_models`), applied before
+    everything else; a model whose attribute is unknown is excluded.
     """
 
     name: str
@@ -89,6 +154,7 @@ class Scenario:
     context_weights: dict[str, float] | None = None
     aggregation: str = "mean"
     utility_weights: dict[str, float] | None = None
+    filters: dict[str, object] | None = None
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -128,6 +194,7 @@ class Scenario:
             context_weights={str(k): float(v) for k, v in spec["context_weights"].items()} if spec.get("context_weights") else None,
             aggregation=str(spec.get("aggregation", "mean")),
             utility_weights=person_weights(spec["utility"], origin) if "utility" in spec else None,
+            filters=governance_filters(spec["filters"], origin) if "filters" in spec else None,
         )
 
     @classmethod

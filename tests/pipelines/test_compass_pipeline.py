@@ -136,6 +136,22 @@ def test_a_persons_weights_replace_the_learned_utility(compass_state):
     assert set(learned["utility_source"]) == {"case utility (query_records, 3 context group(s))"}
 
 
+def test_a_scenario_with_filters_ranks_only_models_that_pass_them(compass_state):
+    """Governance filters: every leaderboard model passes them; models with an unknown attribute are excluded."""
+    instance, wh, data, _ = compass_state
+    (data / "scenarios" / "governed.yaml").write_text(
+        "name: governed\nlam: low\nfilters: {organizations_exclude: [Qwen, Meta AI], released_after: 2024-06-01}\n")
+    report = run_refresh(instance)
+    assert not report.failed, report.failed
+    board = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "governed"})
+    models = wh.read("raw.models").set_index("model_id")
+    passing = models[~models["organization"].str.lower().isin(["qwen", "meta ai"])
+                     & (pd.to_datetime(models["release_date"]) > "2024-06-01")].index
+    measured = wh.read("compass.costs", {"case_id": "small_open"})["model_id"]
+    assert len(board) > 0 and set(board["model_id"]) <= set(passing)
+    assert len(board) <= len(set(passing) & set(measured)) < len(measured)
+
+
 def test_readme_table_names_work_from_a_fresh_process(compass_state):
     """`duckdb.connect(path)` and the README's `compass.leaderboards` work as written: the warehouse file is not
     named after a schema, so no catalog shadows the schema `compass` (a file compass.duckdb would)."""
