@@ -88,6 +88,7 @@ def solve_target(
     cand = cand[frontier.capability(cand) <= level]
     values = objective(cand)
     best_x, best_v = cand[np.argmax(values)], float(values.max())
+    polished: list[tuple[np.ndarray, float]] = []
 
     budget_con = {"type": "ineq", "fun": lambda v: level**b - np.sum(frontier.a * np.clip(v[: len(R)], 0, None) ** b)}
     bounds = list(zip(R, np.ones_like(R)))
@@ -106,11 +107,22 @@ def solve_target(
             x = np.clip(res.x, R, 1.0)
         if float(frontier.capability(x)) <= level * (1 + 1e-9):
             v = float(objective(x[None])[0])
+            polished.append((x, v))
             if v > best_v:
                 best_x, best_v = x, v
+    best_x = _least_cost_tie(frontier, best_v, cand, values, polished)
     c_star = float(min(frontier.min_cost(best_x), budget))
     u = float(agg(best_x[None])[0])
     return Target(True, "", pd.Series(best_x, index=names, name="x_star"), c_star, u, u - lam * c_star)
+
+
+def _least_cost_tie(frontier: CESFrontier, best_v: float, cand: np.ndarray, values: np.ndarray,
+                    polished: list[tuple[np.ndarray, float]]) -> np.ndarray:
+    """Lexicographic second pass: among the evaluated points whose objective equals the best, the one of
+    least cost. At lam = 0 a flat utility (a LightGBM step) leaves many x with exactly the same objective,
+    and "ties go to the lower cost" must be enforced, not left to the order of the screen."""
+    points = np.vstack([cand[values >= best_v]] + [x[None] for x, v in polished if v >= best_v])
+    return points[int(np.argmin(frontier.min_cost(points)))]
 
 
 def per_type_targets(

@@ -159,3 +159,19 @@ def test_model_scores_columns_and_values():
     # both score 0.35: the tie goes to the cheaper model y
     assert s["model_id"].tolist() == ["y", "x"]
     np.testing.assert_allclose(s["score"], [0.4 - 0.05, 0.6 - 0.25])
+
+
+def test_ties_go_to_the_lower_cost_at_lam_zero():
+    """A step utility (LightGBM-like) is flat above C1 = 0.2: at lam = 0 every x with C1 >= 0.2 ties, and the
+    target must be the cheapest of them, the same as with an infinitesimal lam (it was 0.199 vs 0.058)."""
+    frontier = CESFrontier(np.array([0.5, 0.5]), 2.0, 1.0, 0.6)
+
+    def step(x):
+        return (np.atleast_2d(x)[:, 0] >= 0.2).astype(float)
+
+    at_zero = solve_target({"g": step}, frontier, 0.0, ["C1", "C2"], n_screen=1024, n_starts=0)
+    tiny = solve_target({"g": step}, frontier, 1e-9, ["C1", "C2"], n_screen=1024, n_starts=0)
+    assert at_zero.utility == tiny.utility == 1.0
+    assert at_zero.c_star == pytest.approx(tiny.c_star, abs=1e-12)
+    assert at_zero.x_star["C1"] >= 0.2  # the cheapest point of a 1,024-point screen: within 25% of the optimum
+    assert at_zero.c_star <= 1.25 * float(frontier.min_cost(np.array([[0.2, 0.0]]))[0])
