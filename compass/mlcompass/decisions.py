@@ -200,13 +200,15 @@ def targets_frame(inputs: DecisionInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
     return long[cols], wide
 
 
-def _value(inputs: DecisionInputs, model_id: str | None) -> tuple[float, float, float]:
-    """(mean utility over contexts, normalized cost, deployment value Û - lam c) of a model."""
+def _value(inputs: DecisionInputs, model_id: str | None, group: str) -> tuple[float, float, float]:
+    """(utility, normalized cost, deployment value Û - lam c) of a model on a row of context `group`: that
+    context's Û_g for a per-type row, the mean over contexts for an aggregate ("all") row."""
     if model_id is None:
         return (np.nan, np.nan, np.nan)
     x = inputs.measures.loc[[model_id]].to_numpy(float)
+    fns = [inputs.utilities[group]] if group in inputs.utilities else list(inputs.utilities.values())
     u = float(np.mean([f(x)[0] if callable(f) else float(x[0] @ f[inputs.measures.columns].to_numpy())
-                       for f in inputs.utilities.values()]))
+                       for f in fns]))
     c = float(inputs.costs[model_id])
     return (u, c, u - float(inputs.scenario.lam) * c)
 
@@ -238,7 +240,8 @@ def recommendations_frame(inputs: DecisionInputs, target_rows: pd.DataFrame) -> 
                                  inputs.raw_scores, s.raw_floors)
         rows.append((f"projection_{policy}", "all", proj.model_id))
     table = pd.DataFrame(rows, columns=["policy", "context_group", "model_id"])
-    values = pd.DataFrame([_value(inputs, m) for m in table["model_id"]], columns=["utility", "cost", "deployment_value"])
+    values = pd.DataFrame([_value(inputs, m, g) for m, g in zip(table["model_id"], table["context_group"])],
+                          columns=["utility", "cost", "deployment_value"])
     return pd.concat([table, values], axis=1)
 
 

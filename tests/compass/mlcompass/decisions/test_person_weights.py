@@ -112,3 +112,18 @@ def test_refusal_with_too_few_outcome_rows_counts_them_per_group():
     text = str(err.value)
     assert "query_records of dataset(s) ['d']) has 30 rows for models with measures, by context group math: 20, law: 10" in text
     assert "no group reaches the 50 rows" in text and "`utility: {source: weights" in text
+
+
+def test_per_type_recommendations_carry_their_own_context_utility():
+    """A per-type row's utility is Û_g of its own context g, not the mean over all contexts."""
+    inputs = _inputs(Scenario("plain", lam=0.1))
+    recs = dec.recommendations_frame(inputs, dec.targets_frame(inputs)[0])
+    per_type = recs[recs["policy"] == "mlc_per_type"]
+    assert set(per_type["context_group"]) == {"math", "law"}
+    for row in per_type.itertuples():
+        beta = inputs.utilities[row.context_group]
+        assert row.utility == pytest.approx(float(inputs.measures.loc[row.model_id] @ beta))
+        assert row.deployment_value == pytest.approx(row.utility - 0.1 * inputs.costs[row.model_id])
+    mean = recs[recs["policy"] == "mlc_mean"].iloc[0]
+    x = inputs.measures.loc[mean["model_id"]]
+    assert mean["utility"] == pytest.approx(np.mean([float(x @ b) for b in inputs.utilities.values()]))
