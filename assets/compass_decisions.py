@@ -38,8 +38,12 @@ def utilities(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
     tables = dec.case_utility_tables(case, readers.measures(wh, case.case_id),
                                      readers.outcome_records(wh, case.utility.datasets), wh.read("raw.interactions"))
     table = tables["compass.utilities"]
+    warning = dec.negative_coefficients(tables["compass.utility_weights"])
+    if warning:
+        context.log.warning(f"case {case.case_id}: {warning}")
     return publish_many(context, wh, tables, {"case_id": case.case_id},
-                        metadata={"groups": len(table),
+                        metadata={"groups": len(table), "utility_form": case.utility.form,
+                                  "negative_coefficients": warning or "none",
                                   "mean_test_auc": float(table.get("test_auc", pd.Series([np.nan])).mean())})
 
 

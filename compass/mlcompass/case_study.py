@@ -44,9 +44,18 @@ class CostSpec:
     tier_aggregation: str = "median"
 
 
+UTILITY_FORMS = ("probability", "linear_score")
+
+
 @dataclass(frozen=True)
 class UtilitySpec:
-    """How β is obtained: learned from outcomes (query_records / interactions) or given as weights."""
+    """How β is obtained: learned from outcomes (query_records / interactions) or given as weights.
+
+    form: what the decisions maximize for a learned utility: "probability", the fitted model's predicted
+    success probability Û_g(x) (HealthBench-style, §5.5), or "linear_score", the paper's PRISM utility
+    Û_g(x) = β̂_gᵀx with the normalized |coefficients| of a linear or logistic fit (§5.6, "nonnegative
+    coefficients normalized to sum to one").
+    """
 
     source: str = "weights"
     datasets: tuple[str, ...] = ()
@@ -58,6 +67,13 @@ class UtilitySpec:
     n_repeats: int = 10
     test_size: float = 0.3
     min_rows_per_group: int = 200
+    form: str = "probability"
+
+    def __post_init__(self) -> None:
+        if self.form not in UTILITY_FORMS:
+            raise ValueError(f"utility.form must be one of {UTILITY_FORMS}, got {self.form!r}")
+        if self.form == "linear_score" and self.estimator == "lightgbm":
+            raise ValueError("utility.form linear_score needs coefficients: use estimator linear or logistic")
 
 
 @dataclass(frozen=True)
@@ -97,7 +113,7 @@ class CaseStudy:
                 **{k: doc[k] for k in ("n_factors", "loading_threshold", "max_factors_per_variable", "eps", "n_tiers", "lambdas")
                    if k in doc},
             )
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise IngestError(origin, None, None, f"invalid case study: {exc}") from None
 
 

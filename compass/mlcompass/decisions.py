@@ -20,8 +20,8 @@ from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.policy_values import policy_selections, policy_values
 from compass.mlcompass.recommend import project_to_target
 from compass.mlcompass.scenarios import Scenario, filter_models, leaderboard, scenario_targets
-from compass.mlcompass.utilities import UtilityFn, utility_table
-from compass.mlcompass.utility_models import fitted_model_rows, structural_model_rows
+from compass.mlcompass.utilities import UtilityFit, UtilityFn, utility_table
+from compass.mlcompass.utility_models import fitted_model_rows, linear_score_rows, structural_model_rows
 
 # Above the [0, 1] range of every measure: no model and no target can satisfy it.
 UNATTAINABLE_FLOOR = 1.01
@@ -68,7 +68,8 @@ def case_utility_tables(case: CaseStudy, measures: pd.DataFrame, records: pd.Dat
                                         "from outcomes.")
         beta = structural_weights(spec, names)
         table = pd.DataFrame([{"context_group": "all", "estimator": "structural", "n_train": 0, "n_test": 0}])
-        weights = beta.rename_axis("factor").reset_index(name="weight").assign(context_group="all")
+        weights = beta.rename_axis("factor").reset_index(name="weight").assign(context_group="all",
+                                                                               coefficient=beta.to_numpy(float))
         models = structural_model_rows(beta)
         observed = pd.DataFrame(columns=["context_group", "model_id", "n", "outcome"])
     else:
@@ -79,13 +80,37 @@ def case_utility_tables(case: CaseStudy, measures: pd.DataFrame, records: pd.Dat
         table = utility_table(fits).rename(columns={"group": "context_group", "train_auc_mean": "train_auc",
                                                     "test_auc_mean": "test_auc"})
         table = table[[c for c in table.columns if not c.startswith("beta_")]].assign(estimator=spec.estimator)
-        weights = pd.concat([f.weights.rename_axis("factor").reset_index(name="weight").assign(context_group=g)
+        weights = pd.concat([f.weights.rename_axis("factor").reset_index(name="weight")
+                             .assign(context_group=g, coefficient=signed_coefficients(f).to_numpy(float))
                              for g, f in fits.items()], ignore_index=True)
-        models = fitted_model_rows(fits)
+        models = linear_score_rows(fits) if spec.form == "linear_score" else fitted_model_rows(fits)
         observed = (rows[rows["context_group"].isin(list(fits))].groupby(["context_group", "model_id"])["outcome"]
                     .agg(n="size", outcome="mean").reset_index())
     return {"compass.utilities": table, "compass.utility_weights": weights, "compass.utility_models": models,
             "compass.observed_outcomes": observed}
+
+
+def signed_coefficients(fit: UtilityFit) -> pd.Series:
+    """The fitted coefficient of each measure, with its sign (linear / logistic); NaN for LightGBM, whose
+    published weights are split-gain importances (§4.5)."""
+    if fit.estimator == "lightgbm":
+        return pd.Series(np.nan, index=fit.weights.index)
+    coef = pd.Series(np.ravel(fit.model.coef_), index=list(fit.feature_cols))
+    return coef.reindex(fit.weights.index)
+
+
+def negative_coefficients(weights: pd.DataFrame) -> str:
+    """A warning when a capability measure lowers the learned utility somewhere: the published weights
+    are normalized magnitudes, so a negative coefficient would otherwise read as "this measure helps"
+    while the decisions push that measure to its floor. Empty when every coefficient is >= 0."""
+    negative = weights[weights["coefficient"] < 0]
+    if negative.empty:
+        return ""
+    by_factor = negative.groupby("factor")["context_group"].apply(sorted)
+    parts = [f"{f} in {len(groups)} of {weights['context_group'].nunique()} contexts ({', '.join(groups)})"
+             for f, groups in by_factor.items()]
+    return ("negative utility coefficients: " + "; ".join(parts) + ". The weights column shows magnitudes; "
+            "the decisions lower these measures where they can (see the coefficient column).")
 
 
 def _refusal(case: CaseStudy, names: list[str], found: str) -> ValueError:

@@ -2,11 +2,11 @@
 
 One row per context group, the `compass.utility_models` table:
 
-| column | linear / logistic | lightgbm | structural (given β, §3) |
+| column | linear / logistic | lightgbm | structural (given β, §3) or linear_score (PRISM, §5.6) |
 |---|---|---|---|
-| estimator | `linear` / `logistic` | `lightgbm` | `structural` |
+| estimator | `linear` / `logistic` | `lightgbm` | `structural` / `linear_score` |
 | features | JSON list of the feature columns, in model order | same | the measures |
-| coefficients | JSON list, one per feature | null | β, normalized |
+| coefficients | JSON list, one per feature | null | β, or the fit's normalized abs(β̂) |
 | intercept | α | null | 0 |
 | model_text | null | LightGBM's own text model format (`Booster.model_to_string`) | null |
 
@@ -31,7 +31,8 @@ from compass.mlcompass.utilities import UtilityFit, UtilityFn
 
 COLUMNS = ["context_group", "estimator", "features", "coefficients", "intercept", "model_text"]
 
-__all__ = ["COLUMNS", "fitted_model_rows", "structural_model_rows", "utility_from_row", "utilities_from_rows"]
+__all__ = ["COLUMNS", "fitted_model_rows", "structural_model_rows", "linear_score_rows", "utility_from_row",
+           "utilities_from_rows"]
 
 
 def _row(group: str, estimator: str, features: list[str], coefficients: list[float] | None,
@@ -67,6 +68,12 @@ def structural_model_rows(beta: pd.Series, group: str = "all") -> pd.DataFrame:
     return _frame([_row(group, "structural", list(beta.index), beta.to_numpy(float), 0.0, None)])
 
 
+def linear_score_rows(fits: Mapping[str, UtilityFit]) -> pd.DataFrame:
+    """The paper's PRISM utility per group, Û_g = β̂_gᵀx with β̂_g the normalized |coefficients| (§5.6)."""
+    return _frame([_row(g, "linear_score", list(f.weights.index), f.weights.to_numpy(float), 0.0, None)
+                   for g, f in fits.items()])
+
+
 def _sklearn_model(estimator: str, features: list[str], coefficients: list[float], intercept: float):
     model = LinearRegression() if estimator == "linear" else LogisticRegression()
     model.coef_ = np.asarray(coefficients, dtype=float) if estimator == "linear" else np.asarray([coefficients], dtype=float)
@@ -82,7 +89,7 @@ def utility_from_row(row: Mapping[str, object]) -> UtilityFn | pd.Series:
     """Û of one `compass.utility_models` row: the weights β for a structural row (Û = βᵀx), else a function
     of an (n, I) array of measures in the row's feature order, computing what the fitted model did."""
     estimator, features = str(row["estimator"]), json.loads(str(row["features"]))
-    if estimator == "structural":
+    if estimator in ("structural", "linear_score"):
         return pd.Series(json.loads(str(row["coefficients"])), index=features, dtype=float)
     if estimator == "lightgbm":
         booster = lgb.Booster(model_str=str(row["model_text"]))
