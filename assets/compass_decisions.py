@@ -20,12 +20,14 @@ from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource, frame_version
 
 CODE_VERSION = "compass-decisions-1"
-DECISION_KEYS = {name: dg.AssetKey(["compass", name]) for name in ("targets", "recommendations", "leaderboards", "policy_values")}
+DECISION_KEYS = {name: dg.AssetKey(["compass", name])
+                 for name in ("targets", "recommendations", "leaderboards", "policy_values", "lambda_path")}
 _DESCRIPTIONS = {
     "targets": "Continuous targets (x*, c*): problems (4) per type, (5) mean, (6) robust; infeasibility flagged.",
     "recommendations": "Problem (7) per type / mean / robust, the projection variant, and Table 6's policies.",
     "leaderboards": "Deployment-aware leaderboard: Score_s(m) over feasible models; `binding` names what bites.",
     "policy_values": "Table 5: actual, MLC (per type, mean, robust) and single-metric baselines (mean ± sd).",
+    "lambda_path": "The leader for every cost sensitivity λ >= 0 and the critical λ where it switches.",
 }
 _decision_deps = [cost_side, ["compass", "utilities"], measures, ["compass", "ces_shape"], ["raw", "benchmark_scores"]]
 
@@ -88,6 +90,9 @@ def decisions(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
                                  "utility_source": dec.utility_source(inputs), "filters": inputs.filter_note or "none"})
     yield publish_many(context, wh, {"compass.policy_values": values}, where, asset_key=DECISION_KEYS["policy_values"],
                        metadata={"mlc_mean": float(values.set_index("policy").loc["mlc_mean", "value"])})
+    path = dec.lambda_path_frame(inputs)
+    yield publish_many(context, wh, {"compass.lambda_path": path}, where, asset_key=DECISION_KEYS["lambda_path"],
+                       metadata={"switches": max(len(path) - 1, 0), "leaders": " -> ".join(path["model_id"].astype(str))})
 
 
 compass_decision_assets = [utilities, decisions]

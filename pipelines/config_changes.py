@@ -20,7 +20,8 @@ from resources.configs import scenario_files
 from resources.settings import case_dirs
 
 CASE_ROOTS = [dg.AssetKey(["compass", "measures"]), dg.AssetKey(["compass", "utilities"])]
-DECISIONS = [dg.AssetKey(["compass", n]) for n in ("targets", "recommendations", "leaderboards", "policy_values")]
+DECISIONS = [dg.AssetKey(["compass", n]) for n in ("targets", "recommendations", "leaderboards", "policy_values",
+                                                   "lambda_path")]
 
 
 def _digest(path: Path) -> str:

@@ -19,7 +19,8 @@ from compass.mlcompass.case_utilities import fit_case_utilities, structural_weig
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.policy_values import policy_selections, policy_values
 from compass.mlcompass.recommend import project_to_target
-from compass.mlcompass.scenarios import Scenario, filter_models, leaderboard, scenario_targets
+from compass.mlcompass.recommend import model_scores, screen_models
+from compass.mlcompass.scenarios import Scenario, filter_models, lambda_path, leaderboard, scenario_targets
 from compass.mlcompass.utilities import UtilityFit, UtilityFn, utility_table
 from compass.mlcompass.utility_models import fitted_model_rows, linear_score_rows, structural_model_rows
 
@@ -29,7 +30,7 @@ UNATTAINABLE_FLOOR = 1.01
 __all__ = [
     "DecisionInputs", "UNATTAINABLE_FLOOR", "case_utility_tables", "numeric_lambda", "scenario_floors",
     "target_search", "targets_frame", "recommendations_frame", "policy_values_frame", "leaderboard_frame",
-    "NotApplicable", "with_person_weights", "with_filters", "utility_source",
+    "NotApplicable", "with_person_weights", "with_filters", "utility_source", "lambda_path_frame",
 ]
 # Groups listed by name in a refusal; the rest are counted.
 MAX_GROUPS_NAMED = 8
@@ -277,6 +278,20 @@ def policy_values_frame(inputs: DecisionInputs) -> pd.DataFrame:
         outcomes = pd.DataFrame({"model_id": [], "context_group": [], "outcome": []})
     return policy_values(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), outcomes, "highest_mean",
                          group_col="context_group", outcome_col="outcome", raw_scores=_baseline_scores(inputs))
+
+
+def lambda_path_frame(inputs: DecisionInputs) -> pd.DataFrame:
+    """Who leads this scenario's leaderboard for every cost sensitivity λ >= 0, with the critical λ where the
+    leader switches (`compass.mlcompass.scenarios.lambda_path`), over the models its constraints admit."""
+    s = inputs.scenario
+    screen = screen_models(inputs.measures, inputs.costs, s.budget, scenario_floors(inputs), inputs.raw_scores,
+                           s.raw_floors)
+    feasible = screen.loc[screen["feasible"], "model_id"]
+    if feasible.empty:
+        return lambda_path(pd.Series(dtype=float), pd.Series(dtype=float))
+    m = inputs.measures.loc[feasible]
+    scores = model_scores(m, inputs.costs.loc[feasible], inputs.utilities, 0.0, s.aggregation, s.context_weights)
+    return lambda_path(scores.set_index("model_id")["utility"], inputs.costs)
 
 
 def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:

@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from compass.mlcompass.decisions import DecisionInputs, scenario_floors, target_search, utility_source
+from compass.mlcompass.decisions import (
+    DecisionInputs,
+    lambda_path_frame,
+    scenario_floors,
+    target_search,
+    utility_source,
+)
 from compass.mlcompass.recommend import expand_floors, recommend
 from compass.mlcompass.scenarios import Scenario, leaderboard, scenario_targets
 
@@ -50,4 +56,9 @@ def explain(inputs: DecisionInputs) -> str:
                      + f"; c*={float(agg['c_star'].iloc[0]):.3f}")
         chosen = inputs.measures.loc[rec.model_id]
         lines.append("chosen model's measures: " + ", ".join(f"{m}={v:.3f}" for m, v in chosen.items()))
+    path = lambda_path_frame(inputs)
+    if len(path) > 1:
+        steps = [f"{r.model_id} up to λ={r.lambda_to:.4g}" for r in path.iloc[:-1].itertuples()]
+        lines.append("λ path (leader as cost sensitivity grows): " + ", then ".join(steps)
+                     + f", then {path['model_id'].iloc[-1]}")
     return "\n".join(lines)

@@ -23,7 +23,7 @@ import pandas as pd
 from compass.mlcompass.utilities import UtilityFn, linear_utility
 
 AGGREGATIONS = ("mean", "robust")
-_TIE_DECIMALS = 12
+TIE_DECIMALS = 12
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ def model_scores(
 
 def sort_by_score(table: pd.DataFrame) -> pd.DataFrame:
     """Order rows by score (desc), breaking ties by lower cost, then model id."""
-    key = table.assign(_s=-table["score"].astype(float).round(_TIE_DECIMALS))
+    key = table.assign(_s=-table["score"].astype(float).round(TIE_DECIMALS))
     return key.sort_values(["_s", "cost", "model_id"], kind="mergesort").drop(columns="_s").reset_index(drop=True)
 
 

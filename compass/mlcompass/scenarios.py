@@ -24,12 +24,7 @@ import yaml
 
 from compass.ingest.errors import IngestError
 from compass.mlcompass.frontier import CESFrontier
-from compass.mlcompass.recommend import (
-    AGGREGATIONS,
-    model_scores,
-    screen_models,
-    sort_by_score,
-)
+from compass.mlcompass.recommend import TIE_DECIMALS, AGGREGATIONS, model_scores, screen_models, sort_by_score
 from compass.mlcompass.targets import per_type_targets, solve_target, targets_table
 from compass.mlcompass.utilities import UtilityFn
 
@@ -312,3 +307,32 @@ def scenario_targets(
         targets[agg] = solve_target(utilities, frontier, lam, measure_names, aggregation=agg,
                                     weights=scenario.context_weights, **common)
     return targets_table(targets).assign(scenario=scenario.name, lam=lam)
+
+
+def lambda_path(utility: pd.Series, cost: pd.Series) -> pd.DataFrame:
+    """The top model of Score(m; λ) = Û(m) - λ c(m) as λ runs over [0, ∞): the critical λ where it switches.
+
+    The leaderboard's leader for a cost sensitivity λ is the upper envelope of the lines u_m - λ c_m (§4.6
+    score, ties to the lower cost). Starting from the best model at λ = 0, the next leader is the cheaper
+    model whose line crosses first, at λ = (u_top - u_k) / (c_top - c_k); the walk ends at the cheapest
+    model. Exact, O(n) per switch. Returns [lambda_from, lambda_to, model_id, utility, cost] (lambda_to
+    of the last row is inf); empty when no model is given.
+    """
+    table = pd.DataFrame({"utility": utility.astype(float), "cost": cost.reindex(utility.index).astype(float)})
+    if table.empty:
+        return pd.DataFrame(columns=["lambda_from", "lambda_to", "model_id", "utility", "cost"])
+    ids = table.index.to_numpy()
+    u, c = table["utility"].round(TIE_DECIMALS).to_numpy(), table["cost"].to_numpy()
+    top = int(np.lexsort((ids, c, -u))[0])  # best utility, then lower cost, then model id
+    rows, start = [], 0.0
+    while True:
+        cheaper = np.flatnonzero(c < c[top])
+        if cheaper.size == 0:
+            rows.append((start, np.inf, ids[top], utility.iloc[top], c[top]))
+            break
+        cross = np.maximum((u[top] - u[cheaper]) / (c[top] - c[cheaper]), start)
+        first = cheaper[np.lexsort((ids[cheaper], c[cheaper], cross))[0]]  # earliest crossing, then cheaper
+        at = float(max((u[top] - u[first]) / (c[top] - c[first]), start))
+        rows.append((start, at, ids[top], utility.iloc[top], c[top]))
+        top, start = first, at
+    return pd.DataFrame(rows, columns=["lambda_from", "lambda_to", "model_id", "utility", "cost"])

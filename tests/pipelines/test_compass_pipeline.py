@@ -55,6 +55,9 @@ def test_full_refresh_publishes_every_compass_table(compass_state):
 def test_leaderboards_are_feasible_and_cost_aware(compass_state):
     _, wh, _, _ = compass_state
     board = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "cost_aware_low"}).sort_values("rank")
+    path = wh.read("compass.lambda_path", {"case_id": "small_open", "scenario": "cost_aware_low"})
+    at_low = path[(path["lambda_from"] <= 0.5) & (path["lambda_to"] > 0.5)]  # the case's low lam
+    assert list(at_low["model_id"]) == [board["model_id"].iloc[0]]
     assert len(board) > 10 and list(board["rank"]) == list(range(1, len(board) + 1))
     assert np.all(np.diff(board["score"].to_numpy()) <= 1e-12)
     # score = utility - lam * cost with the case's low lam (0.5)
