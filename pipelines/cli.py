@@ -120,7 +120,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(f"no leaderboard for case {args.case!r}, scenario {args.scenario!r}"
               + (f" as of {args.as_of}" if args.as_of else "") + "; run `compass run` first", file=sys.stderr)
         return 2
-    board = board[["rank", "model_id", "score", "utility", "cost", "binding", "refreshed_at"]].head(args.top)
+    columns = ["rank", "model_id", "score", "utility", "cost", "binding", "tier", "imputed_share", "has_outcomes",
+               "extrapolated", "refreshed_at"]
+    board = board[[c for c in columns if c in board.columns]].head(args.top)  # older versions lack the diagnostics
     if args.format == "csv":
         print(board.to_csv(index=False), end="")
     elif args.format == "json":

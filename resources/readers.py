@@ -139,11 +139,14 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
     ces = ces_from_parameters(params, list(m.columns))
     frontier = CESFrontier(ces.a, ces.b, float(params["c0"]), float(params["d"]), ces.tier_levels)
     utils = utilities_from_rows(wh.read("compass.utility_models", {"case_id": case.case_id}))
+    scores = wh.read("raw.benchmark_scores")
     everything = BenchmarkSpec(min_models_per_benchmark=1, min_benchmarks_per_model=1, models=tuple(m.index))
-    raw_scores = build_x_raw(wh.read("raw.benchmark_scores"), everything).reindex(m.index)
+    raw_scores = build_x_raw(scores, everything).reindex(m.index)
     outcomes = wh.read("compass.observed_outcomes", {"case_id": case.case_id})
+    info = pd.DataFrame({"tier": tiers(wh, case.case_id).set_index("model_id")["tier"],
+                         "imputed_share": build_x_raw(scores, case.benchmarks).isna().mean(axis=1)}).reindex(m.index)
     inputs = with_person_weights(DecisionInputs(case, scenario, m, costs.reindex(m.index), frontier, utils, raw_scores,
-                                                outcomes))
+                                                outcomes, model_info=info))
     return with_filters(inputs, wh.read("raw.models")) if scenario.filters else inputs
 
 

@@ -12,6 +12,7 @@ import dataclasses
 
 import numpy as np
 import pandas as pd
+from scipy.spatial import Delaunay, QhullError
 
 from compass.mlcompass.case_inputs import outcome_rows
 from compass.mlcompass.case_study import CaseStudy
@@ -49,6 +50,8 @@ class DecisionInputs:
     raw_scores: pd.DataFrame
     outcomes: pd.DataFrame  # observed mean outcome per (context_group, model_id): the "actual" policies
     filter_note: str = ""  # what the scenario's governance filters excluded (`with_filters`)
+    # Per model (index model_id): tier (compass.tiers) and imputed_share (share of its x_raw cells imputed, §4.3).
+    model_info: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
 
 def numeric_lambda(scenario: Scenario, case: CaseStudy) -> Scenario:
@@ -268,7 +271,16 @@ def recommendations_frame(inputs: DecisionInputs, target_rows: pd.DataFrame) -> 
     table = pd.DataFrame(rows, columns=["policy", "context_group", "model_id"])
     values = pd.DataFrame([_value(inputs, m, g) for m, g in zip(table["model_id"], table["context_group"])],
                           columns=["utility", "cost", "deployment_value"])
-    return pd.concat([table, values], axis=1)
+    # The selected model's tier and measures next to each recommendation (EC Tables 17-26).
+    chosen = table["model_id"].map(_measures_text(inputs))
+    tier = table["model_id"].map(inputs.model_info["tier"] if "tier" in inputs.model_info else {})
+    return pd.concat([table, values], axis=1).assign(tier=tier.astype("Int64"), measures=chosen.astype("string"))
+
+
+def _measures_text(inputs: DecisionInputs) -> pd.Series:
+    """'C1=0.912, C2=0.667' per model."""
+    m = inputs.measures
+    return pd.Series([", ".join(f"{c}={v:.3f}" for c, v in row.items()) for _, row in m.iterrows()], index=m.index)
 
 
 def policy_values_frame(inputs: DecisionInputs) -> pd.DataFrame:
@@ -294,7 +306,34 @@ def lambda_path_frame(inputs: DecisionInputs) -> pd.DataFrame:
     return lambda_path(scores.set_index("model_id")["utility"], inputs.costs)
 
 
+def extrapolated(measures: pd.DataFrame, trained_on: pd.Index) -> pd.Series:
+    """True where a model's measures lie outside the convex hull of the models the utility was learned
+    from: Û is applied there by extrapolation. NA for every model when no model had outcome data (a given,
+    structural utility). With fewer training models than a hull needs, their bounding box is used."""
+    train = measures.loc[measures.index.intersection(trained_on)].to_numpy(float)
+    if len(train) == 0:
+        return pd.Series(pd.NA, index=measures.index, dtype="boolean")
+    x = measures.to_numpy(float)
+    inside = np.all((x >= train.min(axis=0) - 1e-12) & (x <= train.max(axis=0) + 1e-12), axis=1)
+    if train.shape[1] > 1 and len(train) > train.shape[1]:
+        try:
+            inside = Delaunay(train).find_simplex(x) >= 0
+        except QhullError:  # degenerate (collinear) training models: keep the bounding box
+            pass
+    return pd.Series(~inside, index=measures.index, dtype="boolean")
+
+
+def model_diagnostics(inputs: DecisionInputs) -> pd.DataFrame:
+    """Per model: tier, imputed_share, has_outcomes (the utility saw its outcomes) and extrapolated."""
+    trained_on = pd.Index(inputs.outcomes["model_id"].unique()) if len(inputs.outcomes) else pd.Index([])
+    out = inputs.model_info.reindex(inputs.measures.index).reindex(columns=["tier", "imputed_share"])
+    return out.assign(has_outcomes=inputs.measures.index.isin(trained_on),
+                      extrapolated=extrapolated(inputs.measures, trained_on))
+
+
 def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
-    """The deployment-aware leaderboard Score_s(m) over feasible models, under the scenario's floors."""
+    """The deployment-aware leaderboard Score_s(m) over feasible models, under the scenario's floors, with
+    each model's diagnostics (`model_diagnostics`) and the utility used."""
     board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores)
+    board = board.join(model_diagnostics(inputs), on="model_id")
     return board.assign(utility_source=utility_source(inputs))
