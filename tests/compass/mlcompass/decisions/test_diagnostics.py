@@ -2,7 +2,6 @@
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from compass.mlcompass import decisions as dec
 from compass.mlcompass.scenarios import Scenario

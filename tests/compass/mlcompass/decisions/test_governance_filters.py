@@ -6,10 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.ingest.errors import IngestError
 from compass.mlcompass import decisions as dec
 from compass.mlcompass.scenarios import Scenario, filter_models
-from tests.compass.mlcompass.decisions.test_person_weights import _inputs
+from tests.compass.mlcompass.decisions.test_person_weights import _inputs, assert_scenario_rejected
 
 MODELS = pd.DataFrame({
     "model_id": [f"m{i}" for i in range(30)],
@@ -61,8 +60,4 @@ def test_a_filter_no_model_passes_gives_an_empty_leaderboard_not_a_crash():
     ({"released_after": "last year"}, "filters.released_after", "expected a date YYYY-MM-DD, got 'last year'"),
 ])
 def test_bad_filters_name_file_key_and_value(tmp_path, filters, key, message):
-    path = tmp_path / "governed.yaml"
-    path.write_text(f"name: governed\nlam: low\nfilters: {filters!r}\n".replace("True", "true"))
-    with pytest.raises(IngestError) as err:
-        Scenario.from_yaml(path)
-    assert err.value.file == str(path) and err.value.column == key and message in err.value.reason
+    assert_scenario_rejected(tmp_path, f"filters: {filters!r}".replace("True", "true"), key, message)

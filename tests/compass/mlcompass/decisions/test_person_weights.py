@@ -59,8 +59,13 @@ def test_weights_on_a_measure_the_case_lacks_skip_the_case():
     ({"betas": {"C1": 1}}, "utility", "expected `utility: {weights:"),
 ])
 def test_bad_person_weights_name_file_key_and_value(tmp_path, utility, key, message):
-    path = tmp_path / "mine.yaml"
-    path.write_text(f"name: mine\nlam: low\nutility: {utility!r}\n".replace("inf", ".inf"))
+    assert_scenario_rejected(tmp_path, f"utility: {utility!r}".replace("inf", ".inf"), key, message)
+
+
+def assert_scenario_rejected(tmp_path, line: str, key: str, message: str) -> None:
+    """A scenario file with `line` is rejected with an IngestError naming the file, `key` and `message`."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text(f"name: scenario\nlam: low\n{line}\n")
     with pytest.raises(IngestError) as err:
         Scenario.from_yaml(path)
     assert err.value.file == str(path) and err.value.column == key and message in err.value.reason
