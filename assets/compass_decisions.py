@@ -90,7 +90,7 @@ def decisions(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
                                  "utility_source": dec.utility_source(inputs), "filters": inputs.filter_note or "none"})
     yield publish_many(context, wh, {"compass.policy_values": values}, where, asset_key=DECISION_KEYS["policy_values"],
                        metadata={"mlc_mean": float(values.set_index("policy").loc["mlc_mean", "value"])})
-    path = dec.lambda_path_frame(inputs)
+    path = dec.lambda_path_frame(board)
     yield publish_many(context, wh, {"compass.lambda_path": path}, where, asset_key=DECISION_KEYS["lambda_path"],
                        metadata={"switches": max(len(path) - 1, 0), "leaders": " -> ".join(path["model_id"].astype(str))})
 

@@ -74,10 +74,10 @@ class Warehouse:
             return con.execute(sql, params or []).df()
 
     def table_exists(self, table: str) -> bool:
-        schema, name = table.split(".")
-        sql = ("select count(*) from information_schema.tables "
-               "where table_catalog = 'warehouse' and table_schema = ? and table_name = ?")
-        return self.path.exists() and self.query(sql, [schema, name]).iloc[0, 0] > 0
+        if not self.path.exists():
+            return False
+        with self.connect(read_only=True) as con:
+            return self._exists(con, table)
 
     def read(self, table: str, where: Mapping[str, object] | None = None) -> pd.DataFrame:
         """Rows of `table` (optionally filtered by equality on columns); empty frame if absent."""

@@ -20,7 +20,6 @@ from compass.mlcompass.case_utilities import fit_case_utilities, structural_weig
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.policy_values import policy_selections, policy_values
 from compass.mlcompass.recommend import project_to_target
-from compass.mlcompass.recommend import model_scores, screen_models
 from compass.mlcompass.scenarios import Scenario, filter_models, lambda_path, leaderboard, scenario_targets
 from compass.mlcompass.utilities import UtilityFit, UtilityFn, utility_table
 from compass.mlcompass.utility_models import fitted_model_rows, linear_score_rows, structural_model_rows
@@ -292,18 +291,12 @@ def policy_values_frame(inputs: DecisionInputs) -> pd.DataFrame:
                          group_col="context_group", outcome_col="outcome", raw_scores=_baseline_scores(inputs))
 
 
-def lambda_path_frame(inputs: DecisionInputs) -> pd.DataFrame:
-    """Who leads this scenario's leaderboard for every cost sensitivity λ >= 0, with the critical λ where the
-    leader switches (`compass.mlcompass.scenarios.lambda_path`), over the models its constraints admit."""
-    s = inputs.scenario
-    screen = screen_models(inputs.measures, inputs.costs, s.budget, scenario_floors(inputs), inputs.raw_scores,
-                           s.raw_floors)
-    feasible = screen.loc[screen["feasible"], "model_id"]
-    if feasible.empty:
-        return lambda_path(pd.Series(dtype=float), pd.Series(dtype=float))
-    m = inputs.measures.loc[feasible]
-    scores = model_scores(m, inputs.costs.loc[feasible], inputs.utilities, 0.0, s.aggregation, s.context_weights)
-    return lambda_path(scores.set_index("model_id")["utility"], inputs.costs)
+def lambda_path_frame(board: pd.DataFrame) -> pd.DataFrame:
+    """Who leads this scenario's leaderboard (`leaderboard_frame`) for every cost sensitivity λ >= 0, with the
+    critical λ where the leader switches (`compass.mlcompass.scenarios.lambda_path`). The leaderboard already
+    holds exactly the models the scenario admits, with their aggregated utility and normalized cost."""
+    by_model = board.set_index("model_id")
+    return lambda_path(by_model["utility"], by_model["cost"])
 
 
 def extrapolated(measures: pd.DataFrame, trained_on: pd.Index) -> pd.Series:

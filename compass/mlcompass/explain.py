@@ -9,12 +9,13 @@ import pandas as pd
 from compass.mlcompass.decisions import (
     DecisionInputs,
     lambda_path_frame,
+    leaderboard_frame,
     scenario_floors,
     target_search,
     utility_source,
 )
 from compass.mlcompass.recommend import expand_floors, recommend
-from compass.mlcompass.scenarios import Scenario, leaderboard, scenario_targets
+from compass.mlcompass.scenarios import Scenario, scenario_targets
 
 REGIME_TOL = 1e-6
 
@@ -40,8 +41,7 @@ def explain(inputs: DecisionInputs) -> str:
              f"utility: {utility_source(inputs)}"] + ([inputs.filter_note] if inputs.filter_note else [])
     if not rec.feasible:
         return "\n".join(lines + [f"no recommendation: {rec.reason}"])
-    board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, Scenario(**{**s.__dict__, "floors": floors}),
-                        inputs.raw_scores)
+    board = leaderboard_frame(inputs)
     binding = board.iloc[0]["binding"] if len(board) else "none"
     lines.append(f"recommended: {rec.model_id} (utility {rec.utility:.3f}, normalized cost {rec.cost:.3f}, "
                  f"score {rec.score:.3f}); binding constraints: {binding}")
@@ -56,7 +56,7 @@ def explain(inputs: DecisionInputs) -> str:
                      + f"; c*={float(agg['c_star'].iloc[0]):.3f}")
         chosen = inputs.measures.loc[rec.model_id]
         lines.append("chosen model's measures: " + ", ".join(f"{m}={v:.3f}" for m, v in chosen.items()))
-    path = lambda_path_frame(inputs)
+    path = lambda_path_frame(board)
     if len(path) > 1:
         steps = [f"{r.model_id} up to λ={r.lambda_to:.4g}" for r in path.iloc[:-1].itertuples()]
         lines.append("λ path (leader as cost sensitivity grows): " + ", then ".join(steps)

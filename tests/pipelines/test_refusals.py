@@ -1,6 +1,7 @@
 """A refresh with cases that cannot rank: one teaching paragraph per failure, no stack trace on the console, a
 closing line naming only what failed; the other cases, and a scenario skipped for a case, still complete."""
 
+import contextlib
 import shutil
 
 import pytest
@@ -39,8 +40,6 @@ def refusal_run(tmp_path_factory):
                             "COMPASS_SCENARIOS": tmp / "scenarios"}.items():
             mp.setenv(name, str(value))
         out, err = tmp / "stdout.txt", tmp / "stderr.txt"
-        import contextlib
-
         with open(out, "w") as o, open(err, "w") as e, contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
             code = main(["run"])
         yield code, out.read_text(), err.read_text(), Warehouse(tmp / "warehouse.duckdb"), tmp
