@@ -46,14 +46,16 @@ def model_costs(costs: pd.DataFrame, models: pd.DataFrame, spec: CostSpec, model
 def outcome_rows(records: pd.DataFrame, interactions: pd.DataFrame, spec: UtilitySpec) -> pd.DataFrame:
     """Outcome rows [model_id, group (prompt/user), context_group, outcome] for utility learning (§4.5).
 
-    query_records: one row per (query, model), outcome = correctness, context = query category.
+    query_records: one row per (query, model), outcome = correctness, context = query category. A prompt is
+      keyed by dataset, split and query_id: query ids restart in each split (train query 7 and test query 7
+      are different questions), and the within-prompt labels of §5.5 must not pool two questions.
     interactions: outcome = the rubric / rating value, context = context_group (or dataset).
     """
     if spec.source == "query_records":
         rows = records[records["dataset"].isin(spec.datasets)]
         out = pd.DataFrame({
             "model_id": rows["model_id"],
-            "group": rows["dataset"] + ":" + rows["query_id"].astype(str),
+            "group": rows["dataset"] + ":" + _split(rows) + ":" + rows["query_id"].astype(str),
             "context_group": rows[spec.context] if spec.context else "all",
             "outcome": rows["correct"].astype(float),
         })
@@ -69,3 +71,8 @@ def outcome_rows(records: pd.DataFrame, interactions: pd.DataFrame, spec: Utilit
     else:
         raise ValueError(f"utility source '{spec.source}' has no outcome rows")
     return out.dropna(subset=["outcome"]).reset_index(drop=True)
+
+
+def _split(rows: pd.DataFrame) -> pd.Series:
+    """Each record's split ("" where the source has none)."""
+    return rows["split"].fillna("").astype(str) if "split" in rows else pd.Series("", index=rows.index)
