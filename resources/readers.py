@@ -133,7 +133,8 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
     """Decision inputs of a case under a scenario (lam already numeric): measures of the priced models,
     normalized costs, the fitted frontier, the utilities (the scenario's person weights when it has them),
     raw scores and observed outcomes, restricted to the models that pass the scenario's governance filters."""
-    costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
+    cost_table = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")
+    costs = cost_table["cost"]
     m = measures(wh, case.case_id).loc[lambda f: f.index.isin(costs.index)]
     params = frontier_parameters(wh, case.case_id)
     ces = ces_from_parameters(params, list(m.columns))
@@ -146,7 +147,8 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
     info = pd.DataFrame({"tier": tiers(wh, case.case_id).set_index("model_id")["tier"],
                          "imputed_share": build_x_raw(scores, case.benchmarks).isna().mean(axis=1)}).reindex(m.index)
     inputs = with_person_weights(DecisionInputs(case, scenario, m, costs.reindex(m.index), frontier, utils, raw_scores,
-                                                outcomes, model_info=info))
+                                                outcomes, model_info=info,
+                                                tier_costs=cost_table["tier_cost"].reindex(m.index)))
     return with_filters(inputs, wh.read("raw.models")) if scenario.filters else inputs
 
 

@@ -9,7 +9,8 @@ import pandas as pd
 
 from resources.warehouse import Warehouse
 
-POLICY_ORDER = ["actual_per_type", "mlc_per_type", "actual_mean", "mlc_mean", "mlc_robust", "baselines"]
+POLICY_ORDER = ["actual_per_type", "mlc_per_type", "actual_mean", "mlc_mean", "mlc_robust", "baselines",
+                "mlc_per_type_actual_cost", "mlc_mean_actual_cost", "mlc_robust_actual_cost"]
 SCENARIOS = ["pure_capability", "cost_aware_low", "cost_aware_high", "constrained_single", "constrained_all"]
 
 
@@ -69,7 +70,7 @@ def case_tables(wh: Warehouse, case: str) -> str:
 
 def main() -> None:
     wh = Warehouse(sys.argv[1] if len(sys.argv) > 1 else "var/warehouse.duckdb")
-    for case in sorted(wh.query("select distinct case_id from compass.mlcompass.measures")["case_id"]):
+    for case in sorted(wh.query("select distinct case_id from compass.measures")["case_id"]):
         print(case_tables(wh, case))
 
 

@@ -49,6 +49,9 @@ class DecisionInputs:
     raw_scores: pd.DataFrame
     outcomes: pd.DataFrame  # observed mean outcome per (context_group, model_id): the "actual" policies
     filter_note: str = ""  # what the scenario's governance filters excluded (`with_filters`)
+    # Normalized tier-aggregated cost c_t of each model's tier (§4.4 Step 3): what the paper's protocol selects
+    # the MLC policies of Tables 5-6 on (§5.6-5.7), evaluating them at `costs`. None: select at actual cost.
+    tier_costs: pd.Series | None = None
     # Per model (index model_id): tier (compass.tiers) and imputed_share (share of its x_raw cells imputed, §4.3).
     model_info: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
@@ -174,7 +177,8 @@ def with_filters(inputs: DecisionInputs, models: pd.DataFrame) -> DecisionInputs
     note = f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})"
     keep = inputs.measures.index.isin(kept)
     outcomes = inputs.outcomes[inputs.outcomes["model_id"].isin(kept)] if len(inputs.outcomes) else inputs.outcomes
-    return dataclasses.replace(inputs, measures=inputs.measures[keep], costs=inputs.costs[keep],
+    tier_costs = None if inputs.tier_costs is None else inputs.tier_costs[inputs.tier_costs.index.isin(kept)]
+    return dataclasses.replace(inputs, measures=inputs.measures[keep], costs=inputs.costs[keep], tier_costs=tier_costs,
                                raw_scores=inputs.raw_scores[keep], outcomes=outcomes, filter_note=note)
 
 
@@ -253,11 +257,12 @@ def _baseline_scores(inputs: DecisionInputs) -> pd.DataFrame:
 
 
 def recommendations_frame(inputs: DecisionInputs, target_rows: pd.DataFrame) -> pd.DataFrame:
-    """Problem (7) per type, mean and robust (ties -> lower cost), the projection variant, and Table 6's policies."""
+    """Problem (7) per type, mean and robust (ties -> lower cost), the projection variant, and Table 6's policies
+    (the MLC ones selected on tier costs as in the paper, and at actual cost: `policy_values`)."""
     s, floors = inputs.scenario, scenario_floors(inputs)
     sel = policy_selections(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs),
                             _outcomes_for_policies(inputs), "highest_mean", group_col="context_group",
-                            outcome_col="outcome", raw_scores=_baseline_scores(inputs))
+                            outcome_col="outcome", raw_scores=_baseline_scores(inputs), selection_costs=inputs.tier_costs)
     rows = [(r.policy, r.group, r.model_id) for r in sel.itertuples()]
     for policy, part in target_rows[target_rows["policy"] != "per_type"].groupby("policy"):
         if not part["feasible"].all():
@@ -283,12 +288,14 @@ def _measures_text(inputs: DecisionInputs) -> pd.Series:
 
 
 def policy_values_frame(inputs: DecisionInputs) -> pd.DataFrame:
-    """Table 5: actual, MLC (per type, mean, robust) and single-metric baselines (mean ± sd) for one scenario."""
+    """Table 5: actual, MLC (per type, mean, robust; selected on tier costs as in §5.6-5.7, and at actual cost)
+    and single-metric baselines (mean ± sd) for one scenario, all evaluated at actual cost."""
     outcomes = _outcomes_for_policies(inputs)
     if outcomes.empty:  # structural case: no observed behaviour to call "actual"
         outcomes = pd.DataFrame({"model_id": [], "context_group": [], "outcome": []})
     return policy_values(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), outcomes, "highest_mean",
-                         group_col="context_group", outcome_col="outcome", raw_scores=_baseline_scores(inputs))
+                         group_col="context_group", outcome_col="outcome", raw_scores=_baseline_scores(inputs),
+                         selection_costs=inputs.tier_costs)
 
 
 def lambda_path_frame(board: pd.DataFrame) -> pd.DataFrame:

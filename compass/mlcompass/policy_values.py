@@ -15,9 +15,16 @@ Policies compared within one scenario (§5.6 "MLC variants", "Comparison benchma
 
 Evaluation metric (§5.6): plug the selected model into Û(·; z) for each type z,
 average across types (uniformly unless context weights are given), and subtract
-lam times the model's *actual* cost (which may differ from the cost used for
-selection, e.g. tier-aggregated costs; pass `selection_costs`). Per-type
-policies report the mean and the sd across types of the per-type values.
+lam times the model's *actual* cost. Per-type policies report the mean and the
+sd across types of the per-type values.
+
+The paper's protocol (§5.6-5.7) selects the MLC policies on tier-aggregated costs
+c_t (`selection_costs`) and evaluates them at actual cost, so MLC is not scored on
+the objective it maximized. With `selection_costs`, the MLC policies follow that
+protocol and `mlc_per_type_actual_cost`, `mlc_mean_actual_cost` and
+`mlc_robust_actual_cost` select at actual cost instead: the evaluated objective
+itself, so among single-model policies `mlc_mean_actual_cost` wins by construction.
+Feasibility (budget, floors) is always judged at actual cost.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from compass.mlcompass.scenarios import Scenario
 from compass.mlcompass.utilities import UtilityFn
 
 CRITERIA = ("most_selected", "highest_mean")
+MLC_POLICIES = ("mlc_per_type", "mlc_mean", "mlc_robust")
+ACTUAL_COST_SUFFIX = "_actual_cost"
 POLICY_COLUMNS = ["policy", "value", "sd"]
 
 
@@ -100,21 +109,17 @@ def policy_selections(
     model_id is None when no feasible model exists for that policy.
     """
     lam = scenario.resolve_lambda(dataset)
-    sel_costs = costs if selection_costs is None else selection_costs
     screen = screen_models(measures, costs, scenario.budget, scenario.floors, raw_scores, scenario.raw_floors)
     feasible = list(screen.loc[screen["feasible"], "model_id"])
-    common = dict(lam=lam, budget=scenario.budget, floors=scenario.floors,
-                  raw_scores=raw_scores, raw_floors=scenario.raw_floors)
     rows = []
     per_type_actual = observed_winners(interactions, actual_criterion, feasible, group_col, model_col, outcome_col)
-    for g in utilities:
-        rows.append(("actual_per_type", g, per_type_actual.get(g)))
-        rows.append(("mlc_per_type", g, recommend(measures, sel_costs, {g: utilities[g]}, **common).model_id))
+    rows += [("actual_per_type", g, per_type_actual.get(g)) for g in utilities]
     pooled = observed_winners(interactions, actual_criterion, feasible, None, model_col, outcome_col)["all"]
     rows.append(("actual_mean", "all", pooled))
-    for agg in ("mean", "robust"):
-        rows.append((f"mlc_{agg}", "all", recommend(measures, sel_costs, utilities, aggregation=agg,
-                                                    weights=scenario.context_weights, **common).model_id))
+    protocols = {"": costs} if selection_costs is None else {"": selection_costs, ACTUAL_COST_SUFFIX: costs}
+    for suffix, sel_costs in protocols.items():
+        rows += [(name + suffix, g, m) for name, g, m in _mlc_selections(measures.loc[feasible], sel_costs, utilities,
+                                                                         lam, scenario.context_weights)]
     cols = list(baseline_cols) if baseline_cols is not None else (list(raw_scores.columns) if raw_scores is not None else [])
     for col in cols:
         if raw_scores is None or col not in raw_scores.columns:
@@ -127,6 +132,15 @@ def policy_selections(
                              "cost": costs.reindex(feasible).to_numpy(dtype=float)})
     rows.append(("baseline:cost", "all", str(sort_by_score(cheapest).iloc[0]["model_id"]) if feasible else None))
     return pd.DataFrame(rows, columns=["policy", "group", "model_id"])
+
+
+def _mlc_selections(feasible: pd.DataFrame, sel_costs: pd.Series, utilities: Mapping[str, pd.Series | UtilityFn],
+                    lam: float, weights: Mapping[str, float] | None) -> list[tuple[str, str, str | None]]:
+    """Problem (7) over the feasible models with cost `sel_costs`: per type, mean (5) and robust (6)."""
+    rows = [("mlc_per_type", g, recommend(feasible, sel_costs, {g: utilities[g]}, lam, np.inf).model_id)
+            for g in utilities]
+    return rows + [(f"mlc_{agg}", "all", recommend(feasible, sel_costs, utilities, lam, np.inf, aggregation=agg,
+                                                   weights=weights).model_id) for agg in ("mean", "robust")]
 
 
 def policy_values(
@@ -142,8 +156,9 @@ def policy_values(
     """Table 5 row block for one scenario: DataFrame[policy, value, sd].
 
     Rows: actual_per_type, mlc_per_type (mean and sd across types), actual_mean,
-    mlc_mean, mlc_robust (single-model values, sd NaN), baselines (mean and sd
-    across single-metric rules), then one row per baseline rule "baseline:<col>".
+    mlc_mean, mlc_robust (single-model values, sd NaN), with `selection_costs` the
+    same MLC rows selected at actual cost (suffix _actual_cost), baselines (mean and
+    sd across single-metric rules), then one row per baseline rule "baseline:<col>".
     kwargs go to `policy_selections`.
     """
     lam = scenario.resolve_lambda(dataset)
@@ -152,8 +167,9 @@ def policy_values(
     sel = policy_selections(measures, costs, utilities, scenario, interactions, actual_criterion, dataset=dataset, **kwargs)
     w = pd.Series(scenario.context_weights or {g: 1.0 for g in fns}, dtype=float)[list(fns)]
     w = w / w.sum()
+    variants = [""] + ([ACTUAL_COST_SUFFIX] if kwargs.get("selection_costs") is not None else [])
     rows = []
-    for policy in ("actual_per_type", "mlc_per_type"):
+    for policy in ["actual_per_type"] + [f"mlc_per_type{v}" for v in variants]:
         part = sel[sel["policy"] == policy]
         per_type = pd.Series({r.group: _values(r.model_id, measures, fns, costs, lam)[r.group] for r in part.itertuples()})
         rows.append((policy, float((per_type * w[per_type.index]).sum()) if per_type.notna().all() else np.nan,
@@ -161,7 +177,7 @@ def policy_values(
     single = sel[sel["group"] == "all"]
     single_values = {r.policy: float((_values(r.model_id, measures, fns, costs, lam) * w).sum()) if r.model_id else np.nan
                      for r in single.itertuples()}
-    for policy in ("actual_mean", "mlc_mean", "mlc_robust"):
+    for policy in ["actual_mean"] + [f"mlc_{agg}{v}" for v in variants for agg in ("mean", "robust")]:
         rows.append((policy, single_values[policy], np.nan))
     base = pd.Series({p: v for p, v in single_values.items() if p.startswith("baseline:")})
     rows.append(("baselines", float(base.mean()), float(base.std(ddof=1)) if len(base) > 1 else np.nan))

@@ -67,8 +67,18 @@ def test_leaderboards_are_feasible_and_cost_aware(compass_state):
     floors = wh.read("compass.leaderboards", {"case_id": "small_open", "scenario": "constrained_all"})
     measures = wh.read("compass.measures", {"case_id": "small_open"}).pivot(index="model_id", columns="factor", values="value")
     assert (measures.loc[floors["model_id"]] >= 0.33).all().all()
-    values = wh.read("compass.policy_values", {"case_id": "small_open", "scenario": "cost_aware_low"}).set_index("policy")
-    assert values.loc["mlc_mean", "value"] >= values.loc["baselines", "value"] - 1e-9
+    where = {"case_id": "small_open", "scenario": "cost_aware_low"}
+    values = wh.read("compass.policy_values", where).set_index("policy")
+    recs = wh.read("compass.recommendations", where).set_index("policy")
+    costs = wh.read("compass.costs", {"case_id": "small_open"}).set_index("model_id")
+    # The paper's protocol: mlc_mean is selected on tier costs, so it maximizes utility - lam * tier_cost over
+    # the leaderboard's models, and is evaluated at its actual cost.
+    by_tier = (board.set_index("model_id")["utility"] - 0.5 * costs["tier_cost"]).dropna()
+    assert recs.loc["mlc_mean", "model_id"] == by_tier.idxmax()
+    assert values.loc["mlc_mean", "value"] == pytest.approx(recs.loc["mlc_mean", "deployment_value"])
+    # Selected on the evaluated objective, the actual-cost variant is the leaderboard's leader.
+    assert recs.loc["mlc_mean_actual_cost", "model_id"] == board["model_id"].iloc[0]
+    assert values.loc["mlc_mean_actual_cost", "value"] == pytest.approx(board["score"].iloc[0])
 
 
 def test_price_change_refits_only_the_cost_side(compass_state, monkeypatch):

@@ -133,7 +133,8 @@ def test_policy_values_hand_computed():
     rules = [single["premium"], single["chatty"], single["chatty"]]
     assert values.at["baselines", "value"] == pytest.approx(np.mean(rules))
     assert values.at["baselines", "sd"] == pytest.approx(np.std(rules, ddof=1))
-    # MLC (mean) maximizes the evaluated metric among single-model policies; per-type dominates at lam = 0
+    # Without selection costs, MLC (mean) is selected on the evaluated metric itself, so it wins among
+    # single-model policies by construction (not a finding); per-type dominates at lam = 0
     assert values.at["mlc_mean", "value"] >= max(values.at["actual_mean", "value"], values.at["mlc_robust", "value"])
     pure = policy_values(measures, costs, BETAS, Scenario("pure", lam=0.0), _interactions(), "most_selected",
                          raw_scores=raw).set_index("policy")["value"]
@@ -152,6 +153,14 @@ def test_policy_values_with_tier_costs_for_selection_evaluates_actual_cost():
     # ...but it is evaluated at its actual cost 1.0
     expected = float((measures.loc["premium"] @ BETAS["ethics"] + measures.loc["premium"] @ BETAS["safety"]) / 2 - 0.5)
     assert values.at["mlc_mean", "value"] == pytest.approx(expected)
+    # The actual-cost variant selects on the evaluated objective: the best single model, here not premium, so
+    # under the paper's protocol MLC (mean) can lose to it and to the observed winner.
+    obj = pd.DataFrame({g: measures @ b for g, b in BETAS.items()}).sub(0.5 * costs, axis=0)
+    assert sel.set_index(["policy", "group"]).at[("mlc_mean_actual_cost", "all"), "model_id"] == obj.mean(axis=1).idxmax()
+    assert values.at["mlc_mean_actual_cost", "value"] == pytest.approx(obj.mean(axis=1).max())
+    assert values.at["mlc_mean", "value"] < values.at["mlc_mean_actual_cost", "value"] - 0.1
+    per_type = [obj[g].max() for g in BETAS]
+    assert values.at["mlc_per_type_actual_cost", "value"] == pytest.approx(np.mean(per_type))
 
 
 def test_stacked_leaderboards_and_scenario_targets():
