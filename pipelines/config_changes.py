@@ -2,8 +2,8 @@
 
 Case and scenario files are not warehouse tables, so their content hashes are
 kept in a manifest next to the automation cursor. A refresh compares them and
-materializes the roots that read a changed file (the case's measures and
-utilities; a scenario's decision partitions); data versions carry the change on
+materializes the roots that read a changed file (the case's measures,
+utilities and studies; a scenario's decision partitions); data versions carry the change on
 from there. New files need nothing here: their partitions are simply missing.
 """
 
@@ -19,7 +19,8 @@ from compass.mlcompass.case_study import CaseStudy
 from resources.configs import scenario_files
 from resources.settings import case_dirs
 
-CASE_ROOTS = [dg.AssetKey(["compass", "measures"]), dg.AssetKey(["compass", "utilities"])]
+# The case-partitioned assets that read the case file without reading another asset that does.
+CASE_ROOTS = [dg.AssetKey(["compass", n]) for n in ("measures", "utilities", "frontier_sensitivity")]
 DECISIONS = [dg.AssetKey(["compass", n]) for n in ("targets", "recommendations", "leaderboards", "policy_values",
                                                    "lambda_path")]
 

@@ -61,3 +61,20 @@ def targets_plot(measures: pd.DataFrame, costs: pd.Series, targets: pd.DataFrame
     ax.set(xlabel=fx, ylabel=fy, title=title)
     ax.legend(fontsize=7)
     return fig
+
+
+def sensitivity_plot(summary: pd.DataFrame, title: str):
+    """EC Figures 9-10: mean ± sd of b and d over the grid cells sharing one value of each design variable."""
+    variables = list(dict.fromkeys(summary["variable"]))
+    fig, axes = plt.subplots(2, len(variables), figsize=(3.2 * len(variables), 5.2), squeeze=False)
+    for col, variable in enumerate(variables):
+        part = summary[summary["variable"] == variable]
+        for row, outcome in enumerate(("b", "d")):
+            ax = axes[row, col]
+            ax.errorbar(range(len(part)), part[f"{outcome}_mean"], yerr=part[f"{outcome}_sd"].fillna(0.0),
+                        fmt="o-", capsize=3)
+            ax.set_xticks(range(len(part)), part["value"], fontsize=7)
+            ax.set(xlabel=variable, ylabel=outcome)
+    fig.suptitle(f"{title}: frontier sensitivity (mean ± sd over grid cells)")
+    fig.tight_layout()
+    return fig

@@ -190,3 +190,19 @@ def test_a_file_named_after_a_schema_is_what_breaks_the_readme_queries(tmp_path)
         con.execute(f"attach '{path}' as w; create schema w.compass; create table w.compass.x as select 1 as v")
     with duckdb.connect(str(path)) as con, pytest.raises(duckdb.BinderException, match="mbiguous"):
         con.execute("select * from compass.x").fetchall()
+
+
+def test_frontier_sensitivity_cell_of_the_case_reproduces_the_published_frontier(compass_state):
+    """EC Tables 9-10: the grid cell with the case's own I, T, ε and aggregation is the pipeline's fit."""
+    _, wh, _, _ = compass_state
+    cells = wh.read("compass.frontier_sensitivity", {"case_id": "small_open"})
+    own = cells[(cells["n_factors"] == 2) & (cells["n_tiers"] == 3) & (cells["eps"] == 0.05)
+                & (cells["aggregation"] == "median")]
+    params = wh.read("compass.frontier", {"case_id": "small_open"}).set_index("parameter")["value"]
+    assert len(own) == 1 and own["error"].iloc[0] == ""
+    assert own["b"].iloc[0] == pytest.approx(params["b"], rel=1e-9)
+    assert own["d"].iloc[0] == pytest.approx(params["d"], rel=1e-9)
+    summary = wh.read("compass.frontier_sensitivity_summary", {"case_id": "small_open"})
+    ok = cells[cells["error"] == ""]
+    by_eps = summary[summary["variable"] == "eps"].set_index("value")
+    assert by_eps.loc["0.05", "d_mean"] == pytest.approx(ok.loc[ok["eps"] == 0.05, "d"].mean())
