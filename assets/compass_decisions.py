@@ -29,7 +29,9 @@ _DESCRIPTIONS = {
     "policy_values": "Table 5: actual, MLC (per type, mean, robust) and single-metric baselines (mean ± sd).",
     "lambda_path": "The leader for every cost sensitivity λ >= 0 and the critical λ where it switches.",
 }
-_decision_deps = [cost_side, ["compass", "utilities"], measures, ["compass", "ces_shape"], ["raw", "benchmark_scores"]]
+# raw.models and raw.model_costs: the governance filters read model attributes and latency (readers.model_attributes).
+_decision_deps = [cost_side, ["compass", "utilities"], measures, ["compass", "ces_shape"], ["raw", "benchmark_scores"],
+                  ["raw", "models"], ["raw", "model_costs"]]
 
 
 @dg.asset(key=["compass", "utilities"], deps=[measures, ["raw", "query_records"], ["raw", "interactions"]],

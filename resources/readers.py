@@ -146,10 +146,18 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
     outcomes = wh.read("compass.observed_outcomes", {"case_id": case.case_id})
     info = pd.DataFrame({"tier": tiers(wh, case.case_id).set_index("model_id")["tier"],
                          "imputed_share": build_x_raw(scores, case.benchmarks).isna().mean(axis=1)}).reindex(m.index)
+    dollars = cost_table.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction") if c in cost_table])
+    info = info.join(dollars.dropna(axis=1, how="all"))
     inputs = with_person_weights(DecisionInputs(case, scenario, m, costs.reindex(m.index), frontier, utils, raw_scores,
                                                 outcomes, model_info=info,
                                                 tier_costs=cost_table["tier_cost"].reindex(m.index)))
-    return with_filters(inputs, wh.read("raw.models")) if scenario.filters else inputs
+    return with_filters(inputs, model_attributes(wh)) if scenario.filters else inputs
+
+
+def model_attributes(wh: Warehouse) -> pd.DataFrame:
+    """raw.models with each model's lowest latency_s over its providers (raw.model_costs): what filters read."""
+    return wh.query("select m.*, l.latency_s from raw.models m left join (select model_id, min(latency_s) as latency_s "
+                    "from raw.model_costs group by model_id) l using (model_id)")
 
 
 def leaderboard(wh: Warehouse, case_id: str, scenario: str, as_of: str | None = None) -> pd.DataFrame:

@@ -52,7 +52,9 @@ class DecisionInputs:
     # Normalized tier-aggregated cost c_t of each model's tier (§4.4 Step 3): what the paper's protocol selects
     # the MLC policies of Tables 5-6 on (§5.6-5.7), evaluating them at `costs`. None: select at actual cost.
     tier_costs: pd.Series | None = None
-    # Per model (index model_id): tier (compass.tiers) and imputed_share (share of its x_raw cells imputed, §4.3).
+    # Per model (index model_id): tier (compass.tiers), imputed_share (share of its x_raw cells imputed, §4.3),
+    # raw_cost (the case's cost column in its own units, e.g. USD per million tokens) and, when the case has
+    # a workload, usd_per_interaction (§4.2).
     model_info: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
 
@@ -335,5 +337,6 @@ def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
     """The deployment-aware leaderboard Score_s(m) over feasible models, under the scenario's floors, with
     each model's diagnostics (`model_diagnostics`) and the utility used."""
     board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores)
-    board = board.join(model_diagnostics(inputs), on="model_id")
+    dollars = inputs.model_info.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction") if c in inputs.model_info])
+    board = board.join(model_diagnostics(inputs), on="model_id").join(dollars, on="model_id")
     return board.assign(utility_source=utility_source(inputs))

@@ -43,6 +43,9 @@ FILTER_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "organizations_exclude": (list, "a list of organization names"),
     "min_context_window": (int, "a whole number of tokens > 0"),
     "released_after": ((date, str), "a date YYYY-MM-DD"),
+    # Latency as a second constraint next to cost (§4.2, §4.4 "separate cost constraints"): the model's
+    # lowest measured time to first token over its providers (raw.model_costs.latency_s).
+    "max_latency_s": ((int, float), "a number of seconds > 0"),
 }
 # Internal measures are named C1..Ck (compass.mlcompass.factor_alignment.factor_names).
 MEASURE_NAME = re.compile(r"C[1-9][0-9]*")
@@ -62,8 +65,9 @@ def governance_filters(spec: object, origin: str) -> dict[str, object]:
         if key not in FILTER_KEYS:
             raise IngestError(origin, None, where, f"unknown filter {key!r}; known: {list(FILTER_KEYS)}")
         kind, wanted = FILTER_KEYS[key]
-        bad_int = kind is int and (isinstance(value, bool) or not isinstance(value, int) or value <= 0)
-        if bad_int or not isinstance(value, kind):
+        numeric = kind in (int, (int, float))
+        bad_number = numeric and (isinstance(value, bool) or not isinstance(value, kind) or not 0 < value < np.inf)
+        if bad_number or not isinstance(value, kind):
             raise IngestError(origin, None, where, f"expected {wanted}, got {value!r}")
         if kind is list:
             if not value or not all(isinstance(v, str) and v.strip() for v in value):
@@ -92,6 +96,9 @@ def filter_models(models: pd.DataFrame, filters: Mapping[str, object]) -> tuple[
             ok = (lambda a, v=value: a.isin(v)) if key.endswith("include") else (lambda a, v=value: ~a.isin(v))
         elif key == "min_context_window":
             attr, ok = pd.to_numeric(models["context_window"]), lambda a, v=value: a >= v
+        elif key == "max_latency_s":
+            attr = pd.to_numeric(models["latency_s"]) if "latency_s" in models else pd.Series(np.nan, index=models.index)
+            ok = lambda a, v=value: a <= v  # noqa: E731
         else:  # released_after
             attr, ok = pd.to_datetime(models["release_date"]), lambda a, v=value: a > pd.Timestamp(v)
         known = attr.notna().to_numpy()

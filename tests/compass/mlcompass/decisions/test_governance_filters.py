@@ -30,6 +30,15 @@ def test_filter_models_excludes_failing_and_unknown_and_counts_them():
     assert set(kept) == {f"m{i}" for i in range(30) if i % 5 in (0, 1)}
 
 
+def test_latency_is_a_second_constraint_and_unknown_latency_never_passes():
+    latency = MODELS.assign(latency_s=([0.4, 2.5, np.nan, 0.9, 1.0] * 6))
+    kept, counts = filter_models(latency, {"max_latency_s": 1})
+    assert set(kept) == {f"m{i}" for i in range(30) if i % 5 in (0, 3, 4)}
+    assert counts == {"max_latency_s": (6, 6)}
+    kept, counts = filter_models(MODELS, {"max_latency_s": 1.5})  # no latency data at all: nothing passes
+    assert kept.empty and counts == {"max_latency_s": (0, 30)}
+
+
 def test_every_leaderboard_model_satisfies_the_filters():
     scenario = Scenario.from_dict({"name": "open_recent", "lam": 0.1, "filters": {
         "open_weights": True, "organizations_exclude": ["Mistral"], "released_after": "2025-01-01"}})
@@ -58,6 +67,9 @@ def test_a_filter_no_model_passes_gives_an_empty_leaderboard_not_a_crash():
     ({"min_context_window": -5}, "filters.min_context_window", "expected a whole number of tokens > 0, got -5"),
     ({"min_context_window": True}, "filters.min_context_window", "expected a whole number of tokens > 0"),
     ({"released_after": "last year"}, "filters.released_after", "expected a date YYYY-MM-DD, got 'last year'"),
+    ({"max_latency_s": 0}, "filters.max_latency_s", "expected a number of seconds > 0, got 0"),
+    ({"max_latency_s": ".5"}, "filters.max_latency_s", "expected a number of seconds > 0, got '.5'"),
+    ({"max_latency_s": -1.5}, "filters.max_latency_s", "expected a number of seconds > 0, got -1.5"),
 ])
 def test_bad_filters_name_file_key_and_value(tmp_path, filters, key, message):
     assert_scenario_rejected(tmp_path, f"filters: {filters!r}".replace("True", "true"), key, message)
