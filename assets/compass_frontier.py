@@ -9,7 +9,7 @@ import dagster as dg
 import numpy as np
 
 from assets.partitions import case_partitions
-from compass.mlcompass.case_inputs import build_x_raw, model_costs
+from compass.mlcompass.case_inputs import build_x_raw, interaction_costs, model_costs
 from compass.mlcompass.ces_fit import ces_parameter_rows, fit_ces
 from compass.mlcompass.cost_fit import cost_parameter_rows, fit_cost_side
 from compass.mlcompass.measures import extract_measures
@@ -81,12 +81,15 @@ def cost_side(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
     wh, case = warehouse.get(), cases()[context.partition_key]
     tier_table, m = readers.tiers(wh, case.case_id), readers.measures(wh, case.case_id)
     ces = readers.ces_shape(wh, case.case_id, list(m.columns))
-    raw_cost = model_costs(wh.read("raw.model_costs"), wh.read("raw.models"), case.cost, m.index)
+    prices = wh.read("raw.model_costs")
+    raw_cost = model_costs(prices, wh.read("raw.models"), case.cost, m.index)
     priced = tier_table[tier_table["model_id"].isin(raw_cost.index)]
     fit = fit_cost_side(priced, ces.tier_levels, raw_cost, aggregation=case.cost.tier_aggregation,
                         cost_scaling=case.cost.scaling)
     params = cost_parameter_rows(fit, len(priced))
     costs = fit.model_costs.assign(cost_column=case.cost.column)
+    if case.cost.workload:  # dollars per interaction next to the normalized cost (§4.2)
+        costs = costs.assign(usd_per_interaction=costs["model_id"].map(interaction_costs(prices, case.cost)))
     figure = save_figure(tiered_frontier_plot(m, tier_table, costs, ces, fit, case.case_id), case.case_id, "tiered_frontier")
     return publish_many(
         context, wh, {"compass.frontier": params, "compass.costs": costs},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from compass.mlcompass.case_study import BenchmarkSpec, CostSpec, UtilitySpec
+from compass.mlcompass.case_study import PER_INTERACTION, BenchmarkSpec, CostSpec, UtilitySpec
 
 
 def build_x_raw(scores: pd.DataFrame, spec: BenchmarkSpec) -> pd.DataFrame:
@@ -37,10 +37,21 @@ def model_costs(costs: pd.DataFrame, models: pd.DataFrame, spec: CostSpec, model
     """Raw scalar cost per model (before normalization); models without one are absent."""
     if spec.table == "models":
         series = models.set_index("model_id")[spec.column]
+    elif spec.column == PER_INTERACTION:
+        series = interaction_costs(costs, spec)
     else:
         series = costs.groupby("model_id")[spec.column].agg(spec.provider_aggregate)
     series = series.reindex(model_ids).astype(float)
     return series[np.isfinite(series) & (series > 0)].rename("raw_cost")
+
+
+def interaction_costs(costs: pd.DataFrame, spec: CostSpec) -> pd.Series:
+    """Expected USD per interaction of every priced model (§4.2): input and output prices per million tokens
+    times the workload's expected tokens, per provider, then aggregated over providers like the cost column."""
+    tokens = spec.workload or {}
+    per_row = (costs["input_usd_per_mtok"] * tokens["input_tokens"]
+               + costs["output_usd_per_mtok"] * tokens["output_tokens"]) / 1e6
+    return per_row.groupby(costs["model_id"]).agg(spec.provider_aggregate).rename(PER_INTERACTION)
 
 
 def outcome_rows(records: pd.DataFrame, interactions: pd.DataFrame, spec: UtilitySpec) -> pd.DataFrame:

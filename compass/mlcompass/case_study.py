@@ -33,15 +33,33 @@ class BenchmarkSpec:
         return hit and not any(fnmatch.fnmatch(benchmark, p) for p in self.exclude)
 
 
+#: The cost column computed from a workload rather than read (§4.2).
+PER_INTERACTION = "usd_per_interaction"
+
+
 @dataclass(frozen=True)
 class CostSpec:
-    """Scalar cost c(m): a column of raw.model_costs (aggregated over providers) or of raw.models."""
+    """Scalar cost c(m): a column of raw.model_costs (aggregated over providers) or of raw.models.
+
+    workload: expected tokens per interaction, {input_tokens: n, output_tokens: n}. With it, every
+    priced model also gets its expected cost per interaction in USD (§4.2: c(m) = p_tok(m) E[tokens |
+    workload]), and `column: usd_per_interaction` makes that the case's cost.
+    """
 
     table: str = "model_costs"
     column: str = "blended_usd_per_mtok"
     provider_aggregate: str = "min"
     scaling: str = "minmax"
     tier_aggregation: str = "median"
+    workload: dict[str, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.workload is not None and (set(self.workload) != {"input_tokens", "output_tokens"} or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in self.workload.values())):
+            raise ValueError(f"cost.workload must be {{input_tokens: n, output_tokens: n}} with n >= 0, "
+                             f"got {self.workload!r}")
+        if self.column == PER_INTERACTION and (self.workload is None or self.table != "model_costs"):
+            raise ValueError(f"cost.column {PER_INTERACTION} needs table: model_costs and a cost.workload")
 
 
 UTILITY_FORMS = ("probability", "linear_score")
@@ -55,6 +73,10 @@ class UtilitySpec:
     success probability Û_g(x) (HealthBench-style, §5.5), or "linear_score", the paper's PRISM utility
     Û_g(x) = β̂_gᵀx with the normalized |coefficients| of a linear or logistic fit (§5.6, "nonnegative
     coefficients normalized to sum to one").
+
+    monotone: a LightGBM utility is non-decreasing in every measure (a dominating model never scores lower).
+    nonnegative: a linear / logistic utility is fitted with β >= 0 (a sign-constrained fit; not for lightgbm,
+    which `monotone` covers).
     """
 
     source: str = "weights"
@@ -68,12 +90,20 @@ class UtilitySpec:
     test_size: float = 0.3
     min_rows_per_group: int = 200
     form: str = "probability"
+    monotone: bool = True
+    nonnegative: bool = False
 
     def __post_init__(self) -> None:
         if self.form not in UTILITY_FORMS:
             raise ValueError(f"utility.form must be one of {UTILITY_FORMS}, got {self.form!r}")
         if self.form == "linear_score" and self.estimator == "lightgbm":
             raise ValueError("utility.form linear_score needs coefficients: use estimator linear or logistic")
+        for flag in ("monotone", "nonnegative"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"utility.{flag} must be true or false, got {getattr(self, flag)!r}")
+        if self.nonnegative and self.estimator == "lightgbm":
+            raise ValueError("utility.nonnegative constrains coefficients (linear, logistic); "
+                             "a lightgbm utility is kept increasing by utility.monotone")
 
 
 @dataclass(frozen=True)

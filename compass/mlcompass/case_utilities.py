@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pandas as pd
 
@@ -21,25 +23,45 @@ def outcome_labels(rows: pd.DataFrame, spec: UtilitySpec) -> pd.Series:
     raise ValueError(f"unknown label construction {spec.label!r}; use within_group_mean | full_marks | threshold")
 
 
-def fit_case_utilities(rows: pd.DataFrame, measures: pd.DataFrame, spec: UtilitySpec, seed: int = 0) -> dict[str, UtilityFit]:
-    """One utility per context group from outcome rows joined to the producing model's measures.
+def labelled_rows(rows: pd.DataFrame, measures: pd.DataFrame, spec: UtilitySpec) -> pd.DataFrame:
+    """Outcome rows joined to the producing model's measures, with the binary label of §5.5 as `label`.
 
-    Rows of models without measures are dropped; groups with fewer than
-    `min_rows_per_group` rows or a single label class are skipped (not fitted).
+    Rows of models without measures are dropped first. The label is computed once, on all remaining rows,
+    before any split of the rows (by row or by model). For a within-prompt label this matters for the
+    training rows only: y > mean over all models iff y > mean over the other models, so a held-out model's
+    labels are the same either way, while the training models' labels also compare them with it.
     """
     data = rows.join(measures, on="model_id", how="inner")
-    data = data.assign(label=outcome_labels(data, spec).astype(float))
-    names = list(measures.columns)
-    fits = {}
+    return data.assign(label=outcome_labels(data, spec).astype(float))
+
+
+def utility_groups(data: pd.DataFrame, spec: UtilitySpec) -> Iterator[tuple[str, pd.DataFrame]]:
+    """The context groups of labelled rows that get a utility: at least `min_rows_per_group` rows and both
+    label classes (others are skipped, not fitted)."""
     for group, part in data.groupby("context_group", sort=True):
-        if len(part) < spec.min_rows_per_group or part["label"].nunique() < 2:
-            continue
-        target = part["outcome"] if spec.estimator == "linear" else part["label"]
-        fits[str(group)] = fit_utility(
-            part[names], target, spec.estimator, n_repeats=spec.n_repeats, test_size=spec.test_size, seed=seed,
-            auc_label=part["label"] if spec.estimator == "linear" else None,
-        )
-    return fits
+        if len(part) >= spec.min_rows_per_group and part["label"].nunique() == 2:
+            yield str(group), part
+
+
+def fit_group_utility(part: pd.DataFrame, features: list[str], spec: UtilitySpec, estimator: str | None = None,
+                      seed: int = 0, measure_cols: list[str] | None = None) -> UtilityFit:
+    """`fit_utility` on labelled rows as the case asks (§4.5): outcome target for linear, the label otherwise,
+    its repeats, test share and shape constraints; `estimator` overrides the case's."""
+    estimator = estimator or spec.estimator
+    linear = estimator == "linear"
+    return fit_utility(
+        part[features], part["outcome"] if linear else part["label"], estimator, n_repeats=spec.n_repeats,
+        test_size=spec.test_size, seed=seed, measure_cols=measure_cols, auc_label=part["label"] if linear else None,
+        monotone=spec.monotone, nonnegative=spec.nonnegative,
+    )
+
+
+def fit_case_utilities(rows: pd.DataFrame, measures: pd.DataFrame, spec: UtilitySpec, seed: int = 0) -> dict[str, UtilityFit]:
+    """One utility per context group from outcome rows joined to the producing model's measures
+    (`labelled_rows`, `utility_groups`)."""
+    names = list(measures.columns)
+    return {group: fit_group_utility(part, names, spec, seed=seed)
+            for group, part in utility_groups(labelled_rows(rows, measures, spec), spec)}
 
 
 def structural_weights(spec: UtilitySpec, measure_names: list[str]) -> pd.Series:

@@ -37,7 +37,7 @@ from factor_analyzer.utils import corr as fa_corr
 from scipy.stats import wishart
 
 from compass.mlcompass.factor_alignment import align_loadings, factor_names
-from compass.mlcompass.imputation import EXACT_MAX_MODELS, impute_low_rank, validate_matrix
+from compass.mlcompass.imputation import EXACT_MAX_MODELS, ImputationResult, impute_low_rank, validate_matrix
 
 #: Cumulative common variance a classical (unrotated) fit must reach. EC Table 8: the
 #: paper's choices I=2 (PRISM, 0.907) and I=3 (HealthBench, 0.805) are the smallest I
@@ -75,6 +75,13 @@ class MeasureResult:
 def standardize(x: pd.DataFrame) -> pd.DataFrame:
     """Column z-scores (zero mean, unit population variance), §4.3 X~_raw."""
     return (x - x.mean(axis=0)) / x.std(axis=0, ddof=0)
+
+
+def standardized_input(x_raw: pd.DataFrame, seed: int = 0, fast: bool = False) -> tuple[ImputationResult, np.ndarray]:
+    """Step 1 of the pipeline: x_raw with missing cells imputed (low-rank PCA-EM), then column-standardized
+    (§4.3, X~_raw). Returns the imputation and the n x p standardized matrix."""
+    imputation = impute_low_rank(x_raw, seed=seed, fast=fast)
+    return imputation, standardize(imputation.completed).to_numpy()
 
 
 def parallel_analysis(
@@ -129,14 +136,14 @@ def parallel_analysis(
     )
 
 
-def _correlation(z: pd.DataFrame | np.ndarray) -> np.ndarray:
+def correlation(z: pd.DataFrame | np.ndarray) -> np.ndarray:
     """The correlation matrix exactly as `FactorAnalyzer.fit` computes it from data (on a
     C-ordered copy), so fits on it are bit-identical to fits on the data: L-BFGS-B stops
     on a tolerance, and a rounding-level change of its input moves minres loadings ~1e-8."""
     return fa_corr(np.array(z, dtype=float, order="C"))
 
 
-def _fit_minres(corr: np.ndarray, k: int, rotation: str | None) -> FactorAnalyzer:
+def fit_minres(corr: np.ndarray, k: int, rotation: str | None) -> FactorAnalyzer:
     """factor_analyzer minres fit on the p x p correlation matrix (`is_corr_matrix=True`).
 
     minres only ever reads the correlation matrix, so fitting on it gives the same
@@ -150,10 +157,37 @@ def _fit_minres(corr: np.ndarray, k: int, rotation: str | None) -> FactorAnalyze
     return fa
 
 
-def _classical_cumulative_variance(z: pd.DataFrame | np.ndarray, k: int, corr: np.ndarray | None = None) -> float:
+def rotated_fit(corr: np.ndarray, k: int) -> FactorAnalyzer:
+    """The minres fit with promax rotation used for the measures (EC §8.3); one factor has nothing to rotate."""
+    return fit_minres(corr, k, "promax" if k > 1 else None)
+
+
+def classical_cumulative_variance(z: pd.DataFrame | np.ndarray, k: int, corr: np.ndarray | None = None) -> float:
     """Cumulative common variance of an unrotated minres fit with k factors (EC Table 8)."""
-    corr = _correlation(z) if corr is None else corr
-    return float(_fit_minres(corr, k, None).get_factor_variance()[2][-1])
+    corr = correlation(z) if corr is None else corr
+    return float(fit_minres(corr, k, None).get_factor_variance()[2][-1])
+
+
+def factors_retained(pa: pd.DataFrame) -> int:
+    """Number of factors parallel analysis supports: the leading run above the random reference, at least 1."""
+    return max(1, int(pa["above_random"].sum()))
+
+
+def parallel_analysis_warning(pa: pd.DataFrame, n_factors: int | None) -> str:
+    """A warning when a case pins more factors than parallel analysis supports (§4.3: I is chosen by
+    "standard criteria"; Horn's parallel analysis is one), empty otherwise.
+
+    `pa` is the `parallel_analysis` frame of the case's standardized x_raw, `n_factors` the pinned I
+    (None: I is chosen by `choose_n_factors`, which never exceeds what parallel analysis supports).
+    """
+    k_pa = factors_retained(pa)
+    if n_factors is None or n_factors <= k_pa:
+        return ""
+    observed = ", ".join(f"{v:.2f}" for v in pa["eigenvalue"].iloc[:n_factors])
+    reference = ", ".join(f"{v:.2f}" for v in pa["random_eigenvalue"].iloc[:n_factors])
+    return (f"parallel analysis supports {k_pa} factor{'s' if k_pa > 1 else ''} but the case pins n_factors = "
+            f"{n_factors}: the leading eigenvalues {observed} against random {reference}; factors beyond {k_pa} "
+            "are not distinguishable from noise")
 
 
 def choose_n_factors(
@@ -164,11 +198,10 @@ def choose_n_factors(
 
     `corr`: the correlation matrix of `z` when already computed.
     """
-    corr = _correlation(z) if corr is None else corr
-    k_pa = max(1, int(pa["above_random"].sum()))
-    k_pa = min(k_pa, z.shape[1] - 1)
+    corr = correlation(z) if corr is None else corr
+    k_pa = min(factors_retained(pa), z.shape[1] - 1)
     for k in range(1, k_pa + 1):
-        if _classical_cumulative_variance(z, k, corr) >= variance_target:
+        if classical_cumulative_variance(z, k, corr) >= variance_target:
             return k
     return k_pa
 
@@ -233,16 +266,15 @@ def extract_measures(
         raise ValueError(f"need at least 4 models and 2 benchmarks, got shape {x_raw.shape}")
     if fast is None:
         fast = x_raw.shape[0] > EXACT_MAX_MODELS
-    imputation = impute_low_rank(x_raw, seed=seed, fast=fast)
-    z = standardize(imputation.completed).to_numpy()
+    imputation, z = standardized_input(x_raw, seed=seed, fast=fast)
     pa = parallel_analysis(z, n_iter=pa_iterations, seed=seed, method="wishart" if fast else "data")
-    corr = _correlation(z)
+    corr = correlation(z)
     if n_factors is None:
         n_factors = choose_n_factors(z, pa, variance_target, corr)
     elif not 1 <= n_factors < x_raw.shape[1]:
         raise ValueError(f"n_factors must be in 1..{x_raw.shape[1] - 1} for {x_raw.shape[1]} benchmarks, got {n_factors}")
 
-    fa = _fit_minres(corr, n_factors, "promax" if n_factors > 1 else None)
+    fa = rotated_fit(corr, n_factors)
     pattern = sparsify(fa.loadings_, loading_threshold, max_factors_per_variable)
     empty = [i + 1 for i in range(n_factors) if not pattern[:, i].any()]
     if empty:

@@ -11,6 +11,11 @@ Interpretable weights β̂_g (§4.5): |coefficients| (linear/logistic) or LightG
 split-gain importances over the internal measures, normalized to sum to one.
 Predictive quality is reported as train/test AUC over repeated random splits
 (Table 4: mean and sd across splits).
+
+Shape constraints (our addition; the paper's utilities are unconstrained): a model that dominates
+another on every measure (§4.4) should never get a lower utility. LightGBM utilities are monotone
+increasing in every measure by default (LightGBM's `monotone_constraints`; context columns are left
+free); linear and logistic fits can be sign-constrained, β >= 0 (`nonnegative`).
 """
 
 from __future__ import annotations
@@ -22,9 +27,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from lightgbm import LGBMClassifier
+from scipy.optimize import minimize
+from scipy.special import expit
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
+from sklearn.utils.validation import validate_data
 
 ESTIMATORS = ("linear", "logistic", "lightgbm")
 
@@ -52,7 +60,7 @@ class UtilityFit:
         missing = [c for c in self.feature_cols if c not in X.columns]
         if missing:
             raise ValueError(f"UtilityFit.predict: feature columns {missing} missing from X")
-        return _score(self.model, self.estimator, X[list(self.feature_cols)])
+        return utility_scores(self.model, self.estimator, X[list(self.feature_cols)])
 
     def utility_fn(self, context: Mapping[str, float] | None = None) -> UtilityFn:
         """Û_g as a function of an (n, I) array of internal measures (order = measure_cols).
@@ -81,21 +89,86 @@ def linear_utility(beta: Sequence[float]) -> UtilityFn:
     return lambda x: np.atleast_2d(np.asarray(x, dtype=float)) @ beta
 
 
-def _make_model(estimator: str, seed: int):
+class NonnegativeLogisticRegression(LogisticRegression):
+    """Unpenalized logistic regression with coefficients β >= 0 (intercept free), for a sign-constrained Û_g.
+
+    scikit-learn has `positive=True` for LinearRegression but no sign constraint for LogisticRegression,
+    so the mean log-loss is minimized here with scipy's L-BFGS-B under bounds. The fitted attributes are a
+    binary LogisticRegression's, so `predict_proba`, the persisted rows (`utility_models`) and the signed
+    coefficients work unchanged.
+    """
+
+    def __init__(self, max_iter: int = 2000, tol: float = 1e-10):
+        super().__init__(penalty=None, max_iter=max_iter, tol=tol)
+
+    def fit(self, X, y, sample_weight=None) -> NonnegativeLogisticRegression:
+        X, y = validate_data(self, X, y, dtype=float)
+        if not set(np.unique(y)) <= {0.0, 1.0}:
+            raise ValueError("NonnegativeLogisticRegression: y must be binary 0/1")
+        weight = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        weight = weight / weight.sum()
+        design = np.column_stack([np.ones(len(X)), X])
+
+        def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:  # weighted mean log-loss and its gradient
+            eta = design @ theta
+            return float(weight @ (np.logaddexp(0.0, eta) - y * eta)), design.T @ (weight * (expit(eta) - y))
+
+        bounds = [(None, None)] + [(0.0, None)] * X.shape[1]
+        result = minimize(loss, np.zeros(design.shape[1]), jac=True, method="L-BFGS-B", bounds=bounds,
+                          options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": self.tol})
+        self.classes_ = np.array([0.0, 1.0])
+        self.intercept_ = result.x[:1]
+        self.coef_ = result.x[None, 1:]
+        self.n_iter_ = np.array([result.nit])
+        return self
+
+
+def monotone_constraints(feature_cols: Sequence[str], measure_cols: Sequence[str]) -> list[int]:
+    """LightGBM `monotone_constraints`: +1 (non-decreasing) for every measure column, 0 (free) for context columns."""
+    return [1 if c in set(measure_cols) else 0 for c in feature_cols]
+
+
+def _make_model(estimator: str, seed: int, monotone_constraints: Sequence[int] | None = None, nonnegative: bool = False):
+    """The unfitted estimator; `monotone_constraints` applies to lightgbm, `nonnegative` (β >= 0) to linear/logistic."""
     if estimator == "linear":
-        return LinearRegression()
+        return LinearRegression(positive=nonnegative)
     if estimator == "logistic":
-        return LogisticRegression(penalty=None, max_iter=2000)
-    return LGBMClassifier(n_estimators=100, learning_rate=0.1, importance_type="gain", random_state=seed, n_jobs=1, verbose=-1)
+        return NonnegativeLogisticRegression() if nonnegative else LogisticRegression(penalty=None, max_iter=2000)
+    shape = {} if monotone_constraints is None else {"monotone_constraints": list(monotone_constraints)}
+    return LGBMClassifier(n_estimators=100, learning_rate=0.1, importance_type="gain", random_state=seed, n_jobs=1,
+                          verbose=-1, **shape)
 
 
-def _score(model, estimator: str, X: pd.DataFrame) -> np.ndarray:
+def fit_model(
+    X: pd.DataFrame,
+    target: np.ndarray | pd.Series,
+    estimator: str,
+    seed: int = 0,
+    measure_cols: Sequence[str] | None = None,
+    monotone: bool = True,
+    nonnegative: bool = False,
+):
+    """One fitted estimator of Û_g (§4.5) on all rows of X: the outcome for linear, the 0/1 label otherwise.
+
+    `monotone` makes a LightGBM fit non-decreasing in every `measure_cols` column (default: all columns);
+    `nonnegative` constrains linear / logistic coefficients to β >= 0.
+    """
+    measure_cols = list(X.columns) if measure_cols is None else measure_cols
+    constraints = monotone_constraints(list(X.columns), measure_cols) if monotone and estimator == "lightgbm" else None
+    model = _make_model(estimator, seed, monotone_constraints=constraints, nonnegative=nonnegative)
+    model.fit(X, np.asarray(target, dtype=float))
+    return model
+
+
+def utility_scores(model, estimator: str, X: pd.DataFrame) -> np.ndarray:
+    """Û at the rows of X: the fitted value (linear) or the predicted success probability."""
     if estimator == "linear":
         return model.predict(X)
     return model.predict_proba(X)[:, 1]
 
 
-def _auc(label: np.ndarray, score: np.ndarray) -> float:
+def auc(label: np.ndarray, score: np.ndarray) -> float:
+    """ROC AUC of `score` for the 0/1 `label`; NaN when the label has a single class."""
     return float(roc_auc_score(label, score)) if len(np.unique(label)) == 2 else float("nan")
 
 
@@ -118,6 +191,8 @@ def fit_utility(
     seed: int = 0,
     measure_cols: Sequence[str] | None = None,
     auc_label: pd.Series | None = None,
+    monotone: bool = True,
+    nonnegative: bool = False,
 ) -> UtilityFit:
     """Fit Û_g for one context group (§4.5) and report repeated-split AUCs (Table 4).
 
@@ -126,6 +201,7 @@ def fit_utility(
     outcome (binary for logistic/lightgbm). For `linear` with continuous y, AUC is
     computed against `auc_label` (default: y > mean(y)). The returned `model` is
     refit on all rows; `weights` are normalized |coef| or gain over `measure_cols`.
+    `monotone` / `nonnegative`: the shape constraints of `fit_model`.
     """
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
@@ -152,18 +228,17 @@ def fit_utility(
     rng = np.random.default_rng(seed)
     train_aucs, test_aucs = [], []
     n_train = n_test = 0
+    target = y_arr if estimator == "linear" else label
+    shape = {"seed": seed, "measure_cols": measure_cols, "monotone": monotone, "nonnegative": nonnegative}
     for _ in range(n_repeats):
         idx_tr, idx_te = train_test_split(
             np.arange(len(X)), test_size=test_size, random_state=int(rng.integers(2**31 - 1)), stratify=label
         )
-        model = _make_model(estimator, seed)
-        target = y_arr if estimator == "linear" else label
-        model.fit(X.iloc[idx_tr], target[idx_tr])
-        train_aucs.append(_auc(label[idx_tr], _score(model, estimator, X.iloc[idx_tr])))
-        test_aucs.append(_auc(label[idx_te], _score(model, estimator, X.iloc[idx_te])))
+        model = fit_model(X.iloc[idx_tr], target[idx_tr], estimator, **shape)
+        train_aucs.append(auc(label[idx_tr], utility_scores(model, estimator, X.iloc[idx_tr])))
+        test_aucs.append(auc(label[idx_te], utility_scores(model, estimator, X.iloc[idx_te])))
         n_train, n_test = len(idx_tr), len(idx_te)
-    model = _make_model(estimator, seed)
-    model.fit(X, y_arr if estimator == "linear" else label)
+    model = fit_model(X, target, estimator, **shape)
     return UtilityFit(
         weights=_normalized_weights(model, estimator, feature_cols, measure_cols),
         train_auc_mean=float(np.mean(train_aucs)),
