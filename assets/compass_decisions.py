@@ -97,4 +97,23 @@ def decisions(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
                        metadata={"switches": max(len(path) - 1, 0), "leaders": " -> ".join(path["model_id"].astype(str))})
 
 
-compass_decision_assets = [utilities, decisions]
+@dg.asset(key=["compass", "rank_uncertainty"], deps=[["compass", "rank_bootstrap"], DECISION_KEYS["leaderboards"]],
+          partitions_def=decision_partitions, code_version=CODE_VERSION, group_name="compass", pool=settings.writer_pool())
+def rank_uncertainty(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """How sure each leaderboard rank is: p_rank1, p_top5 and the 90 % rank interval over the case's bootstrap
+    replicates (imputation, factor model and utilities refitted), for the models the leaderboard ranks."""
+    wh = warehouse.get()
+    keys = context.partition_key.keys_by_dimension
+    case = cases()[keys["case"]]
+    where = {"case_id": case.case_id, "scenario": keys["scenario"]}
+    board = wh.read("compass.leaderboards", where)
+    scenario = dec.numeric_lambda(scenario_for(keys["scenario"], case), case)
+    costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
+    table = dec.rank_uncertainty_frame(readers.rank_replicates(wh, case.case_id), costs, scenario, board)
+    top = table.sort_values("p_rank1", ascending=False).head(3)
+    return publish_many(context, wh, {"compass.rank_uncertainty": table}, where,
+                        metadata={"n_boot": int(table["n_boot"].max()) if len(table) else 0,
+                                  "p_rank1": ", ".join(f"{r.model_id} {r.p_rank1:.2f}" for r in top.itertuples())})
+
+
+compass_decision_assets = [utilities, decisions, rank_uncertainty]

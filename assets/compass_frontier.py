@@ -12,7 +12,7 @@ from assets.partitions import case_partitions
 from compass.mlcompass.case_inputs import build_x_raw, interaction_costs, model_costs
 from compass.mlcompass.ces_fit import ces_parameter_rows, fit_ces
 from compass.mlcompass.cost_fit import cost_parameter_rows, fit_cost_side
-from compass.mlcompass.measures import extract_measures
+from compass.mlcompass.measures import extract_measures, parallel_analysis_warning
 from compass.mlcompass.pareto import pareto_tiers
 from compass.mlcompass.plots import loadings_heatmap, tiered_frontier_plot
 from resources import readers, settings
@@ -38,12 +38,15 @@ def measures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) ->
         previous_loadings=None if previous.empty else previous.drop(columns=["case_id"]),
     )
     long = result.measures.rename_axis("model_id").reset_index().melt("model_id", var_name="factor", value_name="value")
+    warning = parallel_analysis_warning(result.parallel_analysis, case.n_factors)
+    if warning:
+        context.log.warning(f"case {case.case_id}: {warning}")
     figure = save_figure(loadings_heatmap(result.loadings, case.case_id), case.case_id, "loadings")
     return publish_many(
         context, wh, {"compass.loadings": result.loadings, "compass.measures": long}, {"case_id": case.case_id},
         metadata={
             "n_models": x_raw.shape[0], "n_benchmarks": x_raw.shape[1], "n_factors": result.n_factors,
-            "imputed_fraction": round(result.imputed_fraction, 4),
+            "imputed_fraction": round(result.imputed_fraction, 4), "parallel_analysis": warning or "supports I",
             "explained_variance": dg.MetadataValue.md(result.explained_variance.to_markdown(index=False)),
             "loadings_heatmap": figure,
         },

@@ -1,4 +1,4 @@
-"""ML Compass robustness studies, one partition per case (seed 000, EC §8.4 Tables 9-10).
+"""ML Compass robustness studies, one partition per case (seed 000, EC §8.3-8.5: Tables 8, 9-10, 11-16).
 
 They read the same raw inputs as the frontier and refit it many times; nothing
 downstream reads them, so they never delay a leaderboard. Light grids by
@@ -10,10 +10,13 @@ import dataclasses
 import dagster as dg
 
 from assets.partitions import case_partitions
+from compass.mlcompass import rank_uncertainty as ru
 from compass.mlcompass import sensitivity as sens
-from compass.mlcompass.case_inputs import build_x_raw, model_costs
+from compass.mlcompass.case_inputs import build_x_raw, model_costs, outcome_rows
 from compass.mlcompass.plots import sensitivity_plot
-from resources import settings
+from compass.mlcompass.utility_robustness import leave_models_out, mean_rows, robustness_table
+from compass.mlcompass.variance_table import identified_factors, variance_explained_table
+from resources import readers, settings
 from resources.configs import cases
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
@@ -60,4 +63,81 @@ def frontier_sensitivity(context: dg.AssetExecutionContext, config: StudyConfig,
     )
 
 
-compass_study_assets = [frontier_sensitivity]
+@dg.asset(key=["compass", "variance_explained"], deps=[["raw", "benchmark_scores"]], **_common)
+def variance_explained(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """EC Table 8: cumulative variance explained by 1-3 factors, classical / rotated / sparsified / rotated +
+    sparsified (the paper's sum of squared loadings), with the rotation-invariant communality next to it."""
+    wh, case = warehouse.get(), cases()[context.partition_key]
+    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    table = variance_explained_table(x_raw, n_factors=tuple(range(1, min(3, identified_factors(x_raw.shape[1])) + 1)),
+                                     loading_threshold=case.loading_threshold,
+                                     max_factors_per_variable=case.max_factors_per_variable)
+    at_case = table[table["n_factors"] == case.n_factors].set_index("variant")["cumulative_variance"]
+    return publish_many(context, wh, {"compass.variance_explained": table}, {"case_id": case.case_id},
+                        metadata={"at_case_I": str(at_case.round(3).to_dict())})
+
+
+@dg.asset(key=["compass", "utility_robustness"],
+          deps=[["compass", "measures"], ["raw", "query_records"], ["raw", "interactions"]], **_common)
+def utility_robustness(context: dg.AssetExecutionContext, config: StudyConfig,
+                       warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """EC Tables 11-16 (pooled, pooled + context features, grouped; logistic and LightGBM, train/test AUC) and
+    the leave-models-out AUC of the case's own utility: the utilities are learned from a few models and
+    applied to the whole catalog. Light: one split per fit and 5 folds of models; full: the case's repeated
+    splits and leave-one-model-out."""
+    wh, case = warehouse.get(), cases()[context.partition_key]
+    spec = case.utility
+    if spec.source == "weights":
+        wh.delete_rows(["compass.utility_robustness", "compass.utility_held_out"], {"case_id": case.case_id})
+        return dg.MaterializeResult(metadata={"skipped": "given utility weights: nothing is learned"},
+                                    data_version=dg.DataVersion("skipped:weights"))
+    measures = readers.measures(wh, case.case_id)
+    rows = outcome_rows(readers.outcome_records(wh, spec.datasets), wh.read("raw.interactions"), spec)
+    full = config.full()
+    table = robustness_table(rows, measures, spec, n_repeats=None if full else 1)
+    held_out = leave_models_out(rows, measures, spec, n_folds=None if full else 5)
+    means = mean_rows(table)
+    return publish_many(
+        context, wh, {"compass.utility_robustness": table, "compass.utility_held_out": held_out.summary},
+        {"case_id": case.case_id},
+        metadata={"grid": "full" if full else "light",
+                  "mean_test_auc": dg.MetadataValue.md(means.to_markdown(index=False, floatfmt=".3f")),
+                  "held_out_auc": float(held_out.summary["held_out_auc"].mean())},
+    )
+
+
+# Bootstrap replicates of the rank uncertainty: light inside `make run`, heavy behind COMPASS_HEAVY=1 or config.
+LIGHT_BOOT, HEAVY_BOOT = 60, 1000
+
+
+class RankBootstrapConfig(dg.Config):
+    """Number of bootstrap replicates B; None: HEAVY_BOOT when COMPASS_HEAVY=1, else LIGHT_BOOT."""
+
+    n_boot: int | None = None
+
+    def replicates(self) -> int:
+        return self.n_boot or (HEAVY_BOOT if settings.heavy() else LIGHT_BOOT)
+
+
+@dg.asset(key=["compass", "rank_bootstrap"],
+          deps=[["compass", "measures"], ["raw", "benchmark_scores"], ["raw", "query_records"], ["raw", "interactions"]],
+          **_common)
+def rank_bootstrap(context: dg.AssetExecutionContext, config: RankBootstrapConfig,
+                   warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """B joint bootstrap replicates of every model's measures and utilities (`compass.mlcompass.rank_uncertainty`):
+    missing benchmark cells redrawn (multiple imputation), the factor model refitted on resampled models, the
+    utilities on resampled prompts. compass/rank_uncertainty turns them into rank intervals per scenario."""
+    wh, case = warehouse.get(), cases()[context.partition_key]
+    spec = case.utility
+    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    rows = None if spec.source == "weights" else outcome_rows(
+        readers.outcome_records(wh, spec.datasets), wh.read("raw.interactions"), spec)
+    reference = wh.read("compass.loadings", {"case_id": case.case_id}).drop(columns=["case_id"])
+    reps = ru.bootstrap_replicates(x_raw, rows, case, config.replicates(), reference_loadings=reference)
+    return publish_many(
+        context, wh, {"compass.bootstrap_measures": reps.measure_rows(), "compass.bootstrap_utilities": reps.utility_rows()},
+        {"case_id": case.case_id}, metadata={"n_boot": reps.n_boot, "models": len(reps.model_ids)},
+    )
+
+
+compass_study_assets = [frontier_sensitivity, variance_explained, utility_robustness, rank_bootstrap]

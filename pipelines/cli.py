@@ -120,9 +120,12 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(f"no leaderboard for case {args.case!r}, scenario {args.scenario!r}"
               + (f" as of {args.as_of}" if args.as_of else "") + "; run `compass run` first", file=sys.stderr)
         return 2
-    columns = ["rank", "model_id", "score", "utility", "cost", "binding", "tier", "imputed_share", "has_outcomes",
-               "extrapolated", "refreshed_at"]
+    if args.as_of is None:  # the 90 % rank interval and P(rank 1) next to the rank (compass.rank_uncertainty)
+        board = board.merge(readers.rank_interval_text(wh, args.case, args.scenario), on="model_id", how="left")
+    columns = ["rank", "rank_90", "p_rank1", "model_id", "score", "utility", "cost", "raw_cost", "usd_per_interaction",
+               "binding", "tier", "imputed_share", "has_outcomes", "extrapolated", "refreshed_at"]
     board = board[[c for c in columns if c in board.columns]].head(args.top)  # older versions lack the diagnostics
+    board = board.dropna(axis=1, how="all")
     if args.format == "csv":
         print(board.to_csv(index=False), end="")
     elif args.format == "json":

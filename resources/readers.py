@@ -22,6 +22,7 @@ from compass.mlcompass.ces_fit import CESFit, ces_from_parameters
 from compass.mlcompass.changes import Snapshot, previous_version, published_versions, snapshot, version_live_at
 from compass.mlcompass.decisions import DecisionInputs, with_filters, with_person_weights
 from compass.mlcompass.frontier import CESFrontier
+from compass.mlcompass.rank_uncertainty import Replicates
 from compass.mlcompass.scenarios import Scenario
 from compass.mlcompass.utility_models import utilities_from_rows
 from compass.oracle.prepare import Prepared, prepare
@@ -152,6 +153,31 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
                                                 outcomes, model_info=info,
                                                 tier_costs=cost_table["tier_cost"].reindex(m.index)))
     return with_filters(inputs, model_attributes(wh)) if scenario.filters else inputs
+
+
+def rank_replicates(wh: Warehouse, case_id: str) -> Replicates:
+    """compass.bootstrap_measures and compass.bootstrap_utilities of a case as `Replicates` arrays (B, n, ·)."""
+    arrays = []
+    for table, key, value in (("compass.bootstrap_measures", "factor", "value"),
+                              ("compass.bootstrap_utilities", "context_group", "utility")):
+        long = wh.read(table, {"case_id": case_id})
+        if long.empty:
+            raise ValueError(f"case {case_id}: no rows in {table}; materialize compass/rank_bootstrap first")
+        cube = long.set_index(["replicate", "model_id", key])[value].unstack(key)
+        models = cube.index.get_level_values("model_id").unique().sort_values()
+        cube = cube.reindex(pd.MultiIndex.from_product([sorted(long["replicate"].unique()), models]))
+        arrays.append((models, tuple(cube.columns), cube.to_numpy(float).reshape(-1, len(models), cube.shape[1])))
+    (models, factors, measure_cube), (_, groups, utility_cube) = arrays
+    return Replicates(pd.Index(models, name="model_id"), factors, groups, measure_cube, utility_cube)
+
+
+def rank_interval_text(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFrame:
+    """[model_id, rank_90 ("lo-hi"), p_rank1] of a leaderboard from compass.rank_uncertainty; empty if absent."""
+    if not wh.table_exists("compass.rank_uncertainty"):
+        return pd.DataFrame(columns=["model_id", "rank_90", "p_rank1"])
+    table = wh.read("compass.rank_uncertainty", {"case_id": case_id, "scenario": scenario})
+    text = table["rank_lo"].astype(int).astype(str) + "-" + table["rank_hi"].astype(int).astype(str)
+    return table.assign(rank_90=text)[["model_id", "rank_90", "p_rank1"]]
 
 
 def model_attributes(wh: Warehouse) -> pd.DataFrame:

@@ -63,8 +63,41 @@ def case_tables(wh: Warehouse, case: str) -> str:
         table6.append(row)
     out += ["Selected models (Table 6 shape):\n", pd.DataFrame(table6).to_markdown(index=False), ""]
     boards = wh.read("compass.leaderboards", {"case_id": case})
-    top = boards[boards["rank"] <= 5].pivot(index="rank", columns="scenario", values="model_id")
-    out += ["Top 5 of each scenario leaderboard:\n", top.reindex(columns=[s for s in SCENARIOS if s in top.columns]).reset_index().to_markdown(index=False), ""]
+    ranks = wh.read("compass.rank_uncertainty", {"case_id": case})
+    boards = boards.merge(ranks[["scenario", "model_id", "p_rank1", "rank_lo", "rank_hi"]], on=["scenario", "model_id"],
+                          how="left")
+    boards["entry"] = (boards["model_id"] + " [" + boards["rank_lo"].astype("Int64").astype(str) + "-"
+                       + boards["rank_hi"].astype("Int64").astype(str) + ", p1 " + boards["p_rank1"].round(2).astype(str) + "]")
+    top = boards[boards["rank"] <= 5].pivot(index="rank", columns="scenario", values="entry")
+    out += ["Top 5 of each scenario leaderboard [90 % rank interval, P(rank 1)]:\n",
+            top.reindex(columns=[s for s in SCENARIOS if s in top.columns]).reset_index().to_markdown(index=False), ""]
+    return "\n".join(out)
+
+
+def study_tables(wh: Warehouse, case: str) -> str:
+    """EC Tables 8, 9-10 and 11-16 and the leave-models-out AUC of one case."""
+    out = [f"### Robustness studies, case `{case}`\n"]
+    table8 = wh.read("compass.variance_explained", {"case_id": case})
+    wide = table8.pivot(index="n_factors", columns="variant", values="cumulative_variance")
+    comm = table8.pivot(index="n_factors", columns="variant", values="communality").add_suffix(" (communality)")
+    out += ["Variance explained (EC Table 8 shape; sum of squared loadings / p, and the rotation-invariant communality):\n",
+            fmt(wide.join(comm).reset_index()), ""]
+    summary = wh.read("compass.frontier_sensitivity_summary", {"case_id": case})
+    cols = ["variable", "value", "n_cells", "b_mean", "b_sd", "d_mean", "d_sd", "fit_error_mean", "pearson_mean", "spearman_mean"]
+    cells = wh.read("compass.frontier_sensitivity", {"case_id": case})
+    failed = cells.loc[cells["error"] != "", "error"].unique()
+    out += ["Frontier sensitivity (EC Tables 9-10 shape, light grid; mean and sd over the cells sharing a value):\n",
+            fmt(summary[cols]), f"\n{len(cells)} cells, {int((cells['error'] != '').sum())} failed"
+            + (f" ({'; '.join(failed)})" if len(failed) else "") + ".", ""]
+    robust = wh.read("compass.utility_robustness", {"case_id": case})
+    means = robust.groupby(["variant", "estimator"], sort=False).agg(
+        groups=("context_group", "size"), train_auc=("train_auc", "mean"), test_auc=("test_auc", "mean"),
+        test_auc_sd_across_groups=("test_auc", lambda v: float(v.std(ddof=0)))).reset_index()
+    out += ["Utility robustness (EC Tables 11-16 shape; mean over context groups):\n", fmt(means), ""]
+    held = wh.read("compass.utility_held_out", {"case_id": case})
+    cols = ["context_group", "n_models", "n_folds", "n_rows", "held_out_auc", "model_rate_auc"]
+    out += ["Leave-models-out AUC of the case's utility (folds of models; model_rate_auc = ranking models by "
+            "their own observed rate, the ceiling for any utility of x):\n", fmt(held[cols]), ""]
     return "\n".join(out)
 
 
@@ -72,6 +105,7 @@ def main() -> None:
     wh = Warehouse(sys.argv[1] if len(sys.argv) > 1 else "var/warehouse.duckdb")
     for case in sorted(wh.query("select distinct case_id from compass.measures")["case_id"]):
         print(case_tables(wh, case))
+        print(study_tables(wh, case))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from compass.mlcompass.case_study import CaseStudy
 from compass.mlcompass.case_utilities import fit_case_utilities, structural_weights
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.policy_values import policy_selections, policy_values
+from compass.mlcompass.rank_uncertainty import RANK_COLUMNS, Replicates, rank_intervals
 from compass.mlcompass.recommend import project_to_target
 from compass.mlcompass.scenarios import Scenario, filter_models, lambda_path, leaderboard, scenario_targets
 from compass.mlcompass.utilities import UtilityFit, UtilityFn, utility_table
@@ -31,6 +32,7 @@ __all__ = [
     "DecisionInputs", "UNATTAINABLE_FLOOR", "case_utility_tables", "numeric_lambda", "scenario_floors",
     "target_search", "targets_frame", "recommendations_frame", "policy_values_frame", "leaderboard_frame",
     "NotApplicable", "with_person_weights", "with_filters", "utility_source", "lambda_path_frame",
+    "rank_uncertainty_frame",
 ]
 # Groups listed by name in a refusal; the rest are counted.
 MAX_GROUPS_NAMED = 8
@@ -306,6 +308,16 @@ def lambda_path_frame(board: pd.DataFrame) -> pd.DataFrame:
     holds exactly the models the scenario admits, with their aggregated utility and normalized cost."""
     by_model = board.set_index("model_id")
     return lambda_path(by_model["utility"], by_model["cost"])
+
+
+def rank_uncertainty_frame(replicates: Replicates, costs: pd.Series, scenario: Scenario,
+                           board: pd.DataFrame) -> pd.DataFrame:
+    """Rank intervals (`rank_uncertainty.rank_intervals`) of the models on a scenario's published leaderboard
+    `board`, which already applied its budget, floors and filters; in leaderboard order, with the point rank."""
+    if board.empty:
+        return pd.DataFrame(columns=["rank", *RANK_COLUMNS])
+    table = rank_intervals(replicates, costs, scenario, models=list(board["model_id"]))
+    return board[["rank", "model_id"]].merge(table, on="model_id").sort_values("rank").reset_index(drop=True)
 
 
 def extrapolated(measures: pd.DataFrame, trained_on: pd.Index) -> pd.Series:

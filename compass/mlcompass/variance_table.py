@@ -30,6 +30,12 @@ from compass.mlcompass.measures import correlation, fit_minres, rotated_fit, spa
 VARIANTS = ("classical", "rotated", "sparsified", "rotated_sparsified")
 
 
+def identified_factors(p: int) -> int:
+    """The most factors p benchmarks identify: the largest k with (p - k)^2 >= p + k, the non-negative
+    degrees of freedom of the k-factor model (e.g. 1 for 4 benchmarks, 2 for 5, 3 for 6)."""
+    return max((k for k in range(1, p) if (p - k) ** 2 >= p + k), default=1)
+
+
 def factor_correlation(unrotated: np.ndarray, rotated: np.ndarray) -> np.ndarray:
     """Φ of an oblique rotation P = L T of the unrotated loadings L: Φ = (T'T)^-1, so that P Φ P' = L L'.
 

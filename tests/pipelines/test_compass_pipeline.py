@@ -206,3 +206,36 @@ def test_frontier_sensitivity_cell_of_the_case_reproduces_the_published_frontier
     ok = cells[cells["error"] == ""]
     by_eps = summary[summary["variable"] == "eps"].set_index("value")
     assert by_eps.loc["0.05", "d_mean"] == pytest.approx(ok.loc[ok["eps"] == 0.05, "d"].mean())
+
+
+def test_variance_table_and_utility_robustness_studies(compass_state):
+    """EC Table 8 and Tables 11-16 on the small case, with the invariants they must satisfy."""
+    _, wh, _, _ = compass_state
+    table8 = wh.read("compass.variance_explained", {"case_id": "small_open"}).set_index(["n_factors", "variant"])
+    one = table8.loc[1, "cumulative_variance"]  # one factor is never rotated
+    assert one["rotated"] == pytest.approx(one["classical"]) and one["rotated_sparsified"] == pytest.approx(one["sparsified"])
+    assert one["sparsified"] <= one["classical"] + 1e-12  # loadings below the threshold are dropped
+    assert set(table8.index.get_level_values("n_factors")) == {1, 2}  # 5 benchmarks identify at most 2 factors
+    # Promax is oblique: the paper's sum of squared loadings drops, the communality does not.
+    assert table8.loc[(2, "rotated"), "communality"] == pytest.approx(table8.loc[(2, "classical"), "communality"])
+    robust = wh.read("compass.utility_robustness", {"case_id": "small_open"})
+    groups = set(wh.read("compass.utilities", {"case_id": "small_open"})["context_group"])
+    grouped = robust[robust["variant"] == "grouped"]
+    assert set(grouped["context_group"]) == groups and set(robust["estimator"]) == {"logistic", "lightgbm"}
+    held = wh.read("compass.utility_held_out", {"case_id": "small_open"})
+    assert set(held["context_group"]) == groups
+    # Rows of one model share its measures, so no utility of x beats ranking models by their observed rate.
+    assert (held["held_out_auc"] <= held["model_rate_auc"] + 1e-9).all()
+
+
+def test_rank_uncertainty_for_every_scenario_of_the_case(compass_state):
+    _, wh, _, _ = compass_state
+    table = wh.read("compass.rank_uncertainty", {"case_id": "small_open"})
+    boards = wh.read("compass.leaderboards", {"case_id": "small_open"})
+    assert set(table["scenario"]) == set(boards["scenario"])
+    for scenario, part in table.groupby("scenario"):
+        board = boards[boards["scenario"] == scenario]
+        assert sorted(part["model_id"]) == sorted(board["model_id"])  # the leaderboard's models, no others
+        assert part["p_rank1"].sum() == pytest.approx(1.0)
+        assert part["p_top5"].sum() == pytest.approx(min(5, len(part)))
+    assert (table["rank_lo"] <= table["rank_hi"]).all() and (table["n_boot"] == 60).all()

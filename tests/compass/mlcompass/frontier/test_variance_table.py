@@ -108,3 +108,10 @@ def test_parallel_analysis_warning_when_the_case_pins_more_factors():
     assert int(pa["above_random"].sum()) == 2
     assert parallel_analysis_warning(pa, 2) == ""
     assert parallel_analysis_warning(pa, 3).startswith("parallel analysis supports 2 factors")
+
+
+def test_identified_factors_counts_degrees_of_freedom():
+    from compass.mlcompass.variance_table import identified_factors
+
+    # (p - k)^2 >= p + k: 3 factors from 6 benchmarks leave exactly 0 degrees of freedom, from 5 they leave -4.
+    assert [identified_factors(p) for p in (1, 3, 4, 5, 6, 31)] == [1, 1, 1, 2, 3, 23]

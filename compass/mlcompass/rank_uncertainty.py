@@ -1,0 +1,375 @@
+"""Rank uncertainty of the deployment-aware leaderboard (issue #11; ML Compass §4.3-4.6).
+
+The leaderboard of §4.6 ranks models by Score_s(m) = Agg_z Û(x(m); z) - lam c(m), where every
+ingredient is estimated: the missing benchmark cells (imputed, `imputation`), the measures x(m)
+(factor model on a finite set of models, §4.3) and the utilities Û_g (fitted on sampled prompts,
+§4.5). The paper reports point estimates only; this module bootstraps all three together
+(`bootstrap_replicates`, per case) and summarizes the ranks each replicate implies
+(`rank_intervals`, per scenario): probability of rank 1 and of the top 5, and an equal-tailed
+rank interval. Costs, budgets and raw-benchmark screens are data, not estimates: they stay fixed.
+
+One replicate b:
+  (i) multiple imputation: every missing cell of x_raw is redrawn as its low-rank imputation
+      plus Gaussian noise of the imputation's predictive size (`imputation_noise`);
+ (ii) factor model: the measures are refitted (`extract_measures`, the case's settings, factors
+      aligned to the reference loadings so C1, C2 keep their meaning) on a bootstrap resample of
+      models, and every model is scored with the refitted map (`_refit_measures`);
+(iii) utilities: prompts are resampled with replacement within each context (cluster bootstrap:
+      a prompt's rows stay together, so within-prompt labels and correlation survive) and one
+      utility per context is refitted at the replicate's measures, with no repeated-split AUC.
+      Every row of a context that comes from one model has the same features, so the fit only
+      sees, per (context, model, label), how many resampled rows fall there: it is run on those
+      cells with the counts as sample weights (`_OutcomeCells`): the same likelihood as the
+      resampled rows (identical fits for linear and logistic utilities; LightGBM computes gradients
+      in float32, so a weight of 2 and two rows can flip a near-tied split, ~1e-3 in Û), and on
+      open_mmlu_pro 644 cells instead of 347,215 rows (0.4 s per replicate instead of ~2 s).
+Structural cases (given weights, no outcome rows) vary through (i) and (ii) only.
+
+Not resampled: which models have outcome data. A utility learned from few models (9 on frontier_api)
+is extrapolated to the others, and that uncertainty is not in the intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from compass.mlcompass.case_study import CaseStudy, UtilitySpec
+from compass.mlcompass.case_utilities import labelled_rows, structural_weights, utility_groups
+from compass.mlcompass.imputation import impute_low_rank
+from compass.mlcompass.measures import extract_measures, standardize
+from compass.mlcompass.recommend import TIE_DECIMALS, aggregate_utility, expand_floors
+from compass.mlcompass.scenarios import Scenario
+from compass.mlcompass.utilities import fit_model, utility_scores
+
+__all__ = ["RANK_COLUMNS", "Replicates", "bootstrap_replicates", "imputation_noise", "rank_intervals"]
+
+RANK_COLUMNS = ["model_id", "p_rank1", "p_top5", "rank_lo", "rank_hi", "p_feasible", "n_boot"]
+TOP = 5
+
+
+@dataclass(frozen=True)
+class Replicates:
+    """Bootstrap replicates of one case: measures (B, n, k) and utilities (B, n, G) of every model.
+
+    utilities[b, :, g] is Û_g of replicate b at replicate b's measures (Û = βᵀx for a structural case,
+    group "all"). `measure_rows` / `utility_rows` give the long frames.
+    """
+
+    model_ids: pd.Index
+    factors: tuple[str, ...]
+    groups: tuple[str, ...]
+    measures: np.ndarray
+    utilities: np.ndarray
+
+    @property
+    def n_boot(self) -> int:
+        return self.measures.shape[0]
+
+    def measure_rows(self) -> pd.DataFrame:
+        """Long [replicate, model_id, factor, value]."""
+        return _long(self.measures, self.model_ids, self.factors, "factor", "value")
+
+    def utility_rows(self) -> pd.DataFrame:
+        """Long [replicate, model_id, context_group, utility]."""
+        return _long(self.utilities, self.model_ids, self.groups, "context_group", "utility")
+
+
+def _long(values: np.ndarray, ids: pd.Index, names: Sequence[str], key: str, value: str) -> pd.DataFrame:
+    b, n, k = values.shape
+    return pd.DataFrame({
+        "replicate": np.repeat(np.arange(b), n * k),
+        "model_id": np.tile(np.repeat(ids.to_numpy(), k), b),
+        key: np.tile(np.asarray(names, dtype=object), b * n),
+        value: values.reshape(-1),
+    })
+
+
+def imputation_noise(x_raw: pd.DataFrame, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The low-rank completion of x_raw (`impute_low_rank`) and the predictive sd of each imputed cell.
+
+    The imputation model is the rank-r PCA model z = mu + U V' + e of the standardized matrix.
+    The noise variance of benchmark j is the mean squared residual of its observed cells against the
+    rank-r fit of the completed matrix, scaled up by the share of the observed cells that the fit's
+    parameters use up (Josse & Husson 2012's degrees of freedom): sigma_j^2 = RSS_j / n_j x n_obs /
+    (n_obs - p - r(n + p - r)); per benchmark, because benchmarks differ in noise. A missing cell of a
+    model with n_i observed cells is predicted from r scores fitted to those cells, so its predictive
+    variance is sigma_j^2 (1 + r / n_i) (the regression prediction variance, averaged over the model's
+    cells); the loadings, fitted from all models, are treated as known. sd is in x_raw's units, 0 on
+    observed cells. An MI draw is completed + sd * N(0, 1) (`bootstrap_replicates`).
+    """
+    imputation = impute_low_rank(x_raw, seed=seed)
+    completed = imputation.completed
+    missing = imputation.imputed_mask.to_numpy()
+    sd = pd.DataFrame(0.0, index=x_raw.index, columns=x_raw.columns)
+    if not missing.any():
+        return completed, sd
+    observed, r = ~missing, imputation.rank
+    values = x_raw.to_numpy(dtype=float)
+    std = np.nanstd(values, axis=0)
+    z = (completed.to_numpy(dtype=float) - np.nanmean(values, axis=0)) / std
+    n, p = z.shape
+    centred = z - z.mean(axis=0)
+    u, s, vt = np.linalg.svd(centred, full_matrices=False)
+    residual = centred - (u[:, :r] * s[:r]) @ vt[:r]
+    dof = observed.sum() - p - r * (n + p - r)
+    if dof <= 0:
+        raise ValueError(f"x_raw {x_raw.shape} has {observed.sum()} observed cells, too few to estimate the "
+                         f"noise of a rank-{r} imputation")
+    sigma2 = (np.where(observed, residual, 0.0) ** 2).sum(axis=0) / observed.sum(axis=0) * observed.sum() / dof
+    variance = sigma2[None, :] * (1.0 + r / observed.sum(axis=1))[:, None]
+    sd[:] = np.where(missing, np.sqrt(variance) * std[None, :], 0.0)
+    return completed, sd
+
+
+def _refit_measures(
+    completed: pd.DataFrame, rows: np.ndarray, case: CaseStudy, n_factors: int, reference: pd.DataFrame, seed: int
+) -> np.ndarray:
+    """Measures of every model from a factor model fitted on the models `rows` (with repeats) of `completed`.
+
+    `extract_measures` fits and scores the resample; its map from a model's standardized raw row to
+    its measures is affine (standardize, Bartlett weights, min-max scaling), so it is recovered
+    exactly by least squares on the resampled rows and applied to every model, whose scores are then
+    min-max scaled across all models as in the point fit (§4.3, footnote 5).
+    """
+    z = standardize(completed).to_numpy(dtype=float)
+    resample = completed.iloc[rows].set_axis(pd.RangeIndex(len(rows)), axis=0)
+    fit = extract_measures(resample, n_factors=n_factors, loading_threshold=case.loading_threshold,
+                           max_factors_per_variable=case.max_factors_per_variable, previous_loadings=reference,
+                           pa_iterations=1, seed=seed)
+    design = np.column_stack([np.ones(len(rows)), z[rows]])
+    coef, _, rank, _ = np.linalg.lstsq(design, fit.measures.to_numpy(dtype=float), rcond=None)
+    if rank < design.shape[1]:
+        raise ValueError(f"a bootstrap resample holds {len(np.unique(rows))} distinct models, too few to score "
+                         f"{z.shape[1]} benchmarks; the model bootstrap needs more models than benchmarks")
+    scores = coef[0] + z @ coef[1:]
+    return (scores - scores.min(axis=0)) / (scores.max(axis=0) - scores.min(axis=0))
+
+
+@dataclass(frozen=True)
+class _OutcomeCells:
+    """Outcome rows of the contexts `fit_case_utilities` fits, reduced to cells (context, model, label), or
+    (context, model) for a linear utility, whose OLS fit needs only each model's row count and mean outcome."""
+
+    groups: tuple[str, ...]
+    linear: bool
+    cell: np.ndarray  # per row: its cell
+    cluster: np.ndarray  # per row: its (context, prompt) cluster
+    strata: tuple[np.ndarray, ...]  # per context: its clusters
+    cell_group: np.ndarray
+    cell_model: np.ndarray  # position in the case's model ids
+    cell_label: np.ndarray
+    outcome: np.ndarray  # per row
+
+    @classmethod
+    def build(cls, rows: pd.DataFrame, model_ids: pd.Index, spec: UtilitySpec) -> _OutcomeCells:
+        """Rows of models with measures, labelled (`labelled_rows`) and screened (`utility_groups`) as the
+        point fit does."""
+        missing = {"model_id", "group", "context_group", "outcome"} - set(rows.columns)
+        if missing:
+            raise ValueError(f"outcome rows need columns [model_id, group, context_group, outcome]; missing {sorted(missing)}")
+        data = labelled_rows(rows, pd.DataFrame(index=model_ids), spec)
+        groups = tuple(group for group, _ in utility_groups(data, spec))
+        if not groups:
+            raise ValueError(f"no context group has {spec.min_rows_per_group} outcome rows with both labels for "
+                             "models with measures: no learned utility to bootstrap")
+        data = data[data["context_group"].astype(str).isin(groups)].reset_index(drop=True)
+        data["g"] = pd.Categorical(data["context_group"].astype(str), categories=groups).codes
+        data["m"] = model_ids.get_indexer(data["model_id"])
+        linear = spec.estimator == "linear"
+        cluster = data.groupby(["g", "group"], sort=True).ngroup().to_numpy()
+        cell = data.groupby(["g", "m"] if linear else ["g", "m", "label"], sort=True).ngroup().to_numpy()
+        per_cell = data.groupby(cell)[["g", "m", "label"]].first()
+        cluster_group = np.empty(cluster.max() + 1, dtype=int)
+        cluster_group[cluster] = data["g"].to_numpy()
+        strata = tuple(np.flatnonzero(cluster_group == g) for g in range(len(groups)))
+        return cls(groups, linear, cell, cluster, strata, per_cell["g"].to_numpy(), per_cell["m"].to_numpy(),
+                   per_cell["label"].to_numpy(float), data["outcome"].to_numpy(float))
+
+    def resample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Cluster bootstrap: each context's prompts drawn with replacement (as many as it has), then `weigh`."""
+        mult = np.zeros(self.cluster.max() + 1)
+        for members in self.strata:
+            mult[members] = np.bincount(rng.integers(0, len(members), len(members)), minlength=len(members))
+        return self.weigh(mult[self.cluster])
+
+    def weigh(self, row_weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(weight, target) per cell: the total weight of its rows, and its label (classification) or the
+        weighted mean outcome of its rows (linear)."""
+        weight = np.bincount(self.cell, weights=row_weight, minlength=len(self.cell_group))
+        if not self.linear:
+            return weight, self.cell_label
+        total = np.bincount(self.cell, weights=row_weight * self.outcome, minlength=len(self.cell_group))
+        return weight, np.divide(total, weight, out=np.zeros_like(total), where=weight > 0)
+
+
+def _cell_estimator(x: pd.DataFrame, cells: _OutcomeCells, spec: UtilitySpec, seed: int):
+    """An unfitted estimator as the point fit builds it (`fit_model`: the case's estimator and shape
+    constraints), ready for weighted cells: `fit_model` takes no sample weights, so its fit on the first
+    context's cells is cloned. LightGBM's row-count limits (min_child_samples, min_data_in_bin) would count
+    cells, not rows; at 1 they never bind, as on the rows whenever each (context, model) has >= 20 rows."""
+    target = cells.weigh(np.ones(len(cells.cell)))[1]
+    first = cells.cell_group == 0
+    model = clone(fit_model(x.iloc[cells.cell_model[first]], target[first], spec.estimator, seed=seed,
+                            monotone=spec.monotone, nonnegative=spec.nonnegative))
+    return model.set_params(min_child_samples=1, min_data_in_bin=1) if spec.estimator == "lightgbm" else model
+
+
+def _utility(model, spec: UtilitySpec, x: pd.DataFrame) -> np.ndarray:
+    """Û_g at the rows of x in the case's form: `utility_scores`, or the normalized |β̂|ᵀx (linear_score, §5.6)."""
+    if spec.form == "linear_score":
+        beta = np.abs(np.ravel(model.coef_))
+        return x.to_numpy(dtype=float) @ (beta / beta.sum())
+    return utility_scores(model, spec.estimator, x)
+
+
+def _fit_cells(cells: _OutcomeCells, weight: np.ndarray, target: np.ndarray, x: pd.DataFrame, estimator,
+               spec: UtilitySpec) -> np.ndarray:
+    """One weighted fit per context on its cells; Û_g of every model (columns = cells.groups)."""
+    out = np.empty((len(x), len(cells.groups)))
+    for g in range(len(cells.groups)):
+        keep = (cells.cell_group == g) & (weight > 0)
+        y = target[keep]
+        if not cells.linear and np.unique(y).size < 2:  # a resample left one label: Û_g is that label
+            out[:, g] = y[0]
+            continue
+        model = clone(estimator).fit(x.iloc[cells.cell_model[keep]], y, sample_weight=weight[keep])
+        out[:, g] = _utility(model, spec, x)
+    return out
+
+
+def _factor_names(loadings: pd.DataFrame) -> tuple[str, ...]:
+    missing = {"benchmark", "factor", "loading"} - set(loadings.columns)
+    if missing:
+        raise ValueError(f"reference loadings must be long [benchmark, factor, loading]; missing {sorted(missing)}")
+    return tuple(sorted(loadings["factor"].astype(str).unique(), key=lambda f: int(f[1:])))
+
+
+def bootstrap_replicates(
+    x_raw: pd.DataFrame,
+    outcome_rows: pd.DataFrame | None,
+    case: CaseStudy,
+    n_boot: int,
+    seed: int = 0,
+    reference_loadings: pd.DataFrame | None = None,
+) -> Replicates:
+    """`n_boot` bootstrap replicates of a case's measures and utilities (module docstring, steps i-iii).
+
+    x_raw: the case's model x benchmark matrix (`build_x_raw`), NaN = missing. outcome_rows: the case's
+    [model_id, group, context_group, outcome] rows (`case_inputs.outcome_rows`); None for a structural case.
+    reference_loadings: the published loadings [benchmark, factor, loading] the replicate factors are
+    aligned to (names, signs and their number); None fits them here as the measures asset does.
+    Deterministic given `seed`; replicate b uses its own stream of `SeedSequence(seed).spawn`.
+    Memory O(n_boot x models x (factors + contexts)).
+    """
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
+        raise ValueError(f"n_boot must be a whole number >= 1, got {n_boot!r}")
+    if reference_loadings is None:
+        reference_loadings = extract_measures(
+            x_raw, n_factors=case.n_factors, loading_threshold=case.loading_threshold,
+            max_factors_per_variable=case.max_factors_per_variable, seed=seed).loadings
+    factors = _factor_names(reference_loadings)
+    learned = case.utility.source != "weights"
+    if learned and outcome_rows is None:
+        raise ValueError(f"case {case.case_id} learns its utility from {case.utility.source}: outcome rows are needed")
+    completed, sd = imputation_noise(x_raw, seed)
+    cells = _OutcomeCells.build(outcome_rows, x_raw.index, case.utility) if learned else None
+    beta = None if learned else structural_weights(case.utility, list(factors)).to_numpy(dtype=float)
+    groups = cells.groups if learned else ("all",)
+    n = len(x_raw)
+    measures = np.empty((n_boot, n, len(factors)))
+    utilities = np.empty((n_boot, n, len(groups)))
+    estimator = None
+    for b, stream in enumerate(np.random.SeedSequence(seed).spawn(n_boot)):
+        rng = np.random.default_rng(stream)
+        draw = completed + sd * rng.standard_normal(sd.shape)
+        measures[b] = _refit_measures(draw, rng.integers(0, n, n), case, len(factors), reference_loadings, seed)
+        x = pd.DataFrame(measures[b], columns=list(factors))
+        if not learned:
+            utilities[b, :, 0] = measures[b] @ beta
+            continue
+        if estimator is None:
+            estimator = _cell_estimator(x, cells, case.utility, seed)
+        weight, target = cells.resample(rng)
+        utilities[b] = _fit_cells(cells, weight, target, x, estimator, case.utility)
+    return Replicates(pd.Index(x_raw.index, name="model_id"), factors, groups, measures, utilities)
+
+
+def rank_intervals(
+    replicates: Replicates,
+    costs: pd.Series,
+    scenario: Scenario,
+    models: Sequence[str] | None = None,
+    level: float = 0.9,
+) -> pd.DataFrame:
+    """Rank uncertainty of one scenario's leaderboard: DataFrame `RANK_COLUMNS`, one row per model.
+
+    Every replicate scores the models as the leaderboard does (§4.6): Agg_z Û_z(x_b(m)) - lam c(m) with
+    the scenario's aggregation (mean with its context weights, or robust = min over contexts), or with
+    the scenario's person weights Û = βᵀx_b(m) (β normalized to sum 1) when it has them; ties go to
+    the lower cost, then the model id (`sort_by_score`). `scenario.lam` must be numeric
+    (`decisions.numeric_lambda`); its floors as the leaderboard applies them (`decisions.scenario_floors`).
+
+    The ranked set is fixed: `models` (the point leaderboard's models, i.e. those passing its budget,
+    floors, raw floors and filters at the point estimates), default every model in `costs`. So p_rank1
+    sums to 1 over the set in every case. Budget and raw floors are on data and hold in every
+    replicate; floors on the measures may not: p_feasible is the share of replicates in which a model
+    meets the scenario's floors at its replicate measures.
+
+    p_rank1 / p_top5: share of replicates with rank 1 / rank <= 5. [rank_lo, rank_hi]: the equal-tailed
+    `level` interval of the replicate ranks, the (1 - level)/2 and (1 + level)/2 quantiles (inverse
+    empirical CDF: observed ranks, both included). Ranks are discrete, so each tail leaves out at most
+    (1 - level)/2 of the replicates and usually less: the interval is conservative (on the simulations of
+    the tests, a 90 % interval holds ~95 % of the replicate ranks and covers the true rank 94-96 % of the
+    time).
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    lam = scenario.resolve_lambda()  # a rule (zero | low | high) raises: resolve it with the case first
+    ids = pd.Index(costs.index if models is None else models, name="model_id")
+    unknown = ids.difference(replicates.model_ids).tolist() + ids.difference(costs.index).tolist()
+    if unknown or ids.has_duplicates:
+        raise ValueError(f"models to rank must be unique and have replicates and a cost; "
+                         f"problem with {sorted(set(unknown))[:5] or ids[ids.duplicated()].tolist()[:5]}")
+    if ids.empty:
+        return pd.DataFrame(columns=RANK_COLUMNS)
+    cost = costs.reindex(ids).to_numpy(dtype=float)
+    if not np.isfinite(cost).all():
+        raise ValueError("costs of the ranked models must be finite")
+    pos = replicates.model_ids.get_indexer(ids)
+    x = replicates.measures[:, pos, :]
+    b, n = x.shape[:2]
+    if scenario.utility_weights:
+        lacking = sorted(set(scenario.utility_weights) - set(replicates.factors))
+        if lacking:
+            raise ValueError(f"scenario {scenario.name!r}: its utility weights name {lacking}, not measures of "
+                             f"this case ({', '.join(replicates.factors)})")
+        weights = pd.Series({f: float(scenario.utility_weights.get(f, 0.0)) for f in replicates.factors})
+        values, names, utilities = x, list(replicates.factors), {"all": weights / weights.sum()}
+    else:
+        values, names = replicates.utilities[:, pos, :], list(replicates.groups)
+        utilities = {g: (lambda u, j=j: u[:, j]) for j, g in enumerate(names)}
+    agg = aggregate_utility(values.reshape(b * n, -1), utilities, names, scenario.aggregation,
+                            scenario.context_weights).reshape(b, n)
+    ranks = _ranks(agg - lam * cost, cost, ids)
+    floors = expand_floors(scenario.floors, list(replicates.factors))
+    feasible = (x >= np.array([floors[f] for f in replicates.factors])).all(axis=2)
+    lo, hi = np.quantile(ranks, [(1 - level) / 2, (1 + level) / 2], axis=0, method="inverted_cdf")
+    return pd.DataFrame({
+        "model_id": ids.to_numpy(), "p_rank1": (ranks == 1).mean(axis=0), "p_top5": (ranks <= TOP).mean(axis=0),
+        "rank_lo": lo.astype(int), "rank_hi": hi.astype(int), "p_feasible": feasible.mean(axis=0), "n_boot": b,
+    })
+
+
+def _ranks(score: np.ndarray, cost: np.ndarray, ids: pd.Index) -> np.ndarray:
+    """Rank (1 = best) of each model in each replicate row of `score`: higher score, then lower cost, then id."""
+    shape = score.shape
+    by_id = np.broadcast_to(np.argsort(np.argsort(ids.to_numpy().astype(str))), shape)
+    order = np.lexsort((by_id, np.broadcast_to(cost, shape), -np.round(score, TIE_DECIMALS)), axis=-1)
+    ranks = np.empty(shape, dtype=int)
+    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(1, shape[1] + 1), shape), axis=1)
+    return ranks
