@@ -47,7 +47,7 @@ def case_tables(wh: Warehouse, case: str) -> str:
                 v, sd = part.loc[p, "value"], part.loc[p, "sd"]
                 row[p] = f"{v:.3f}" + (f" ({sd:.3f})" if pd.notna(sd) else "")
         table5.append(row)
-    out += ["Policy values (Table 5 shape; sd across types or baseline rules):\n", pd.DataFrame(table5).to_markdown(index=False), ""]
+    out += ["Policy values (Table 5 shape; sd across types or baseline rules; every policy evaluated at actual cost; mlc_* selected on tier costs as in the paper, mlc_*_actual_cost selected on the evaluated metric itself, so best among single-model policies by construction):\n", pd.DataFrame(table5).to_markdown(index=False), ""]
     recs = wh.read("compass.recommendations", {"case_id": case})
     table6 = []
     for scenario in SCENARIOS:
@@ -61,7 +61,7 @@ def case_tables(wh: Warehouse, case: str) -> str:
         row["mean: MLC / actual"] = f"{mean.get('mlc_mean')} / {mean.get('actual_mean')}"
         row["robust"] = mean.get("mlc_robust")
         table6.append(row)
-    out += ["Selected models (Table 6 shape):\n", pd.DataFrame(table6).to_markdown(index=False), ""]
+    out += ["Selected models (Table 6 shape; MLC under the paper's protocol):\n", pd.DataFrame(table6).to_markdown(index=False), ""]
     boards = wh.read("compass.leaderboards", {"case_id": case})
     ranks = wh.read("compass.rank_uncertainty", {"case_id": case})
     boards = boards.merge(ranks[["scenario", "model_id", "p_rank1", "rank_lo", "rank_hi"]], on=["scenario", "model_id"],
@@ -81,7 +81,7 @@ def study_tables(wh: Warehouse, case: str) -> str:
     wide = table8.pivot(index="n_factors", columns="variant", values="cumulative_variance")
     comm = table8.pivot(index="n_factors", columns="variant", values="communality").add_suffix(" (communality)")
     out += ["Variance explained (EC Table 8 shape; sum of squared loadings / p, and the rotation-invariant communality):\n",
-            fmt(wide.join(comm).reset_index()), ""]
+            fmt(wide.join(comm).reset_index().astype({"n_factors": int})), ""]
     summary = wh.read("compass.frontier_sensitivity_summary", {"case_id": case})
     cols = ["variable", "value", "n_cells", "b_mean", "b_sd", "d_mean", "d_sd", "fit_error_mean", "pearson_mean", "spearman_mean"]
     cells = wh.read("compass.frontier_sensitivity", {"case_id": case})
