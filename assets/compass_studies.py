@@ -136,7 +136,7 @@ def rank_bootstrap(context: dg.AssetExecutionContext, config: RankBootstrapConfi
     reps = ru.bootstrap_replicates(x_raw, rows, case, config.replicates(), reference_loadings=reference)
     return publish_many(
         context, wh, {"compass.bootstrap_measures": reps.measure_rows(), "compass.bootstrap_utilities": reps.utility_rows()},
-        {"case_id": case.case_id}, metadata={"n_boot": reps.n_boot, "models": len(reps.model_ids)},
+        {"case_id": case.case_id}, metadata={"n_boot": reps.n_boot, "models": len(reps.model_ids)}, history=False,
     )
 
 

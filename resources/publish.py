@@ -28,10 +28,12 @@ def publish_many(
     where: Mapping[str, object] | None = None,
     metadata: Mapping[str, object] | None = None,
     asset_key: dg.AssetKey | None = None,
+    history: bool = True,
 ) -> dg.MaterializeResult:
     """Replace the asset's own rows (selected by `where`) of each table, keep history, report a data version.
 
-    `asset_key` names which asset of a multi-asset this result belongs to.
+    `asset_key` names which asset of a multi-asset this result belongs to. `history=False` keeps no
+    history (intermediate tables such as bootstrap replicates, re-derivable and large).
 
     The data version hashes the content only, so a re-run that reproduces the
     same rows leaves every child fresh. Each row written also carries the
@@ -48,7 +50,7 @@ def publish_many(
         if unchanged:
             continue
         rows = frame.assign(**{k: v for k, v in (where or {}).items() if k not in frame.columns}, **stamp)
-        wh.replace(table, rows, where, history_version=version)
+        wh.replace(table, rows, where, history_version=version if history else None)
         context.log.info(f"{table}: wrote {len(frame)} rows")
     meta["unchanged"] = unchanged
     first = next(iter(tables.values()))

@@ -156,17 +156,19 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
 
 
 def rank_replicates(wh: Warehouse, case_id: str) -> Replicates:
-    """compass.bootstrap_measures and compass.bootstrap_utilities of a case as `Replicates` arrays (B, n, ·)."""
+    """compass.bootstrap_measures and compass.bootstrap_utilities of a case as `Replicates` arrays (B, n, ·).
+
+    Both tables hold every (replicate, model, factor or context) once, so the rows in sorted order are the
+    arrays in C order."""
     arrays = []
     for table, key, value in (("compass.bootstrap_measures", "factor", "value"),
                               ("compass.bootstrap_utilities", "context_group", "utility")):
-        long = wh.read(table, {"case_id": case_id})
+        long = wh.query(f"select replicate, model_id, {key}, {value} from {table} where case_id = ? "
+                        f"order by replicate, model_id, {key}", [case_id])
         if long.empty:
             raise ValueError(f"case {case_id}: no rows in {table}; materialize compass/rank_bootstrap first")
-        cube = long.set_index(["replicate", "model_id", key])[value].unstack(key)
-        models = cube.index.get_level_values("model_id").unique().sort_values()
-        cube = cube.reindex(pd.MultiIndex.from_product([sorted(long["replicate"].unique()), models]))
-        arrays.append((models, tuple(cube.columns), cube.to_numpy(float).reshape(-1, len(models), cube.shape[1])))
+        models, names = long["model_id"].unique(), long[key].unique()
+        arrays.append((models, tuple(names), long[value].to_numpy(float).reshape(-1, len(models), len(names))))
     (models, factors, measure_cube), (_, groups, utility_cube) = arrays
     return Replicates(pd.Index(models, name="model_id"), factors, groups, measure_cube, utility_cube)
 
