@@ -48,7 +48,11 @@ def frontier_sensitivity(context: dg.AssetExecutionContext, config: StudyConfig,
     wh, case = warehouse.get(), cases()[context.partition_key]
     x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
     raw_cost = model_costs(wh.read("raw.model_costs"), wh.read("raw.models"), case.cost, x_raw.index)
-    grid = dataclasses.replace(sens.FULL_GRID if config.full() else sens.LIGHT_GRID, cost_scaling=case.cost.scaling,
+    base = sens.FULL_GRID if config.full() else sens.LIGHT_GRID
+    # Only factor counts the benchmarks identify ((p - k)^2 >= p + k); the case's own I is always kept.
+    n_factors = tuple(sorted({k for k in base.n_factors if k <= identified_factors(x_raw.shape[1])}
+                             | {case.n_factors or 1}))
+    grid = dataclasses.replace(base, n_factors=n_factors, cost_scaling=case.cost.scaling,
                                loading_threshold=case.loading_threshold,
                                max_factors_per_variable=case.max_factors_per_variable)
     cells = sens.frontier_sensitivity(x_raw, raw_cost, grid)
@@ -77,8 +81,11 @@ def variance_explained(context: dg.AssetExecutionContext, warehouse: WarehouseRe
                         metadata={"at_case_I": str(at_case.round(3).to_dict())})
 
 
+# The utility studies follow compass/utilities: a case that cannot learn its utility fails there, once, and
+# they do not run.
 @dg.asset(key=["compass", "utility_robustness"],
-          deps=[["compass", "measures"], ["raw", "query_records"], ["raw", "interactions"]], **_common)
+          deps=[["compass", "measures"], ["compass", "utilities"], ["raw", "query_records"], ["raw", "interactions"]],
+          **_common)
 def utility_robustness(context: dg.AssetExecutionContext, config: StudyConfig,
                        warehouse: WarehouseResource) -> dg.MaterializeResult:
     """EC Tables 11-16 (pooled, pooled + context features, grouped; logistic and LightGBM, train/test AUC) and
@@ -120,7 +127,8 @@ class RankBootstrapConfig(dg.Config):
 
 
 @dg.asset(key=["compass", "rank_bootstrap"],
-          deps=[["compass", "measures"], ["raw", "benchmark_scores"], ["raw", "query_records"], ["raw", "interactions"]],
+          deps=[["compass", "measures"], ["compass", "utilities"], ["raw", "benchmark_scores"], ["raw", "query_records"],
+                ["raw", "interactions"]],
           **_common)
 def rank_bootstrap(context: dg.AssetExecutionContext, config: RankBootstrapConfig,
                    warehouse: WarehouseResource) -> dg.MaterializeResult:
