@@ -166,7 +166,8 @@ def cmd_oracle(args: argparse.Namespace) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(summary.drop(columns=hidden, errors="ignore").T.to_string(header=False))
         print()
-        cols = ["model_set", "estimator", "quality", "quality_lo", "quality_hi", "cost", "recommended", "cost_basis"]
+        cols = ["model_set", "estimator", "quality", "quality_lo", "quality_hi", "cost", "recommended", "identified",
+                "cost_basis"]
         print(estimates.sort_values(["model_set", "estimator"])[cols].to_string(index=False))
     return 0
 

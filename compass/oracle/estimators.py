@@ -2,9 +2,11 @@
 
 Seed paper 002 §3–4: the naive oracle (eq. 5), extrapolation (eqs. 11–12) and
 our debiased alternatives (split-sample, empirical-Bayes shrinkage, bias
-correction). The PGM of §4.3.2 lives in `compass.oracle.pgm` and is added by
-`compass.oracle.validation` when requested. RECOMMENDED is the estimator the
-synthetic validation study selects (see `compass.oracle.validation.recommend`).
+correction) and the paper's own PGM (§4.3.2 eq. 18, with the §4.4 LogNormal
+cost model; `compass.oracle.pgm`). RECOMMENDED is the estimator the synthetic
+validation study selects for G ≥ 2 (see `compass.oracle.validation.recommend`);
+the empirical-Bayes estimators raise `NotIdentified` at G = 1, where the
+published headline is a range (`compass.oracle.headline`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable
 from compass.oracle.bias_correction import bias_corrected_oracle
 from compass.oracle.extrapolation import POWER, SMOOTH, extrapolated_oracle
 from compass.oracle.naive import naive_curve, naive_oracle
+from compass.oracle.pgm import pgm_estimate
 from compass.oracle.records import OracleArrays
 from compass.oracle.shrinkage import shrinkage_oracle
 from compass.oracle.split_sample import split_sample_oracle
@@ -29,6 +32,7 @@ ESTIMATORS: dict[str, Estimator] = {
     "shrinkage_posterior_max": lambda a: shrinkage_oracle(a, "posterior_max"),
     "bias_corrected": bias_corrected_oracle,
     "bias_corrected_posterior": lambda a: bias_corrected_oracle(a, "posterior"),
+    "pgm": pgm_estimate,
 }
 
 RECOMMENDED = "bias_corrected"

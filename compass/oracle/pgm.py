@@ -26,10 +26,12 @@ Derived quantities:
 * `pgm_posthoc` / `kshot_oracle`: k-shot oracle under a perfect free judge, eq. 23.
 * `lognormal_cost_fit`: §4.4 replaces the Bernoulli likelihood with a LogNormal
   for cost; per model, log c ~ Normal(mu, sigma) fitted by maximum likelihood.
+* `pgm_estimate`: the registry's "pgm" estimator, eq. 18 quality and LogNormal cost.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -37,6 +39,10 @@ import numpy as np
 import pandas as pd
 from scipy import sparse, special, stats
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
+
+from compass.oracle.frontier import route
+from compass.oracle.records import OracleArrays
 
 # Small contractions below use np.einsum, not `@`: multithreaded OpenBLAS on these
 # skinny products is orders of magnitude slower on a CPU-contended machine.
@@ -162,7 +168,9 @@ def _init_responsibilities(k: np.ndarray, g: np.ndarray, n_topics: int, seed: in
     row_mean = np.nanmean(rate, axis=1, keepdims=True)
     rate = np.where(np.isnan(rate), row_mean, rate)
     profile = rate - row_mean  # remove prompt difficulty, keep the model pattern
-    labels = KMeans(n_clusters=n_topics, n_init=1, max_iter=50, random_state=seed).fit_predict(profile)
+    with warnings.catch_warnings():  # fewer distinct profiles than topics: the spare topics start (and stay) empty
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        labels = KMeans(n_clusters=n_topics, n_init=1, max_iter=50, random_state=seed).fit_predict(profile)
     return np.eye(n_topics)[labels]
 
 
@@ -302,3 +310,33 @@ def lognormal_cost_fit(
         rows.append((model_id, mu, float(sigma), float(np.exp(mu + 0.5 * sigma**2)), costs.size))
     return pd.DataFrame(rows, columns=["model_id", "mu", "sigma", "mean_cost", "n_calls"])
 
+
+
+def lognormal_model_costs(gen_cost: np.ndarray) -> np.ndarray:
+    """Per-model mean cost per call under the §4.4 LogNormal cost model, shape (L,).
+
+    gen_cost: [N, L, G] per-generation costs (NaN for missing generations). A
+    model whose calls all cost the same (a list price, no per-call variation)
+    has no log-variance to fit; its constant cost is returned as is.
+    """
+    out = np.empty(gen_cost.shape[1])
+    for j in range(gen_cost.shape[1]):
+        calls = gen_cost[:, j][np.isfinite(gen_cost[:, j])]
+        varies = calls.size >= 2 and np.all(calls > 0) and np.ptp(np.log(calls)) > 1e-12
+        out[j] = lognormal_cost_fit({"m": calls})["mean_cost"].iloc[0] if varies else float(np.mean(calls))
+    return out
+
+
+def pgm_estimate(arrays: OracleArrays, n_topics: int | None = None, seed: int = 0) -> tuple[float, float]:
+    """The paper's debiased oracle at α = 1: quality by eq. 18 on the PGM fit, cost debiased by §4.4's LogNormal.
+
+    Routes every prompt on the PGM's π̂_nl (ties to the cheaper model) and charges
+    the picked model's fitted LogNormal mean cost, so neither quality nor cost
+    selects on the noise of the sample it is scored on. Topics are latent
+    (10 components unless `n_topics`), as in Figure 4. The EM stops at a 1e-4
+    relative gain (the oracle moves < 0.006 from 1e-5 on mmlu_pro, in 40 % of the time).
+    """
+    fit = fit_pgm(arrays.successes, arrays.trials, n_topics=n_topics, seed=seed, tol=1e-4)
+    model_cost = lognormal_model_costs(arrays.gen_cost)
+    pick = route(fit.p_hat, np.broadcast_to(model_cost, fit.p_hat.shape))
+    return pgm_oracle(fit), float(model_cost[pick].mean())

@@ -181,7 +181,8 @@ def analysis_tables(prep: Prepared, n_boot: int, seed: int = 0) -> tuple[dict[st
         est = report.estimates.copy()
         boot = n_boot if ms is prep.sets[0] else 0  # intervals on the widest set only (runtime budget)
         if boot:
-            for name in BOOT_ESTIMATORS:
+            identified = set(est.loc[est["identified"], "estimator"])
+            for name in (n for n in BOOT_ESTIMATORS if n in identified):
                 fn = get_estimator(name)
                 lo, hi = bootstrap_interval(ms.arrays, lambda a, fn=fn: fn(a)[0], n_boot=boot, seed=seed)
                 est.loc[est["estimator"] == name, ["quality_lo", "quality_hi"]] = lo, hi

@@ -29,6 +29,10 @@ from compass.oracle.records import OracleArrays
 _LOG_BOUNDS = (np.log(1e-3), np.log(1e4))
 
 
+class NotIdentified(ValueError):
+    """The data cannot determine the estimator (e.g. the prior's concentration at G = 1)."""
+
+
 @dataclass(frozen=True)
 class BetaPriors:
     """Per-model Beta(a, b) priors fitted by marginal likelihood."""
@@ -44,8 +48,17 @@ def fit_priors(arrays: OracleArrays) -> BetaPriors:
     separable across models, so all 2L log-parameters go to one L-BFGS-B call
     with the analytic (digamma) gradient. Degenerate models (all 0 or all G)
     hit the bounds [1e-3, 1e4] on a, b.
+
+    Raises NotIdentified when some model has G_l = 1: a beta-binomial with one
+    trial is a Bernoulli(a / (a + b)), so only the prior mean is identified and
+    the concentration a + b would stay at the optimizer's start value (on MMLU
+    that start moves `bias_corrected` across the whole [SOTA, naive] range).
     """
     g = arrays.generations
+    if int(g.min()) < 2:
+        short = [str(m) for m in arrays.model_ids[g < 2]][:5]
+        raise NotIdentified(f"empirical-Bayes prior not identified: models {short} have G = 1 generation per prompt "
+                            "(the beta-binomial concentration needs G >= 2)")
     n_models, g_max = arrays.n_models, int(g.max())
     ks = np.arange(g_max + 1)
     hist = np.zeros((n_models, g_max + 1))

@@ -31,11 +31,14 @@ def test_analyze_tables_and_consistency():
     rep = analyze(arr, n_boot=5)
     assert list(rep.single_models.columns) == ["model_id", "quality", "cost", "reliability"]
     assert list(rep.curve.columns) == ["generations", "quality", "cost"]
-    assert list(rep.estimates.columns) == ["estimator", "quality", "quality_lo", "quality_hi", "cost", "recommended"]
+    assert list(rep.estimates.columns) == ["estimator", "quality", "quality_lo", "quality_hi", "cost", "recommended",
+                                           "identified"]
     assert list(rep.frontier.columns) == ["estimator", "alpha", "quality", "cost"]
     assert list(rep.posthoc.columns) == ["k", "quality", "cost"]
-    assert set(rep.summary) == {"sota_model", "sota_quality", "sota_cost", "oracle_quality",
-                                "error_rate_reduction", "cost_saving_at_sota_quality", "aiq"}
+    assert set(rep.summary) == {"sota_model", "sota_quality", "sota_cost", "oracle_quality", "oracle_estimate",
+                                "headline_lo", "headline_hi", "headline_flag", "headline_note",
+                                "error_rate_reduction", "error_rate_reduction_lo", "error_rate_reduction_hi",
+                                "cost_saving_at_sota_quality", "aiq"}
     est = rep.estimates.set_index("estimator")
     assert est.loc["naive", "quality"] == pytest.approx(naive_oracle(arr)[0])
     assert est["recommended"].sum() == 1 and est.loc["bias_corrected", "recommended"]

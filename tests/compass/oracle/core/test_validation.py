@@ -2,17 +2,28 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.oracle.validation import entropy_uplift_study, recommend, validation_study
+from compass.oracle.validation import REGIMES, STUDY_COLUMNS, entropy_uplift_study, recommend, validation_study
 
 
-def test_small_study_bias_corrected_beats_naive():
-    study = validation_study(generations=(5,), n_models=(5,), n_prompts=150, n_reps=1,
-                             estimators=("naive", "bias_corrected"))
-    assert list(study.columns) == ["scenario", "n_prompts", "n_models", "generations", "estimator",
-                                   "true_oracle", "estimate", "bias", "rmse"]
-    b = study.set_index("estimator")["bias"]
-    assert b["naive"] > 0.05
-    assert abs(b["bias_corrected"]) < b["naive"] / 3
+def test_small_study_covers_g1_and_both_regimes():
+    study = validation_study(generations=(1, 5), n_models=(5,), n_prompts=150, n_reps=2,
+                             estimators=("naive", "split_sample", "bias_corrected"))
+    assert list(study.columns) == STUDY_COLUMNS
+    s = study.set_index(["regime", "generations", "estimator"])
+    for regime in REGIMES:
+        # G = 1: the EB-based estimator and hence the headline point are not identified
+        assert s.loc[(regime, 1, "bias_corrected"), "identified_share"] == 0.0
+        assert np.isnan(s.loc[(regime, 1, "headline"), "estimate"])
+        assert s.loc[(regime, 1, "naive"), "bias"] > 0.05  # eq. 5 selects on noise
+        # G = 5: bias correction removes most of the naive bias; the headline is identified
+        naive_bias = s.loc[(regime, 5, "naive"), "bias"]
+        assert naive_bias > 0.03
+        assert abs(s.loc[(regime, 5, "bias_corrected"), "bias"]) < naive_bias / 3
+        assert s.loc[(regime, 5, "split_sample"), "bias"] < 0  # a lower bound
+        assert s.loc[(regime, 5, "headline"), "identified_share"] == 1.0
+    # the high-accuracy regime is what real benchmarks look like
+    assert study.loc[study["regime"] == "high_accuracy", "true_oracle"].min() > 0.7
+    assert study.loc[study["regime"] == "paper", "true_oracle"].max() < 0.5
 
 
 def test_recommend_rule():

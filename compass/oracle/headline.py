@@ -1,0 +1,52 @@
+"""The published headline oracle: a point estimate only where the data identify one (seed 002, §4.3).
+
+Whatever the estimator, the true oracle O = (1/N) Σ_n max_l p_nl (eq. 4) lies in
+a range the data pin down without any model:
+
+* below by the best single model, O ≥ max_l (1/N) Σ_n p_nl (a max of means never
+  exceeds the mean of maxima), and by the split-sample oracle, whose held-out
+  score is ≤ O in expectation (`compass.oracle.split_sample`);
+* above by the naive oracle, E[O_biased] ≥ O (eq. 5 selects on its own noise, §4.1).
+
+`headline` publishes the recommended estimate when it is identified and inside
+that range (flag ""), the range itself when it is not identified (flag "range":
+G = 1, where the empirical-Bayes prior's concentration is unknown), and
+otherwise a value clipped into the range with the reason ("below_split_sample"
+takes precedence over "clipped"). The bounds hold in expectation; a flag is a
+warning to read the estimate with care, not a proof that it is wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+FLAGS = ("", "range", "clipped", "below_split_sample")
+
+
+@dataclass(frozen=True)
+class Headline:
+    quality: float  # the published point (NaN when flag == "range")
+    lo: float  # identified lower bound, max(best single model, split-sample)
+    hi: float  # identified upper bound, the naive oracle
+    flag: str  # one of FLAGS
+    note: str  # one sentence for people
+
+
+def headline(estimate: float, sota: float, naive: float, split_sample: float, tol: float = 1e-9) -> Headline:
+    """Combine the recommended estimate with the identified range [max(SOTA, split-sample), naive]."""
+    lo = max(sota, split_sample) if np.isfinite(split_sample) else sota
+    lo, hi = min(lo, naive), naive
+    if not np.isfinite(estimate):
+        return Headline(float("nan"), lo, hi, "range",
+                        f"not identified: the oracle lies in [{lo:.4f}, {hi:.4f}] (best single model or "
+                        "split-sample to naive oracle)")
+    if np.isfinite(split_sample) and estimate < split_sample - tol:
+        return Headline(lo, lo, hi, "below_split_sample",
+                        f"estimate {estimate:.4f} is below the split-sample lower bound {split_sample:.4f}; "
+                        f"published at the bound")
+    if estimate < lo - tol or estimate > hi + tol:
+        return Headline(float(np.clip(estimate, lo, hi)), lo, hi, "clipped",
+                        f"estimate {estimate:.4f} is outside [{lo:.4f}, {hi:.4f}]; published clipped")
+    return Headline(float(estimate), lo, hi, "", "")
