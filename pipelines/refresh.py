@@ -209,10 +209,13 @@ def refresh(
     per step (the sources, then each automation tick's runs)."""
     from pipelines.config_changes import config_digests, config_requests, save_digests
     from pipelines.partitions import sync_dynamic_partitions
+    from resources.sources import SourcesResource
 
     report = RefreshReport(blocked_by=unfinished_runs(instance))
     if source_keys:
-        # Rejected input stops the refresh here, before anything downstream runs.
+        # Every file of the config is validated before any raw table is written: rejected input (IngestError)
+        # stops the refresh with the warehouse unchanged, not half-applied.
+        SourcesResource().validate()
         result = run_selection(defs, instance, source_keys, None, multiprocess, tags)
         report.add(defs, instance, result, source_keys, None)
         progress(f"sources: {len(source_keys)} raw tables read and validated")

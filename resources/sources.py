@@ -6,6 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from compass.ingest.ingest import validate_all
 from compass.ingest.load import TABLE_ORDER, SourceFile, load_config
 from resources import settings
 
@@ -40,3 +41,7 @@ class SourcesResource(dg.ConfigurableResource):
     def files(self, table: str | None = None) -> list[SourceFile]:
         files = load_config(self.config_path or settings.config_path()) + accepted_files()
         return [f for f in files if table is None or f.table == table]
+
+    def validate(self) -> None:
+        """Validate every configured file, all tables together, writing nothing (IngestError on the first bad one)."""
+        validate_all(self.files())

@@ -6,8 +6,9 @@ import warnings
 
 import pandas as pd
 
+from compass.ingest.aliases import alias_lookup
 from compass.ingest.errors import IngestWarning
-from compass.ingest.load import SourceFile, read_file
+from compass.ingest.load import TABLE_ORDER, SourceFile, read_file
 from compass.ingest.schemas import RAW_TABLES, empty_frame
 from compass.ingest.validate import validate_table
 
@@ -27,6 +28,25 @@ def ingest_table(table: str, sources: list[SourceFile], lookup: dict[str, str] |
         return empty_frame(schema)
     merged = pd.concat(frames, ignore_index=True)
     return merged.drop_duplicates(subset=list(schema.key), keep="last").reset_index(drop=True)
+
+
+def validate_all(sources: list[SourceFile]) -> None:
+    """Validate every file of a source config before any table is written (a config applies whole or not at all).
+
+    Tables go in TABLE_ORDER with model names resolved through the config's own
+    raw.models and raw.model_aliases, as the raw assets will resolve them. Raises
+    the first IngestError (file, row, column); warnings are left to the assets.
+    """
+    lookup: dict[str, str] | None = None
+    frames: dict[str, pd.DataFrame] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IngestWarning)
+        for table in TABLE_ORDER:
+            frames[table] = ingest_table(table, sources, lookup)
+            if table == "models":
+                lookup = alias_lookup(pd.DataFrame({"alias": [], "model_id": []}), frames["models"]["model_id"])
+            elif table == "model_aliases":
+                lookup = alias_lookup(frames["model_aliases"], frames["models"]["model_id"])
 
 
 def price_moves(new: pd.DataFrame, previous: pd.DataFrame, factor: float = PRICE_MOVE_FACTOR) -> pd.DataFrame:

@@ -65,3 +65,31 @@ def test_status_lists_tables_with_row_counts(pipeline_env, capsys):
     lines = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
     assert lines["raw.models"][1] == "3" and lines["raw.benchmark_scores"][1] == "9"
     assert lines["raw.models"][-1] != "-"  # a data version is shown
+
+
+def test_rejected_config_applies_nothing_not_half(pipeline_env, tmp_path, monkeypatch, capsys):
+    """Issue 17's reproduction: config A adds a model and its score; config B (without A's model file) carries a
+    non-numeric score. B must be refused before any raw table is written, so raw.models keeps pa-model-x."""
+    from pipelines.cli import main
+    from tests.pipelines.conftest import TINY_CONFIG
+    from tests.pipelines.helpers import config_with_extra
+
+    instance, db = pipeline_env
+    a_dir, b_dir = tmp_path / "a", tmp_path / "b"
+    a_dir.mkdir()
+    b_dir.mkdir()
+    config_a = config_with_extra(TINY_CONFIG, a_dir, [
+        ("models", "model_id,display_name,organization\npa-model-x,PA Model X,PA\n"),
+        ("benchmark_scores", "model_id,benchmark,score,score_scale\npa-model-x,gpqa_diamond,0.5,fraction\n")])
+    monkeypatch.setenv("COMPASS_CONFIG", str(config_a))
+    run_refresh(instance)
+    after_a = snapshot(db)
+    assert "pa-model-x" in set(after_a["raw.models"]["model_id"])
+    config_b = config_with_extra(TINY_CONFIG, b_dir, [
+        ("benchmark_scores", "model_id,benchmark,score,score_scale\ngpt-4o,mmlu,high,fraction\n")])
+    capsys.readouterr()
+    assert main(["run", "--config", str(config_b)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: rejected input, warehouse unchanged: ") and "row 1, column score" in err
+    assert len(err.strip().splitlines()) == 1  # the one clear line; traces (if any) go to the log file
+    assert_same_tables(after_a, snapshot(db))
