@@ -62,6 +62,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pipelines.definitions import defs
     from pipelines.refresh import refresh
     from pipelines.summary import print_summary
+    from resources.warehouse import RefreshInProgress
 
     source_keys = [k for k in defs.resolve_asset_graph().materializable_asset_keys if k.path[0] == "raw"]
     log_path = None if args.verbose else LOG_DIR / "run.log"
@@ -73,10 +74,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     with dg.DagsterInstance.get() as instance, dagster_logs_to(log_path):
         try:
             report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess, progress=progress)
-        except IngestError as exc:
+        except (IngestError, RefreshInProgress) as exc:
             error = exc
         else:
             error = None
+    if isinstance(error, RefreshInProgress):
+        print(f"error: {error}; wait for it to finish (`compass status`), nothing was changed", file=sys.stderr)
+        return 3
     if error is not None:
         print(f"error: rejected input, warehouse unchanged: {error}", file=sys.stderr)
         return 2
@@ -100,12 +104,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    import time
+
     import dagster as dg
 
     from pipelines.summary import status_table
 
+    wh = _warehouse()
     with dg.DagsterInstance.get() as instance:
-        print(status_table(_warehouse(), instance).to_string(index=False))
+        print(status_table(wh, instance).to_string(index=False))
+    replica = wh.replica_path
+    as_of = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(replica.stat().st_mtime)) if replica.exists() else "none yet"
+    print(f"\nrefresh: {wh.refresh_status()}\nread replica for outside readers: {replica} (as of {as_of})")
     return 0
 
 

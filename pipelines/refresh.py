@@ -206,7 +206,19 @@ def refresh(
     progress: Callable[[str], None] = lambda line: None,
 ) -> RefreshReport:
     """Bring every asset up to date with the least work; see the module docstring. `progress` gets one line
-    per step (the sources, then each automation tick's runs)."""
+    per step (the sources, then each automation tick's runs). One refresh per warehouse at a time
+    (RefreshInProgress otherwise); a completed one publishes the read replica."""
+    from resources.warehouse import Warehouse
+
+    with Warehouse().refreshing():
+        report = _refresh(defs, instance, source_keys, multiprocess, tags, progress)
+        Warehouse().publish_replica()
+    progress("read replica updated for outside readers")
+    return report
+
+
+def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: list[dg.AssetKey], multiprocess: bool,
+             tags: dict[str, str] | None, progress: Callable[[str], None]) -> RefreshReport:
     from pipelines.config_changes import config_digests, config_requests, save_digests
     from pipelines.partitions import sync_dynamic_partitions
     from resources.sources import SourcesResource

@@ -6,6 +6,11 @@ parallel processes (multiprocess executor, sensors, the CLI) queue for the
 database instead of failing on DuckDB's own lock. Each write replaces exactly
 the writer's own rows inside one transaction: a failure rolls back, so a
 table is never half-written.
+
+Outside readers (notebooks, the DuckDB CLI) open the read replica instead,
+`<name>.read.duckdb` next to the file: a copy made after each completed refresh
+and swapped in with an atomic rename, so `duckdb.connect(replica, read_only=True)`
+never meets a writer's lock and always shows the last completed refresh.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import os
+import shutil
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -33,6 +40,10 @@ def frame_version(frame: pd.DataFrame) -> str:
     if len(frame):
         h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
     return h.hexdigest()[:16]
+
+
+class RefreshInProgress(RuntimeError):
+    """Another process is refreshing this warehouse."""
 
 
 class Warehouse:
@@ -68,6 +79,63 @@ class Warehouse:
                     raise
                 time.sleep(0.1 * (attempt + 1))
         raise AssertionError("unreachable")
+
+    @property
+    def _refresh_marker(self) -> Path:
+        return self.path.with_name(f"{self.path.name}.refresh")
+
+    @contextlib.contextmanager
+    def refreshing(self) -> Iterator[None]:
+        """Hold the refresh lock for the block: one refresh per warehouse at a time. A second one gets
+        RefreshInProgress at once, naming the holder (the lock dies with its process, so a killed refresh
+        never blocks the next)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self._refresh_marker, "a+") as marker:
+            for attempt in range(20):  # a `compass status` probe holds it for microseconds
+                try:
+                    fcntl.flock(marker, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if attempt == 19:
+                        marker.seek(0)
+                        raise RefreshInProgress(f"another refresh of {self.path} is running "
+                                                f"({marker.read().strip()})") from None
+                    time.sleep(0.1)
+            marker.seek(0)
+            marker.truncate()
+            marker.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}")
+            marker.flush()
+            try:
+                yield
+            finally:
+                marker.truncate(0)
+
+    def refresh_status(self) -> str:
+        """'idle', or who is refreshing (see `refreshing`)."""
+        if not self._refresh_marker.exists():
+            return "idle"
+        with open(self._refresh_marker, "a+") as marker:
+            try:
+                fcntl.flock(marker, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                marker.seek(0)
+                return f"refresh in progress ({marker.read().strip()})"
+        return "idle"
+
+    @property
+    def replica_path(self) -> Path:
+        """The read replica for outside readers: var/warehouse.duckdb -> var/warehouse.read.duckdb."""
+        return self.path.with_name(f"{self.path.stem}.read.duckdb")
+
+    def publish_replica(self) -> Path:
+        """Copy the checkpointed file under the writer lock, then rename it over the replica (atomic on POSIX:
+        a reader that opened the old replica keeps reading it; the next one sees the new one)."""
+        tmp = self.replica_path.with_name(self.replica_path.name + ".tmp")
+        with self.connect() as con:
+            con.execute("checkpoint")
+            shutil.copyfile(self.path, tmp)
+        os.replace(tmp, self.replica_path)
+        return self.replica_path
 
     def query(self, sql: str, params: list | None = None) -> pd.DataFrame:
         with self.connect(read_only=True) as con:

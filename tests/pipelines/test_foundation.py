@@ -62,7 +62,10 @@ def test_status_lists_tables_with_row_counts(pipeline_env, capsys):
     instance, _ = pipeline_env
     run_refresh(instance)
     assert main(["status"]) == 0
-    lines = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+    out = capsys.readouterr().out
+    table_part, _, tail = out.partition("\n\n")
+    lines = {line.split()[0]: line.split() for line in table_part.splitlines()[1:]}
+    assert "refresh: idle" in tail and "warehouse.read.duckdb (as of 20" in tail
     assert lines["raw.models"][1] == "3" and lines["raw.benchmark_scores"][1] == "9"
     assert lines["raw.models"][-1] != "-"  # a data version is shown
 

@@ -1,0 +1,47 @@
+"""Issue 17, defect 2: outside readers open the read replica at any moment of a refresh and see the last
+completed one; a second `compass run` during a refresh refuses with a clear message and changes nothing."""
+
+import os
+import subprocess
+import sys
+import time
+
+import duckdb
+
+from pipelines.cli import main
+from resources.warehouse import Warehouse
+from tests.paths import ROOT
+from tests.pipelines.conftest import TINY_CONFIG
+from tests.pipelines.helpers import config_with_extra, run_refresh
+
+
+def _models_in_replica(path) -> int:
+    with duckdb.connect(str(path), read_only=True) as con:
+        return con.execute("select count(*) from raw.models").fetchone()[0]
+
+
+def test_replica_readable_throughout_a_refresh_and_second_run_refused(pipeline_env, tmp_path, capsys):
+    instance, db = pipeline_env
+    run_refresh(instance)
+    wh = Warehouse(db)
+    replica = wh.replica_path
+    assert replica.name == "warehouse.read.duckdb" and _models_in_replica(replica) == 3
+
+    config = config_with_extra(TINY_CONFIG, tmp_path, [("models", "model_id,display_name\npa-model-y,PA Y\n")])
+    env = {**os.environ, "COMPASS_CONFIG": str(config), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run"], env=env, cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen, refused = [], None
+    try:
+        while proc.poll() is None:
+            seen.append(_models_in_replica(replica))  # must never raise, whatever the writer is doing
+            if refused is None and wh.refresh_status().startswith("refresh in progress"):
+                capsys.readouterr()
+                refused = main(["run"]), capsys.readouterr().err
+            time.sleep(0.05)
+        assert proc.wait() == 0, proc.stderr.read()
+    finally:
+        proc.kill()
+    assert refused is not None and refused[0] == 3 and "another refresh of" in refused[1]
+    assert len(seen) > 10 and set(seen) <= {3, 4}  # the previous refresh, then the new one once complete
+    assert _models_in_replica(replica) == 4 and wh.refresh_status() == "idle"
