@@ -27,6 +27,9 @@ from pathlib import Path
 import dagster as dg
 
 MAX_TICKS = 30
+REFRESH_PID_TAG = "compass/refresh_pid"  # the process of the refresh that launched a run (crash recovery)
+_UNFINISHED = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED,
+               dg.DagsterRunStatus.CANCELING]
 
 
 @dataclass
@@ -128,9 +131,25 @@ def unfinished_runs(instance: dg.DagsterInstance) -> list[str]:
     Automation treats their assets as in progress, so nothing downstream of them
     is requested; a run left behind by a killed process blocks it for good.
     """
-    statuses = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED,
-                dg.DagsterRunStatus.CANCELING]
-    return [r.run_id for r in instance.get_runs(dg.RunsFilter(statuses=statuses))]
+    return [r.run_id for r in instance.get_runs(dg.RunsFilter(statuses=_UNFINISHED))]
+
+
+def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[tuple[str | None, list[dg.AssetKey]]]:
+    """Mark failed the unfinished runs a killed refresh left behind; return their (partition, asset keys).
+
+    Call with the refresh lock held (`Warehouse.refreshing`): the lock dies with
+    its process, so an unfinished run launched by another refresh (tag
+    REFRESH_PID_TAG) has lost its process (SIGKILL, machine restart). Runs the
+    UI or daemon launched are left to Dagster's run monitoring (deploy profile).
+    Automation would hold their assets back as failed, so the caller re-runs them.
+    """
+    orphans = []
+    for run in instance.get_runs(dg.RunsFilter(statuses=_UNFINISHED)):
+        pid = run.tags.get(REFRESH_PID_TAG)
+        if pid is not None and pid != str(os.getpid()):
+            instance.report_run_failed(run, f"its refresh process {pid} is gone (killed or machine restarted)")
+            orphans.append((run.tags.get("dagster/partition"), sorted(run.asset_selection or [])))
+    return orphans
 
 
 def tick(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: str | None) -> tuple[list[dg.RunRequest], str | None]:
@@ -175,7 +194,7 @@ def run_selection(
 
     keys = with_inseparable(keys)
     job_name = job_for_keys(keys)
-    run_tags = dict(tags or {})
+    run_tags = {REFRESH_PID_TAG: str(os.getpid()), **(tags or {})}
     if partition is not None:
         run_tags["dagster/partition"] = partition
     if multiprocess:
@@ -223,6 +242,9 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
     from pipelines.partitions import sync_dynamic_partitions
     from resources.sources import SourcesResource
 
+    orphans = fail_orphaned_runs(instance)
+    if orphans:
+        progress(f"recovered: {len(orphans)} run(s) left unfinished by a killed refresh marked failed; re-running them")
     report = RefreshReport(blocked_by=unfinished_runs(instance))
     if source_keys:
         # Every file of the config is validated before any raw table is written: rejected input (IngestError)
@@ -232,7 +254,9 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
         report.add(defs, instance, result, source_keys, None)
         progress(f"sources: {len(source_keys)} raw tables read and validated")
     sync_dynamic_partitions(instance)
-    for partition, keys in config_requests(instance):
+    for partition, keys in [*orphans, *config_requests(instance)]:
+        if not keys or all(k.path[0] == "raw" for k in keys):
+            continue  # the sources ran above
         result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
         report.add(defs, instance, result, keys, partition)
     save_digests(instance, config_digests())

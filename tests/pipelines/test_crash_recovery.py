@@ -1,0 +1,99 @@
+"""Issue 17, crash recovery proven: `compass run` SIGKILLed inside a warehouse write (at the N-th commit, see
+fault_injection/sitecustomize.py). Afterwards every table equals its state before the refresh or after a clean
+one, and the next refresh marks the orphaned run failed, re-runs it and ends equal to a clean refresh."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from pipelines.refresh import unfinished_runs
+from tests.paths import ROOT
+from tests.pipelines.conftest import TINY_CONFIG
+from tests.pipelines.helpers import config_with_extra, run_refresh, snapshot
+
+FAULTS = Path(__file__).parent / "fault_injection"
+
+
+def _content(db) -> dict[str, pd.DataFrame]:
+    """Tables without the per-run stamps (run_id, refreshed_at), deduplicated: what a refresh decides."""
+    out = {}
+    for name, frame in snapshot(db).items():
+        frame = frame.drop(columns=["run_id", "refreshed_at"], errors="ignore").drop_duplicates()
+        out[name] = frame.sort_values(list(frame.columns)).reset_index(drop=True) if len(frame) else frame
+    return out
+
+
+def _same(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and bool(a.equals(b))
+
+
+@pytest.fixture(scope="module")
+def states(tmp_path_factory):
+    """(folder with the state before the refresh, content before, content after a clean refresh, config)."""
+    base = tmp_path_factory.mktemp("crash")
+    config = config_with_extra(TINY_CONFIG, base, [
+        ("models", "model_id,display_name,organization\npa-model-z,PA Z,PA\n"),
+        ("benchmark_scores", "model_id,benchmark,score,score_scale\npa-model-z,gpqa_diamond,0.5,fraction\n")])
+    before_dir, clean_dir = base / "before", base / "clean"
+    with pytest.MonkeyPatch.context() as mp:
+        _env(mp, before_dir, TINY_CONFIG)
+        with dg.DagsterInstance.get() as instance:
+            run_refresh(instance)
+        before = _content(before_dir / "warehouse.duckdb")
+        shutil.copytree(before_dir, clean_dir)
+        _env(mp, clean_dir, config)
+        with dg.DagsterInstance.get() as instance:
+            run_refresh(instance)
+        after = _content(clean_dir / "warehouse.duckdb")
+    assert not _same(before.get("raw.models"), after.get("raw.models"))
+    return before_dir, before, after, config
+
+
+def _env(mp: pytest.MonkeyPatch, folder: Path, config: Path) -> dict[str, str]:
+    (folder / "home").mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "dagster.yaml", folder / "home" / "dagster.yaml")
+    (folder / "no_cases").mkdir(exist_ok=True)
+    env = {"DAGSTER_HOME": str(folder / "home"), "COMPASS_DB": str(folder / "warehouse.duckdb"),
+           "COMPASS_CONFIG": str(config), "COMPASS_CASES": str(folder / "no_cases")}
+    for name, value in env.items():
+        mp.setenv(name, value)
+    mp.chdir(folder)
+    return env
+
+
+# Inside the raw/models write; inside raw/benchmark_scores (models already committed): the only two tables the
+# config changes, so both kills leave the tables between "before" and "after".
+@pytest.mark.parametrize("kill_at_commit", [1, 2])
+def test_sigkill_inside_a_write_then_next_refresh_recovers(states, tmp_path, monkeypatch, kill_at_commit):
+    before_dir, before, after, config = states
+    work = tmp_path / "work"
+    shutil.copytree(before_dir, work)
+    env = _env(monkeypatch, work, config)
+    env = {**os.environ, **env, "COMPASS_KILL_AT_COMMIT": str(kill_at_commit),
+           "PYTHONPATH": os.pathsep.join([str(FAULTS), str(ROOT)])}
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "run"], env=env, cwd=work,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+
+    crashed = _content(work / "warehouse.duckdb")
+    for table in sorted(set(crashed) | set(after)):
+        assert _same(crashed.get(table), before.get(table)) or _same(crashed.get(table), after.get(table)), table
+    assert crashed != {} and any(not _same(crashed.get(t), after.get(t)) for t in after)  # it did stop midway
+
+    with dg.DagsterInstance.get() as instance:
+        assert len(unfinished_runs(instance)) == 1  # the killed run, left STARTED
+        report = run_refresh(instance)
+        assert report.failed == [] and unfinished_runs(instance) == []
+    recovered = _content(work / "warehouse.duckdb")
+    assert recovered.keys() == after.keys()
+    for table in after:
+        assert _same(recovered[table], after[table]), table
