@@ -198,7 +198,10 @@ def run_selection(
     if partition is not None:
         run_tags["dagster/partition"] = partition
     if multiprocess:
-        config = {"execution": {"config": {"multiprocess": {"max_concurrent": 4}}}}
+        # forkserver with the definitions preloaded: each step forks a warm process instead of importing
+        # dagster and every asset module again (seconds per step on 2 cores).
+        config = {"execution": {"config": {"multiprocess": {
+            "max_concurrent": 4, "start_method": {"forkserver": {"preload_modules": ["pipelines.definitions"]}}}}}}
         with dg.execute_job(
             reconstructable_job(job_name),
             instance=instance,

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from resources.warehouse import Warehouse
-from tests.paths import FIXTURES, ROOT
+from tests.paths import FIXTURES
+from tests.pipelines.conftest import compass_small_env
 from tests.pipelines.helpers import run_refresh
 
 FIXTURE = FIXTURES / "compass_small"
@@ -16,22 +17,18 @@ CAPABILITY_SIDE = ("compass/measures", "compass/tiers", "compass/ces_shape", "co
 
 
 @pytest.fixture(scope="module")
-def compass_state(tmp_path_factory):
-    """A materialized small case; yields (instance, db, env) with the env applied for the module."""
-    root = tmp_path_factory.mktemp("compass")
-    data = root / "data"
-    shutil.copytree(FIXTURE, data)
-    home = root / "home"
-    home.mkdir()
-    shutil.copy(ROOT / "dagster.yaml", home)
-    env = {"DAGSTER_HOME": str(home), "COMPASS_DB": str(root / "warehouse.duckdb"), "COMPASS_CONFIG": str(data / "config.yaml"),
-           "COMPASS_CASES": str(data / "cases"), "COMPASS_SCENARIOS": str(data / "scenarios")}
+def compass_state(tmp_path_factory, compass_small_baseline):
+    """A private copy of the materialized small case; yields (instance, db, data folder, first report) with the
+    env applied for the module."""
+    baseline, first = compass_small_baseline
+    root = tmp_path_factory.mktemp("compass") / "copy"
+    shutil.copytree(baseline, root)
+    env = compass_small_env(root)
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
-        with dg.DagsterInstance.from_config(str(home)) as instance:
-            first = run_refresh(instance)
-            yield instance, Warehouse(env["COMPASS_DB"]), data, first
+        with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
+            yield instance, Warehouse(env["COMPASS_DB"]), root / "data", first
 
 
 def test_full_refresh_publishes_every_compass_table(compass_state):

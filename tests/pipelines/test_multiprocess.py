@@ -7,28 +7,31 @@ import dagster as dg
 import pandas as pd
 
 from tests.paths import FIXTURES, ROOT
+from tests.pipelines.conftest import compass_small_env
 from tests.pipelines.helpers import run_refresh, snapshot
 
 FIXTURE = FIXTURES / "compass_small"
 VOLATILE = ["run_id", "refreshed_at"]  # differ between any two runs by construction
 
 
-def materialize(root: Path, multiprocess: bool, monkeypatch) -> dict:
-    home = root / "home"
-    home.mkdir(parents=True)
-    shutil.copy(ROOT / "dagster.yaml", home)
-    for k, v in {"DAGSTER_HOME": home, "COMPASS_DB": root / "c.duckdb", "COMPASS_CONFIG": FIXTURE / "config.yaml",
-                 "COMPASS_CASES": FIXTURE / "cases", "COMPASS_SCENARIOS": FIXTURE / "scenarios"}.items():
-        monkeypatch.setenv(k, str(v))
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        report = run_refresh(instance, multiprocess=multiprocess)
+def content(db: Path) -> dict:
+    return {t: f.drop(columns=[c for c in VOLATILE if c in f.columns]) for t, f in snapshot(db).items()}
+
+
+def test_multiprocess_matches_in_process(tmp_path, monkeypatch, compass_small_baseline):
+    baseline, first = compass_small_baseline
+    assert not first.failed, first.failed
+    serial = content(baseline / "warehouse.duckdb")
+    root = tmp_path / "parallel"
+    (root / "home").mkdir(parents=True)
+    shutil.copy(ROOT / "dagster.yaml", root / "home")
+    shutil.copytree(FIXTURE, root / "data")
+    for k, v in compass_small_env(root).items():
+        monkeypatch.setenv(k, v)
+    with dg.DagsterInstance.from_config(str(root / "home")) as instance:
+        report = run_refresh(instance, multiprocess=True)
     assert not report.failed, report.failed
-    return {t: f.drop(columns=[c for c in VOLATILE if c in f.columns]) for t, f in snapshot(root / "c.duckdb").items()}
-
-
-def test_multiprocess_matches_in_process(tmp_path, monkeypatch):
-    serial = materialize(tmp_path / "serial", False, monkeypatch)
-    parallel = materialize(tmp_path / "parallel", True, monkeypatch)
+    parallel = content(root / "warehouse.duckdb")
     assert serial.keys() == parallel.keys()
     assert "compass.leaderboards" in serial and len(serial["compass.leaderboards"]) > 0
     for table in serial:
