@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,11 +83,19 @@ def read_file(source: SourceFile) -> pd.DataFrame:
         if path.suffix.lower() in (".parquet", ".pq"):
             frame = pd.read_parquet(path)
         elif path.suffix.lower() in (".csv", ".gz"):
-            frame = pd.read_csv(path, dtype=str, keep_default_na=True)
+            # utf-8-sig: a byte-order mark (Excel's UTF-8 export) is not part of the first column's name
+            frame = pd.read_csv(path, dtype=str, keep_default_na=True, encoding="utf-8-sig")
         else:
             raise IngestError(str(path), None, None, "unsupported file type: use .csv or .parquet")
     except pd.errors.EmptyDataError:
         raise IngestError(str(path), None, None, "file is empty") from None
+    except UnicodeDecodeError as exc:
+        raise IngestError(str(path), _data_row_at_byte(path, exc.start), None,
+                          f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x}); save the file as UTF-8") from None
+    except pd.errors.ParserError as exc:
+        line = re.search(r"line (\d+)", str(exc))
+        raise IngestError(str(path), int(line.group(1)) - 1 if line else None, None,
+                          f"malformed CSV: {str(exc).split('. ', 1)[-1]}") from None
     except (OSError, ValueError) as exc:
         if isinstance(exc, IngestError):
             raise
@@ -96,6 +105,13 @@ def read_file(source: SourceFile) -> pd.DataFrame:
     if "as_of" not in frame.columns or frame["as_of"].isna().all():
         frame["as_of"] = source.as_of or dt.date.fromtimestamp(path.stat().st_mtime)
     return frame
+
+
+def _data_row_at_byte(path: Path, offset: int) -> int | None:
+    """1-based data row (header not counted) holding byte `offset` of a CSV file (plain text only)."""
+    if path.suffix.lower() != ".csv":
+        return None
+    return path.read_bytes()[:offset].count(b"\n")
 
 
 def file_digest(paths: list[Path]) -> str:

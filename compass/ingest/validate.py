@@ -33,6 +33,9 @@ NON_NEGATIVE = {
     "benchmark_scores": ("stderr",),
 }
 BINARY = {"query_records": ("correct",)}
+# Values that become Dagster partition keys, file names and report paths.
+IDENTIFIER_COLUMNS = ("dataset",)
+IDENTIFIER = r"[A-Za-z0-9][A-Za-z0-9_.\-]*"
 
 
 def _fail(file: str, frame: pd.DataFrame, mask: pd.Series, column: str, message: str) -> None:
@@ -72,7 +75,9 @@ def coerce_types(frame: pd.DataFrame, schema: TableSchema, file: str) -> pd.Data
             else:
                 out[col.name] = num.astype(float)
         elif col.kind == "bool":
-            out[col.name] = raw.map(_to_bool, na_action="ignore").astype("boolean")
+            parsed = raw.map(_to_bool, na_action="ignore")
+            _fail(file, out, raw.notna() & parsed.isna(), col.name, f"'{col.name}' must be true or false")
+            out[col.name] = parsed.astype("boolean")
         elif col.kind == "date":
             parsed = pd.to_datetime(raw, errors="coerce")
             _fail(file, out, raw.notna() & parsed.isna(), col.name, f"'{col.name}' must be a date (YYYY-MM-DD)")
@@ -84,7 +89,8 @@ def coerce_types(frame: pd.DataFrame, schema: TableSchema, file: str) -> pd.Data
     return out
 
 
-def _to_bool(value: object) -> bool:
+def _to_bool(value: object) -> bool | None:
+    """True/False for the usual spellings; None (an error for the caller) for anything else."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     text = str(value).strip().lower()
@@ -92,7 +98,7 @@ def _to_bool(value: object) -> bool:
         return True
     if text in ("false", "0", "no", "n", "f"):
         return False
-    raise ValueError(f"not a boolean: {value!r}")
+    return None
 
 
 def check_ranges(frame: pd.DataFrame, schema: TableSchema, file: str) -> None:
@@ -101,6 +107,9 @@ def check_ranges(frame: pd.DataFrame, schema: TableSchema, file: str) -> None:
         _fail(file, frame, frame[col] < 0, col, f"'{col}' must be >= 0")
     for col in BINARY.get(schema.name, ()):
         _fail(file, frame, frame[col].notna() & ~frame[col].isin([0.0, 1.0]), col, f"'{col}' must be 0 or 1")
+    for col in (c for c in IDENTIFIER_COLUMNS if c in frame.columns):
+        _fail(file, frame, frame[col].notna() & ~frame[col].astype(str).str.fullmatch(IDENTIFIER), col,
+              f"'{col}' becomes a partition key and a file name: use letters, digits, '_', '-' and '.'")
     if schema.name == "model_costs":
         for col in ("input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok"):
             _fail(file, frame, frame[col] > MAX_USD_PER_MTOK, col,

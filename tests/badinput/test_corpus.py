@@ -1,0 +1,67 @@
+"""Every corpus entry through `compass run --config`: one line naming file, row and column, exit 2, no trace,
+and the warehouse byte-identical; the accepted edge cases load. (Issue 17: bad-input corpus.)"""
+
+import shutil
+
+import dagster as dg
+import pytest
+
+from compass.ingest.ingest import ingest_table
+from compass.ingest.load import load_config
+from pipelines.cli import main
+from tests.badinput.corpus import CORPUS
+from tests.paths import ROOT
+from tests.pipelines.conftest import TINY_CONFIG
+from tests.pipelines.helpers import assert_same_tables, run_refresh, snapshot
+
+
+def _config(case, folder):
+    """The tiny fixture's config plus this case's source entry."""
+    text = TINY_CONFIG.read_text().replace("path: ", f"path: {TINY_CONFIG.parent}/")
+    if case.config_text is not None:
+        text += case.config_text
+    else:
+        text += f"  - {{table: {case.table}, path: {case.write(folder)}}}\n"
+    config = folder / "config.yaml"
+    config.write_text(text)
+    return config
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpus")
+    (root / "home").mkdir()
+    shutil.copy(ROOT / "dagster.yaml", root / "home")
+    (root / "no_cases").mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in {"DAGSTER_HOME": root / "home", "COMPASS_DB": root / "warehouse.duckdb",
+                     "COMPASS_CONFIG": TINY_CONFIG, "COMPASS_CASES": root / "no_cases"}.items():
+            mp.setenv(k, str(v))
+        mp.chdir(root)
+        with dg.DagsterInstance.get() as instance:
+            run_refresh(instance)
+        yield root / "warehouse.duckdb", snapshot(root / "warehouse.duckdb"), mp
+
+
+@pytest.mark.parametrize("case", [c for c in CORPUS if not c.accepted], ids=lambda c: c.id)
+def test_rejected(case, baseline, tmp_path, capsys):
+    db, before, _ = baseline
+    config = _config(case, tmp_path)
+    capsys.readouterr()
+    assert main(["run", "--config", str(config)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("error: rejected input, warehouse unchanged: ")
+    named = config.name if case.config_text is not None and case.id != "config_missing_file" else case.name
+    assert named in err or "/nonexistent/" in err, err
+    if case.where is not None:
+        row, column = case.where
+        assert f"row {row if row is not None else '-'}," in err and f"column {column or '-'}:" in err, err
+    assert_same_tables(before, snapshot(db))
+
+
+@pytest.mark.parametrize("case", [c for c in CORPUS if c.accepted], ids=lambda c: c.id)
+def test_accepted(case, tmp_path):
+    sources = [s for s in load_config(_config(case, tmp_path)) if s.path.name == case.name]
+    frame = ingest_table(case.table, sources, None if case.table == "models" else {"gpt-4o": "gpt-4o"})
+    assert len(frame) >= 1 and frame.columns[0] == "model_id" and not frame["model_id"].str.startswith("\ufeff").any()
