@@ -1,5 +1,5 @@
 """Issue 17, crash recovery proven: `compass run` SIGKILLed inside a warehouse write (at the N-th commit, see
-fault_injection/sitecustomize.py). Afterwards every table equals its state before the refresh or after a clean
+subprocess_hooks/sitecustomize.py). Afterwards every table equals its state before the refresh or after a clean
 one, and the next refresh marks the orphaned run failed, re-runs it and ends equal to a clean refresh."""
 
 import os
@@ -18,7 +18,7 @@ from tests.paths import ROOT
 from tests.pipelines.conftest import TINY_CONFIG
 from tests.pipelines.helpers import config_with_extra, run_refresh, snapshot
 
-FAULTS = Path(__file__).parent / "fault_injection"
+HOOKS = Path(__file__).parent / "subprocess_hooks"
 
 
 def _content(db) -> dict[str, pd.DataFrame]:
@@ -79,7 +79,7 @@ def test_sigkill_inside_a_write_then_next_refresh_recovers(states, tmp_path, mon
     shutil.copytree(before_dir, work)
     env = _env(monkeypatch, work, config)
     env = {**os.environ, **env, "COMPASS_KILL_AT_COMMIT": str(kill_at_commit),
-           "PYTHONPATH": os.pathsep.join([str(FAULTS), str(ROOT)])}
+           "PYTHONPATH": os.pathsep.join([str(HOOKS), str(ROOT)])}
     proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "run"], check=False, env=env, cwd=work,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]

@@ -1,10 +1,12 @@
 """Issue 17, defect 2: outside readers open the read replica at any moment of a refresh and see the last
-completed one; a second `compass run` during a refresh refuses with a clear message and changes nothing."""
+completed one; a second `compass run` during a refresh refuses with a clear message and changes nothing.
+The refresh runs with the network disabled (subprocess_hooks/sitecustomize.py): it needs none."""
 
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 
@@ -28,7 +30,9 @@ def test_replica_readable_throughout_a_refresh_and_second_run_refused(pipeline_e
     assert replica.name == "warehouse.read.duckdb" and _models_in_replica(replica) == 3
 
     config = config_with_extra(TINY_CONFIG, tmp_path, [("models", "model_id,display_name\npa-model-y,PA Y\n")])
-    env = {**os.environ, "COMPASS_CONFIG": str(config), "PYTHONPATH": str(ROOT)}
+    attempts = tmp_path / "network_attempts.txt"
+    env = {**os.environ, "COMPASS_CONFIG": str(config), "COMPASS_NO_NETWORK": str(attempts),
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "subprocess_hooks"), str(ROOT)])}
     proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run"], env=env, cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seen, refused = [], None
@@ -45,3 +49,4 @@ def test_replica_readable_throughout_a_refresh_and_second_run_refused(pipeline_e
     assert refused is not None and refused[0] == 3 and "another refresh of" in refused[1]
     assert len(seen) > 10 and set(seen) <= {3, 4}  # the previous refresh, then the new one once complete
     assert _models_in_replica(replica) == 4 and wh.refresh_status() == "idle"
+    assert not attempts.exists(), attempts.read_text()  # no connection left the machine

@@ -1,0 +1,65 @@
+"""Loaded only by the `compass run` subprocesses of the tests in tests/pipelines (on their PYTHONPATH). Test
+scaffolding, not product code:
+
+* COMPASS_NO_NETWORK=<file>: every socket connection to a non-loopback address fails, and is recorded in
+  <file> (the pipeline must need no network at run time).
+* COMPASS_KILL_AT_COMMIT=N: SIGKILL the process at the N-th warehouse commit, after the transaction's
+  statements ran and before `commit` reaches DuckDB, i.e. inside a warehouse write.
+"""
+
+import os
+import signal
+
+_NO_NETWORK = os.environ.get("COMPASS_NO_NETWORK")
+if _NO_NETWORK:
+    import ipaddress
+    import socket
+
+    _connect = socket.socket.connect
+
+    def _guarded_connect(self, address):
+        host = address[0] if isinstance(address, tuple) else None
+        if host is not None:
+            try:
+                local = ipaddress.ip_address(socket.gethostbyname(host) if host != "localhost" else "127.0.0.1")
+                local = local.is_loopback
+            except (OSError, ValueError):
+                local = False
+            if not local:
+                with open(_NO_NETWORK, "a") as log:
+                    log.write(f"{address}\n")
+                raise OSError(f"network disabled by the test: {address}")
+        return _connect(self, address)
+
+    socket.socket.connect = _guarded_connect
+
+_AT = int(os.environ.get("COMPASS_KILL_AT_COMMIT", "0"))
+if _AT:
+    import contextlib
+
+    from resources import warehouse
+
+    _commits = 0
+    _warehouse_connect = warehouse.Warehouse.connect
+
+    class _Killing:
+        def __init__(self, con):
+            self._con = con
+
+        def execute(self, sql, *args, **kwargs):
+            global _commits
+            if sql.strip().lower() == "commit":
+                _commits += 1
+                if _commits == _AT:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            return self._con.execute(sql, *args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self._con, name)
+
+    @contextlib.contextmanager
+    def _connect_killing(self, read_only=False):
+        with _warehouse_connect(self, read_only) as con:
+            yield _Killing(con)
+
+    warehouse.Warehouse.connect = _connect_killing
