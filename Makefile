@@ -19,8 +19,10 @@ $(STAMP): pyproject.toml requirements.lock
 run: $(STAMP)
 	$(BIN)/compass run
 
+# Two pytest-xdist workers, one test file per worker at a time (module fixtures stay whole).
+PYTEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 ui: $(STAMP)
 	mkdir -p $(DAGSTER_HOME) && cp -n dagster.yaml $(DAGSTER_HOME)/ || true
