@@ -25,14 +25,20 @@ from collections.abc import Mapping
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
-from sklearn.linear_model import LinearRegression, LogisticRegression
+from scipy.special import expit
 
 from compass.mlcompass.utilities import UtilityFit, UtilityFn
 
 COLUMNS = ["context_group", "estimator", "features", "coefficients", "intercept", "model_text"]
 
-__all__ = ["COLUMNS", "fitted_model_rows", "structural_model_rows", "linear_score_rows", "utility_from_row",
-           "utilities_from_rows"]
+__all__ = [
+    "COLUMNS",
+    "fitted_model_rows",
+    "linear_score_rows",
+    "structural_model_rows",
+    "utilities_from_rows",
+    "utility_from_row",
+]
 
 
 def _row(group: str, estimator: str, features: list[str], coefficients: list[float] | None,
@@ -74,17 +80,6 @@ def linear_score_rows(fits: Mapping[str, UtilityFit]) -> pd.DataFrame:
                    for g, f in fits.items()])
 
 
-def _sklearn_model(estimator: str, features: list[str], coefficients: list[float], intercept: float):
-    model = LinearRegression() if estimator == "linear" else LogisticRegression()
-    model.coef_ = np.asarray(coefficients, dtype=float) if estimator == "linear" else np.asarray([coefficients], dtype=float)
-    model.intercept_ = float(intercept) if estimator == "linear" else np.asarray([intercept], dtype=float)
-    model.feature_names_in_ = np.asarray(features, dtype=object)
-    model.n_features_in_ = len(features)
-    if estimator == "logistic":
-        model.classes_ = np.array([0.0, 1.0])
-    return model
-
-
 def utility_from_row(row: Mapping[str, object]) -> UtilityFn | pd.Series:
     """Û of one `compass.utility_models` row: the weights β for a structural row (Û = βᵀx), else a function
     of an (n, I) array of measures in the row's feature order, computing what the fitted model did."""
@@ -93,17 +88,14 @@ def utility_from_row(row: Mapping[str, object]) -> UtilityFn | pd.Series:
         return pd.Series(json.loads(str(row["coefficients"])), index=features, dtype=float)
     if estimator == "lightgbm":
         booster = lgb.Booster(model_str=str(row["model_text"]))
-        score = booster.predict
-    elif estimator in ("linear", "logistic"):
-        model = _sklearn_model(estimator, features, json.loads(str(row["coefficients"])), float(row["intercept"]))
-        score = model.predict if estimator == "linear" else (lambda X, m=model: m.predict_proba(X)[:, 1])
-    else:
-        raise ValueError(f"compass.utility_models: unknown estimator {estimator!r} for group {row['context_group']!r}")
-
-    def fn(x: np.ndarray) -> np.ndarray:
-        return score(pd.DataFrame(np.atleast_2d(np.asarray(x, dtype=float)), columns=features))
-
-    return fn
+        return lambda x: booster.predict(pd.DataFrame(np.atleast_2d(np.asarray(x, dtype=float)), columns=features))
+    if estimator in ("linear", "logistic"):
+        # What sklearn's predict / predict_proba[:, 1] compute, in numpy: the target solvers call Û thousands of
+        # times on single points, where sklearn's input validation costs 100x the arithmetic.
+        coef, intercept = np.asarray(json.loads(str(row["coefficients"])), dtype=float), float(row["intercept"])
+        link = (lambda z: z) if estimator == "linear" else expit
+        return lambda x: link(np.atleast_2d(np.asarray(x, dtype=float)) @ coef + intercept)
+    raise ValueError(f"compass.utility_models: unknown estimator {estimator!r} for group {row['context_group']!r}")
 
 
 def utilities_from_rows(rows: pd.DataFrame) -> dict[str, UtilityFn | pd.Series]:
