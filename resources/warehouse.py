@@ -149,10 +149,13 @@ class Warehouse:
 
     def read(self, table: str, where: Mapping[str, object] | None = None) -> pd.DataFrame:
         """Rows of `table` (optionally filtered by equality on columns); empty frame if absent."""
-        if not self.table_exists(table):
+        if not self.path.exists():
             return pd.DataFrame()
         clause, params = _where(where)
-        return self.query(f"select * from {table}{clause}", params)
+        with self.connect(read_only=True) as con:  # one connection for the check and the read
+            if not self._exists(con, table):
+                return pd.DataFrame()
+            return con.execute(f"select * from {table}{clause}", params).df()
 
     def replace(
         self,
