@@ -233,26 +233,36 @@ def kendall_cvm(uv: np.ndarray, copula: PairCopula, rng: np.random.Generator) ->
     return float(np.sqrt(n) * np.sum(0.5 * (sq[1:] + sq[:-1]) * np.diff(k_c)))
 
 
-def copula_gof(uv: np.ndarray, family: str, *, n_boot: int = 50, rng: np.random.Generator | None = None
-               ) -> tuple[PairCopula, float, float]:
-    """Fit ``family`` to uv, then Kendall-transform CvM with parametric-bootstrap p (refit per draw)."""
+def copula_gof(uv: np.ndarray, family: str, *, n_boot: int = 50, rng: np.random.Generator | None = None,
+               uv_test: np.ndarray | None = None) -> tuple[PairCopula, float, float]:
+    """Fit ``family`` to uv, then Kendall-transform CvM with a parametric-bootstrap p (refit per draw).
+
+    With ``uv_test`` (Table 2.4 as the thesis runs it: fit on train, test on test) the statistic is
+    that of the test pairs under the train fit, and each bootstrap draw repeats the whole design: a
+    train-sized sample to refit on, a test-sized sample to test.
+    """
     rng = np.random.default_rng() if rng is None else rng
     cop = fit_copula(uv, family)
-    stat = kendall_cvm(uv, cop, rng)
+    tested = uv if uv_test is None else uv_test
+    stat = kendall_cvm(tested, cop, rng)
     boot = np.empty(n_boot)
     for b in range(n_boot):
         draw = cop.sample(len(uv), rng)
-        draw = pseudo_observations(draw[:, 0], draw[:, 1])
-        boot[b] = kendall_cvm(draw, fit_copula(draw, family), rng)
+        refit = fit_copula(pseudo_observations(draw[:, 0], draw[:, 1]), family)
+        if uv_test is not None:
+            draw = cop.sample(len(uv_test), rng)
+        boot[b] = kendall_cvm(pseudo_observations(draw[:, 0], draw[:, 1]), refit, rng)
     return cop, stat, float(np.mean(boot >= stat)) if n_boot else float("nan")
 
 
 def copula_table(phi: pd.DataFrame, marginals: dict[str, MixedBetaMarginal], pairs: Sequence[tuple[str, str]], *,
-                 n_boot: int = 50, seed: int = 0) -> pd.DataFrame:
+                 n_boot: int = 50, seed: int = 0, phi_test: pd.DataFrame | None = None) -> pd.DataFrame:
     """Table 2.4 shape, one row per fitted family per pair.
 
-    ``phi``: wide (query x model) calibrated confidences of the split to analyse.
-    Columns: ``model_a, model_b, family, parameter, tau, aic, cvm, p_value, selected, n_interior``;
+    ``phi``: wide (query x model) calibrated confidences the copulas are fitted on (train);
+    ``phi_test``: those the goodness of fit is tested on (the thesis' test split; None tests on ``phi``).
+    Columns: ``model_a, model_b, family, parameter, tau, aic, cvm, p_value, selected, n_interior, gof_split``
+    (AIC and the fit on ``phi``; cvm and p_value on ``gof_split``);
     ``parameter`` is the first copula parameter (theta / rho / ...), NaN for independence;
     ``tau`` the fitted copula's Kendall tau (empirical tau for the thesis row); ``selected`` marks
     the lowest AIC of the pair.
@@ -263,27 +273,35 @@ def copula_table(phi: pd.DataFrame, marginals: dict[str, MixedBetaMarginal], pai
         for m in (a, b):
             if m not in phi.columns or m not in marginals:
                 raise ValueError(f"unknown model {m!r} in copula pair ({a}, {b})")
-        x, y = phi[a].to_numpy(dtype=float), phi[b].to_numpy(dtype=float)
-        inner = (_cases(x, marginals[a]) == 1) & (_cases(y, marginals[b]) == 1)
-        if inner.sum() < MIN_COPULA_ROWS:
-            raise ValueError(f"pair ({a}, {b}) has {int(inner.sum())} interior rows; need {MIN_COPULA_ROWS}")
-        uv = pseudo_observations(x[inner], y[inner])
+        uv = _interior_uv(phi, a, b, marginals)
+        uv_test = None if phi_test is None else _interior_uv(phi_test, a, b, marginals, "test ")
         tau_emp = float(stats.kendalltau(uv[:, 0], uv[:, 1]).statistic)
         pair_rows = []
         for fam in (THESIS_FAMILY, *PV_FAMILIES):
-            cop, stat, p = copula_gof(uv, fam, n_boot=n_boot, rng=rng)
+            cop, stat, p = copula_gof(uv, fam, n_boot=n_boot, rng=rng, uv_test=uv_test)
             pair_rows.append({
                 "model_a": a, "model_b": b, "family": cop.family if fam != THESIS_FAMILY else fam,
                 "parameter": cop.parameters[0] if cop.parameters else np.nan,
                 "tau": tau_emp if fam == THESIS_FAMILY else float(cop.bicop.parameters_to_tau(cop.bicop.parameters))
                 if cop.family != "indep" else 0.0,
-                "aic": cop.aic(uv), "cvm": stat, "p_value": p, "n_interior": int(inner.sum()),
+                "aic": cop.aic(uv), "cvm": stat, "p_value": p, "n_interior": len(uv),
+                "gof_split": "train" if uv_test is None else "test",
             })
         best = int(np.argmin([r["aic"] for r in pair_rows]))
         for i, r in enumerate(pair_rows):
             r["selected"] = i == best
         rows.extend(pair_rows)
     return pd.DataFrame(rows)
+
+
+def _interior_uv(phi: pd.DataFrame, a: str, b: str, marginals: dict[str, MixedBetaMarginal],
+                 label: str = "") -> np.ndarray:
+    """Pseudo-observations of the pair's rows that are interior for both marginals."""
+    x, y = phi[a].to_numpy(dtype=float), phi[b].to_numpy(dtype=float)
+    inner = (_cases(x, marginals[a]) == 1) & (_cases(y, marginals[b]) == 1)
+    if inner.sum() < MIN_COPULA_ROWS:
+        raise ValueError(f"pair ({a}, {b}) has {int(inner.sum())} interior {label}rows; need {MIN_COPULA_ROWS}")
+    return pseudo_observations(x[inner], y[inner])
 
 
 def markov_test(phi: pd.DataFrame, correct: pd.DataFrame, chain: Sequence[str]) -> pd.DataFrame:

@@ -72,7 +72,7 @@ class StudySettings:
 # Light: copula CvM statistic without bootstrap p-values (copula_boot=0 -> p NaN) and 5 marginal
 # bootstrap draws keep the default run inside its budget; docs/results.md uses larger draws.
 LIGHT = StudySettings("light", False, 1 / 20, 4, 2, 2, 100, 1, (0,), 5, 0, False)
-HEAVY = StudySettings("heavy", True, 1 / 40, 16, 10, 30, 2000, 2, (0, 1, 2, 3, 4), 100, 50, True)
+HEAVY = StudySettings("heavy", True, 1 / 40, 16, 10, 30, 2000, 2, (0, 1, 2, 3, 4), 100, 200, True)
 STUDIES = {s.name: s for s in (LIGHT, HEAVY)}
 
 
@@ -247,40 +247,57 @@ def test_curve(test: CascadeData, thresholds: np.ndarray) -> pd.DataFrame:
     return frame.sort_values(["cost", "error"], ignore_index=True).rename_axis("point").reset_index()
 
 
-def cascade_curves(cal: pd.DataFrame, chains: dict[str, list[str]], chain_cascades: list[tuple[str, tuple[str, ...]]],
+def low_sample_ids(cal: pd.DataFrame, seed: int) -> pd.Index:
+    """One n <= 30 training subsample per benchmark and seed (Sec. 2.4 "Performance in the Low-Sample Limit"):
+    the balanced draw of `low_sample_train_indices` over every model of the dataset, shared by all its cascades."""
+    train_y = pivot(cal, "correct", split="train")
+    return train_y.index[low_sample_train_indices(train_y.to_numpy(float), LOW_SAMPLE_N, seed=seed)]
+
+
+def cascade_curves(records: pd.DataFrame, dataset: str, chains: dict[str, list[str]],
+                   chain_cascades: list[tuple[str, tuple[str, ...]]],
                    settings: StudySettings) -> tuple[pd.DataFrame, dict[str, object]]:
     """cascade.curves rows for every cascade, method and training size (full train and n <= 30 seeds).
 
     Columns: cascade, chain, k, method, n_train, sample (full | low_seed<s>), point, cost, error,
-    thresholds, pareto. Thresholds are tuned on train and evaluated on test.
+    thresholds, pareto. Thresholds are tuned on train and evaluated on test. In the low-sample limit
+    (Table 2.8) everything learned from data is refitted on the subsample alone: the calibrators
+    (eqs. 2.16-2.17 + logistic), the marginals and the copulas; test confidences are recalibrated with
+    the subsample's calibrators. A seed whose subsample cannot be calibrated is skipped and listed.
     """
+    cal, _ = calibrated_records(records, dataset)
     train_cal = cal[cal["split"] == "train"]
+    samples: list[tuple[str, pd.DataFrame, int]] = [("full", cal, 0)]
+    skipped = {}
+    for seed in settings.low_sample_seeds:
+        ids = low_sample_ids(cal, seed)
+        sub = records[(records["split"] != "train") | records["query_id"].isin(ids)]
+        try:
+            samples.append((f"low_seed{seed}", calibrated_records(sub, dataset)[0], seed))
+        except ValueError as exc:
+            skipped[f"low_seed{seed}"] = str(exc)
     parts, changed = [], {}
     # A chain's model covers every cascade of its models (marginals and pairs are fitted pairwise).
     chain_models = {(chain, method): fit_cascade_model(train_cal, chains[chain], copula=copula)
                     for chain in {c for c, _ in chain_cascades} for method, copula in RT_COPULAS.items()}
     for chain, cascade in chain_cascades:
-        train, test = CascadeData.of(cal, cascade, "train"), CascadeData.of(cal, cascade, "test")
-        train_ids = pivot(cal, "p_correct", split="train", models=cascade).index
-        samples = [("full", np.arange(len(train_ids)), 0)]
-        samples += [(f"low_seed{s}", low_sample_train_indices(train.y, LOW_SAMPLE_N, seed=s), s)
-                    for s in settings.low_sample_seeds]
-        for sample, idx, seed in samples:
+        for sample, sample_cal, seed in samples:
+            train, test = CascadeData.of(sample_cal, cascade, "train"), CascadeData.of(sample_cal, cascade, "test")
             if sample == "full":
                 models = {method: chain_models[(chain, method)] for method in RT_COPULAS}
-            else:  # low-sample limit: the thesis' Gumbel model refitted on the n <= 30 rows only
-                sub_cal = train_cal[train_cal["query_id"].isin(train_ids[idx])]
-                models = {"rt": fit_cascade_model(sub_cal, cascade, copula=RT_COPULAS["rt"])}
-            tuned = method_thresholds(models, cascade, train.rows(idx), settings, seed)
+            else:  # low-sample limit: the thesis' Gumbel model on the subsample's own calibration
+                sub_train = sample_cal[sample_cal["split"] == "train"]
+                models = {"rt": fit_cascade_model(sub_train, cascade, copula=RT_COPULAS["rt"])}
+            tuned = method_thresholds(models, cascade, train, settings, seed)
             if "rt_aic" in tuned:
                 changed[">".join(cascade)] = copula_choice_change(tuned["rt"], tuned["rt_aic"], len(cascade))
             for method, frame in tuned.items():
                 t = frame[threshold_columns(len(cascade))].to_numpy(float)
                 parts.append(test_curve(test, t).assign(cascade=">".join(cascade), chain=chain, k=len(cascade),
-                                                        method=method, n_train=len(idx), sample=sample))
+                                                        method=method, n_train=len(train.y), sample=sample))
     curves = pd.concat(parts, ignore_index=True)
     cols = ["cascade", "chain", "k", "method", "n_train", "sample", "point", "cost", "error", "thresholds", "pareto"]
-    return curves[cols], {"rt_aic_max_abs_threshold_change": changed}
+    return curves[cols], {"rt_aic_max_abs_threshold_change": changed, "low_sample_skipped": skipped}
 
 
 def auc_tables(curves: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

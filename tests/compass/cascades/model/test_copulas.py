@@ -115,3 +115,22 @@ def test_kendall_distribution_closed_form_matches_simulation():
     assert np.allclose(kendall_distribution(cop, w, rng), emp, atol=0.01)
     theta = cop.parameters[0]
     assert np.allclose(kendall_distribution(cop, w, rng), w - w * np.log(w) / theta)
+
+
+def test_gof_on_a_test_split_tests_the_train_fit():
+    """Table 2.4 as the thesis runs it (issue 12, item 6): fit on train, test on test. A Gumbel fitted on
+    Gumbel(3) train pairs is accepted on a Gumbel(3) test split and rejected on a test split whose dependence
+    changed (Gumbel(1.3)), which a train-only GOF cannot see."""
+    rng = np.random.default_rng(5)
+    strong = pv.Bicop(family=pv.BicopFamily.gumbel, parameters=np.array([[3.0]]))
+    weak = pv.Bicop(family=pv.BicopFamily.gumbel, parameters=np.array([[1.3]]))
+
+    def uv(cop, seeds):
+        draw = cop.sample(250, seeds=seeds)
+        return pseudo_observations(draw[:, 0], draw[:, 1])
+
+    train = uv(strong, [1, 2, 3])
+    _, _, p_train_only = copula_gof(train, "gumbel_tau", n_boot=40, rng=rng)
+    _, _, p_same = copula_gof(train, "gumbel_tau", n_boot=40, rng=rng, uv_test=uv(strong, [100, 101, 102]))
+    _, _, p_shift = copula_gof(train, "gumbel_tau", n_boot=40, rng=rng, uv_test=uv(weak, [7, 8, 9]))
+    assert p_train_only > 0.05 and p_same > 0.05 and p_shift < 0.05

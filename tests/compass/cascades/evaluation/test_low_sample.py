@@ -1,0 +1,44 @@
+"""Table 2.8 (thesis Sec. 2.4, low-sample limit) on the real mmlu fixture rows: the calibrators are refitted on the
+n <= 30 subsample too (issue 12, item 5: they used to see all ~300 training rows), and each benchmark draws one
+subsample per seed that all its cascades share."""
+
+import dataclasses
+
+import pandas as pd
+
+from compass.cascades import study as cs
+from tests.assets.cascade.conftest import records
+
+SETTINGS = dataclasses.replace(cs.LIGHT, low_sample_seeds=(0, 1), resolution=1 / 10, bo_max_iter=2)
+
+
+def test_low_sample_refits_calibrators_on_the_subsample_only(monkeypatch):
+    rec = cs.prepare_records(records(), "mmlu")
+    fitted_on = []
+    calibrated = cs.calibrated_records
+
+    def spy(frame: pd.DataFrame, dataset: str):
+        fitted_on.append(set(frame.loc[frame["split"] == "train", "query_id"]))
+        return calibrated(frame, dataset)
+
+    monkeypatch.setattr(cs, "calibrated_records", spy)
+    chains = cs.chains_for(rec)
+    cascades = cs.study_cascades(chains, SETTINGS)
+    curves, extra = cs.cascade_curves(rec, "mmlu", chains, cascades, SETTINGS)
+    n_full = rec.loc[rec["split"] == "train", "query_id"].nunique()
+    assert len(fitted_on) == 3 and len(fitted_on[0]) == n_full > 100 and all(len(ids) <= 30 for ids in fitted_on[1:])  # full + one per seed
+    assert fitted_on[1] != fitted_on[2]  # two seeds, two subsamples
+    low = curves[curves["sample"] != "full"]
+    # one subsample per benchmark: every cascade of a seed trains on the same rows
+    assert low.groupby("sample")["n_train"].nunique().max() == 1
+    assert set(low.groupby("sample")["n_train"].first()) == {len(fitted_on[1]), len(fitted_on[2])}
+    assert extra["low_sample_skipped"] == {}
+
+
+def test_low_sample_ids_are_shared_and_balanced():
+    rec = cs.prepare_records(records(), "mmlu")
+    cal, _ = cs.calibrated_records(rec, "mmlu")
+    ids = cs.low_sample_ids(cal, seed=0)
+    assert 10 <= len(ids) <= 30 and ids.is_unique
+    y = cs.pivot(cal, "correct", split="train").loc[ids]
+    assert ((y == 1).any() & (y == 0).any()).all()  # every model sees a right and a wrong answer
