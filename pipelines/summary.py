@@ -34,9 +34,38 @@ def print_summary(wh: Warehouse) -> None:
         ).iloc[0, 0]
         print(f"  models with benchmark scores and a price: {n}")
     if wh.table_exists("compass.leaderboards"):
-        top = wh.query(
-            "select case_id, scenario, rank, model_id, round(score, 3) as score, round(cost, 3) as cost, binding "
-            "from compass.leaderboards where rank <= 3 order by case_id, scenario, rank"
-        )
-        print("\nHeadline leaderboards (top 3 per case study and scenario):")
-        print(top.to_string(index=False))
+        print_recommendations(wh)
+
+
+COST_UNITS = {"blended_usd_per_mtok": "$/Mtok", "input_usd_per_mtok": "$/Mtok in", "output_usd_per_mtok": "$/Mtok out",
+              "params_b": "B params"}
+
+
+def print_recommendations(wh: Warehouse) -> None:
+    """Rank 1 of every case x scenario with its cost in the case's own unit (dollars where it is a price), the
+    normalized cost and the 90 % rank interval; scenarios that agree share a line. Then what changed."""
+    board = wh.query("select * from compass.leaderboards where rank = 1")
+    units = wh.query("select distinct case_id, cost_column from compass.costs")
+    top = board.merge(units, on="case_id", how="left")
+    if wh.table_exists("compass.rank_uncertainty"):
+        top = top.merge(wh.read("compass.rank_uncertainty")[["case_id", "scenario", "model_id", "rank_lo", "rank_hi"]],
+                        on=["case_id", "scenario", "model_id"], how="left")
+    for col in ("usd_per_interaction", "rank_lo", "rank_hi"):  # absent when no case has a workload / no bootstrap
+        if col not in top.columns:
+            top[col] = float("nan")
+    top = top.sort_values(["case_id", "scenario"])
+    print("\nRecommended (rank 1; 90 % rank interval from the bootstrap; cost in the case's own unit):")
+    for case_id, rows in top.groupby("case_id", sort=True):
+        print(f"  {case_id}")
+        for _, same in rows.groupby(["model_id", "rank_lo", "rank_hi"], dropna=False, sort=False):
+            r = same.iloc[0]
+            unit = COST_UNITS.get(r.cost_column, r.cost_column)
+            price = f"${r.raw_cost:g}/Mtok" if unit == "$/Mtok" else f"{r.raw_cost:g} {unit}"
+            per_query = f" (${r.usd_per_interaction:.6f}/query)" if r.usd_per_interaction == r.usd_per_interaction else ""
+            interval = f", rank interval [{int(r.rank_lo)}-{int(r.rank_hi)}]" if r.rank_lo == r.rank_lo else ""
+            print(f"    {', '.join(same['scenario'])}: {r.model_id}, {price}{per_query}, normalized {r.cost:.3f}{interval}")
+    if wh.table_exists("compass.leaderboard_changes"):
+        changed = wh.query("select count(distinct case_id || '|' || scenario) as n, count(*) as rows "
+                           "from compass.leaderboard_changes where change <> 'none'").iloc[0]
+        print(f"\nChanged since the previous refresh: {int(changed['n'])} leaderboard(s), {int(changed['rows'])} "
+              "change(s) (`compass diff` lists them with reasons)")

@@ -236,3 +236,19 @@ def test_rank_uncertainty_for_every_scenario_of_the_case(compass_state):
         assert part["p_rank1"].sum() == pytest.approx(1.0)
         assert part["p_top5"].sum() == pytest.approx(min(5, len(part)))
     assert (table["rank_lo"] <= table["rank_hi"]).all() and (table["n_boot"] == 60).all()
+
+
+def test_closing_summary_names_each_scenarios_rank_one_once_with_its_cost(compass_state, capsys):
+    from pipelines.summary import print_recommendations
+
+    _, wh, _, _ = compass_state
+    capsys.readouterr()
+    print_recommendations(wh)
+    out = capsys.readouterr().out
+    board = wh.read("compass.leaderboards", {"case_id": "small_open"})
+    top = board[board["rank"] == 1].set_index("scenario")
+    lines = [line.strip() for line in out.splitlines() if line.startswith("    ")]
+    for scenario, row in top.iterrows():
+        line = next(line for line in lines if scenario in line.split(":")[0].split(", "))
+        assert f": {row['model_id']}, {row['raw_cost']:g} B params, normalized {row['cost']:.3f}" in line
+    assert sum(len(line.split(":")[0].split(", ")) for line in lines) == len(top)  # each scenario once
