@@ -247,10 +247,11 @@ def test_curve(test: CascadeData, thresholds: np.ndarray) -> pd.DataFrame:
     return frame.sort_values(["cost", "error"], ignore_index=True).rename_axis("point").reset_index()
 
 
-def low_sample_ids(cal: pd.DataFrame, seed: int) -> pd.Index:
+def low_sample_ids(cal: pd.DataFrame, models: list[str], seed: int) -> pd.Index:
     """One n <= 30 training subsample per benchmark and seed (Sec. 2.4 "Performance in the Low-Sample Limit"):
-    the balanced draw of `low_sample_train_indices` over every model of the dataset, shared by all its cascades."""
-    train_y = pivot(cal, "correct", split="train")
+    the balanced draw of `low_sample_train_indices` over `models` (the study passes its longest chain, the
+    five Llama models of Table 2.8: 3 rounds, 20-30 rows after collisions), shared by all the dataset's cascades."""
+    train_y = pivot(cal, "correct", split="train", models=models)
     return train_y.index[low_sample_train_indices(train_y.to_numpy(float), LOW_SAMPLE_N, seed=seed)]
 
 
@@ -270,7 +271,7 @@ def cascade_curves(records: pd.DataFrame, dataset: str, chains: dict[str, list[s
     samples: list[tuple[str, pd.DataFrame, int]] = [("full", cal, 0)]
     skipped = {}
     for seed in settings.low_sample_seeds:
-        ids = low_sample_ids(cal, seed)
+        ids = low_sample_ids(cal, max(chains.values(), key=len), seed)
         sub = records[(records["split"] != "train") | records["query_id"].isin(ids)]
         try:
             samples.append((f"low_seed{seed}", calibrated_records(sub, dataset)[0], seed))

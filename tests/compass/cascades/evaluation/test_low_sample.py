@@ -38,7 +38,8 @@ def test_low_sample_refits_calibrators_on_the_subsample_only(monkeypatch):
 def test_low_sample_ids_are_shared_and_balanced():
     rec = cs.prepare_records(records(), "mmlu")
     cal, _ = cs.calibrated_records(rec, "mmlu")
-    ids = cs.low_sample_ids(cal, seed=0)
-    assert 10 <= len(ids) <= 30 and ids.is_unique
-    y = cs.pivot(cal, "correct", split="train").loc[ids]
+    llama = cs.chains_for(rec)["llama"]
+    ids = cs.low_sample_ids(cal, llama, seed=0)
+    assert 20 <= len(ids) <= 30 and ids.is_unique  # 3 rounds x 5 models x (right, wrong), minus collisions
+    y = cs.pivot(cal, "correct", split="train", models=llama).loc[ids]
     assert ((y == 1).any() & (y == 0).any()).all()  # every model sees a right and a wrong answer
