@@ -4,7 +4,7 @@ Lineage (all but auc read their dataset's records from datasets/records; the
 science is `compass.cascades.study`):
 
     calibration -> marginals -> copulas -> curves -> auc          (Ch. 2, Tables 2.2-2.8)
-    economics, failfast (real records)                             (Chs. 3, 4)
+    economics, two_model_cascades, failfast (real records)         (Chs. 3, 4)
     failfast_synthetic (unpartitioned, the documented generator)   (Ch. 4, SYNTHETIC)
 
 Each asset recomputes the (cheap, deterministic) calibration from the records
@@ -26,7 +26,7 @@ from compass.cascades import study as cs
 from compass.cascades.copulas import copula_table, markov_test
 from compass.cascades.data import pivot
 from compass.cascades.marginals import fit_marginals, marginal_gof_table, marginal_params_frame
-from compass.cascades.plots import curves_plot, marginals_plot, optimal_map_plot, tau_heatmap
+from compass.cascades.plots import curves_plot, marginals_plot, optimal_map_plot, tau_heatmap, two_model_cascades_plot
 from resources import readers, settings
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
@@ -204,6 +204,24 @@ def cascade_economics(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     return publish_many(context, wh, tables, _where(context), meta)
 
 
+@dg.asset(key=["cascade", "two_model_cascades"], deps=[DATASET_RECORDS], **_common)
+def cascade_two_model(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Ch. 3's cascades M_small -> M_big on consecutive Llama pairs: tuned test reward per price of error
+    (App. 3D, Fig. 3.5) and the cascade error rate decomposition across thresholds (Fig. 3.6)."""
+    wh = warehouse.get()
+    dataset = context.partition_key
+    records = readers.cascade_records(wh, dataset)
+    if records is None:
+        return _skip(context)
+    if cs.lacks(records, ["cost_usd", "latency_ms"]) or not cs.has_test(records):
+        return _skip(context, "needs per-query cost, latency and a test split")
+    tables = cs.two_model_cascade_tables(records, dataset)
+    fig = two_model_cascades_plot(tables["cascade.tuned_rewards"], tables["cascade.cer_curve"], dataset)
+    meta = {"figure": save_figure(fig, "cascades", f"two_model_cascades_{dataset}"),
+            "pairs": int(tables["cascade.cer_curve"][["small", "big"]].drop_duplicates().shape[0])}
+    return publish_many(context, wh, tables, _where(context), meta)
+
+
 @dg.asset(key=["cascade", "failfast"], deps=[DATASET_RECORDS], **_common)
 def cascade_failfast(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """"Fail Fast, or Ask" on REAL records (Sec. 4.3, Table 4.2 shape), labelled data = real."""
@@ -237,4 +255,4 @@ def cascade_failfast_synthetic(context: dg.AssetExecutionContext, config: Cascad
 
 
 cascade_assets = [cascade_calibration, cascade_marginals, cascade_copulas, cascade_curves, cascade_auc,
-                  cascade_economics, cascade_failfast, cascade_failfast_synthetic]
+                  cascade_economics, cascade_two_model, cascade_failfast, cascade_failfast_synthetic]

@@ -85,3 +85,21 @@ def optimal_map_plot(best: pd.DataFrame, dataset: str):
     ax.legend(handles, systems, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.set_title(f"{dataset}: highest expected reward", fontsize=9)
     return fig
+
+
+def two_model_cascades_plot(rewards: pd.DataFrame, cer: pd.DataFrame, dataset: str):
+    """Fig. 3.6 (cascade error rate vs deferral rate on test) and Fig. 3.5's tuned deferral vs the price of error."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 3.4))
+    for (small, big), g in cer.groupby(["small", "big"], sort=False):
+        g = g.sort_values("defer_rate")
+        left.plot(g["defer_rate"], g["error_rate"], marker=".", lw=1, label=f"{small} -> {big}")
+    left.set_xlabel("deferral rate (test)")
+    left.set_ylabel("cascade error rate (test)")
+    left.legend(fontsize=6)
+    for (small, big), g in rewards[rewards["lambda_latency"] == 0].groupby(["small", "big"], sort=False):
+        right.semilogx(g["lambda_error"], g["defer_rate"], marker="o", lw=1, label=f"{small} -> {big}")
+    right.set_xlabel("price of error lambda_E ($)")
+    right.set_ylabel("deferral rate of the tuned threshold (test)")
+    fig.suptitle(f"{dataset}: two-model cascades (thesis Ch. 3)", fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -30,7 +30,14 @@ from compass.cascades.baselines import bayes_opt_curve, default_lambdas, grid_se
 from compass.cascades.calibration import calibrate, task_kind_for
 from compass.cascades.curves import auc_comparisons, compare_methods, pareto_mask, size_ordered_subcascades
 from compass.cascades.data import pivot, validate_records
-from compass.cascades.economics import critical_price_of_error, optimal_model_map, reward_grid, summarize_systems
+from compass.cascades.economics import (
+    cer_curve,
+    critical_price_of_error,
+    optimal_model_map,
+    reward_grid,
+    summarize_systems,
+    tuned_cascade_rewards,
+)
 from compass.cascades.evaluate import evaluate_thresholds, low_sample_train_indices
 from compass.cascades.failfast import failfast_table, join_failfast_records
 from compass.cascades.failfast_synthetic import TABLE_4_1, FailFastSyntheticConfig, generate_failfast_synthetic
@@ -348,6 +355,30 @@ def economics_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
     ], columns=["system_a", "system_b", "lambda_latency", "critical_lambda_error"])
     return {"cascade.economics": grid.assign(split=split), "cascade.optimal_model_map": best.assign(split=split),
             "cascade.critical_prices": critical.assign(split=split), "cascade.system_summary": summary.assign(split=split)}
+
+
+def _pair_frame(cal: pd.DataFrame, model: str, split: str) -> pd.DataFrame:
+    """One model's rows of a split, indexed by query id, in the shape `economics.cascade_records` reads:
+    correct, cost_usd, latency_s and p_true (the calibrated P(correct) of Ch. 2 as the P(True) of Ch. 3)."""
+    rows = cal[(cal["model_id"] == model) & (cal["split"] == split)].set_index("query_id").sort_index()
+    return pd.DataFrame({"correct": rows["correct"].astype(float), "cost_usd": rows["cost_usd"].astype(float),
+                         "latency_s": rows["latency_ms"].astype(float) / 1000.0, "p_true": rows["p_correct"]})
+
+
+def two_model_cascade_tables(records: pd.DataFrame, dataset: str) -> dict[str, pd.DataFrame]:
+    """Ch. 3's cascade findings on every consecutive pair M_small -> M_big of the primary (Llama) chain:
+    the test reward of the threshold re-tuned on train for each price of error (App. 3D, Fig. 3.5) and the
+    cascade error rate's decomposition across deferral thresholds on test (CER, Fig. 3.6)."""
+    cal, _ = calibrated_records(records, dataset)
+    chain = [m for m in CHAINS[PRIMARY_CHAIN] if m in set(cal["model_id"])]
+    rewards, cer = [], []
+    for small, big in zip(chain[:-1], chain[1:]):
+        s_tr, b_tr, s_te, b_te = (_pair_frame(cal, m, split) for split in ("train", "test") for m in (small, big))
+        pair = {"small": small, "big": big}
+        rewards.append(tuned_cascade_rewards(s_tr, b_tr, s_te, b_te, LAMBDA_ERRORS).assign(**pair))
+        cer.append(cer_curve(s_te, b_te).assign(**pair))
+    return {"cascade.tuned_rewards": pd.concat(rewards, ignore_index=True),
+            "cascade.cer_curve": pd.concat(cer, ignore_index=True)}
 
 
 # ---------------------------------------------------------------- Fail Fast, or Ask (Ch. 4)
