@@ -164,10 +164,12 @@ def cascade_curves(context: dg.AssetExecutionContext, config: CascadeStudyConfig
     chains = cs.chains_for(records)
     cascades = cs.study_cascades(chains, study)
     curves, extra = cs.cascade_curves(records, dataset, chains, cascades, study)
+    markov = cs.markov_error_table(cs.calibrated_records(records, dataset)[0], tuple(max(chains.values(), key=len)))
+    extra["markov_gap_points_by_k"] = markov.groupby("k")["accuracy_gap_points"].mean().round(2).to_dict()
     ok = bool(curves["error"].between(0, 1).all() and (curves["cost"] >= 0).all())
     meta = {"study": study.name, "n_cascades": len(cascades), "resolution": study.resolution, **extra,
             "figure": save_figure(curves_plot(curves, dataset), "cascades", f"curves_{dataset}")}
-    result = publish_many(context, wh, {"cascade.curves": curves}, _where(context), meta)
+    result = publish_many(context, wh, {"cascade.curves": curves, "cascade.markov_error": markov}, _where(context), meta)
     check = dg.AssetCheckResult(passed=ok, metadata={"min_error": float(curves["error"].min()),
                                                      "max_error": float(curves["error"].max()),
                                                      "min_cost": float(curves["cost"].min())})

@@ -308,6 +308,34 @@ def cascade_curves(records: pd.DataFrame, dataset: str, chains: dict[str, list[s
     return curves[cols], {"rt_aic_max_abs_threshold_change": changed, "low_sample_skipped": skipped}
 
 
+def markov_error(model: CascadeModel, cascade: tuple[str, ...], data: CascadeData,
+                 thresholds: np.ndarray) -> pd.DataFrame:
+    """The Markov-copula model's own error (Sec. 2.2's Markov assumption, Table 2.3): at each threshold
+    vector, the model's P(correct) and E[cost] (Algorithm 1) next to the plug-in values, the cascade run
+    on `data` itself. Columns: point, pred_accuracy, plugin_accuracy, accuracy_gap_points, pred_cost,
+    plugin_cost, cost_gap_pct (model minus plug-in; + over-predicts)."""
+    pred_acc, pred_cost = model.evaluate(cascade, thresholds)
+    error, cost = evaluate_thresholds(data.p, data.y, data.c, thresholds)
+    return pd.DataFrame({"point": np.arange(len(thresholds)), "pred_accuracy": pred_acc, "plugin_accuracy": 1 - error,
+                         "accuracy_gap_points": 100 * (pred_acc - (1 - error)), "pred_cost": pred_cost,
+                         "plugin_cost": cost, "cost_gap_pct": 100 * (pred_cost / cost - 1)})
+
+
+def markov_error_table(cal: pd.DataFrame, chain: tuple[str, ...]) -> pd.DataFrame:
+    """`markov_error` at Rational Tuning's thresholds for every prefix k = 2..K of `chain`, on train (the
+    rows the model was fitted on, so the gap is the model's structure, not sampling): per point, with k."""
+    train_cal = cal[cal["split"] == "train"]
+    model = fit_cascade_model(train_cal, list(chain), copula=RT_COPULAS["rt"])
+    parts = []
+    for k in range(2, len(chain) + 1):
+        cascade = tuple(chain[:k])
+        tuned = rational_tuning(model, cascade=cascade)
+        thresholds = tuned[threshold_columns(k)].to_numpy(float)
+        parts.append(markov_error(model, cascade, CascadeData.of(cal, cascade, "train"), thresholds)
+                     .assign(cascade=">".join(cascade), k=k))
+    return pd.concat(parts, ignore_index=True)
+
+
 def auc_tables(curves: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """cascade.auc (one row per cascade, sample and baseline method vs RT) and cascade.auc_summary.
 
