@@ -1,0 +1,34 @@
+"""Routing decisions (seed 003 §2.2–2.3, eq. 4, Remark 2, App. A.1): send q to M_p iff ψ̂(q) > w·(C_p(q) − C_a(q)),
+with real per-query costs or the paper's normalized ones (C_p = 1, C_a = 0, so ψ̂(q) > w)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def route_to_primary(psi_hat: np.ndarray, w: float, cost_gap: np.ndarray | float = 1.0) -> np.ndarray:
+    """Boolean per query: ψ̂(q) > w·(C_p(q) − C_a(q)) (eq. 4; cost_gap = 1 is the normalized-cost rule)."""
+    if w < 0:
+        raise ValueError(f"w must be >= 0, got {w}")
+    return np.asarray(psi_hat, dtype=float) > w * np.asarray(cost_gap, dtype=float)
+
+
+def choose_w(psi_hat: np.ndarray, cost_gap: np.ndarray | float = 1.0, max_primary_share: float | None = None,
+             max_cost_share: float | None = None, cost_p: np.ndarray | float = 1.0,
+             cost_a: np.ndarray | float = 0.0) -> float:
+    """App. A.1: the smallest w (the most quality) whose routing on held-out queries meets the budget: at most
+    `max_primary_share` of queries to M_p, and/or total cost at most `max_cost_share` × always-M_p's.
+
+    Candidate w are the break points ψ̂(q)/(C_p − C_a) (routing changes only there) and 0."""
+    psi = np.asarray(psi_hat, dtype=float)
+    gap = np.broadcast_to(np.asarray(cost_gap, dtype=float), psi.shape)
+    c_p, c_a = (np.broadcast_to(np.asarray(c, dtype=float), psi.shape) for c in (cost_p, cost_a))
+    candidates = np.unique(np.concatenate([[0.0], np.maximum(psi / np.where(gap > 0, gap, np.inf), 0.0)]))
+    for w in candidates:
+        to_p = route_to_primary(psi, w, gap)
+        share_ok = max_primary_share is None or to_p.mean() <= max_primary_share + 1e-12
+        cost = np.where(to_p, c_p, c_a).sum() / c_p.sum()
+        cost_ok = max_cost_share is None or cost <= max_cost_share + 1e-12
+        if share_ok and cost_ok:
+            return float(w)
+    return float(candidates[-1])

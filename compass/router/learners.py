@@ -1,0 +1,70 @@
+"""The one learner class H of the paper (§4: "we use the same estimator class H for all nuisance function, CATE
+function and router training"): scikit-learn's random forest (R randomForest defaults, spec §2.9) or LightGBM
+(in place of XGBoost), and out-of-sample predictions of a nuisance on its own training rows (spec §5.2:
+in-sample forest predictions nearly interpolate and collapse the CATE fit)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import lightgbm as lgb
+import numpy as np
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.model_selection import KFold
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    kind: str = "random_forest"  # or "lightgbm"
+    n_estimators: int = 500
+    min_samples_leaf: int = 5
+    max_features: float = 1 / 3
+    seed: int = 0
+    params: dict = field(default_factory=dict)  # extra keyword arguments of the estimator
+
+    def regressor(self, **override):
+        kw = {**self.params, **override}
+        if self.kind == "random_forest":
+            return RandomForestRegressor(n_estimators=self.n_estimators, min_samples_leaf=self.min_samples_leaf,
+                                         max_features=self.max_features, oob_score=False, n_jobs=1,
+                                         random_state=self.seed, **kw)
+        if self.kind == "lightgbm":
+            return lgb.LGBMRegressor(n_estimators=min(self.n_estimators, 300), min_child_samples=self.min_samples_leaf,
+                                     colsample_bytree=self.max_features, random_state=self.seed, verbose=-1, n_jobs=1, **kw)
+        raise ValueError(f"unknown learner {self.kind!r}; use 'random_forest' or 'lightgbm'")
+
+    def classifier(self):
+        if self.kind == "random_forest":
+            return RandomForestClassifier(n_estimators=self.n_estimators, min_samples_leaf=1,
+                                          max_features=self.max_features, n_jobs=1, random_state=self.seed)
+        return lgb.LGBMClassifier(n_estimators=min(self.n_estimators, 300), colsample_bytree=self.max_features,
+                                  random_state=self.seed, verbose=-1, n_jobs=1)
+
+
+def out_of_sample(spec: LearnerSpec, X: np.ndarray, target: np.ndarray, classify: bool = False,
+                  folds: int = 5) -> tuple[object, np.ndarray]:
+    """Fit on all rows; return (model, predictions for those rows that no tree/fold trained on them saw).
+
+    Random forests use their out-of-bag predictions (a row's trees that did not draw it); LightGBM, or a
+    forest with too few trees for every row to be out of bag, uses K-fold cross-fitting.
+    """
+    target = np.asarray(target, dtype=float)
+    model = spec.classifier() if classify else spec.regressor()
+    if spec.kind == "random_forest":
+        model.set_params(oob_score=True, bootstrap=True)
+        model.fit(X, target.astype(int) if classify else target)
+        oob = model.oob_decision_function_[:, 1] if classify else model.oob_prediction_
+        if np.all(np.isfinite(oob)):
+            return model, np.asarray(oob, dtype=float)
+    else:
+        model.fit(X, target.astype(int) if classify else target)
+    pred = np.empty(len(target))
+    for train, held in KFold(folds, shuffle=True, random_state=spec.seed).split(X):
+        m = spec.classifier() if classify else spec.regressor()
+        m.fit(X[train], target[train].astype(int) if classify else target[train])
+        pred[held] = m.predict_proba(X[held])[:, 1] if classify else m.predict(X[held])
+    return model, pred
+
+
+def predict(model, X: np.ndarray, classify: bool = False) -> np.ndarray:
+    return model.predict_proba(X)[:, 1] if classify else model.predict(X)
