@@ -3,8 +3,10 @@
 Llama prefix cascades k = 2..5 on the real MMLU train split (data/query_records.parquet), at
 resolutions h = 1/10, 1/20, 1/40: RT solves |Lambda| = 1/h cost sensitivities (eq. 2.11, no infill,
 so the resolutions match); grid search scores (1/h + 1)^(k-1) quantile combinations (Sec. 2.4).
-RT is timed twice: tuning only (the fitted Markov-copula model given) and fit + tuning (marginal EM,
-copulas, quadrature tables). Target: at k = 5, h = 1/40, RT >= 10x faster than grid search.
+RT is timed twice, each the best of 3 calls: tuning only (the fitted Markov-copula model given, its quadrature
+tables built) and fit + tuning end to end (marginal EM, copulas, the quadrature tables the cascade uses).
+The thesis' runtime figure (Sec. 2.4 "Runtime") is tuning only. Target: at k = 5, h = 1/40, RT >= 10x faster
+than grid search.
 
     .venv/bin/python benchmarks/bench_cascade.py
 """
@@ -57,11 +59,14 @@ def main() -> int:
         model = fit_cascade_model(train, cascade)
         for h in RESOLUTIONS:
             lams = default_lambdas(model, cascade, n=round(1 / h))
-            rt_s = best_time(lambda: rational_tuning(model, lams, cascade=cascade, infill_q=None))
+            rt_s = best_time(lambda: rational_tuning(model, lams, cascade=cascade, infill_q=None))  # tables cached
+            # fit + tune end to end on a fresh fit: the lazily built quadrature tables count here
+            both_s = best_time(lambda: rational_tuning(fit_cascade_model(train, cascade), lams, cascade=cascade,
+                                                       infill_q=None))
             gs_s = best_time(lambda: grid_search_curve(data.p, data.y, data.c, h), repeats=1 if k == 5 else REPEATS)
             rows.append({"k": k, "resolution": f"1/{round(1 / h)}", "grid_points": (round(1 / h) + 1) ** (k - 1),
-                         "rt_tuning_s": rt_s, "rt_fit_s": fit_s, "rt_fit_tuning_s": fit_s + rt_s, "grid_s": gs_s,
-                         "speedup_tuning": gs_s / rt_s, "speedup_fit_tuning": gs_s / (fit_s + rt_s)})
+                         "rt_tuning_s": rt_s, "rt_fit_s": fit_s, "rt_fit_tuning_s": both_s, "grid_s": gs_s,
+                         "speedup_tuning": gs_s / rt_s, "speedup_fit_tuning": gs_s / both_s})
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
         print(table.to_string(index=False))

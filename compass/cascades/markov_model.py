@@ -237,4 +237,6 @@ def fit_cascade_model(calibrated: pd.DataFrame, models: Sequence[str], *, copula
     missing = [m for m in models if m not in costs]
     if missing:
         raise ValueError(f"no expected cost for model(s) {missing}")
-    return CascadeModel(tuple(models), marginals, pairs, {m: float(costs[m]) for m in models}, family).precompute()
+    # Quadrature tables are built on first use (`_a_table`, `_b_table`): a cascade evaluates only its consecutive
+    # pairs, so a k-model chain builds k - 1 pair tables, not all k(k-1)/2 (the thesis' App. 2B tables, lazily).
+    return CascadeModel(tuple(models), marginals, pairs, {m: float(costs[m]) for m in models}, family)
