@@ -31,6 +31,7 @@ from compass.ingest.errors import IngestError
 from compass.ingest.load import TABLE_ORDER, SourceFile, read_file
 from compass.ingest.schemas import RAW_TABLES
 from compass.ingest.validate import validate_table
+from resources import settings
 from resources.sources import INPUT_SUFFIXES
 from resources.warehouse import Warehouse
 
@@ -73,11 +74,18 @@ def inbox_table(path: Path, columns: list[str]) -> str:
                       f"with <table> one of {list(TABLE_ORDER)}")
 
 
-def pending_files(inbox: Path) -> list[Path]:
-    """CSV / Parquet files waiting in the inbox (not in rejected/), by name."""
+def pending_files(inbox: Path, settle_s: float | None = None) -> list[Path]:
+    """CSV / Parquet files waiting in the inbox (not in rejected/), by name, that nobody has written to for
+    `settle_s` seconds (default `resources.settings.inbox_settle_s`, 5 s). A file still being copied in (a
+    partial CSV) is left alone until it is complete,
+    instead of being rejected as malformed; writers that can should still copy under another name
+    (e.g. `.part`) and rename."""
     if not inbox.is_dir():
         return []
-    return sorted(p for p in inbox.iterdir() if p.is_file() and p.suffix.lower() in INPUT_SUFFIXES)
+    settle_s = settings.inbox_settle_s() if settle_s is None else settle_s
+    now = time.time()
+    return sorted(p for p in inbox.iterdir() if p.is_file() and p.suffix.lower() in INPUT_SUFFIXES
+                  and now - p.stat().st_mtime >= settle_s)
 
 
 def _free_name(folder: Path, name: str) -> Path:
@@ -124,6 +132,7 @@ def process_inbox(
     accepted_dir: Path,
     warehouse: Warehouse,
     already_applied: set[str] | frozenset[str] = frozenset(),
+    settle_s: float | None = None,
 ) -> InboxResult:
     """Validate every pending inbox file; move it to accepted_dir/<table>/ or to <inbox>/rejected/.
 
@@ -136,7 +145,7 @@ def process_inbox(
     result = InboxResult()
     seen = set(already_applied) | {content_digest(p) for p in accepted_dir.rglob("*") if p.is_file()}
     queue: list[tuple[int, str, str, Path, pd.DataFrame]] = []
-    for path in pending_files(inbox):
+    for path in pending_files(inbox, settle_s):
         try:
             digest = content_digest(path)
             if digest in seen:

@@ -64,6 +64,11 @@ def inbox_dir() -> Path:
     return Path(os.environ.get("COMPASS_INBOX") or DEFAULT_INBOX)
 
 
+def inbox_settle_s() -> float:
+    """Seconds a delivered file must stay unmodified before the inbox reads it: COMPASS_INBOX_SETTLE_S, else 5."""
+    return float(os.environ.get("COMPASS_INBOX_SETTLE_S") or 5.0)
+
+
 def accepted_dir() -> Path:
     """Folder of accepted inbox files: COMPASS_ACCEPTED, else var/sources."""
     return Path(os.environ.get("COMPASS_ACCEPTED") or DEFAULT_ACCEPTED)

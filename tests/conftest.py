@@ -4,3 +4,5 @@ import os
 
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(var, "1")
+# Tests drop a file and read the inbox at once; the settle time itself is tested in tests/pipelines/ops/test_units.py.
+os.environ.setdefault("COMPASS_INBOX_SETTLE_S", "0")

@@ -172,3 +172,20 @@ def test_prices_reach_only_the_oracle_and_only_datasets_without_per_call_cost():
     records = pd.DataFrame({"model_id": ["a", "c"], "cost_usd": [0.1, None]})
     assert dataset_prices(records, prices)[["model_id", "provider"]].values.tolist() == [["a", "y"]]
     assert dataset_prices(records.assign(cost_usd=[0.1, 0.2]), prices).empty
+
+
+def test_a_file_still_being_written_waits_until_it_settles(tmp_path):
+    """Issue 17: a partial CSV (a copy in progress) is neither applied nor rejected; once complete and unmodified
+    for the settle time, it is accepted."""
+    import os
+
+    inbox, accepted = tmp_path / "inbox", tmp_path / "accepted"
+    wh = Warehouse(tmp_path / "empty.duckdb")
+    path = _write(inbox, "models_new.csv", "model_id,display_name\nnew-mo")  # cut mid-row, as a copy would be
+    first = process_inbox(inbox, accepted, wh, settle_s=60)
+    assert first.accepted == [] and first.rejected == [] and path.exists()
+    path.write_text("model_id,display_name\nnew-model,New Model\n")
+    old = path.stat().st_mtime - 120
+    os.utime(path, (old, old))  # unmodified for two minutes
+    second = process_inbox(inbox, accepted, wh, settle_s=60)
+    assert [t for t, _ in second.accepted] == ["models"] and second.rejected == []
