@@ -15,22 +15,22 @@ from pathlib import Path
 
 import yaml
 
-#: The twelve radial distributions of §5.3, with the parameters we use for each (numpy Generator
-#: argument names). The thesis uses "the package defaults" without listing them; these are our choices
-#: (moderate tails, so that a single draw is not dominated by one outlier).
+#: The twelve radial distributions of §5.3 with their parameters (numpy Generator argument names): the
+#: defaults of the reference implementation (`repliclust.base.SUPPORTED_DISTRIBUTIONS`), which the thesis
+#: uses without listing them; numpy's own defaults where it gives none (uniform on [0, 1), gumbel(0, 1)).
 DISTRIBUTIONS: dict[str, dict[str, float]] = {
     "normal": {},
     "standard_t": {"df": 5.0},
-    "exponential": {"scale": 1.0},
-    "beta": {"a": 0.5, "b": 0.5},
-    "uniform": {"low": 0.0, "high": 1.0},
-    "chisquare": {"df": 4.0},
-    "gumbel": {"loc": 0.0, "scale": 1.0},
+    "exponential": {},
+    "beta": {"a": 2.5, "b": 8.5},
+    "uniform": {},
+    "chisquare": {"df": 5.0},
+    "gumbel": {},
     "weibull": {"a": 1.5},
-    "gamma": {"shape": 2.0, "scale": 1.0},
+    "gamma": {"shape": 3.0},
     "pareto": {"a": 10.0},
-    "f": {"dfnum": 10.0, "dfden": 10.0},
-    "lognormal": {"mean": 0.0, "sigma": 0.75},
+    "f": {"dfnum": 7.0, "dfden": 10.0},
+    "lognormal": {"sigma": 0.75},
 }
 OVERLAP_MODES = ("lda", "c2c")
 
@@ -130,6 +130,8 @@ class Archetype:
 
 def _coerce(source: str, key: str, value: object, default: object) -> object:
     """Type-check one value against its default's type (ints stay ints, lists become tuples)."""
+    if key in ("distribution_proportions", "overlap_mode") and value is None:
+        return None
     if key in ("distributions", "distribution_proportions"):
         if isinstance(value, str):
             value = [value]
@@ -140,8 +142,6 @@ def _coerce(source: str, key: str, value: object, default: object) -> object:
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
             raise ArchetypeError(source, key, value, "expected a list of numbers")
         return tuple(float(v) for v in value)
-    if key in ("overlap_mode",) and value is None:
-        return None
     if isinstance(default, str) or default is None:
         if not isinstance(value, str):
             raise ArchetypeError(source, key, value, "expected a string")
@@ -183,7 +183,7 @@ def validate(a: Archetype, source: str) -> None:
         raise bad("tol", "must be non-negative")
     unknown = [d for d in a.distributions if d not in DISTRIBUTIONS]
     if unknown:
-        raise bad("distributions", f"unknown distribution {unknown[0]!r}; supported: {sorted(DISTRIBUTIONS)}")
+        raise ArchetypeError(source, "distributions", unknown[0], f"unknown distribution; supported: {sorted(DISTRIBUTIONS)}")
     props = a.distribution_proportions
     if props is not None and (len(props) != len(a.distributions) or min(props) < 0 or sum(props) <= 0):
         raise bad("distribution_proportions", "must give one non-negative weight per distribution, not all zero")
