@@ -2,8 +2,8 @@
 archetype file (one dynamic partition each) and the user-segmentation validation study.
 
 All data here is synthetic (drawn from the archetypes), labelled as such in the README's data
-dictionary. Light by default (one data set per archetype and shape, spectral clustering only up to
-1,500 points); the thesis' full design (10 data sets per archetype and shape, every algorithm) with
+dictionary. Light by default (one data set per archetype and shape, spectral clustering and HDBSCAN
+only up to 1,500 points); the thesis' full design (10 data sets per archetype and shape, every algorithm) with
 COMPASS_HEAVY=1 or the run config.
 """
 
@@ -19,22 +19,22 @@ from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
 CODE_VERSION = "clusters-1"
-LIGHT = {"n_datasets": 1, "spectral_max_points": 1500}
-FULL = {"n_datasets": 10, "spectral_max_points": None}
+LIGHT = {"n_datasets": 1, "slow_max_points": 1500}
+FULL = {"n_datasets": 10, "slow_max_points": None}
 
 
 class ClusterBenchmarkConfig(dg.Config):
     """Size of the benchmark: None fields take the light values, or the full ones with COMPASS_HEAVY=1."""
 
     n_datasets: int | None = None  # data sets per archetype and shape (thesis: 10)
-    spectral_max_points: int | None = None  # skip spectral clustering above this many points; 0: never skip
+    slow_max_points: int | None = None  # skip spectral and HDBSCAN above this many points; 0: never
     keep_datasets: int = 1  # data sets per shape stored in clusters.datasets
     seed: int = 0
 
     def sizes(self) -> dict:
         base = FULL if settings.heavy() else LIGHT
-        cap = base["spectral_max_points"] if self.spectral_max_points is None else (self.spectral_max_points or None)
-        return {"n_datasets": self.n_datasets or base["n_datasets"], "spectral_max_points": cap}
+        cap = base["slow_max_points"] if self.slow_max_points is None else (self.slow_max_points or None)
+        return {"n_datasets": self.n_datasets or base["n_datasets"], "slow_max_points": cap}
 
 
 @dg.asset(key=["clusters", "benchmark"], partitions_def=archetype_partitions, group_name="clusters",
@@ -48,7 +48,7 @@ def cluster_benchmark(context: dg.AssetExecutionContext, config: ClusterBenchmar
     wh, spec = warehouse.get(), archetype(context.partition_key)
     sizes = config.sizes()
     scores, datasets = run_benchmark(spec, sizes["n_datasets"], seed=config.seed,
-                                     spectral_max_points=sizes["spectral_max_points"],
+                                     slow_max_points=sizes["slow_max_points"],
                                      keep_datasets=config.keep_datasets)
     summary = summarize(scores)
     figure = save_figure(datasets_figure(datasets, spec.name), "clusters", spec.name)
@@ -56,7 +56,7 @@ def cluster_benchmark(context: dg.AssetExecutionContext, config: ClusterBenchmar
     return publish_many(
         context, wh, {"clusters.benchmark": summary, "clusters.scores": scores, "clusters.datasets": datasets},
         {"archetype": spec.name},
-        metadata={"n_datasets": sizes["n_datasets"], "spectral_max_points": str(sizes["spectral_max_points"]),
+        metadata={"n_datasets": sizes["n_datasets"], "slow_max_points": str(sizes["slow_max_points"]),
                   "mean_ami": dg.MetadataValue.md(ami.reset_index().to_markdown(index=False, floatfmt=".3f")),
                   "datasets": figure},
     )

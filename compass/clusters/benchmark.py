@@ -24,6 +24,7 @@ from compass.clusters.transforms import distort
 
 ALGORITHMS = ("em_gmm", "kmeans", "spectral", "hierarchical", "hdbscan")
 SHAPES = ("convex", "distorted")
+SLOW = ("spectral", "hdbscan")  # dense n x n affinity; HDBSCAN's core distances in high dimension
 
 
 def fit_labels(algorithm: str, X: np.ndarray, k: int, seed: int) -> np.ndarray:
@@ -71,20 +72,20 @@ def draw(archetype: Archetype, shape: str, index: int, seed: int = 0) -> tuple[n
 
 
 def run_benchmark(archetype: Archetype, n_datasets: int, seed: int = 0, shapes: tuple[str, ...] = SHAPES,
-                  algorithms: tuple[str, ...] = ALGORITHMS, spectral_max_points: int | None = None,
+                  algorithms: tuple[str, ...] = ALGORITHMS, slow_max_points: int | None = None,
                   keep_datasets: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Scores per data set (archetype, shape, dataset, algorithm, metric, value) and the first
     `keep_datasets` data sets per shape as rows (archetype, shape, dataset, point, label, coordinates).
 
-    `spectral_max_points` skips spectral clustering on larger data sets (its dense n × n affinity is the
-    benchmark's bottleneck); a skipped cell is absent, not zero.
+    `slow_max_points` skips the SLOW algorithms (spectral, HDBSCAN) on larger data sets, the benchmark's
+    bottleneck (light runs only); a skipped cell is absent, not zero.
     """
     rows, kept = [], []
     for shape in shapes:
         for index in range(n_datasets):
             X, y = draw(archetype, shape, index, seed)
             for algorithm in algorithms:
-                if algorithm == "spectral" and spectral_max_points is not None and len(X) > spectral_max_points:
+                if algorithm in SLOW and slow_max_points is not None and len(X) > slow_max_points:
                     continue
                 for metric, value in score(algorithm, X, y, archetype.n_clusters, seed + index).items():
                     rows.append((archetype.name, shape, index, algorithm, metric, value))
