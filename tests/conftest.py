@@ -4,3 +4,7 @@ import os
 
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(var, "1")
+
+# The shipped cluster archetypes (one clusters/benchmark partition each, ~15 s of light benchmark) stay out
+# of the pipeline tests' refreshes; tests/assets/clusters points COMPASS_ARCHETYPES at its own files.
+os.environ.setdefault("COMPASS_ARCHETYPES", os.path.join(os.path.dirname(__file__), "fixtures", "no_archetypes"))
