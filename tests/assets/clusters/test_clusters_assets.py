@@ -35,7 +35,7 @@ def run(instance, key, n_datasets=2):
 
 
 def test_benchmark_tables_and_a_bad_archetype(env):
-    instance, wh, folder = env
+    instance, wh, _ = env
     assert run(instance, "tiny").success
     bench = wh.read("clusters.benchmark")
     # 2 shapes x 5 algorithms x (AMI, ARI) + HDBSCAN's p_noise per shape
