@@ -3,7 +3,7 @@
 Map of the papers:
 
     000 ML Compass               -> compass.mlcompass
-    001 Zellinger thesis         -> compass.cascades (chapters 2-4; chapter 5, clusters, not built yet)
+    001 Zellinger thesis         -> compass.cascades (chapters 2-4; chapter 5 -> compass.clusters)
     002 Capability Frontier      -> compass.oracle
     003 Meta-Router              -> compass.router (not built yet)
     004 CUPID                    -> compass.matching (not built yet)

@@ -14,6 +14,7 @@ import dagster as dg
 
 from assets import (
     cascade,
+    clusters,
     compass_changes,
     compass_checks,
     compass_decisions,
@@ -24,7 +25,7 @@ from assets import (
     sources,
 )
 from assets.automation import REFRESH_CONDITION
-from assets.partitions import case_partitions, dataset_partitions, decision_partitions
+from assets.partitions import archetype_partitions, case_partitions, dataset_partitions, decision_partitions
 from pipelines.sensors import JOBS as OPS_JOBS
 from pipelines.sensors import SCHEDULES, SENSORS
 from resources.sources import SourcesResource
@@ -41,6 +42,7 @@ _DERIVED = [
     *datasets.dataset_assets,
     *oracle.oracle_assets,
     *cascade.cascade_assets,
+    *clusters.clusters_assets,
 ]
 KINDS = {"duckdb", "python"}
 # Backfills run one partition per run (README, "Backfills from the UI"): each partition writes only its
@@ -65,6 +67,7 @@ PARTITION_GROUPS: dict[str, dg.PartitionsDefinition | None] = {
     "dataset": dataset_partitions,
     "case": case_partitions,
     "decision": decision_partitions,
+    "archetype": archetype_partitions,
 }
 
 

@@ -1,11 +1,12 @@
-"""Keep the dynamic partitions (assets.partitions) in step with the datasets, case studies and scenario files."""
+"""Keep the dynamic partitions (assets.partitions) in step with the datasets, case studies, scenarios and archetypes."""
 
 from __future__ import annotations
 
 import dagster as dg
 
-from assets.partitions import case_partitions, dataset_partitions, scenario_partitions
+from assets.partitions import archetype_partitions, case_partitions, dataset_partitions, scenario_partitions
 from resources import readers
+from resources.clusters_configs import archetype_files
 from resources.configs import cases, scenario_files
 from resources.warehouse import Warehouse
 
@@ -16,6 +17,7 @@ def sync_dynamic_partitions(instance: dg.DagsterInstance, db_path: str | None = 
         (dataset_partitions, readers.datasets(Warehouse(db_path))),
         (scenario_partitions, sorted(scenario_files())),
         (case_partitions, sorted(cases())),
+        (archetype_partitions, sorted(archetype_files())),
     )
     for definition, wanted in wanted_by_definition:
         have = set(instance.get_dynamic_partitions(definition.name))

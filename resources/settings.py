@@ -13,6 +13,8 @@ assets; these functions give those fields their defaults.
 | COMPASS_SCENARIOS | scenario folders (os.pathsep-separated) | scenarios/ |
 | COMPASS_INBOX | folder watched for delivered files | var/inbox |
 | COMPASS_ACCEPTED | where accepted inbox files are kept | var/sources |
+| COMPASS_ARCHETYPES | cluster archetype folders (os.pathsep-separated) | archetypes/ |
+| COMPASS_LLM_BASE_URL, _MODEL, _API_KEY | OpenAI-compatible endpoint for archetype descriptions | none |
 | COMPASS_HEAVY | 1: heavy studies (cascades, oracle synthetic grid) | light |
 | COMPASS_ORACLE_N_BOOT | oracle bootstrap draws | 50 |
 | COMPASS_WRITER_POOL | Dagster pool of every warehouse writer (read at import) | none (deploy profile: duckdb) |
@@ -30,6 +32,7 @@ DEFAULT_ACCEPTED = "var/sources"
 DEFAULT_ORACLE_N_BOOT = 50
 CASE_DIR = ROOT / "cases"
 SCENARIO_DIR = ROOT / "scenarios"
+ARCHETYPE_DIR = ROOT / "archetypes"
 REPORTS_DIR = Path("var/reports")
 LOG_DIR = Path("var/logs")
 
@@ -57,6 +60,17 @@ def case_dirs() -> list[Path]:
 def scenario_dirs() -> list[Path]:
     """COMPASS_SCENARIOS (os.pathsep-separated folders) when set, else the shipped scenarios/ folder."""
     return _folders("COMPASS_SCENARIOS", SCENARIO_DIR)
+
+
+def archetype_dirs() -> list[Path]:
+    """COMPASS_ARCHETYPES (os.pathsep-separated folders) when set, else the shipped archetypes/ folder."""
+    return _folders("COMPASS_ARCHETYPES", ARCHETYPE_DIR)
+
+
+def llm_endpoint() -> tuple[str | None, str | None, str | None]:
+    """(base URL, model, API key) of the OpenAI-compatible endpoint that translates archetype descriptions
+    (COMPASS_LLM_BASE_URL, COMPASS_LLM_MODEL, COMPASS_LLM_API_KEY); None when unset."""
+    return tuple(os.environ.get(f"COMPASS_LLM_{v}") or None for v in ("BASE_URL", "MODEL", "API_KEY"))
 
 
 def inbox_dir() -> Path:

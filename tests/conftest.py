@@ -6,3 +6,7 @@ for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(var, "1")
 # Tests drop a file and read the inbox at once; the settle time itself is tested in tests/pipelines/ops/test_units.py.
 os.environ.setdefault("COMPASS_INBOX_SETTLE_S", "0")
+
+# The shipped cluster archetypes (one clusters/benchmark partition each, ~15 s of light benchmark) stay out
+# of the pipeline tests' refreshes; tests/assets/clusters points COMPASS_ARCHETYPES at its own files.
+os.environ.setdefault("COMPASS_ARCHETYPES", os.path.join(os.path.dirname(__file__), "fixtures", "no_archetypes"))

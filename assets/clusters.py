@@ -1,0 +1,88 @@
+"""Synthetic cluster data from archetypes (seed 001, thesis chapter 5): the mock clustering benchmark per
+archetype file (one dynamic partition each) and the user-segmentation validation study.
+
+All data here is synthetic (drawn from the archetypes), labelled as such in the README's data
+dictionary. Light by default (one data set per archetype and shape, spectral clustering and HDBSCAN
+only up to 1,500 points); the thesis' full design (10 data sets per archetype and shape, every algorithm) with
+COMPASS_HEAVY=1 or the run config.
+"""
+
+import dagster as dg
+
+from assets.partitions import archetype_partitions
+from compass.clusters.benchmark import run_benchmark, summarize
+from compass.clusters.plots import datasets_figure
+from compass.clusters.segmentation import segmentation_study
+from resources import settings
+from resources.clusters_configs import archetype
+from resources.publish import publish_many, save_figure
+from resources.warehouse import WarehouseResource
+
+CODE_VERSION = "clusters-1"
+LIGHT = {"n_datasets": 1, "slow_max_points": 1500}
+FULL = {"n_datasets": 10, "slow_max_points": None}
+
+
+class ClusterBenchmarkConfig(dg.Config):
+    """Size of the benchmark: None fields take the light values, or the full ones with COMPASS_HEAVY=1."""
+
+    n_datasets: int | None = None  # data sets per archetype and shape (thesis: 10)
+    slow_max_points: int | None = None  # skip spectral and HDBSCAN above this many points; 0: never
+    keep_datasets: int = 1  # data sets per shape stored in clusters.datasets
+    seed: int = 0
+
+    def sizes(self) -> dict:
+        base = FULL if settings.heavy() else LIGHT
+        cap = base["slow_max_points"] if self.slow_max_points is None else (self.slow_max_points or None)
+        return {"n_datasets": self.n_datasets or base["n_datasets"], "slow_max_points": cap}
+
+
+@dg.asset(key=["clusters", "benchmark"], partitions_def=archetype_partitions, group_name="clusters",
+          pool=settings.writer_pool(), code_version=CODE_VERSION)
+def cluster_benchmark(context: dg.AssetExecutionContext, config: ClusterBenchmarkConfig,
+                      warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Thesis §5.4, Tables 5.2-5.3 for one archetype: convex and `distort`ed data sets, K-Means, Ward,
+    spectral (RBF), EM-GMM with the true k and HDBSCAN (min_samples = 5, non-noise points, p_noise); AMI
+    and ARI per data set in clusters.scores, mean and standard error in clusters.benchmark, the first
+    data sets themselves in clusters.datasets, and a figure of them."""
+    wh, spec = warehouse.get(), archetype(context.partition_key)
+    sizes = config.sizes()
+    scores, datasets = run_benchmark(spec, sizes["n_datasets"], seed=config.seed,
+                                     slow_max_points=sizes["slow_max_points"],
+                                     keep_datasets=config.keep_datasets)
+    summary = summarize(scores)
+    figure = save_figure(datasets_figure(datasets, spec.name), "clusters", spec.name)
+    ami = summary[summary["metric"] == "ami"].pivot_table(index="shape", columns="algorithm", values="mean")
+    return publish_many(
+        context, wh, {"clusters.benchmark": summary, "clusters.scores": scores, "clusters.datasets": datasets},
+        {"archetype": spec.name},
+        metadata={"n_datasets": sizes["n_datasets"], "slow_max_points": str(sizes["slow_max_points"]),
+                  "mean_ami": dg.MetadataValue.md(ami.reset_index().to_markdown(index=False, floatfmt=".3f")),
+                  "datasets": figure},
+    )
+
+
+class SegmentationConfig(dg.Config):
+    """Populations per setting: None takes 2 (light) or 20 with COMPASS_HEAVY=1."""
+
+    n_reps: int | None = None
+    seed: int = 0
+
+
+@dg.asset(key=["clusters", "segmentation"], group_name="clusters", pool=settings.writer_pool(),
+          code_version=CODE_VERSION)
+def segmentation_validation(context: dg.AssetExecutionContext, config: SegmentationConfig,
+                            warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Issue 13 item 5: user populations with known segments (three user types, the PRISM imbalance) drawn
+    from archetypes, segmented by the EC §8.1 rule (thresholds on C1 - C2) and by clustering; AMI / ARI
+    of each method in clusters.segmentation, so a case study can choose its segmentation on evidence."""
+    n_reps = config.n_reps or (20 if settings.heavy() else 2)
+    table = segmentation_study(n_reps, seed=config.seed)
+    best = (table[table["metric"] == "ami"].sort_values("mean", ascending=False)
+            .groupby(["population", "orientation"], sort=True).head(1))
+    return publish_many(context, warehouse.get(), {"clusters.segmentation": table},
+                        metadata={"n_reps": n_reps,
+                                  "best_by_ami": dg.MetadataValue.md(best.to_markdown(index=False, floatfmt=".3f"))})
+
+
+clusters_assets = [cluster_benchmark, segmentation_validation]
