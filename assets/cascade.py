@@ -163,8 +163,9 @@ def cascade_curves(context: dg.AssetExecutionContext, config: CascadeStudyConfig
     study = config.settings()
     chains = cs.chains_for(records)
     cascades = cs.study_cascades(chains, study)
-    curves, extra = cs.cascade_curves(records, dataset, chains, cascades, study)
-    markov = cs.markov_error_table(cs.calibrated_records(records, dataset)[0], tuple(max(chains.values(), key=len)))
+    cal, _ = cs.calibrated_records(records, dataset)
+    curves, extra = cs.cascade_curves(records, cal, dataset, chains, cascades, study)
+    markov = cs.markov_error_table(cal, tuple(max(chains.values(), key=len)))
     extra["markov_gap_points_by_k"] = markov.groupby("k")["accuracy_gap_points"].mean().round(2).to_dict()
     ok = bool(curves["error"].between(0, 1).all() and (curves["cost"] >= 0).all())
     meta = {"study": study.name, "n_cascades": len(cascades), "resolution": study.resolution, **extra,

@@ -262,7 +262,7 @@ def low_sample_ids(cal: pd.DataFrame, models: list[str], seed: int) -> pd.Index:
     return train_y.index[low_sample_train_indices(train_y.to_numpy(float), LOW_SAMPLE_N, seed=seed)]
 
 
-def cascade_curves(records: pd.DataFrame, dataset: str, chains: dict[str, list[str]],
+def cascade_curves(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, chains: dict[str, list[str]],
                    chain_cascades: list[tuple[str, tuple[str, ...]]],
                    settings: StudySettings) -> tuple[pd.DataFrame, dict[str, object]]:
     """cascade.curves rows for every cascade, method and training size (full train and n <= 30 seeds).
@@ -272,8 +272,8 @@ def cascade_curves(records: pd.DataFrame, dataset: str, chains: dict[str, list[s
     (Table 2.8) everything learned from data is refitted on the subsample alone: the calibrators
     (eqs. 2.16-2.17 + logistic), the marginals and the copulas; test confidences are recalibrated with
     the subsample's calibrators. A seed whose subsample cannot be calibrated is skipped and listed.
+    `cal` is `calibrated_records(records, dataset)[0]` (the caller reuses it).
     """
-    cal, _ = calibrated_records(records, dataset)
     train_cal = cal[cal["split"] == "train"]
     samples: list[tuple[str, pd.DataFrame, int]] = [("full", cal, 0)]
     skipped = {}

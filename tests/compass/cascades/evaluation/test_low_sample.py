@@ -24,7 +24,8 @@ def test_low_sample_refits_calibrators_on_the_subsample_only(monkeypatch):
     monkeypatch.setattr(cs, "calibrated_records", spy)
     chains = cs.chains_for(rec)
     cascades = cs.study_cascades(chains, SETTINGS)
-    curves, extra = cs.cascade_curves(rec, "mmlu", chains, cascades, SETTINGS)
+    cal, _ = cs.calibrated_records(rec, "mmlu")
+    curves, extra = cs.cascade_curves(rec, cal, "mmlu", chains, cascades, SETTINGS)
     n_full = rec.loc[rec["split"] == "train", "query_id"].nunique()
     assert len(fitted_on) == 3 and len(fitted_on[0]) == n_full > 100 and all(len(ids) <= 30 for ids in fitted_on[1:])  # full + one per seed
     assert fitted_on[1] != fitted_on[2]  # two seeds, two subsamples
