@@ -13,7 +13,7 @@ import dagster as dg
 from compass.ingest.errors import IngestWarning
 from compass.ingest.ingest import ingest_table, price_moves
 from compass.ingest.load import TABLE_ORDER
-from compass.ingest.schemas import RAW_TABLES
+from compass.ingest.schemas import RAW_TABLES, model_columns
 from resources import readers, settings
 from resources.publish import publish
 from resources.sources import SourcesResource
@@ -58,7 +58,7 @@ raw_assets = [_raw_asset(t) for t in TABLE_ORDER]
 
 
 def _integrity_check(table: str) -> dg.AssetChecksDefinition:
-    """Blocking check: every model_id in the table is a canonical model, and keys are unique."""
+    """Blocking check: every model name (model_id; model_p and model_a) in the table is a canonical model, and keys are unique."""
 
     @dg.asset_check(asset=RAW_KEYS[table], name="keys_and_models_valid", blocking=True)
     def _check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
@@ -68,7 +68,8 @@ def _integrity_check(table: str) -> dg.AssetChecksDefinition:
         dup = int(frame.duplicated(subset=key).sum()) if not frame.empty else 0
         unknown = 0
         if table != "models" and not frame.empty:
-            unknown = int((~frame["model_id"].isin(wh.read("raw.models")["model_id"])).sum())
+            known = wh.read("raw.models")["model_id"]
+            unknown = sum(int((~frame[c].isin(known)).sum()) for c in model_columns(RAW_TABLES[table]))
         return dg.AssetCheckResult(
             passed=dup == 0 and unknown == 0,
             metadata={"duplicate_keys": dup, "unknown_model_ids": unknown, "rows": len(frame)},

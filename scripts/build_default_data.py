@@ -2,8 +2,9 @@
 
     python scripts/build_default_data.py --raw /work/shared/data/raw --out data
 
-Writes the six raw tables of `compass.ingest.schemas` as zstd Parquet
-(models, model_aliases, benchmark_scores, model_costs, interactions, query_records)
+Writes the seven raw tables of `compass.ingest.schemas` as zstd Parquet
+(models, model_aliases, benchmark_scores, model_costs, interactions, query_records,
+route_labels)
 plus `unmatched_names.csv` (source, raw_name, reason) for every name that was not
 imported. Sources, licences and every derivation step are in data/PROVENANCE.md.
 
@@ -31,12 +32,12 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_data import assemble, catalog_sources, price_sources, record_sources  # noqa: E402
+from build_data import assemble, catalog_sources, price_sources, record_sources, route_sources  # noqa: E402
 from build_data.common import AS_OF  # noqa: E402
 
 REQUIRED_SOURCES = ("epoch_ai_benchmarking_hub", "lmarena_arena_catalog", "livebench", "llmstats", "litellm",
                     "models_dev", "open_llm_leaderboard_csv", "mmlu_pro", "livecodebench",
-                    "rational_llm_cascades", "wildbench")
+                    "rational_llm_cascades", "wildbench", "arena_hard_auto", "routellm", "alpaca_eval")
 
 
 def _with_ids(df: pd.DataFrame, resolve: assemble.Resolver) -> pd.DataFrame:
@@ -115,6 +116,7 @@ def _build(raw: Path, out: Path) -> dict[str, int]:
         "models": models, "model_aliases": aliases, "benchmark_scores": benchmark_scores,
         "model_costs": model_costs, "interactions": interactions.drop(columns="raw_name"),
         "query_records": records.drop(columns="raw_name"),
+        "route_labels": route_sources.read_route_labels(raw, catalog),
     }
     counts = {}
     for name, df in tables.items():

@@ -10,7 +10,7 @@ from compass.ingest.aliases import alias_lookup
 from compass.ingest.errors import IngestWarning
 from compass.ingest.load import TABLE_ORDER, SourceFile, read_file
 from compass.ingest.schemas import RAW_TABLES, empty_frame
-from compass.ingest.validate import validate_table
+from compass.ingest.validate import check_route_datasets, validate_table
 
 # A price moving by more than this factor against the previous snapshot is flagged.
 PRICE_MOVE_FACTOR = 10.0
@@ -37,11 +37,15 @@ def ingest_table(table: str, sources: list[SourceFile], lookup: dict[str, str] |
     if table in _LAST and _LAST[table][0] == key:
         return _LAST[table][1].copy()
     schema = RAW_TABLES[table]
-    frames = [validate_table(read_file(s), schema, str(s.path), lookup) for s in sources if s.table == table]
+    frames = [validate_table(read_file(s), schema, str(s.path), lookup).assign(_file=str(s.path))
+              for s in sources if s.table == table]
     if not frames:
         return empty_frame(schema)
-    merged = pd.concat(frames, ignore_index=True)
-    out = merged.drop_duplicates(subset=list(schema.key), keep="last").reset_index(drop=True)
+    merged = pd.concat([f.assign(_row=range(1, len(f) + 1)) for f in frames], ignore_index=True)
+    merged = merged.drop_duplicates(subset=list(schema.key), keep="last").reset_index(drop=True)
+    if table == "route_labels":
+        check_route_datasets(merged, merged["_file"], merged["_row"])
+    out = merged.drop(columns=["_file", "_row"])
     _LAST[table] = (key, out.copy())
     return out
 

@@ -16,7 +16,8 @@ from compass.ingest.schemas import RAW_TABLES
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 # Ingest order: later tables resolve model names through the earlier ones.
-TABLE_ORDER = ("models", "model_aliases", "benchmark_scores", "model_costs", "interactions", "query_records")
+TABLE_ORDER = ("models", "model_aliases", "benchmark_scores", "model_costs", "interactions", "query_records",
+               "route_labels")
 
 
 @dataclass(frozen=True)

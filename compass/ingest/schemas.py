@@ -5,7 +5,7 @@ spec is (name, kind, required). `required` columns must be present in any input
 file for that table; optional columns may be absent (they are filled with null)
 and nullable columns may hold nulls.
 
-Kinds: "str", "float", "int", "bool", "date". Range rules live in
+Kinds: "str", "float", "int", "bool", "date", "vector" (a list of floats). Range rules live in
 `compass.ingest.validate`.
 """
 
@@ -151,7 +151,30 @@ QUERY_RECORDS = TableSchema(
     + _provenance(),
 )
 
-PANDAS_DTYPES = {"str": "string", "float": "float64", "int": "Int64", "bool": "boolean", "date": pd.ArrowDtype(pa.date32())}
+ROUTE_LABELS = TableSchema(
+    name="route_labels",
+    key=("dataset", "query_id", "label_kind"),
+    doc="Gold-standard and preference labels for routing between a primary model M_p and an alternative M_a "
+    "(seed 003, Meta-router): one row per (dataset, query, label kind).",
+    columns=(
+        Column("dataset", "str", doc="routing dataset id: one (model_p, model_a) pair, gold and preference rows"),
+        Column("query_id", "str", doc="query id within the dataset"),
+        Column("query_text", "str", required=False, nullable=True, doc="the prompt (embedded when no embedding)"),
+        Column("model_p", "str", doc="canonical id of the primary (strong, expensive) model M_p"),
+        Column("model_a", "str", doc="canonical id of the alternative (cheap) model M_a"),
+        Column("label_kind", "str", doc="gold | preference"),
+        Column("outcome", "float", doc="gold: quality difference r = q(M_p) - q(M_a); preference: y in [-1, 1] "
+               "(+1: M_p preferred)"),
+        Column("tokens_out_p", "float", required=False, nullable=True, doc="output tokens of M_p's answer"),
+        Column("tokens_out_a", "float", required=False, nullable=True, doc="output tokens of M_a's answer"),
+        Column("embedding", "vector", required=False, nullable=True,
+               doc="the user's own query embedding (Parquet list of floats; in CSV a JSON list)"),
+    )
+    + _provenance(),
+)
+
+PANDAS_DTYPES = {"str": "string", "float": "float64", "int": "Int64", "bool": "boolean", "date": pd.ArrowDtype(pa.date32()),
+                 "vector": "object"}
 
 
 def empty_frame(schema: TableSchema) -> pd.DataFrame:
@@ -161,5 +184,10 @@ def empty_frame(schema: TableSchema) -> pd.DataFrame:
 
 
 RAW_TABLES: dict[str, TableSchema] = {
-    s.name: s for s in (MODELS, MODEL_ALIASES, BENCHMARK_SCORES, MODEL_COSTS, INTERACTIONS, QUERY_RECORDS)
+    s.name: s for s in (MODELS, MODEL_ALIASES, BENCHMARK_SCORES, MODEL_COSTS, INTERACTIONS, QUERY_RECORDS, ROUTE_LABELS)
 }
+
+
+def model_columns(schema: TableSchema) -> tuple[str, ...]:
+    """The columns of `schema` that hold model names resolved through the alias table."""
+    return ("model_p", "model_a") if schema.name == "route_labels" else ("model_id",)

@@ -7,13 +7,14 @@ row r of a CSV file is on line r + 1.
 from __future__ import annotations
 
 import difflib
+import json
 
 import numpy as np
 import pandas as pd
 
 from compass.ingest.aliases import resolve_model_ids
 from compass.ingest.errors import IngestError
-from compass.ingest.schemas import PANDAS_DTYPES, TableSchema
+from compass.ingest.schemas import PANDAS_DTYPES, TableSchema, model_columns
 
 # Admissible ranges per score scale (benchmark_scores.score_scale).
 SCORE_SCALES: dict[str, tuple[float, float]] = {
@@ -82,11 +83,37 @@ def coerce_types(frame: pd.DataFrame, schema: TableSchema, file: str) -> pd.Data
             parsed = pd.to_datetime(raw, errors="coerce")
             _fail(file, out, raw.notna() & parsed.isna(), col.name, f"'{col.name}' must be a date (YYYY-MM-DD)")
             out[col.name] = parsed.dt.date.astype(PANDAS_DTYPES["date"])
+        elif col.kind == "vector":
+            out[col.name] = _to_vectors(raw, out, col.name, file)
         else:
             out[col.name] = raw.astype("string").str.strip()
         if not col.nullable:
             _fail(file, out, out[col.name].isna(), col.name, f"'{col.name}' must not be empty")
     return out
+
+
+def _to_vectors(raw: pd.Series, frame: pd.DataFrame, column: str, file: str) -> pd.Series:
+    """Lists of floats (Parquet list column, or JSON text in CSV) as float arrays; null stays None.
+    Non-numeric, NaN or infinite entries and rows of unequal length are errors."""
+    def parse(value: object) -> np.ndarray | None:
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            return None
+        try:
+            vec = np.asarray(json.loads(value) if isinstance(value, str) else value, dtype=float)
+        except (ValueError, TypeError):
+            return np.array([np.nan])
+        return vec.ravel() if vec.ndim <= 1 else np.array([np.nan])
+
+    vectors = raw.map(parse, na_action=None)
+    present = vectors.map(lambda v: v is not None)
+    _fail(file, frame, present & vectors.map(lambda v: v is not None and not np.all(np.isfinite(v))), column,
+          f"'{column}' must be a list of finite numbers (NaN, text or nested lists are not embeddings)")
+    lengths = vectors.map(lambda v: -1 if v is None else len(v))
+    if present.any():
+        first = int(lengths[present].iloc[0])
+        _fail(file, frame, present & (lengths != first), column,
+              f"'{column}' lists must all have the same length (the first has {first})")
+    return vectors
 
 
 def _to_bool(value: object) -> bool | None:
@@ -114,6 +141,8 @@ def check_ranges(frame: pd.DataFrame, schema: TableSchema, file: str) -> None:
         for col in ("input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok"):
             _fail(file, frame, frame[col] > MAX_USD_PER_MTOK, col,
                   f"'{col}' above {MAX_USD_PER_MTOK:g} USD per million tokens is not a plausible price")
+    if schema.name == "route_labels":
+        check_route_rows(frame, file)
     if schema.name == "benchmark_scores":
         scale = frame["score_scale"].fillna("fraction")
         _fail(file, frame, ~scale.isin(list(SCORE_SCALES)), "score_scale",
@@ -122,6 +151,45 @@ def check_ranges(frame: pd.DataFrame, schema: TableSchema, file: str) -> None:
         hi = scale.map(lambda s: SCORE_SCALES[s][1])
         _fail(file, frame, (frame["score"] < lo) | (frame["score"] > hi), "score", "score outside the range of its score_scale")
         _fail(file, frame, ~np.isfinite(frame["score"]), "score", "score must be finite")
+
+
+LABEL_KINDS = ("gold", "preference")
+
+
+def check_route_rows(frame: pd.DataFrame, file: str) -> None:
+    """Row rules of raw.route_labels (seed 003 §2): a known label kind, finite outcomes, preferences in [-1, 1],
+    and text or an embedding for every query (the router has nothing to learn from otherwise)."""
+    _fail(file, frame, ~frame["label_kind"].isin(LABEL_KINDS), "label_kind", f"label_kind must be one of {LABEL_KINDS}")
+    _fail(file, frame, ~np.isfinite(frame["outcome"]), "outcome", "outcome must be finite")
+    pref = frame["label_kind"] == "preference"
+    _fail(file, frame, pref & (frame["outcome"].abs() > 1), "outcome",
+          "a preference outcome must lie in [-1, 1] (+1: model_p preferred)")
+    no_text = frame["query_text"].isna() | (frame["query_text"].astype("string").str.len() == 0)
+    _fail(file, frame, no_text & frame["embedding"].isna(), "query_text",
+          "each query needs query_text or an embedding")
+
+
+def check_route_datasets(frame: pd.DataFrame, files: pd.Series, rows: pd.Series) -> None:
+    """Dataset rules of raw.route_labels over all of its files: one (model_p, model_a) pair per dataset, both gold
+    and preference rows, one embedding length. `files` / `rows` give each row's origin for the error."""
+    def fail_at(mask: pd.Series, column: str, message: str) -> None:
+        if bool(mask.any()):
+            pos = int(np.flatnonzero(mask.to_numpy())[0])
+            raise IngestError(str(files.iloc[pos]), int(rows.iloc[pos]), column, message)
+
+    for dataset, part in frame.groupby("dataset", sort=True):
+        in_set = frame["dataset"] == dataset
+        p, a = part["model_p"].iloc[0], part["model_a"].iloc[0]
+        fail_at(in_set & ((frame["model_p"] != p) | (frame["model_a"] != a)), "model_p",
+                f"dataset {dataset!r} mixes model pairs: its first row routes {p} vs {a}; one pair per dataset")
+        for kind in set(LABEL_KINDS) - set(part["label_kind"]):
+            fail_at(in_set, "label_kind",
+                    f"dataset {dataset!r} has no {kind} rows: the meta-router needs both gold and preference labels")
+        lengths = frame["embedding"].map(lambda v: -1 if v is None else len(v)).where(in_set, -1)
+        if (lengths >= 0).any():
+            first = int(lengths[lengths >= 0].iloc[0])
+            fail_at((lengths >= 0) & (lengths != first), "embedding",
+                    f"dataset {dataset!r}: embeddings of unequal length (the first has {first})")
 
 
 def check_duplicate_keys(frame: pd.DataFrame, schema: TableSchema, file: str) -> None:
@@ -152,7 +220,8 @@ def validate_table(frame: pd.DataFrame, schema: TableSchema, file: str, lookup: 
     typed = coerce_types(frame, schema, file)
     check_ranges(typed, schema, file)
     if lookup is not None and schema.name != "models":
-        typed = resolve_models(typed, lookup, file)
+        for column in model_columns(schema):
+            typed = resolve_models(typed, lookup, file, column)
     if schema.name == "model_costs":
         blend = (3.0 * typed["input_usd_per_mtok"] + typed["output_usd_per_mtok"]) / 4.0
         typed["blended_usd_per_mtok"] = typed["blended_usd_per_mtok"].fillna(blend)

@@ -1,4 +1,4 @@
-"""Join the per-source frames through canonical ids and write the six raw tables."""
+"""Join the per-source frames through canonical ids and write the raw tables."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from .canonical import canonical_id
 from .common import SOURCE_PRIORITY
 
 HF_CAP = 400
-ARROW_TYPES = {"str": pa.string(), "float": pa.float64(), "int": pa.int64(), "bool": pa.bool_(), "date": pa.date32()}
+ARROW_TYPES = {"str": pa.string(), "float": pa.float64(), "int": pa.int64(), "bool": pa.bool_(), "date": pa.date32(),
+               "vector": pa.list_(pa.float64())}
 # Organisations whose HF v2 rows are the original checkpoints of models other sources
 # name; a same-named re-upload by anyone else is never taken as that model.
 HF_ORIGINAL_ORGS = {

@@ -18,6 +18,14 @@ MODELS = "model_id,display_name,organization,release_date,open_weights\nnew-mode
 INTERACTIONS = "dataset,interaction_id,model_id,outcome\nchat,i1,gpt-4o,1\n"
 RECORDS = "dataset,split,query_id,model_id,generation,correct\nds,test,q1,gpt-4o,0,1\n"
 ALIASES = "alias,model_id\nGPT4o-latest,gpt-4o\n"
+LABELS = ("dataset,query_id,query_text,model_p,model_a,label_kind,outcome\n"
+          "r,q1,hello,gpt-4o,llama-3.1-70b-instruct,gold,2\nr,q2,bye,gpt-4o,llama-3.1-70b-instruct,preference,1\n")
+
+
+def _labels(embeddings: list) -> Callable[[Path], None]:
+    rows = [line.split(",") for line in LABELS.splitlines()[1:]]
+    frame = pd.DataFrame(rows, columns=LABELS.splitlines()[0].split(",")).assign(outcome=[2.0, 1.0])
+    return _parquet(frame.assign(query_text=None, embedding=embeddings))
 
 
 def _parquet(frame: pd.DataFrame) -> Callable[[Path], None]:
@@ -88,6 +96,25 @@ CORPUS = [
          (2, "model_id")),
     Case("missing_required_column", "model_costs", "nocol.csv", "model_id,provider,input_usd_per_mtok\ngpt-4o,x,1\n",
          (None, "output_usd_per_mtok")),
+    # routing labels (raw.route_labels, seed 003)
+    Case("preference_outside_unit", "route_labels", "pref.csv", LABELS.replace("preference,1", "preference,1.5"),
+         (2, "outcome")),
+    Case("no_gold_rows", "route_labels", "nogold.csv", LABELS.replace(",gold,2", ",preference,1"), (1, "label_kind")),
+    Case("no_preference_rows", "route_labels", "nopref.csv", LABELS.replace(",preference,", ",gold,"),
+         (1, "label_kind")),
+    Case("unknown_label_kind", "route_labels", "kind.csv", LABELS.replace(",gold,", ",golden,"), (1, "label_kind")),
+    Case("pair_disagrees", "route_labels", "pair.csv", LABELS.replace("q2,bye,gpt-4o,llama-3.1-70b-instruct",
+                                                                      "q2,bye,gpt-4o,claude-3-5-sonnet"), (2, "model_p")),
+    Case("neither_text_nor_embedding", "route_labels", "notext.csv", LABELS.replace("q2,bye,", "q2,,"),
+         (2, "query_text")),
+    Case("embedding_nan", "route_labels", "nan_emb.parquet", _labels([[0.1, 0.2], [0.3, float("nan")]]),
+         (2, "embedding")),
+    Case("embedding_unequal_length", "route_labels", "ragged_emb.parquet", _labels([[0.1, 0.2], [0.3]]),
+         (2, "embedding")),
+    Case("duplicate_query_label", "route_labels", "dup_label.csv", LABELS + "r,q1,again,gpt-4o,llama-3.1-70b-instruct,gold,1\n",
+         (3, "dataset")),
+    Case("route_labels_with_embeddings", "route_labels", "emb.parquet", _labels([[0.1, 0.2], [0.3, 0.4]]), None,
+         accepted=True),
     # the source config itself
     Case("config_unknown_table", "models", "models.csv", MODELS, (5, "table"), config_text="  - {table: modles, path: x.csv}\n"),
     Case("config_missing_file", "models", "models.csv", MODELS, None,

@@ -4,6 +4,7 @@ and the warehouse byte-identical; the accepted edge cases load. (Issue 17: bad-i
 import shutil
 
 import dagster as dg
+import numpy as np
 import pytest
 
 from compass.ingest.ingest import ingest_table
@@ -63,5 +64,9 @@ def test_rejected(case, baseline, tmp_path, capsys):
 @pytest.mark.parametrize("case", [c for c in CORPUS if c.accepted], ids=lambda c: c.id)
 def test_accepted(case, tmp_path):
     sources = [s for s in load_config(_config(case, tmp_path)) if s.path.name == case.name]
-    frame = ingest_table(case.table, sources, None if case.table == "models" else {"gpt-4o": "gpt-4o"})
-    assert len(frame) >= 1 and frame.columns[0] == "model_id" and not frame["model_id"].str.startswith("\ufeff").any()
+    lookup = {m: m for m in ("gpt-4o", "llama-3.1-70b-instruct")}
+    frame = ingest_table(case.table, sources, None if case.table == "models" else lookup)
+    first = "dataset" if case.table == "route_labels" else "model_id"
+    assert len(frame) >= 1 and frame.columns[0] == first and not frame[first].str.startswith("\ufeff").any()
+    if case.table == "route_labels":
+        assert np.stack(frame["embedding"]).tolist() == [[0.1, 0.2], [0.3, 0.4]]
