@@ -9,6 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from pipelines.route_cli import add_route_parser
 from resources.settings import DEFAULT_DB, LOG_DIR, ROOT
 
 
@@ -288,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     cascade.add_argument("--copula", choices=["gumbel", "aic"], default="gumbel",
                          help="gumbel: the thesis' Gumbel copula; aic: the AIC-best family per pair")
     cascade.set_defaults(func=cmd_cascade)
+    add_route_parser(sub)
     return parser
 
 

@@ -22,10 +22,17 @@ from assets import (
     compass_studies,
     datasets,
     oracle,
+    router,
     sources,
 )
 from assets.automation import REFRESH_CONDITION
-from assets.partitions import archetype_partitions, case_partitions, dataset_partitions, decision_partitions
+from assets.partitions import (
+    archetype_partitions,
+    case_partitions,
+    dataset_partitions,
+    decision_partitions,
+    route_dataset_partitions,
+)
 from pipelines.sensors import JOBS as OPS_JOBS
 from pipelines.sensors import SCHEDULES, SENSORS
 from resources.sources import SourcesResource
@@ -43,6 +50,7 @@ _DERIVED = [
     *oracle.oracle_assets,
     *cascade.cascade_assets,
     *clusters.clusters_assets,
+    *router.router_assets,
 ]
 KINDS = {"duckdb", "python"}
 # Backfills run one partition per run (README, "Backfills from the UI"): each partition writes only its
@@ -68,6 +76,7 @@ PARTITION_GROUPS: dict[str, dg.PartitionsDefinition | None] = {
     "case": case_partitions,
     "decision": decision_partitions,
     "archetype": archetype_partitions,
+    "route_dataset": route_dataset_partitions,
 }
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets.partitions import archetype_partitions, case_partitions, dataset_partitions, scenario_partitions
+from assets.partitions import (
+    archetype_partitions,
+    case_partitions,
+    dataset_partitions,
+    route_dataset_partitions,
+    scenario_partitions,
+)
 from resources import readers
 from resources.clusters_configs import archetype_files
 from resources.configs import cases, scenario_files
@@ -18,6 +24,7 @@ def sync_dynamic_partitions(instance: dg.DagsterInstance, db_path: str | None = 
         (scenario_partitions, sorted(scenario_files())),
         (case_partitions, sorted(cases())),
         (archetype_partitions, sorted(archetype_files())),
+        (route_dataset_partitions, readers.route_datasets(Warehouse(db_path))),
     )
     for definition, wanted in wanted_by_definition:
         have = set(instance.get_dynamic_partitions(definition.name))

@@ -9,12 +9,13 @@ asset to materialize when a row it needs is missing.
 from __future__ import annotations
 
 import dagster as dg
+import numpy as np
 import pandas as pd
 
 from compass.cascades.marginals import MixedBetaMarginal
 from compass.cascades.study import checked_marginals, prepare_records
 from compass.ingest.aliases import alias_lookup
-from compass.ingest.extracts import PRICE_COLUMNS, no_prices, own_columns
+from compass.ingest.extracts import PRICE_COLUMNS, cheapest_prices, no_prices, own_columns
 from compass.ingest.load import TABLE_ORDER
 from compass.mlcompass.case_inputs import build_x_raw
 from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy
@@ -26,6 +27,7 @@ from compass.mlcompass.rank_uncertainty import Replicates
 from compass.mlcompass.scenarios import Scenario
 from compass.mlcompass.utility_models import utilities_from_rows
 from compass.oracle.prepare import Prepared, prepare
+from compass.router.embed import Embedder
 from resources.warehouse import STAMP_COLUMNS, Warehouse
 
 # ---------------------------------------------------------------- raw
@@ -270,3 +272,44 @@ def table_counts(wh: Warehouse) -> pd.DataFrame:
         "order by 1"
     )["tbl"]
     return pd.DataFrame({"table": tables, "rows": [int(wh.query(f"select count(*) from {t}").iloc[0, 0]) for t in tables]})
+
+
+# ---------------------------------------------------------------- router
+
+
+def route_datasets(wh: Warehouse) -> list[str]:
+    """The datasets of raw.route_labels (one route_dataset partition each)."""
+    if not wh.table_exists("raw.route_labels"):
+        return []
+    return sorted(wh.query("select distinct dataset from raw.route_labels")["dataset"])
+
+
+def route_labels(wh: Warehouse, dataset: str) -> pd.DataFrame:
+    """raw.route_labels of one dataset, embeddings as float arrays (None where absent)."""
+    labels = wh.read("raw.route_labels", {"dataset": dataset})
+    if labels.empty:
+        raise LookupError(f"raw.route_labels has no rows for dataset {dataset!r}: materialize raw/route_labels")
+    embedding = labels["embedding"] if "embedding" in labels else pd.Series(None, index=labels.index)
+    return labels.assign(embedding=embedding.map(lambda v: None if v is None or v is pd.NA else np.asarray(v, float)))
+
+
+def pair_prices(wh: Warehouse, labels: pd.DataFrame) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """(input, output) USD per million tokens of the dataset's M_p and M_a at their cheapest provider
+    (raw.model_costs); None when either is unpriced."""
+    prices = cheapest_prices(wh.read("raw.model_costs")).set_index("model_id")
+    pair = [labels["model_p"].iloc[0], labels["model_a"].iloc[0]]
+    if not set(pair) <= set(prices.index):
+        return None
+    p, a = (tuple(prices.loc[m, ["input_usd_per_mtok", "output_usd_per_mtok"]].astype(float)) for m in pair)
+    return p, a
+
+
+def router_deployment(wh: Warehouse, dataset: str) -> tuple[Embedder, pd.DataFrame, dict]:
+    """The served router of a dataset (router.deployments, router.embedders, router.forests)."""
+    facts = wh.read("router.deployments", {"dataset": dataset})
+    if facts.empty:
+        raise LookupError(f"router.deployments has no row for dataset {dataset!r}: materialize router/deployment "
+                          f"(datasets: {route_datasets(wh)})")
+    embedder = Embedder.from_frame(wh.read("router.embedders", {"dataset": dataset}))
+    nodes = wh.read("router.forests", {"dataset": dataset})
+    return embedder, nodes, facts.drop(columns=STAMP_COLUMNS, errors="ignore").iloc[0].to_dict()

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
+import numpy as np
 import pandas as pd
 
 from resources import settings
@@ -38,8 +39,16 @@ def frame_version(frame: pd.DataFrame) -> str:
     """Content hash of a DataFrame (columns and values): the data version of a published table."""
     h = hashlib.sha256("|".join(map(str, frame.columns)).encode())
     if len(frame):
-        h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+        h.update(pd.util.hash_pandas_object(_hashable(frame), index=False).to_numpy().tobytes())
     return h.hexdigest()[:16]
+
+
+def _hashable(frame: pd.DataFrame) -> pd.DataFrame:
+    """List columns (embeddings, loadings) as the hex of their float64 bytes: pandas cannot hash lists."""
+    lists = [c for c in frame.columns if frame[c].dtype == object
+             and isinstance(frame[c].dropna().iloc[0] if frame[c].notna().any() else None, (list, np.ndarray))]
+    return frame.assign(**{c: frame[c].map(lambda v: None if v is None else np.asarray(v, float).tobytes().hex())
+                           for c in lists}) if lists else frame
 
 
 class RefreshInProgress(RuntimeError):

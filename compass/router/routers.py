@@ -10,6 +10,10 @@ after PCA, spec §2.1), gold labels r already scale-normalized (`normalize`), pr
 * meta_r, meta_dr   §3.3: Δ̂ by the R-learner (S3) or DR-learner (S4) on the pooled data with
                     t = 1 for gold rows, then eq. 6: one regression on D_G ∪ {(q′, y + Δ̂(q′))}
 * oracle            gold labels for every training query (needs r on the preference queries too)
+* meta_dr_overlap   §2.11 (spec §2.11), proposed but not evaluated in the paper: when gold and preference
+                    queries come from different distributions, keep every gold row and only the preference
+                    rows inside the overlap region (the propensity p̂(s) = Pr(gold | s) inside `overlap`, i.e.
+                    a bounded density ratio), re-normalize within the overlap and fit the DR meta-router there
 """
 
 from __future__ import annotations
@@ -17,10 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 from compass.router.learners import LearnerSpec, out_of_sample, predict
 
-ROUTERS = ("oracle", "pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr")
+ROUTERS = ("oracle", "pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap")
+OVERLAP = (0.05, 0.95)  # overlap region of p̂(s): the density ratio f_Q/f_Q' is bounded by 19·m/n either way
 
 
 @dataclass
@@ -29,6 +38,7 @@ class FittedRouter:
     model: object  # the final regression ψ̂
     delta: object | None = None  # the CATE model Δ̂ of a meta-router (inspectable)
     propensity_clipped: int = 0  # rows whose p̂ hit the clip bounds
+    preference_used: int | None = None  # preference rows the router learned from (meta_dr_overlap: inside the overlap)
 
     def psi(self, X: np.ndarray) -> np.ndarray:
         return self.model.predict(X)
@@ -69,6 +79,38 @@ def fit_delta(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray
     return final, clipped
 
 
+def overlap_region(X_g: np.ndarray, X_p: np.ndarray, bounds: tuple[float, float] = OVERLAP,
+                   seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """§2.11 with a probabilistic classifier as the density-ratio estimate (Sugiyama et al. 2012): cross-fitted
+    p̂(s) = Pr(gold | s) over the stacked rows [X_g; X_p] (standardized features, L2 penalty C = 1), and the mask of
+    rows inside `bounds`.
+
+    A logistic regression, not the learner class H: a forest's vote shares are not calibrated probabilities, and a
+    leaf that never split on the direction separating the two pools reaches far into the other pool, so a forest
+    reports overlap where the supports are disjoint (tested)."""
+    S = np.vstack([X_g, X_p])
+    T = np.concatenate([np.ones(len(X_g)), np.zeros(len(X_p))]).astype(int)
+    folds = StratifiedKFold(5, shuffle=True, random_state=seed)
+    classifier = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000))
+    p = cross_val_predict(classifier, S, T, cv=folds, method="predict_proba")[:, 1]
+    return p, (p >= bounds[0]) & (p <= bounds[1])
+
+
+def _fit_overlap_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
+                        overlap: tuple[float, float] = OVERLAP, **meta) -> FittedRouter:
+    """§2.11: Δ̂ from the DR-learner on the overlapping rows of D, gold re-scaled to the preference variance within
+    the overlap, eq. 6 on all gold rows plus the overlapping preference rows. With fewer than 10 overlapping
+    rows of either kind there is nothing to debias: the router is the gold-only one (preference_used = 0)."""
+    _, inside = overlap_region(X_g, X_p, overlap, spec.seed)
+    in_g, in_p = inside[:len(r)], inside[len(r):]
+    if in_g.sum() < 10 or in_p.sum() < 10 or np.std(r[in_g]) == 0:
+        return FittedRouter("meta_dr_overlap", spec.regressor().fit(X_g, r), preference_used=0)
+    r = r * (np.std(y[in_p], ddof=1) / np.std(r[in_g], ddof=1))
+    delta, clipped = fit_delta(spec, X_g[in_g], r[in_g], X_p[in_p], y[in_p], "dr", **meta)
+    model = spec.regressor().fit(np.vstack([X_g, X_p[in_p]]), np.concatenate([r, y[in_p] + delta.predict(X_p[in_p])]))
+    return FittedRouter("meta_dr_overlap", model, delta, clipped, preference_used=int(in_p.sum()))
+
+
 def fit_router(name: str, spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
                r_p: np.ndarray | None = None, **meta) -> FittedRouter:
     """Fit one router of `ROUTERS`; `r_p` (gold labels of the preference queries) only for the oracle;
@@ -89,7 +131,9 @@ def fit_router(name: str, spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p
     elif name in ("meta_r", "meta_dr"):
         delta, clipped = fit_delta(spec, X_g, r, X_p, y, name.removeprefix("meta_"), **meta)
         model.fit(np.vstack([X_g, X_p]), np.concatenate([r, y + delta.predict(X_p)]))  # eq. 6, pseudo-gold y + Δ̂
-        return FittedRouter(name, model, delta, clipped)
+        return FittedRouter(name, model, delta, clipped, preference_used=len(y))
+    elif name == "meta_dr_overlap":
+        return _fit_overlap_router(spec, X_g, r, X_p, y, **meta)
     else:
         raise ValueError(f"unknown router {name!r}; use one of {ROUTERS}")
-    return FittedRouter(name, model)
+    return FittedRouter(name, model, preference_used=0 if name in ("gold_only", "oracle") else len(y))

@@ -1,0 +1,131 @@
+"""Meta-router assets (seed 003), one partition per routing dataset of raw.route_labels.
+
+Lineage: raw/route_labels (+ raw/model_costs for per-query dollars) -> router/overlap (positivity diagnostic),
+router/evaluation (the Monte Carlo protocol of §4.1 on the dataset, and the budget policies of App. A.1) and
+router/deployment (the served router: embedder and forest as arrays, read by `compass route`).
+router/synthetic_study runs the spec's generator with known truth (synthetic; no real data).
+
+Light by default (few Monte Carlo rounds, small forests); the paper's design (more rounds, 500-tree forests,
+three gold sizes) with COMPASS_HEAVY=1 or the run config.
+"""
+
+import dagster as dg
+import pandas as pd
+
+from assets.partitions import route_dataset_partitions
+from assets.sources import RAW_KEYS
+from compass.router.learners import LearnerSpec
+from compass.router.plots import gain_curves, overlap_histogram
+from compass.router.study import StudyDesign, evaluate, evaluate_synthetic, fit_deployment, overlap, policies, query_costs
+from resources import readers, settings
+from resources.publish import publish_many, save_figure
+from resources.warehouse import WarehouseResource
+
+CODE_VERSION = "router-1"
+LIGHT = {"n_gold": [100], "mc_rounds": 2, "n_estimators": 50}
+HEAVY = {"n_gold": [50, 100, 200], "mc_rounds": 50, "n_estimators": 500}
+_common = dict(partitions_def=route_dataset_partitions, group_name="router", code_version=CODE_VERSION,
+               pool=settings.writer_pool(), deps=[RAW_KEYS["route_labels"], RAW_KEYS["model_costs"]])
+
+
+class RouterStudyConfig(dg.Config):
+    """None fields take the light values, or the heavy ones with COMPASS_HEAVY=1."""
+
+    n_gold: list[int] | None = None  # gold training sizes (paper: 100, 500, 1000 of 5,000; ours are capped by the data)
+    mc_rounds: int | None = None  # Monte Carlo re-splits (paper: 200)
+    n_estimators: int | None = None  # trees per forest (R randomForest default: 500)
+    learner: str = "random_forest"  # or "lightgbm" (the paper's XGBoost ablation)
+    d: int = 50  # embedding dimension (ablation: 100)
+    normalization: str = "variance"  # magnitude, wasserstein, none (ablation iii)
+    seed: int = 0
+
+    def design(self) -> StudyDesign:
+        base = HEAVY if settings.heavy() else LIGHT
+        learner = LearnerSpec(self.learner, self.n_estimators or base["n_estimators"], seed=self.seed)
+        return StudyDesign(n_gold=tuple(self.n_gold or base["n_gold"]), mc_rounds=self.mc_rounds or base["mc_rounds"],
+                           d=self.d, learner=learner, normalization=self.normalization, seed=self.seed)
+
+
+def _where(context: dg.AssetExecutionContext) -> dict[str, str]:
+    return {"dataset": context.partition_key}
+
+
+@dg.asset(key=["router", "overlap"], **_common)
+def router_overlap(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Positivity check (spec §5.3): Pr(gold | query) out of sample for every labelled query, its histogram per
+    label kind, the share inside the overlap region and the gold-vs-preference AUC (router.overlap)."""
+    wh = warehouse.get()
+    table = overlap(readers.route_labels(wh, context.partition_key))
+    figure = save_figure(overlap_histogram(table, context.partition_key), "router", f"{context.partition_key}_overlap")
+    shares = table.groupby("label_kind")["share_inside"].first()
+    return publish_many(context, wh, {"router.overlap": table}, _where(context),
+                        metadata={"auc": float(table["auc"].iloc[0]), "preference_inside": float(shares["preference"]),
+                                  "histogram": figure})
+
+
+@dg.asset(key=["router", "evaluation"], **_common)
+def router_evaluation(context: dg.AssetExecutionContext, config: RouterStudyConfig,
+                      warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """§4.1 on real labels: Monte Carlo re-splits of the gold rows into test and n training rows, every router of
+    §2.8 plus the overlap-truncated meta-router of §2.11, efficiency gain against primary-model usage
+    (router.evaluation); and App. A.1's budget policies on the last round's test queries with real per-query
+    dollar costs and with normalized costs (router.policies)."""
+    wh, design = warehouse.get(), config.design()
+    labels = readers.route_labels(wh, context.partition_key)
+    evaluation, last = evaluate(labels, design, progress=lambda i, n: context.log.info(f"round step {i}/{n}"))
+    prices = readers.pair_prices(wh, labels)
+    cost_p, cost_a = query_costs(last["test"], *(prices or ((1.0, 1.0), (0.0, 0.0))))
+    table = policies(last["psi"], last["test"], cost_p, cost_a)
+    if prices is None:  # no catalog price for the pair: only the paper's normalized rule is meaningful
+        table = table[table["cost_basis"] == "normalized"]
+    figure = save_figure(gain_curves(evaluation, context.partition_key), "router", context.partition_key)
+    mean = evaluation.groupby(["router", "n_gold"])["expected_gain"].mean().unstack()
+    return publish_many(context, wh, {"router.evaluation": evaluation, "router.policies": table}, _where(context),
+                        metadata={"mc_rounds": design.mc_rounds, "n_estimators": design.learner.n_estimators,
+                                  "mean_gain_over_pmur": dg.MetadataValue.md(mean.to_markdown(floatfmt=".4f")),
+                                  "gain_curves": figure})
+
+
+@dg.asset(key=["router", "deployment"], **_common)
+def router_deployment(context: dg.AssetExecutionContext, config: RouterStudyConfig,
+                      warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """The router `compass route` serves: the DR meta-router (§3.3) fitted on every gold and preference row, with
+    its embedder as arrays (router.embedders: term, idf, loadings) and its forest as node arrays (router.forests),
+    and what it was fitted on (router.deployments). No pickle: a gateway can load these tables as they are."""
+    wh, design = warehouse.get(), config.design()
+    embedder, nodes, facts = fit_deployment(readers.route_labels(wh, context.partition_key), design)
+    return publish_many(context, wh, {"router.deployments": pd.DataFrame([facts]),
+                                      "router.embedders": embedder.to_frame(), "router.forests": nodes},
+                        _where(context), metadata={k: v for k, v in facts.items() if k != "scale_c"}, history=False)
+
+
+class SyntheticRouterConfig(dg.Config):
+    """The spec §4 generator: None fields take light values (or heavy ones with COMPASS_HEAVY=1)."""
+
+    presets: list[str] = ["A", "B"]
+    n_gold: list[int] | None = None  # light: 100, 500; heavy: 100, 500, 1000 (the paper's sizes)
+    mc_rounds: int | None = None  # light 2, heavy 200 (the paper)
+    n_queries: int | None = None  # N: light 1,500, heavy 5,000
+    dim: int | None = None  # D: light 10, heavy 50
+    n_estimators: int | None = None  # light 30, heavy 500
+    seed: int = 0
+
+
+@dg.asset(key=["router", "synthetic_study"], group_name="router", code_version=CODE_VERSION,
+          pool=settings.writer_pool())
+def router_synthetic_study(context: dg.AssetExecutionContext, config: SyntheticRouterConfig,
+                           warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """SYNTHETIC: every router including the oracle benchmark on the spec's generator with known ψ (presets A
+    "complex η" and B "weak preferences"), efficiency gain per gold size (router.synthetic_evaluation)."""
+    heavy = settings.heavy()
+    learner = LearnerSpec(n_estimators=config.n_estimators or (500 if heavy else 30), seed=config.seed)
+    table = evaluate_synthetic(tuple(config.presets), tuple(config.n_gold or ([100, 500, 1000] if heavy else [100, 500])),
+                               config.mc_rounds or (200 if heavy else 2), learner, N=config.n_queries or
+                               (5000 if heavy else 1500), D=config.dim or (50 if heavy else 10), seed=config.seed,
+                               progress=lambda i, n: context.log.info(f"synthetic step {i}/{n}"))
+    mean = table.groupby(["preset", "n_gold", "router"])["expected_gain"].mean().unstack()
+    return publish_many(context, warehouse.get(), {"router.synthetic_evaluation": table},
+                        metadata={"mean_gain_over_pmur": dg.MetadataValue.md(mean.to_markdown(floatfmt=".4f"))})
+
+
+router_assets = [router_overlap, router_evaluation, router_deployment, router_synthetic_study]

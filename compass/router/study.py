@@ -1,0 +1,232 @@
+"""The meta-router's evaluation protocol (seed 003 §4.1, spec §3.2) on labelled data in canonical form
+(raw.route_labels: one model pair per dataset, gold rows with r, preference rows with y).
+
+The paper's Monte Carlo rounds are random re-splits of its labelled data: here each round holds out a share of
+the gold rows as the test set (the only rows whose gold gain is known), draws n gold training rows from the
+rest (nested over n), fits the embedder and the scale constant c on the training rows (spec §2.1, Remark 1),
+fits every router, and scores its efficiency gain on the test rows at fixed primary-model usage ratios (§3.4),
+in the gold label's own units per query. Rounds are averaged at fixed PMUR (spec §5.10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score
+
+from compass.router.decision import choose_w, route_to_primary
+from compass.router.embed import Embedder, fit_embedder
+from compass.router.evaluation import PMUR_GRID, efficiency_gain
+from compass.router.export import forest_nodes
+from compass.router.learners import LearnerSpec
+from compass.router.normalize import scale_constant
+from compass.router.routers import OVERLAP, fit_router, overlap_region
+from compass.router.synthetic import make_data
+
+REAL_ROUTERS = ("pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap")
+BUDGET_SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+@dataclass(frozen=True)
+class StudyDesign:
+    n_gold: tuple[int, ...] = (50, 100, 200)  # gold training sizes (capped by the gold rows left after the test split)
+    mc_rounds: int = 3  # the paper: 200
+    test_share: float = 0.3  # of the gold rows, held out as the test set in each round
+    d: int = 50  # embedding dimension after the reduction (spec §2.9)
+    routers: tuple[str, ...] = REAL_ROUTERS
+    learner: LearnerSpec = field(default_factory=LearnerSpec)
+    cate_min_leaf: int = 50  # smoother CATE learner at small n (spec §5.1)
+    normalization: str = "variance"
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Split:
+    gold: pd.DataFrame
+    preference: pd.DataFrame
+
+
+def split_labels(labels: pd.DataFrame) -> Split:
+    """Gold and preference rows of one dataset (raw.route_labels columns)."""
+    kind = labels["label_kind"]
+    return Split(labels[kind == "gold"].reset_index(drop=True), labels[kind == "preference"].reset_index(drop=True))
+
+
+def _embed(embedder: Embedder, rows: pd.DataFrame) -> np.ndarray:
+    if embedder.kind == "tfidf":
+        return embedder.transform(texts=rows["query_text"])
+    return embedder.transform(embeddings=np.stack(rows["embedding"].to_numpy()))
+
+
+def fit_features(train: pd.DataFrame, d: int, seed: int) -> Embedder:
+    """The user's embedding when every training row has one, else TF-IDF + SVD on the text (spec §2.1)."""
+    if "embedding" in train and train["embedding"].notna().all():
+        return fit_embedder(embeddings=np.stack(train["embedding"].to_numpy()), d=d, seed=seed)
+    return fit_embedder(texts=train["query_text"], d=d, seed=seed)
+
+
+def _cate_kwargs(name: str, design: StudyDesign, seed: int) -> dict:
+    if not name.startswith("meta"):
+        return {}
+    cate = LearnerSpec(design.learner.kind, design.learner.n_estimators, design.cate_min_leaf,
+                       design.learner.max_features, seed)
+    return {"cate": cate}
+
+
+def evaluate(labels: pd.DataFrame, design: StudyDesign,
+             progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, dict]:
+    """Efficiency gain per (router, n_gold, PMUR), mean and standard error over Monte Carlo rounds.
+
+    Returns (rows of router.evaluation without `dataset`, the last round's test-set predictions at the largest
+    n: {"psi": {router: ψ̂}, "test": gold test rows}) for the policy table."""
+    data = split_labels(labels)
+    n_test = int(np.ceil(design.test_share * len(data.gold)))
+    sizes = sorted({min(n, len(data.gold) - n_test) for n in design.n_gold})
+    gains: dict[tuple[str, int], list[np.ndarray]] = {}
+    last: dict = {}
+    steps, done = design.mc_rounds * len(sizes), 0
+    for rnd in range(design.mc_rounds):
+        seed = design.seed + rnd
+        order = np.random.default_rng(seed).permutation(len(data.gold))
+        test, pool = data.gold.iloc[order[:n_test]], data.gold.iloc[order[n_test:]]
+        for n in sizes:
+            gold = pool.iloc[:n]
+            embedder = fit_features(pd.concat([gold, data.preference]), design.d, seed)
+            X_g, X_p, X_t = (_embed(embedder, rows) for rows in (gold, data.preference, test))
+            r, y = gold["outcome"].to_numpy(float), data.preference["outcome"].to_numpy(float)
+            c = scale_constant(r, y, design.normalization)
+            spec = LearnerSpec(design.learner.kind, design.learner.n_estimators, design.learner.min_samples_leaf,
+                               design.learner.max_features, seed, design.learner.params)
+            psi = {}
+            for name in design.routers:
+                router = fit_router(name, spec, X_g, c * r, X_p, y, **_cate_kwargs(name, design, seed))
+                psi[name] = router.psi(X_t)
+                gains.setdefault((name, n), []).append(efficiency_gain(psi[name], test["outcome"].to_numpy(float),
+                                                                       seed=seed))
+            if n == sizes[-1]:
+                last = {"psi": psi, "test": test.reset_index(drop=True)}
+            done += 1
+            if progress is not None:
+                progress(done, steps)
+    table = _summarize(gains, ("router", "n_gold"))
+    return table.assign(learner=design.learner.kind, n_test=n_test, n_preference=len(data.preference)), last
+
+
+def overlap(labels: pd.DataFrame, d: int = 50, bounds: tuple[float, float] = OVERLAP, bins: int = 10,
+            seed: int = 0) -> pd.DataFrame:
+    """Positivity diagnostic (spec §5.3): out-of-sample p̂(s) = Pr(gold | s) for every row, its histogram per
+    label kind, the share of rows inside the overlap region and the AUC of telling gold from preference
+    queries apart (0.5: same distribution; 1: disjoint, no overlap)."""
+    data = split_labels(labels)
+    embedder = fit_features(pd.concat([data.gold, data.preference]), d, seed)
+    X_g, X_p = _embed(embedder, data.gold), _embed(embedder, data.preference)
+    p, inside = overlap_region(X_g, X_p, bounds, seed)
+    is_gold = np.concatenate([np.ones(len(X_g), bool), np.zeros(len(X_p), bool)])
+    auc = float(roc_auc_score(is_gold, p))
+    edges = np.linspace(0, 1, bins + 1)
+    out = []
+    for kind, mask in (("gold", is_gold), ("preference", ~is_gold)):
+        counts, _ = np.histogram(p[mask], edges)
+        out.append(pd.DataFrame({"label_kind": kind, "bin_lo": edges[:-1], "bin_hi": edges[1:], "count": counts,
+                                 "n": int(mask.sum()), "share_inside": float(inside[mask].mean()),
+                                 "overlap_lo": bounds[0], "overlap_hi": bounds[1], "auc": auc}))
+    return pd.concat(out, ignore_index=True)
+
+
+def query_costs(rows: pd.DataFrame, price_p: tuple[float, float], price_a: tuple[float, float],
+                default_tokens_out: float = 500.0) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query USD cost of each model (Remark 2): input tokens (characters / 4 of the query) at the input price
+    plus the model's output tokens (the row's, else the dataset median, else `default_tokens_out`) at the
+    output price; prices in USD per million tokens (input, output)."""
+    tokens_in = rows["query_text"].fillna("").str.len().to_numpy(float) / 4.0
+
+    def side(column: str, price: tuple[float, float]) -> np.ndarray:
+        out = rows[column].astype(float) if column in rows else pd.Series(np.nan, index=rows.index)
+        fill = out.median() if out.notna().any() else default_tokens_out
+        return (tokens_in * price[0] + out.fillna(fill).to_numpy(float) * price[1]) / 1e6
+
+    return side("tokens_out_p", price_p), side("tokens_out_a", price_a)
+
+
+def policies(psi: dict[str, np.ndarray], test: pd.DataFrame, cost_p: np.ndarray, cost_a: np.ndarray,
+             shares: tuple[float, ...] = BUDGET_SHARES) -> pd.DataFrame:
+    """App. A.1 on the test queries: for each budget (at most `share` of queries to M_p), the w of eq. 4 with real
+    cost gaps (cost_basis "usd") and with the paper's normalized costs (C_p = 1, C_a = 0), the realized share,
+    the gold gain bought over random routing at that share, and the saving against always-M_p."""
+    r = test["outcome"].to_numpy(float)
+    rows = []
+    for name, est in psi.items():
+        for basis, gap in (("usd", cost_p - cost_a), ("normalized", np.ones(len(r)))):
+            for share in shares:
+                w = choose_w(est, gap, max_primary_share=share)
+                to_p = route_to_primary(est, w, gap)
+                spent = np.where(to_p, cost_p, cost_a).sum()
+                rows.append({"router": name, "cost_basis": basis, "target_share": share, "w": w,
+                             "share_to_primary": float(to_p.mean()),
+                             "expected_gain": float((r * to_p).mean() - to_p.mean() * r.mean()),
+                             "cost_saving": float(1 - spent / cost_p.sum()),
+                             "usd_per_1k_queries": float(1000 * spent / len(r))})
+    return pd.DataFrame(rows)
+
+
+def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "meta_dr") -> tuple[Embedder, pd.DataFrame, dict]:
+    """The router a gateway serves: fitted on every gold and preference row, random forest exported as node arrays
+    (compass.router.export). Returns (embedder, forest nodes, facts: scale constant, rows used)."""
+    if design.learner.kind != "random_forest":
+        raise ValueError("only random-forest routers are exported as node arrays; use learner kind 'random_forest'")
+    data = split_labels(labels)
+    embedder = fit_features(pd.concat([data.gold, data.preference]), design.d, design.seed)
+    r, y = data.gold["outcome"].to_numpy(float), data.preference["outcome"].to_numpy(float)
+    c = scale_constant(r, y, design.normalization)
+    fitted = fit_router(router, design.learner, _embed(embedder, data.gold), c * r, _embed(embedder, data.preference),
+                        y, **_cate_kwargs(router, design, design.seed))
+    facts = {"router": router, "model_p": str(labels["model_p"].iloc[0]), "model_a": str(labels["model_a"].iloc[0]),
+             "learner": design.learner.kind, "d": embedder.dim, "embedder": embedder.kind,
+             "scale_c": c, "n_gold": len(r), "n_preference": len(y), "preference_used": fitted.preference_used,
+             "n_trees": len(fitted.model.estimators_)}
+    return embedder, forest_nodes(fitted.model), facts
+
+
+def embed_queries(embedder: Embedder, queries: pd.DataFrame) -> np.ndarray:
+    """Features of new queries (a `query_text` column, or `embedding` for a PCA embedder)."""
+    return _embed(embedder, queries)
+
+
+def _summarize(gains: dict[tuple, list[np.ndarray]], keys: tuple[str, ...]) -> pd.DataFrame:
+    """Mean and standard error over Monte Carlo rounds at fixed PMUR (spec §5.10), one block per key tuple."""
+    rows = []
+    for key, runs in gains.items():
+        runs = np.vstack(runs)
+        se = runs.std(axis=0, ddof=1) / np.sqrt(len(runs)) if len(runs) > 1 else np.full(runs.shape[1], np.nan)
+        rows.append(pd.DataFrame({**dict(zip(keys, key)), "pmur": PMUR_GRID, "expected_gain": runs.mean(axis=0),
+                                  "se": se, "mc_rounds": len(runs)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rounds: int, learner: LearnerSpec,
+                       N: int = 5000, D: int = 50, cate_min_leaf: int = 50, seed: int = 0,
+                       progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """SYNTHETIC (spec §4 generator, known ψ): EG of every router including the oracle benchmark, per preset and
+    gold size, averaged over Monte Carlo rounds (fresh data each round); EG is in units of the true ψ."""
+    gains: dict[tuple, list[np.ndarray]] = {}
+    steps, done = len(presets) * len(n_gold) * mc_rounds, 0
+    for preset in presets:
+        for n in n_gold:
+            for rnd in range(mc_rounds):
+                d = make_data(n_gs=n, N=N, D=D, seed=seed + rnd, preset=preset)
+                c = scale_constant(d.r, d.y)
+                spec = LearnerSpec(learner.kind, learner.n_estimators, learner.min_samples_leaf, learner.max_features,
+                                   seed + rnd, learner.params)
+                design = StudyDesign(learner=spec, cate_min_leaf=cate_min_leaf)
+                for name in ("oracle",) + REAL_ROUTERS[:-1]:
+                    router = fit_router(name, spec, d.X_g, c * d.r, d.X_p, d.y, r_p=c * d.r_p,
+                                        **_cate_kwargs(name, design, seed + rnd))
+                    gains.setdefault((preset, name, n), []).append(
+                        efficiency_gain(router.psi(d.X_test), d.psi_test, seed=seed + rnd))
+                done += 1
+                if progress is not None:
+                    progress(done, steps)
+    return _summarize(gains, ("preset", "router", "n_gold")).assign(learner=learner.kind, N=N, D=D)

@@ -1,0 +1,112 @@
+"""`compass route`: route a file of queries with a dataset's served meta-router (seed 003, eq. 4, App. A.1).
+
+The router is read from the warehouse (router/deployment: embedder and forest as arrays), so routing needs no
+pickle and no refit; `--export` writes the same arrays as one JSON file a gateway can load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+class QueryFileError(ValueError):
+    """A bad --queries file: names the file, and the row and column where there is one."""
+
+
+def read_queries(path: Path, embedder_kind: str) -> pd.DataFrame:
+    """The user's queries: `query_text` (or `embedding`, a JSON list, for a router fitted on embeddings), and an
+    optional `query_id` (default: the row number)."""
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise QueryFileError(f"{path}: cannot read the queries file ({str(exc).splitlines()[0]})") from None
+    column = "query_text" if embedder_kind == "tfidf" else "embedding"
+    if column not in frame.columns:
+        raise QueryFileError(f"{path}: column {column!r} is missing (columns present: {list(frame.columns)})")
+    if frame.empty:
+        raise QueryFileError(f"{path}: no queries")
+    if column == "embedding":
+        try:
+            frame["embedding"] = [np.asarray(json.loads(v), dtype=float) for v in frame["embedding"]]
+        except (ValueError, TypeError):
+            bad = next(i for i, v in enumerate(frame["embedding"], start=1) if not _is_vector(v))
+            raise QueryFileError(f"{path}: row {bad}, column embedding: not a JSON list of numbers") from None
+    if "query_id" not in frame.columns:
+        frame["query_id"] = [str(i) for i in range(1, len(frame) + 1)]
+    return frame
+
+
+def _is_vector(text: str) -> bool:
+    try:
+        np.asarray(json.loads(text), dtype=float)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+def export_router(path: Path, embedder, nodes: pd.DataFrame, facts: dict) -> None:
+    """One JSON file: what the router is, the embedder's arrays and the forest's node arrays per tree."""
+    trees = [{c: tree[c].tolist() for c in ("left", "right", "feature", "threshold", "value")}
+             for _, tree in nodes.sort_values(["tree", "node"]).groupby("tree", sort=True)]
+    doc = {"router": {k: (v.item() if hasattr(v, "item") else v) for k, v in facts.items()},
+           "rule": "route to model_p iff psi_hat > w (normalized costs, eq. 4); psi_hat = mean over trees of the "
+                   "leaf value reached by x (go left iff x[feature] <= threshold); x = (f(q) - centre) @ loadings",
+           "embedder": {"kind": embedder.kind, "terms": list(embedder.terms or []),
+                        "idf": [] if embedder.idf is None else embedder.idf.tolist(),
+                        "centre": embedder.centre.tolist(), "loadings": embedder.loadings.tolist()},
+           "forest": trees}
+    path.write_text(json.dumps(doc))
+
+
+def cmd_route(args: argparse.Namespace) -> int:
+    from compass.router.decision import choose_w, route_to_primary
+    from compass.router.export import forest_predict
+    from compass.router.study import embed_queries
+    from resources import readers
+    from resources.warehouse import Warehouse
+
+    try:
+        embedder, nodes, facts = readers.router_deployment(Warehouse(), args.dataset)
+    except LookupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.export:
+        export_router(Path(args.export), embedder, nodes, facts)
+        print(f"wrote the {args.dataset} router ({facts['router']}, {facts['n_trees']} trees) to {args.export}",
+              file=sys.stderr)
+    if args.queries is None:
+        return 0
+    if not 0 <= args.budget_share <= 1:
+        print(f"error: --budget-share must be in [0, 1], got {args.budget_share}", file=sys.stderr)
+        return 2
+    try:
+        queries = read_queries(Path(args.queries), embedder.kind)
+    except QueryFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    psi = forest_predict(nodes, embed_queries(embedder, queries))
+    w = choose_w(psi, max_primary_share=args.budget_share)
+    to_p = route_to_primary(psi, w)
+    out = pd.DataFrame({"query_id": queries["query_id"], "psi_hat": psi,
+                        "route": np.where(to_p, facts["model_p"], facts["model_a"])})
+    out.to_csv(args.out or sys.stdout, index=False)
+    print(f"{to_p.sum()} of {len(out)} queries to {facts['model_p']} (budget share {args.budget_share:g}, "
+          f"w = {w:.4f}), the rest to {facts['model_a']}", file=sys.stderr)
+    return 0
+
+
+def add_route_parser(sub: argparse._SubParsersAction) -> None:
+    route = sub.add_parser("route", help="route queries with a dataset's meta-router (seed 003), or export it")
+    route.add_argument("--dataset", required=True, help="routing dataset of raw.route_labels")
+    route.add_argument("--queries", help="CSV with query_text (and optional query_id)")
+    route.add_argument("--budget-share", dest="budget_share", type=float, default=0.3,
+                       help="at most this share of the queries goes to the primary model (App. A.1)")
+    route.add_argument("--out", help="output CSV (default: stdout)")
+    route.add_argument("--export", help="write the router (embedder and forest arrays) as one JSON file")
+    route.set_defaults(func=cmd_route)

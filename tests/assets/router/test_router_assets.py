@@ -1,0 +1,100 @@
+"""Issue 14 end to end: a routing dataset given through --config (not in the embedded data) is evaluated with no
+code change, its budget policies hold their budgets, the served router is read back from the warehouse's arrays
+and `compass route` routes a file of queries within the budget; bad query files and unknown datasets are one-line
+errors."""
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from compass.router.embed import Embedder
+from compass.router.evaluation import PMUR_GRID
+from compass.router.export import forest_predict
+from compass.router.study import embed_queries
+from pipelines.cli import main
+from resources import readers
+from resources.warehouse import Warehouse
+from tests.paths import ROOT
+
+FIXTURE = ROOT / "tests" / "fixtures" / "router"
+ROUTERS = {"pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap"}
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    root = tmp_path_factory.mktemp("router")
+    (root / "home").mkdir()
+    (root / "none").mkdir()
+    shutil.copy(ROOT / "dagster.yaml", root / "home")
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in {"DAGSTER_HOME": root / "home", "COMPASS_DB": root / "w.duckdb", "COMPASS_CASES": root / "none",
+                     "COMPASS_SCENARIOS": root / "none"}.items():
+            mp.setenv(k, str(v))
+        mp.delenv("COMPASS_HEAVY", raising=False)
+        mp.chdir(root)
+        assert main(["--config", str(FIXTURE / "config.yaml"), "run"]) == 0
+        yield Warehouse(root / "w.duckdb"), root
+
+
+def test_a_config_dataset_is_evaluated_end_to_end(warehouse):
+    wh, _ = warehouse
+    ev = wh.read("router.evaluation", {"dataset": "arena_small"})
+    assert set(ev["router"]) == ROUTERS
+    # 90 gold rows: 27 held out, so the light design's n = 100 is capped at the 63 left
+    assert set(ev["n_gold"]) == {63} and set(ev["n_test"]) == {27} and set(ev["n_preference"]) == {180}
+    assert len(ev) == len(ROUTERS) * len(PMUR_GRID)
+    assert np.allclose(ev[ev["pmur"].isin([0.0, 1.0])]["expected_gain"], 0, atol=1e-12)
+    overlap = wh.read("router.overlap", {"dataset": "arena_small"})
+    assert overlap.groupby("label_kind")["count"].sum().to_dict() == {"gold": 90, "preference": 180}
+
+
+def test_policies_hold_their_budgets_in_dollars(warehouse):
+    wh, _ = warehouse
+    table = wh.read("router.policies", {"dataset": "arena_small"})
+    assert set(table["cost_basis"]) == {"usd", "normalized"}  # the fixture prices both models
+    assert (table["share_to_primary"] <= table["target_share"] + 1e-12).all()
+    usd = table[(table["cost_basis"] == "usd") & (table["router"] == "meta_dr")].sort_values("target_share")
+    assert usd["cost_saving"].is_monotonic_decreasing and usd["usd_per_1k_queries"].is_monotonic_increasing
+
+
+def test_served_router_and_the_route_command(warehouse, tmp_path, capsys):
+    wh, root = warehouse
+    embedder, nodes, facts = readers.router_deployment(wh, "arena_small")
+    assert facts["router"] == "meta_dr" and facts["n_gold"] == 90 and facts["n_preference"] == 180
+    queries = pd.read_csv(FIXTURE / "route_labels.csv").head(20)[["query_id", "query_text"]]
+    path, out = tmp_path / "q.csv", tmp_path / "routes.csv"
+    queries.to_csv(path, index=False)
+    assert main(["route", "--dataset", "arena_small", "--queries", str(path), "--budget-share", "0.3",
+                 "--out", str(out), "--export", str(tmp_path / "router.json")]) == 0
+    routes = pd.read_csv(out)
+    assert len(routes) == 20 and (routes["route"] == facts["model_p"]).sum() <= 6
+    psi = forest_predict(nodes, embed_queries(embedder, queries))
+    assert np.allclose(routes["psi_hat"], psi)
+    # the exported JSON alone reproduces ψ̂ for a query (what a gateway would do)
+    doc = json.loads((tmp_path / "router.json").read_text())
+    arrays = doc["embedder"]
+    from_json = Embedder(arrays["kind"], tuple(arrays["terms"]), np.asarray(arrays["idf"]),
+                         np.asarray(arrays["centre"]), np.asarray(arrays["loadings"]))
+    x = from_json.transform(texts=queries["query_text"].head(1))[0]
+    leaves = []
+    for tree in doc["forest"]:
+        at = 0
+        while tree["left"][at] >= 0:
+            at = tree["left"][at] if x[tree["feature"][at]] <= tree["threshold"][at] else tree["right"][at]
+        leaves.append(tree["value"][at])
+    assert np.mean(leaves) == pytest.approx(psi[0])
+
+
+def test_bad_query_file_and_unknown_dataset(warehouse, tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,text\n1,hello\n")
+    capsys.readouterr()
+    assert main(["route", "--dataset", "arena_small", "--queries", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "bad.csv" in err and "'query_text'" in err, err
+    assert main(["route", "--dataset", "nope", "--queries", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "'nope'" in err and "arena_small" in err and "Traceback" not in err
