@@ -20,25 +20,26 @@ class LearnerSpec:
     min_samples_leaf: int = 5
     max_features: float = 1 / 3
     seed: int = 0
+    n_jobs: int = 1  # threads per forest (the study parallelizes nothing else; 2 on a 2-core machine)
     params: dict = field(default_factory=dict)  # extra keyword arguments of the estimator
 
     def regressor(self, **override):
         kw = {**self.params, **override}
         if self.kind == "random_forest":
             return RandomForestRegressor(n_estimators=self.n_estimators, min_samples_leaf=self.min_samples_leaf,
-                                         max_features=self.max_features, oob_score=False, n_jobs=1,
+                                         max_features=self.max_features, oob_score=False, n_jobs=self.n_jobs,
                                          random_state=self.seed, **kw)
         if self.kind == "lightgbm":
             return lgb.LGBMRegressor(n_estimators=min(self.n_estimators, 300), min_child_samples=self.min_samples_leaf,
-                                     colsample_bytree=self.max_features, random_state=self.seed, verbose=-1, n_jobs=1, **kw)
+                                     colsample_bytree=self.max_features, random_state=self.seed, verbose=-1, n_jobs=self.n_jobs, **kw)
         raise ValueError(f"unknown learner {self.kind!r}; use 'random_forest' or 'lightgbm'")
 
     def classifier(self):
         if self.kind == "random_forest":
             return RandomForestClassifier(n_estimators=self.n_estimators, min_samples_leaf=1,
-                                          max_features=self.max_features, n_jobs=1, random_state=self.seed)
+                                          max_features=self.max_features, n_jobs=self.n_jobs, random_state=self.seed)
         return lgb.LGBMClassifier(n_estimators=min(self.n_estimators, 300), colsample_bytree=self.max_features,
-                                  random_state=self.seed, verbose=-1, n_jobs=1)
+                                  random_state=self.seed, verbose=-1, n_jobs=self.n_jobs)
 
 
 def out_of_sample(spec: LearnerSpec, X: np.ndarray, target: np.ndarray, classify: bool = False,
