@@ -1,8 +1,9 @@
 """Meta-router assets (seed 003), one partition per routing dataset of raw.route_labels.
 
-Lineage: raw/route_labels (+ raw/model_costs for per-query dollars) -> router/overlap (positivity diagnostic),
-router/evaluation (the Monte Carlo protocol of §4.1 on the dataset, and the budget policies of App. A.1) and
-router/deployment (the served router: embedder and forest as arrays, read by `compass route`).
+Lineage: raw/route_labels -> router/overlap (positivity diagnostic), router/evaluation (the Monte Carlo protocol
+of §4.1 on the dataset) and router/deployment (the served router: embedder and forest as arrays, read by
+`compass route`); raw/model_costs -> router/prices (the pair's prices only, so a price change elsewhere in the
+catalog leaves the dataset fresh) -> router/policies (App. A.1's budgets on the evaluation's held-out queries).
 router/synthetic_study runs the spec's generator with known truth (synthetic; no real data).
 
 Light by default (few Monte Carlo rounds, small forests); the paper's design (more rounds, 500-tree forests,
@@ -16,7 +17,16 @@ from assets.partitions import route_dataset_partitions
 from assets.sources import RAW_KEYS
 from compass.router.learners import LearnerSpec
 from compass.router.plots import gain_curves, overlap_histogram
-from compass.router.study import StudyDesign, evaluate, evaluate_synthetic, fit_deployment, overlap, policies, query_costs
+from compass.router.study import (
+    StudyDesign,
+    evaluate,
+    evaluate_synthetic,
+    fit_deployment,
+    overlap,
+    policies,
+    query_costs,
+    test_predictions,
+)
 from resources import readers, settings
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
@@ -25,7 +35,9 @@ CODE_VERSION = "router-1"
 LIGHT = {"n_gold": [100], "mc_rounds": 2, "n_estimators": 50}
 HEAVY = {"n_gold": [50, 100, 200], "mc_rounds": 50, "n_estimators": 500}
 _common = dict(partitions_def=route_dataset_partitions, group_name="router", code_version=CODE_VERSION,
-               pool=settings.writer_pool(), deps=[RAW_KEYS["route_labels"], RAW_KEYS["model_costs"]])
+               pool=settings.writer_pool())
+_labels = [RAW_KEYS["route_labels"]]
+ROUTER_EVALUATION, ROUTER_PRICES = dg.AssetKey(["router", "evaluation"]), dg.AssetKey(["router", "prices"])
 
 
 class RouterStudyConfig(dg.Config):
@@ -50,7 +62,7 @@ def _where(context: dg.AssetExecutionContext) -> dict[str, str]:
     return {"dataset": context.partition_key}
 
 
-@dg.asset(key=["router", "overlap"], **_common)
+@dg.asset(key=["router", "overlap"], deps=_labels, **_common)
 def router_overlap(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Positivity check (spec §5.3): Pr(gold | query) out of sample for every labelled query, its histogram per
     label kind, the share inside the overlap region and the gold-vs-preference AUC (router.overlap)."""
@@ -63,30 +75,50 @@ def router_overlap(context: dg.AssetExecutionContext, warehouse: WarehouseResour
                                   "histogram": figure})
 
 
-@dg.asset(key=["router", "evaluation"], **_common)
+@dg.asset(key=ROUTER_EVALUATION, deps=_labels, **_common)
 def router_evaluation(context: dg.AssetExecutionContext, config: RouterStudyConfig,
                       warehouse: WarehouseResource) -> dg.MaterializeResult:
     """§4.1 on real labels: Monte Carlo re-splits of the gold rows into test and n training rows, every router of
     §2.8 plus the overlap-truncated meta-router of §2.11, efficiency gain against primary-model usage
-    (router.evaluation); and App. A.1's budget policies on the last round's test queries with real per-query
-    dollar costs and with normalized costs (router.policies)."""
+    (router.evaluation); the last round's held-out predictions at the largest n (router.test_predictions)."""
     wh, design = warehouse.get(), config.design()
-    labels = readers.route_labels(wh, context.partition_key)
-    evaluation, last = evaluate(labels, design, progress=lambda i, n: context.log.info(f"round step {i}/{n}"))
-    prices = readers.pair_prices(wh, labels)
-    cost_p, cost_a = query_costs(last["test"], *(prices or ((1.0, 1.0), (0.0, 0.0))))
-    table = policies(last["psi"], last["test"], cost_p, cost_a)
-    if prices is None:  # no catalog price for the pair: only the paper's normalized rule is meaningful
-        table = table[table["cost_basis"] == "normalized"]
+    evaluation, last = evaluate(readers.route_labels(wh, context.partition_key), design,
+                                progress=lambda i, n: context.log.info(f"round step {i}/{n}"))
     figure = save_figure(gain_curves(evaluation, context.partition_key), "router", context.partition_key)
     mean = evaluation.groupby(["router", "n_gold"])["expected_gain"].mean().unstack()
-    return publish_many(context, wh, {"router.evaluation": evaluation, "router.policies": table}, _where(context),
+    return publish_many(context, wh, {"router.evaluation": evaluation,
+                                      "router.test_predictions": test_predictions(last)}, _where(context),
                         metadata={"mc_rounds": design.mc_rounds, "n_estimators": design.learner.n_estimators,
                                   "mean_gain_over_pmur": dg.MetadataValue.md(mean.to_markdown(floatfmt=".4f")),
                                   "gain_curves": figure})
 
 
-@dg.asset(key=["router", "deployment"], **_common)
+@dg.asset(key=ROUTER_PRICES, deps=[RAW_KEYS["route_labels"], RAW_KEYS["model_costs"]], **_common)
+def router_prices(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """The cheapest input and output price of the dataset's M_p and M_a (raw.model_costs), empty when either is
+    unpriced (router.prices): the policies' only price input, so other models' price moves leave them fresh."""
+    wh = warehouse.get()
+    return publish_many(context, wh, {"router.prices": readers.pair_price_rows(
+        wh, readers.route_labels(wh, context.partition_key))}, _where(context))
+
+
+@dg.asset(key=["router", "policies"], deps=[ROUTER_EVALUATION, ROUTER_PRICES], **_common)
+def router_policies(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """App. A.1 on the evaluation's held-out queries: for budgets of 10-90 % of queries to M_p, the threshold w of
+    eq. 4 with real per-query dollar costs (prices x token counts) and with the paper's normalized costs, the
+    realized share, the gold gain bought and the saving against always-M_p (router.policies)."""
+    wh = warehouse.get()
+    psi, test = readers.router_test_predictions(wh, context.partition_key)
+    prices = readers.router_pair_prices(wh, context.partition_key)
+    cost_p, cost_a = query_costs(test, *(prices or ((1.0, 1.0), (0.0, 0.0))))
+    table = policies(psi, test, cost_p, cost_a)
+    if prices is None:  # no catalog price for the pair: only the paper's normalized rule is meaningful
+        table = table[table["cost_basis"] == "normalized"]
+    return publish_many(context, wh, {"router.policies": table}, _where(context),
+                        metadata={"priced": prices is not None})
+
+
+@dg.asset(key=["router", "deployment"], deps=_labels, **_common)
 def router_deployment(context: dg.AssetExecutionContext, config: RouterStudyConfig,
                       warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The router `compass route` serves: the DR meta-router (§3.3) fitted on every gold and preference row, with
@@ -128,4 +160,5 @@ def router_synthetic_study(context: dg.AssetExecutionContext, config: SyntheticR
                         metadata={"mean_gain_over_pmur": dg.MetadataValue.md(mean.to_markdown(floatfmt=".4f"))})
 
 
-router_assets = [router_overlap, router_evaluation, router_deployment, router_synthetic_study]
+router_assets = [router_overlap, router_evaluation, router_prices, router_policies, router_deployment,
+                 router_synthetic_study]

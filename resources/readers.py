@@ -293,15 +293,34 @@ def route_labels(wh: Warehouse, dataset: str) -> pd.DataFrame:
     return labels.assign(embedding=embedding.map(lambda v: None if v is None or v is pd.NA else np.asarray(v, float)))
 
 
-def pair_prices(wh: Warehouse, labels: pd.DataFrame) -> tuple[tuple[float, float], tuple[float, float]] | None:
-    """(input, output) USD per million tokens of the dataset's M_p and M_a at their cheapest provider
-    (raw.model_costs); None when either is unpriced."""
-    prices = cheapest_prices(wh.read("raw.model_costs")).set_index("model_id")
-    pair = [labels["model_p"].iloc[0], labels["model_a"].iloc[0]]
-    if not set(pair) <= set(prices.index):
+def pair_price_rows(wh: Warehouse, labels: pd.DataFrame) -> pd.DataFrame:
+    """[role (`primary` | `alternative`), model_id, input_usd_per_mtok, output_usd_per_mtok] of the dataset's M_p
+    and M_a at their cheapest provider (raw.model_costs); no rows when either is unpriced."""
+    prices = cheapest_prices(wh.read("raw.model_costs"))
+    pair = pd.DataFrame({"role": ["primary", "alternative"],
+                         "model_id": [labels["model_p"].iloc[0], labels["model_a"].iloc[0]]})
+    rows = pair.merge(prices[["model_id", "input_usd_per_mtok", "output_usd_per_mtok"]], on="model_id", how="inner")
+    return rows if len(rows) == 2 else rows.iloc[0:0]
+
+
+def router_pair_prices(wh: Warehouse, dataset: str) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """((input, output) of M_p, (input, output) of M_a) in USD per million tokens from router.prices, or None."""
+    rows = wh.read("router.prices", {"dataset": dataset})
+    if len(rows) != 2:
         return None
-    p, a = (tuple(prices.loc[m, ["input_usd_per_mtok", "output_usd_per_mtok"]].astype(float)) for m in pair)
-    return p, a
+    by_role = rows.set_index("role")[["input_usd_per_mtok", "output_usd_per_mtok"]].astype(float)
+    return tuple(by_role.loc["primary"]), tuple(by_role.loc["alternative"])
+
+
+def router_test_predictions(wh: Warehouse, dataset: str) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
+    """({router: ψ̂ on the held-out queries}, the held-out queries) from router.test_predictions."""
+    rows = wh.read("router.test_predictions", {"dataset": dataset})
+    if rows.empty:
+        raise LookupError(f"router.test_predictions has no rows for dataset {dataset!r}: materialize router/evaluation")
+    rows = rows.drop(columns=STAMP_COLUMNS + ["dataset"], errors="ignore").sort_values(["router", "query_id"])
+    test = rows[rows["router"] == rows["router"].iloc[0]].drop(columns=["router", "psi_hat"]).reset_index(drop=True)
+    psi = {name: part["psi_hat"].to_numpy(float) for name, part in rows.groupby("router", sort=True)}
+    return psi, test
 
 
 def router_deployment(wh: Warehouse, dataset: str) -> tuple[Embedder, pd.DataFrame, dict]:

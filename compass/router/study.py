@@ -11,7 +11,7 @@ in the gold label's own units per query. Rounds are averaged at fixed PMUR (spec
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -71,8 +71,7 @@ def fit_features(train: pd.DataFrame, d: int, seed: int) -> Embedder:
 def _cate_kwargs(name: str, design: StudyDesign, seed: int) -> dict:
     if not name.startswith("meta"):
         return {}
-    cate = LearnerSpec(design.learner.kind, design.learner.n_estimators, design.cate_min_leaf,
-                       design.learner.max_features, seed)
+    cate = replace(design.learner, min_samples_leaf=design.cate_min_leaf, seed=seed, params={})
     return {"cate": cate}
 
 
@@ -98,8 +97,7 @@ def evaluate(labels: pd.DataFrame, design: StudyDesign,
             X_g, X_p, X_t = (_embed(embedder, rows) for rows in (gold, data.preference, test))
             r, y = gold["outcome"].to_numpy(float), data.preference["outcome"].to_numpy(float)
             c = scale_constant(r, y, design.normalization)
-            spec = LearnerSpec(design.learner.kind, design.learner.n_estimators, design.learner.min_samples_leaf,
-                               design.learner.max_features, seed, design.learner.params)
+            spec = replace(design.learner, seed=seed)
             psi = {}
             for name in design.routers:
                 router = fit_router(name, spec, X_g, c * r, X_p, y, **_cate_kwargs(name, design, seed))
@@ -149,6 +147,15 @@ def query_costs(rows: pd.DataFrame, price_p: tuple[float, float], price_a: tuple
         return (tokens_in * price[0] + out.fillna(fill).to_numpy(float) * price[1]) / 1e6
 
     return side("tokens_out_p", price_p), side("tokens_out_a", price_a)
+
+
+def test_predictions(last: dict) -> pd.DataFrame:
+    """The held-out gold queries of `evaluate`'s last round with every router's ψ̂ (long: one row per query and
+    router), what the budget policies are computed on."""
+    test = last["test"]
+    keep = [c for c in ("query_id", "query_text", "outcome", "tokens_out_p", "tokens_out_a") if c in test]
+    return pd.concat([test[keep].assign(router=name, psi_hat=est) for name, est in last["psi"].items()],
+                     ignore_index=True)
 
 
 def policies(psi: dict[str, np.ndarray], test: pd.DataFrame, cost_p: np.ndarray, cost_a: np.ndarray,
@@ -218,8 +225,7 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
             for rnd in range(mc_rounds):
                 d = make_data(n_gs=n, N=N, D=D, seed=seed + rnd, preset=preset)
                 c = scale_constant(d.r, d.y)
-                spec = LearnerSpec(learner.kind, learner.n_estimators, learner.min_samples_leaf, learner.max_features,
-                                   seed + rnd, learner.params)
+                spec = replace(learner, seed=seed + rnd)
                 design = StudyDesign(learner=spec, cate_min_leaf=cate_min_leaf)
                 for name in ("oracle",) + REAL_ROUTERS[:-1]:
                     router = fit_router(name, spec, d.X_g, c * d.r, d.X_p, d.y, r_p=c * d.r_p,
