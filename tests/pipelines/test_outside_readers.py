@@ -35,18 +35,22 @@ def test_replica_readable_throughout_a_refresh_and_second_run_refused(pipeline_e
            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "subprocess_hooks"), str(ROOT)])}
     proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run"], env=env, cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    seen, refused = [], None
+    seen, refused, cli_reads = [], None, []
     try:
         while proc.poll() is None:
             seen.append(_models_in_replica(replica))  # must never raise, whatever the writer is doing
             if refused is None and wh.refresh_status().startswith("refresh in progress"):
                 capsys.readouterr()
                 refused = main(["run"]), capsys.readouterr().err
+            elif len(seen) % 10 == 0:  # a CLI reader during the refresh answers too
+                capsys.readouterr()
+                cli_reads.append((main(["status"]), capsys.readouterr().out))
             time.sleep(0.05)
         assert proc.wait() == 0, proc.stderr.read()
     finally:
         proc.kill()
     assert refused is not None and refused[0] == 3 and "another refresh of" in refused[1]
     assert len(seen) > 10 and set(seen) <= {3, 4}  # the previous refresh, then the new one once complete
+    assert cli_reads and all(code == 0 and "raw.models" in out for code, out in cli_reads), cli_reads[:1]
     assert _models_in_replica(replica) == 4 and wh.refresh_status() == "idle"
     assert not attempts.exists(), attempts.read_text()  # no connection left the machine
