@@ -21,11 +21,18 @@ from assets import (
     compass_frontier,
     compass_studies,
     datasets,
+    matching,
     oracle,
     sources,
 )
 from assets.automation import REFRESH_CONDITION
-from assets.partitions import archetype_partitions, case_partitions, dataset_partitions, decision_partitions
+from assets.partitions import (
+    archetype_partitions,
+    case_partitions,
+    dataset_partitions,
+    decision_partitions,
+    user_partitions,
+)
 from pipelines.sensors import JOBS as OPS_JOBS
 from pipelines.sensors import SCHEDULES, SENSORS
 from resources.sources import SourcesResource
@@ -43,6 +50,7 @@ _DERIVED = [
     *oracle.oracle_assets,
     *cascade.cascade_assets,
     *clusters.clusters_assets,
+    *matching.matching_assets,
 ]
 KINDS = {"duckdb", "python"}
 # Backfills run one partition per run (README, "Backfills from the UI"): each partition writes only its
@@ -68,6 +76,7 @@ PARTITION_GROUPS: dict[str, dg.PartitionsDefinition | None] = {
     "case": case_partitions,
     "decision": decision_partitions,
     "archetype": archetype_partitions,
+    "user": user_partitions,
 }
 
 

@@ -1,13 +1,20 @@
-"""Keep the dynamic partitions (assets.partitions) in step with the datasets, case studies, scenarios and archetypes."""
+"""Keep the dynamic partitions (assets.partitions) in step with the datasets, case studies, scenarios, archetypes and users."""
 
 from __future__ import annotations
 
 import dagster as dg
 
-from assets.partitions import archetype_partitions, case_partitions, dataset_partitions, scenario_partitions
+from assets.partitions import (
+    archetype_partitions,
+    case_partitions,
+    dataset_partitions,
+    scenario_partitions,
+    user_partitions,
+)
 from resources import readers
 from resources.clusters_configs import archetype_files
 from resources.configs import cases, scenario_files
+from resources.matching import user_files
 from resources.warehouse import Warehouse
 
 
@@ -18,6 +25,7 @@ def sync_dynamic_partitions(instance: dg.DagsterInstance, db_path: str | None = 
         (scenario_partitions, sorted(scenario_files())),
         (case_partitions, sorted(cases())),
         (archetype_partitions, sorted(archetype_files())),
+        (user_partitions, sorted(user_files())),
     )
     for definition, wanted in wanted_by_definition:
         have = set(instance.get_dynamic_partitions(definition.name))
