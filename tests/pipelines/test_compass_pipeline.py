@@ -252,3 +252,30 @@ def test_closing_summary_names_each_scenarios_rank_one_once_with_its_cost(compas
         line = next(line for line in lines if scenario in line.split(":")[0].split(", "))
         assert f": {row['model_id']}, {row['raw_cost']:g} B params, normalized {row['cost']:.3f}" in line
     assert sum(len(line.split(":")[0].split(", ")) for line in lines) == len(top)  # each scenario once
+
+
+MATCHING_USER = """pool: openai_zoo
+constraints: {output_price: {max: 0.4}, text_in: true}
+budget_usd: 0.05
+rounds: 4
+seeds: [1]
+"""
+
+
+def test_new_and_changed_user_files_run_only_their_matching_partitions(compass_state, tmp_path, monkeypatch):
+    """A new user YAML materializes only its own matching partitions; an edited one re-runs only its own."""
+    instance, wh, _, _ = compass_state
+    folder = tmp_path / "users"
+    folder.mkdir()
+    monkeypatch.setenv("COMPASS_USERS", str(folder))
+    (folder / "solo.yaml").write_text(MATCHING_USER)
+    report = run_refresh(instance)
+    derived = {k for k in report.materialized if not k.startswith("raw/")}
+    assert derived == {"matching/runs[solo]", "matching/summary[solo]"}, derived
+    (folder / "duo.yaml").write_text(MATCHING_USER)
+    report = run_refresh(instance)
+    assert {k for k in report.materialized if not k.startswith("raw/")} == {"matching/runs[duo]", "matching/summary[duo]"}
+    (folder / "solo.yaml").write_text(MATCHING_USER.replace("rounds: 4", "rounds: 3"))
+    report = run_refresh(instance)
+    assert {k for k in report.materialized if not k.startswith("raw/")} == {"matching/runs[solo]", "matching/summary[solo]"}
+    assert wh.read("matching.runs", {"user": "solo"})["round"].max() <= 3
