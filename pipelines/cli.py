@@ -288,6 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
     cascade.add_argument("--copula", choices=["gumbel", "aic"], default="gumbel",
                          help="gumbel: the thesis' Gumbel copula; aic: the AIC-best family per pair")
     cascade.set_defaults(func=cmd_cascade)
+    from pipelines.matching_cli import add_parser as add_match
+
+    add_match(sub)
     return parser
 
 

@@ -69,3 +69,40 @@ def user(name: str) -> tuple[User, Pool]:
     if name not in files:
         raise KeyError(f"no user file {name}.yaml in {[str(d) for d in settings.user_dirs()]}")
     return load_user(files[name])
+
+
+ANSWER_COLUMNS = ("prompt", "model", "response")
+
+
+def answers(responses: str | Path | None = None):
+    """Answers to show in `compass match`: the arena-bench-v1 answers shipped in data/matching/, or a
+    person's own CSV with columns prompt, model, response (an IngestError names a missing column)."""
+    import pandas as pd
+
+    if responses is None:
+        return pd.read_parquet(settings.MATCHING_DATA_DIR / "arena_bench_v1_answers.parquet")
+    table = pd.read_csv(responses)
+    missing = [c for c in ANSWER_COLUMNS if c not in table]
+    if missing:
+        raise IngestError(str(responses), None, missing[0], f"missing column; need {list(ANSWER_COLUMNS)}")
+    return table.assign(question_id=table.groupby("prompt", sort=False).ngroup().astype(str))
+
+
+def priced_pool(table, name: str) -> tuple[Pool, list[str]]:
+    """The models of an answers table that have a catalog price (lowest list price over providers of the
+    embedded data/model_costs.parquet, matched through data/model_aliases.parquet), and the names without one."""
+    import pandas as pd
+
+    from compass.matching.pool import pool_from_frame
+
+    aliases = pd.read_parquet(settings.ROOT / "data" / "model_aliases.parquet")
+    costs = pd.read_parquet(settings.ROOT / "data" / "model_costs.parquet")
+    canonical = dict(zip(aliases["alias"].str.lower(), aliases["model_id"], strict=True))
+    prices = costs.groupby("model_id")[["input_usd_per_mtok", "output_usd_per_mtok"]].min()
+    models = sorted(table["model"].unique())
+    ids = {m: canonical.get(m.lower(), m.lower()) for m in models}
+    priced = [m for m in models if ids[m] in prices.index and prices.loc[ids[m]].notna().all()]
+    frame = pd.DataFrame({"model": priced,
+                          "input_price": [prices.loc[ids[m], "input_usd_per_mtok"] for m in priced],
+                          "output_price": [prices.loc[ids[m], "output_usd_per_mtok"] for m in priced]})
+    return pool_from_frame(name, frame.astype(str)), [m for m in models if m not in priced]
