@@ -98,6 +98,33 @@ def evidence(matcher: HeartUCB, pool, duels: list[tuple[int, int, int, int]], sp
     return "\n".join(lines) + "\n"
 
 
+def run_simulated(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    """A simulated person (a user YAML, spec-004 §5) through one session; optionally the session's scenario."""
+    from pathlib import Path
+
+    from compass.matching.bridge import session_scenario
+    from compass.matching.heart import HeartOptions
+    from compass.matching.study import Session, simulate_session
+    from resources.matching import load_user, token_model, write_scenario
+    from resources.warehouse import Warehouse
+
+    user, pool = load_user(Path(args.simulate), Warehouse())
+    session = Session(pool, user, token_model().call_cost(pool), HeartOptions(model_inputs=args.inputs))
+    result = simulate_session("cupid", session, args.seed)
+    runs = result.runs
+    out.write(runs[["round", "pair", "winner", "cumulative_cost_usd", "best_so_far", "feasible"]].to_string(index=False) + "\n")
+    if runs.empty:
+        out.write("no duel fits the budget\n")
+        return 2
+    out.write(f"\nMatched: {runs['best_so_far'].iloc[-1]} after {len(runs)} duels, ${runs['cumulative_cost_usd'].iloc[-1]:.4f} "
+              f"of ${user.budget_usd:.4f}\n")
+    if args.export_scenario:
+        name = Path(args.export_scenario).stem
+        spec, notes = session_scenario(name, result.matcher, runs, result.requests, user.constraints, pool)
+        out.write(f"scenario written: {write_scenario(args.export_scenario, spec, notes)}\n")
+    return 0
+
+
 def add_parser(sub) -> None:
     match = sub.add_parser("match", help="find your model by picking between answers (CUPID, seed 004)")
     match.add_argument("--pool", default="arena_bench_v1", help="a name for the pool of answering models")
@@ -107,4 +134,9 @@ def add_parser(sub) -> None:
     match.add_argument("--rounds", type=int, default=10)
     match.add_argument("--seed", type=int, default=0)
     match.add_argument("--max-lines", dest="max_lines", type=int, default=30, help="lines shown per answer")
-    match.set_defaults(func=lambda args: run_match(args))
+    match.add_argument("--simulate", metavar="USER_YAML", help="run a simulated person (a user file) instead of you")
+    match.add_argument("--inputs", choices=["onehot", "metadata"], default="metadata",
+                       help="GP inputs of a simulated session (metadata lets utility generalize over the catalog)")
+    match.add_argument("--export-scenario", dest="export_scenario", metavar="YAML",
+                       help="with --simulate: write the session's scenario (weights, floors, filters) for compass leaderboard")
+    match.set_defaults(func=lambda args: run_simulated(args) if args.simulate else run_match(args))

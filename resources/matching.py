@@ -1,5 +1,6 @@
 """Matchmaking configuration (CUPID, seed 004): simulated users from `users/*.yaml` (resources.settings.user_dirs,
-one dynamic partition each), model pools from data/matching/<pool>.csv, the token model of a duel's cost.
+one dynamic partition each), model pools from data/matching/<pool>.csv or from a case of our own catalog
+(`case:<case_id>`, read from the warehouse), the token model of a duel's cost, scenario export.
 
 A bad user file is an IngestError naming the file and the key; a user whose constraints no model of its
 pool meets is admissible (its runs report non-convergence) but warned about.
@@ -34,10 +35,33 @@ def _pool(name: str) -> Pool:
     return read_pool(settings.MATCHING_DATA_DIR / f"{name}.csv")
 
 
-def pool(name: str) -> Pool:
-    """A shipped model pool (data/matching/<name>.csv)."""
+CASE_POOL = "case:"
+
+
+def case_pool(wh, case_id: str) -> Pool:
+    """A pool from our own catalog: the case's measures C1..Ck (compass.measures), the lowest list prices over
+    providers (raw.model_costs) and the model attributes of raw.models (open_weights, context_window,
+    reasoning, params_b); models without both prices are left out. Needs `compass run` first."""
+    import pandas as pd
+
+    from compass.matching.pool import pool_from_frame
+    from resources import readers
+
+    prices = wh.query("select model_id, min(input_usd_per_mtok) as input_price, min(output_usd_per_mtok) as output_price "
+                      "from raw.model_costs group by model_id")
+    attributes = readers.model_attributes(wh)[["model_id", "open_weights", "context_window", "reasoning", "params_b"]]
+    frame = (readers.measures(wh, case_id).reset_index().merge(prices.dropna(), on="model_id")
+             .merge(attributes, on="model_id", how="left").rename(columns={"model_id": "model"}))
+    numeric = frame.drop(columns="model").apply(lambda col: pd.to_numeric(col.astype("float64"), errors="coerce"))
+    return pool_from_frame(f"{CASE_POOL}{case_id}", pd.concat([frame[["model"]], numeric], axis=1).astype(str))
+
+
+def pool(name: str, wh=None) -> Pool:
+    """A shipped model pool (data/matching/<name>.csv), or `case:<case_id>` from the warehouse `wh`."""
+    if name.startswith(CASE_POOL) and wh is not None:
+        return case_pool(wh, name[len(CASE_POOL):])
     if name not in pool_names():
-        raise KeyError(f"no model pool {name!r}; known: {pool_names()}")
+        raise KeyError(f"no model pool {name!r}; known: {pool_names()} or case:<case_id>")
     return _pool(name)
 
 
@@ -46,16 +70,19 @@ def token_model(absolute: bool = False) -> TokenModel:
     return TokenModel.from_matharena(settings.MATCHING_DATA_DIR / "matharena_tokens.csv", absolute=absolute)
 
 
-def load_user(path: Path) -> tuple[User, Pool]:
-    """One user file, validated against its pool's columns; the partition key (file stem) is its name."""
+def load_user(path: Path, wh=None) -> tuple[User, Pool]:
+    """One user file, validated against its pool's columns; the partition key (file stem) is its name.
+    A `case:<case_id>` pool is read from the warehouse `wh`."""
     try:
         spec = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
         raise IngestError(str(path), None, None, f"not valid YAML: {err}") from None
     pool_name = spec.get("pool") if isinstance(spec, dict) else None
-    if pool_name not in pool_names():
-        raise IngestError(str(path), None, "pool", f"unknown pool {pool_name!r}; known: {pool_names()}")
-    the_pool = pool(pool_name)
+    is_case = isinstance(pool_name, str) and pool_name.startswith(CASE_POOL) and wh is not None
+    if not is_case and pool_name not in pool_names():
+        raise IngestError(str(path), None, "pool", f"unknown pool {pool_name!r}; known: {pool_names()} "
+                          f"(case:<case_id> where a warehouse is read)")
+    the_pool = pool(pool_name, wh)
     user = User.from_dict({**spec, "name": path.stem}, str(path), list(the_pool.metadata.columns))
     if not user.feasible(the_pool).any():
         warnings.warn(f"{path}: no model of pool {pool_name!r} meets every constraint; its runs cannot converge",
@@ -106,3 +133,12 @@ def priced_pool(table, name: str) -> tuple[Pool, list[str]]:
                           "input_price": [prices.loc[ids[m], "input_usd_per_mtok"] for m in priced],
                           "output_price": [prices.loc[ids[m], "output_usd_per_mtok"] for m in priced]})
     return pool_from_frame(name, frame.astype(str)), [m for m in models if m not in priced]
+
+
+def write_scenario(path: str | Path, spec: dict, notes: list[str]) -> Path:
+    """A scenario YAML (compass.mlcompass.scenarios) exported from a session, with what it could not carry as comments."""
+    path = Path(path)
+    header = "# Exported from a CUPID matchmaking session (compass.matching.bridge).\n"
+    header += "".join(f"# not exported (no scenario counterpart): {n}\n" for n in notes)
+    path.write_text(header + yaml.safe_dump(spec, sort_keys=False))
+    return path

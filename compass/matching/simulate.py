@@ -20,21 +20,25 @@ FEEDBACK_VARIANTS = ("informative", "adversarial", "static", "gibberish", "none"
 
 @dataclass
 class MetadataJudge:
-    """Winner = larger sat(m) (constraints met), tie -> lower c_m, tie -> seeded coin; outcome flipped w.p.
-    `p_flip` (spec §5.1)."""
+    """Winner = larger sat(m) (constraints met), tie -> higher latent utility (the user's `prefer`), tie ->
+    lower c_m, tie -> seeded coin; outcome flipped w.p. `p_flip` (spec §5.1)."""
 
     sat: np.ndarray
     cost_proxy: np.ndarray
     rng: np.random.Generator
     p_flip: float = 0.0
+    utility: np.ndarray | None = None
 
     @classmethod
     def for_user(cls, user: User, pool: Pool, rng: np.random.Generator, p_flip: float = 0.0) -> MetadataJudge:
-        return cls(user.satisfied(pool).sum(1), pool.cost_proxy, rng, p_flip)
+        return cls(user.satisfied(pool).sum(1), pool.cost_proxy, rng, p_flip, user.utility(pool))
 
     def i_wins(self, i: int, j: int) -> bool:
+        utility = np.zeros(len(self.sat)) if self.utility is None else self.utility
         if self.sat[i] != self.sat[j]:
             won = self.sat[i] > self.sat[j]
+        elif utility[i] != utility[j]:
+            won = utility[i] > utility[j]
         elif self.cost_proxy[i] != self.cost_proxy[j]:
             won = self.cost_proxy[i] < self.cost_proxy[j]
         else:
@@ -58,6 +62,7 @@ class LanguageFeedback:
         if self.variant not in FEEDBACK_VARIANTS:
             raise ValueError(f"feedback variant must be one of {FEEDBACK_VARIANTS}, got {self.variant!r}")
         self.static_mask = (self.rng.random(len(self.cost_proxy)) < 0.5).astype(float)
+        self.requests: list[int] = []
 
     @classmethod
     def for_user(cls, user: User, pool: Pool, rng: np.random.Generator, variant: str = "informative") -> LanguageFeedback:
@@ -69,13 +74,17 @@ class LanguageFeedback:
 
     def initial(self, column_index: int | None = None) -> np.ndarray | None:
         """ℓ_1: the models meeting one constraint (the user's `initial_direction`, else drawn)."""
-        o = self.rng.integers(self.satisfied.shape[1]) if column_index is None else column_index
+        o = int(self.rng.integers(self.satisfied.shape[1])) if column_index is None else column_index
+        self.requests.append(o)
         return self._noisy(self.satisfied[:, o].astype(float))
 
     def after(self, previous: int) -> np.ndarray | None:
+        """ℓ_{t+1}; the request (a constraint index, or -1 for "cheaper") is appended to `requests`."""
         violated = np.flatnonzero(~self.satisfied[previous])
-        if len(violated):
-            mask = self.satisfied[:, self.rng.choice(violated)].astype(float)
+        request = int(self.rng.choice(violated)) if len(violated) else -1
+        self.requests.append(request)
+        if request >= 0:
+            mask = self.satisfied[:, request].astype(float)
         else:
             mask = (self.cost_proxy < self.cost_proxy[previous]).astype(float)
         return self._noisy(mask)

@@ -61,7 +61,22 @@ def make_matcher(method: str, session: Session, seed: int) -> Matcher:
     return factories[method]()
 
 
+@dataclass(frozen=True)
+class SessionResult:
+    """A simulated run: its rows of matching.runs, the matcher at the end, the person's change requests
+    (constraint index into the user's constraints, −1 = "cheaper")."""
+
+    runs: pd.DataFrame
+    matcher: Matcher
+    requests: list[int]
+
+
 def run_session(method: str, session: Session, seed: int) -> pd.DataFrame:
+    """One simulated run's rows of matching.runs."""
+    return simulate_session(method, session, seed).runs
+
+
+def simulate_session(method: str, session: Session, seed: int) -> SessionResult:
     """One simulated run: up to T duels (fewer if a budget-guarded method finds no affordable pair)."""
     pool, user = session.pool, session.user
     rng = np.random.default_rng([seed, 1])
@@ -87,7 +102,7 @@ def run_session(method: str, session: Session, seed: int) -> pd.DataFrame:
         rows.append((user.name, method, seed, t, f"{pool.models[i]} vs {pool.models[j]}", pool.models[winner], cost,
                      spent, pool.models[best], bool(feasible[best]), int(len(columns) - sat[best])))
         mask = feedback.after(winner)
-    return pd.DataFrame(rows, columns=RUN_COLUMNS)
+    return SessionResult(pd.DataFrame(rows, columns=RUN_COLUMNS), matcher, feedback.requests)
 
 
 def convergence(feasible: Sequence[bool], k_conv: int = 2) -> int | None:

@@ -3,7 +3,9 @@
 A user is a set of hidden constraints on pool metadata columns, a money budget B, a round budget T and
 the seeds of its runs. Constraints read `column: {max: v}` (value <= v), `column: {min: v}` (value >= v)
 or `column: true|false` (a boolean capability required or forbidden). A model is feasible when it meets
-every constraint; an unknown (missing) value never meets one (spec §6.10).
+every constraint; an unknown (missing) value never meets one (spec §6.10). An optional `prefer:
+{column: weight}` gives the simulated person a latent utility Σ w · value that decides duels between
+models meeting as many constraints (the latent objective a session should recover; spec §5.5).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 from compass.ingest.errors import IngestError
 from compass.matching.pool import Pool
 
-USER_KEYS = ("name", "pool", "constraints", "budget_usd", "rounds", "seeds", "initial_direction")
+USER_KEYS = ("name", "pool", "constraints", "budget_usd", "rounds", "seeds", "initial_direction", "prefer")
 BOUNDS = ("min", "max")
 
 
@@ -59,11 +61,20 @@ class User:
     rounds: int = 10
     seeds: tuple[int, ...] = (42, 43, 44, 45, 46)
     initial_direction: str | None = None  # a constraint column; None: one drawn per run (spec §5.2)
+    prefer: tuple[tuple[str, float], ...] = ()  # latent utility weights over metadata columns
     origin: str = field(default="<user>", compare=False)
 
     def satisfied(self, pool: Pool) -> np.ndarray:
         """(K, |O|) booleans: model m meets constraint o."""
         return np.column_stack([c.met(pool.metadata[c.column].to_numpy(float)) for c in self.constraints])
+
+    def utility(self, pool: Pool) -> np.ndarray:
+        """Σ_c w_c · value_c per model (0 without `prefer`; an unknown value counts as the column's minimum)."""
+        out = np.zeros(pool.size)
+        for column, weight in self.prefer:
+            values = pool.metadata[column].to_numpy(float)
+            out += weight * np.where(np.isnan(values), np.nanmin(values), values)
+        return out
 
     def feasible(self, pool: Pool) -> np.ndarray:
         """Model m meets every constraint (spec §5.1: sat(m) = |O|)."""
@@ -97,7 +108,16 @@ class User:
         direction = spec.get("initial_direction")
         if direction is not None and direction not in raw:
             raise IngestError(origin, None, "initial_direction", f"must name one of the constraints {list(raw)}, got {direction!r}")
-        return cls(str(spec["name"]), str(spec["pool"]), constraints, float(budget), rounds, tuple(seeds), direction, origin)
+        prefer = spec.get("prefer") or {}
+        if not isinstance(prefer, Mapping):
+            raise IngestError(origin, None, "prefer", f"expected a mapping column -> weight, got {prefer!r}")
+        for column, weight in prefer.items():
+            if columns is not None and column not in columns:
+                raise IngestError(origin, None, f"prefer.{column}", f"unknown column {column!r}; the pool has {columns}")
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+                raise IngestError(origin, None, f"prefer.{column}", f"expected a number, got {weight!r}")
+        return cls(str(spec["name"]), str(spec["pool"]), constraints, float(budget), rounds, tuple(seeds), direction,
+                   tuple((str(c), float(w)) for c, w in prefer.items()), origin)
 
 
 def _constraint(column: object, value: object, origin: str, columns: list[str] | None) -> Constraint:
