@@ -33,6 +33,7 @@ class MatchingConfig(dg.Config):
     model_inputs: str = "onehot"  # GP inputs: "onehot" (paper's app) or "metadata"
     spread: str = "std"
     normalize_costs: bool = False
+    cost_tiebreak: bool = True  # round-1 ties to the cheaper models (paper §5.1); False: at random (the guide)
 
 
 @dg.asset(key=RUNS, **_common)
@@ -42,7 +43,8 @@ def matching_runs(context: dg.AssetExecutionContext, config: MatchingConfig,
     if config.feedback not in FEEDBACK_VARIANTS or set(config.methods) - set(METHODS):
         raise ValueError(f"feedback must be one of {FEEDBACK_VARIANTS} and methods among {list(METHODS)}")
     the_user, pool = user(context.partition_key)
-    options = HeartOptions(model_inputs=config.model_inputs, spread=config.spread, normalize_costs=config.normalize_costs)
+    options = HeartOptions(model_inputs=config.model_inputs, spread=config.spread, normalize_costs=config.normalize_costs,
+                           cost_tiebreak=config.cost_tiebreak)
     session = Session(pool, the_user, token_model().call_cost(pool), options, config.feedback, config.p_flip)
     runs, _ = run_study([session], config.methods)
     return publish_many(context, warehouse.get(), {"matching.runs": runs}, {"user": the_user.name},

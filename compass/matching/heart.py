@@ -46,6 +46,9 @@ class HeartOptions:
     use_cost: bool = True  # False: "CUPID w/o cost penalty" (λ ≡ 0)
     use_language: bool = True  # False: "CUPID w/o language" (ℓ ≡ 0)
     budget_guard: bool = True  # only pairs whose expected cost fits the remaining budget (spec §2.13 [I])
+    # Ties in HEART (round 1: prior everywhere) broken by lower c_m: the paper (§5.1) says round-1 selection
+    # "is driven by the language bias and the cost penalty"; the guide (λ_1 = 0) breaks them at random.
+    cost_tiebreak: bool = True
 
 
 class HeartUCB:
@@ -122,10 +125,10 @@ class HeartUCB:
             self.mask = np.zeros(self.K)
 
     def select(self, t: int, remaining: float) -> tuple[int, int] | None:
-        """Top-2 HEART scores; ties by ℓ_t, then by the cost penalty λ_t c_m (zero in round 1), then seeded
-        at random (spec §2.10); with the budget guard only affordable pairs; `filter` mode restricts to ℓ = 1."""
+        """Top-2 HEART scores; ties by ℓ_t, then by lower c_m (`cost_tiebreak`, with the cost term on), then
+        seeded at random (spec §2.10); with the budget guard only affordable pairs; `filter` mode keeps ℓ = 1."""
         h = self.scores()
-        tie_cost = -self.lam * self.c
+        tie_cost = -self.c if self.o.cost_tiebreak and self.o.use_cost else np.zeros(self.K)
         order = ranked(np.round(h, 12), self.mask, tie_cost, self.rng.random(self.K))
         candidates = None
         if self.o.language_mode in ("filter", "both") and self.mask.sum() >= 2:
