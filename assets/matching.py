@@ -42,12 +42,13 @@ def matching_runs(context: dg.AssetExecutionContext, config: MatchingConfig,
     """CUPID §4.1 for one user: each method x seed x round (pair, winner, cost, best so far, feasible)."""
     if config.feedback not in FEEDBACK_VARIANTS or set(config.methods) - set(METHODS):
         raise ValueError(f"feedback must be one of {FEEDBACK_VARIANTS} and methods among {list(METHODS)}")
-    the_user, pool = user(context.partition_key)
+    wh = warehouse.get()
+    the_user, pool = user(context.partition_key, wh)
     options = HeartOptions(model_inputs=config.model_inputs, spread=config.spread, normalize_costs=config.normalize_costs,
                            cost_tiebreak=config.cost_tiebreak)
     session = Session(pool, the_user, token_model().call_cost(pool), options, config.feedback, config.p_flip)
     runs, _ = run_study([session], config.methods)
-    return publish_many(context, warehouse.get(), {"matching.runs": runs}, {"user": the_user.name},
+    return publish_many(context, wh, {"matching.runs": runs}, {"user": the_user.name},
                         metadata={"pool": pool.name, "feasible_models": int(the_user.feasible(pool).sum()),
                                   "budget_usd": the_user.budget_usd, "rounds": the_user.rounds})
 
@@ -56,7 +57,7 @@ def matching_runs(context: dg.AssetExecutionContext, config: MatchingConfig,
 def matching_summary(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Table 1's row block for one user (k_conv = 2), and the regret / cost curves."""
     wh = warehouse.get()
-    the_user, _ = user(context.partition_key)
+    the_user, _ = user(context.partition_key, wh)
     runs = wh.read("matching.runs", {"user": the_user.name})
     summary = summarize(runs, {the_user.name: the_user.budget_usd})
     figure = save_figure(curves_figure(runs, the_user.budget_usd, the_user.name), "matching", the_user.name)

@@ -90,12 +90,12 @@ def load_user(path: Path, wh=None) -> tuple[User, Pool]:
     return user, the_pool
 
 
-def user(name: str) -> tuple[User, Pool]:
-    """The user of a partition key and its pool."""
+def user(name: str, wh=None) -> tuple[User, Pool]:
+    """The user of a partition key and its pool (a `case:<case_id>` pool is read from `wh`)."""
     files = user_files()
     if name not in files:
         raise KeyError(f"no user file {name}.yaml in {[str(d) for d in settings.user_dirs()]}")
-    return load_user(files[name])
+    return load_user(files[name], wh)
 
 
 ANSWER_COLUMNS = ("prompt", "model", "response")
