@@ -18,6 +18,8 @@ from compass.matching.heart import HeartUCB
 from compass.matching.interactive import answer_costs, request_mask, side_by_side
 from resources.matching import answers, priced_pool
 
+SHIPPED_ANSWERS = "arena_bench_v1"
+
 
 def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
     """One line from the person, None at the end of input."""
@@ -36,7 +38,8 @@ def _pick(stdin: TextIO, out: TextIO) -> str | None:
 
 
 def run_match(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
-    table = answers(args.responses)
+    responses = None if args.pool == SHIPPED_ANSWERS else args.pool
+    table = answers(responses)
     pool, unpriced = priced_pool(table, args.pool)
     if unpriced:
         out.write(f"left out (no catalog price): {', '.join(unpriced)}\n")
@@ -127,9 +130,9 @@ def run_simulated(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
 
 def add_parser(sub) -> None:
     match = sub.add_parser("match", help="find your model by picking between answers (CUPID, seed 004)")
-    match.add_argument("--pool", default="arena_bench_v1", help="a name for the pool of answering models")
-    match.add_argument("--responses", help="your own CSV with columns prompt, model, response "
-                                           "(default: the 17 models x 300 arena-bench-v1 prompts)")
+    match.add_argument("--pool", default=SHIPPED_ANSWERS,
+                       help=f"{SHIPPED_ANSWERS} (the 17 models x 300 prompts shipped in data/matching/) or the path "
+                            "of your own CSV with columns prompt, model, response")
     match.add_argument("--budget", type=float, default=0.05, help="USD for the whole session")
     match.add_argument("--rounds", type=int, default=10)
     match.add_argument("--seed", type=int, default=0)

@@ -116,18 +116,25 @@ def answers(responses: str | Path | None = None):
 
 
 def priced_pool(table, name: str) -> tuple[Pool, list[str]]:
-    """The models of an answers table that have a catalog price (lowest list price over providers of the
-    embedded data/model_costs.parquet, matched through data/model_aliases.parquet), and the names without one."""
+    """The models of an answers table that have a price, and the names without one. Prices come from the
+    table's own `input_price`, `output_price` columns (USD / 1M tokens) when it has them, else from the
+    catalog: the lowest list price over providers of the embedded data/model_costs.parquet, matched through
+    data/model_aliases.parquet."""
     import pandas as pd
 
     from compass.matching.pool import pool_from_frame
 
-    aliases = pd.read_parquet(settings.ROOT / "data" / "model_aliases.parquet")
-    costs = pd.read_parquet(settings.ROOT / "data" / "model_costs.parquet")
-    canonical = dict(zip(aliases["alias"].str.lower(), aliases["model_id"], strict=True))
-    prices = costs.groupby("model_id")[["input_usd_per_mtok", "output_usd_per_mtok"]].min()
     models = sorted(table["model"].unique())
-    ids = {m: canonical.get(m.lower(), m.lower()) for m in models}
+    if {"input_price", "output_price"} <= set(table.columns):
+        prices = (table.groupby("model")[["input_price", "output_price"]].first()
+                  .rename(columns={"input_price": "input_usd_per_mtok", "output_price": "output_usd_per_mtok"}))
+        ids = {m: m for m in models}
+    else:
+        aliases = pd.read_parquet(settings.ROOT / "data" / "model_aliases.parquet")
+        costs = pd.read_parquet(settings.ROOT / "data" / "model_costs.parquet")
+        canonical = dict(zip(aliases["alias"].str.lower(), aliases["model_id"], strict=True))
+        prices = costs.groupby("model_id")[["input_usd_per_mtok", "output_usd_per_mtok"]].min()
+        ids = {m: canonical.get(m.lower(), m.lower()) for m in models}
     priced = [m for m in models if ids[m] in prices.index and prices.loc[ids[m]].notna().all()]
     frame = pd.DataFrame({"model": priced,
                           "input_price": [prices.loc[ids[m], "input_usd_per_mtok"] for m in priced],

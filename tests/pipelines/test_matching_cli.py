@@ -17,7 +17,7 @@ MODELS = ["gpt-3.5-turbo", "gpt-4-1106-preview", "mistralai/Mixtral-8x7B-Instruc
 
 
 def args(**kw):
-    base = dict(pool="test", responses=None, budget=0.05, rounds=6, seed=0, max_lines=3)
+    base = dict(pool="arena_bench_v1", budget=0.05, rounds=6, seed=0, max_lines=3)
     return argparse.Namespace(**{**base, **kw})
 
 
@@ -28,7 +28,8 @@ def spent(text: str) -> tuple[float, float]:
 
 def test_piped_session_through_the_command_line():
     answers = "\n" + "a\n\n" * 3 + "b\ncheaper\n" + "a\n\n" * 2
-    done = subprocess.run([sys.executable, "-m", "pipelines.cli", "match", "--rounds", "6", "--max-lines", "2"],
+    done = subprocess.run([sys.executable, "-m", "pipelines.cli", "match", "--pool", "arena_bench_v1", "--rounds", "6",
+                           "--max-lines", "2"],
                           input=answers, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "left out (no catalog price): Llama-2-70b-chat" in done.stdout
@@ -67,14 +68,25 @@ def test_the_match_is_the_model_the_person_prefers(tmp_path):
     path = tmp_path / "responses.csv"
     pd.DataFrame(rows, columns=["prompt", "model", "response"]).to_csv(path, index=False)
     out = io.StringIO()
-    assert run_match(args(responses=str(path), rounds=8), Person(out), out) == 0
+    assert run_match(args(pool=str(path), rounds=8), Person(out), out) == 0
     text = out.getvalue()
     assert "Your match: gpt-3.5-turbo " in text and "lost to" not in text.split("Your match:")[1]
+
+
+def test_own_prices_in_the_responses_file(tmp_path):
+    rows = [(f"q{q}", m, "x" * 400, price, price) for q in range(3) for m, price in (("mine", 1.0), ("theirs", 100.0))]
+    path = tmp_path / "priced.csv"
+    pd.DataFrame(rows, columns=["prompt", "model", "response", "input_price", "output_price"]).to_csv(path, index=False)
+    out = io.StringIO()
+    assert run_match(args(pool=str(path), rounds=3, budget=1.0), io.StringIO("\n" + "a\n\n" * 3), out) == 0
+    # one round: prompt "qN" (2 chars) and 400 characters of answer from each, at 4 characters per token
+    used, _ = spent(out.getvalue())
+    assert used == pytest.approx(3 * (2 + 400) / 4 * (1.0 + 100.0) / 1e6, abs=1e-4)
 
 
 def test_a_responses_file_without_a_response_column_is_named(tmp_path):
     path = tmp_path / "mine.csv"
     path.write_text("prompt,model,answer\nhi,gpt-3.5-turbo,hello\n")
     with pytest.raises(IngestError) as err:
-        run_match(args(responses=str(path)), io.StringIO(""), io.StringIO())
+        run_match(args(pool=str(path)), io.StringIO(""), io.StringIO())
     assert err.value.file == str(path) and err.value.column == "response"
