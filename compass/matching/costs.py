@@ -3,7 +3,7 @@
 One call costs (tok_in · p_in + tok_out · p_out) / 10⁶ USD with prices in USD per 1M tokens. Reasoning
 models write far more: on MathArena's AIME 2025 I the median thinking model writes 11,640 output tokens
 per problem against 2,318 for the median non-thinking one (data/matching/matharena_tokens.csv), a factor
-of ≈ 5.0. The spec's placeholder (500 tokens, ×3 for reasoning) is kept as `TokenModel.spec_placeholder`.
+of ≈ 5.0. `TokenModel()`'s defaults are the spec's placeholder (150 in, 500 out, ×3 for reasoning).
 """
 
 from __future__ import annotations
@@ -25,11 +25,6 @@ class TokenModel:
     tok_in: float = 150.0
     tok_out: float = 500.0
     reasoning_factor: float = 3.0
-
-    @classmethod
-    def spec_placeholder(cls) -> TokenModel:
-        """150 in / 500 out, ×3 output for reasoning models (spec §5.3 [I])."""
-        return cls()
 
     @classmethod
     def from_matharena(cls, path: str | Path, tok_in: float = 150.0, tok_out: float = 500.0,

@@ -62,11 +62,6 @@ class Pool:
         Z = (X - mean) / np.where(sd > 0, sd, 1.0)
         return np.nan_to_num(Z, nan=0.0)
 
-    def subset(self, idx: np.ndarray | list[int], name: str | None = None) -> Pool:
-        idx = np.asarray(idx)
-        return Pool(name or self.name, tuple(self.models[i] for i in idx), self.price_in[idx], self.price_out[idx],
-                    self.reasoning[idx], self.metadata.iloc[idx].reset_index(drop=True))
-
 
 def pool_from_frame(name: str, frame: pd.DataFrame) -> Pool:
     """A pool from a table with `model`, `input_price`, `output_price`, optional `reasoning` and metadata columns."""
