@@ -1,5 +1,5 @@
 """Dynamic partitions: one per dataset of raw.query_records, one per case study, one per scenario YAML file,
-one per cluster archetype YAML file, one per routing dataset of raw.route_labels.
+one per cluster archetype YAML file, one per routing dataset of raw.route_labels, one per simulated matchmaking user.
 
 `pipelines.partitions.sync_dynamic_partitions` registers and drops their keys.
 """
@@ -13,6 +13,7 @@ scenario_partitions = dg.DynamicPartitionsDefinition(name="scenario")
 case_partitions = dg.DynamicPartitionsDefinition(name="case")
 archetype_partitions = dg.DynamicPartitionsDefinition(name="archetype")  # one per archetypes/*.yaml (clusters)
 route_dataset_partitions = dg.DynamicPartitionsDefinition(name="route_dataset")  # one per raw.route_labels dataset
+user_partitions = dg.DynamicPartitionsDefinition(name="user")  # one per users/*.yaml (matching)
 # Decisions (targets, recommendations, leaderboards, policy values): one partition per case x scenario.
 decision_partitions = dg.MultiPartitionsDefinition({"case": case_partitions, "scenario": scenario_partitions})
 

@@ -1,9 +1,9 @@
-"""Configuration as an input: a changed case or scenario YAML re-runs the assets it configures.
+"""Configuration as an input: a changed case, scenario or matchmaking-user YAML re-runs the assets it configures.
 
 Case and scenario files are not warehouse tables, so their content hashes are
 kept in a manifest next to the automation cursor. A refresh compares them and
 materializes the roots that read a changed file (the case's measures,
-utilities and studies; a scenario's decision partitions); data versions carry the change on
+utilities and studies; a scenario's decision partitions; a user's matching/runs); data versions carry the change on
 from there. New files need nothing here: their partitions are simply missing.
 """
 
@@ -17,6 +17,7 @@ import dagster as dg
 
 from compass.mlcompass.case_study import CaseStudy
 from resources.configs import scenario_files
+from resources.matching import user_files
 from resources.settings import case_dirs
 
 # The case-partitioned assets that read the case file without reading another asset that does.
@@ -24,6 +25,7 @@ CASE_ROOTS = [dg.AssetKey(["compass", n]) for n in ("measures", "utilities", "fr
                                                     "variance_explained", "utility_robustness", "rank_bootstrap")]
 DECISIONS = [dg.AssetKey(["compass", n]) for n in ("targets", "recommendations", "leaderboards", "policy_values",
                                                    "lambda_path", "rank_uncertainty")]
+USER_ROOTS = [dg.AssetKey(["matching", "runs"])]
 
 
 def _digest(path: Path) -> str:
@@ -31,8 +33,9 @@ def _digest(path: Path) -> str:
 
 
 def config_digests() -> dict[str, str]:
-    """Content hash of every case and scenario file, keyed "case:<case_id>" / "scenario:<name>"."""
+    """Content hash of every case, scenario and user file, keyed "case:<case_id>" / "scenario:<name>" / "user:<name>"."""
     out = {f"scenario:{name}": _digest(p) for name, p in scenario_files().items()}
+    out |= {f"user:{name}": _digest(p) for name, p in user_files().items()}
     for folder in case_dirs():
         for p in sorted(folder.glob("*.yaml")) if folder.exists() else []:
             out[f"case:{CaseStudy.from_yaml(p).case_id}"] = _digest(p)
@@ -43,15 +46,12 @@ def _manifest(instance: dg.DagsterInstance) -> Path:
     return Path(instance.root_directory) / "compass_config_digests.json"
 
 
-def changed_config(instance: dg.DagsterInstance) -> tuple[list[str], list[str], dict[str, str]]:
-    """(changed case ids, changed scenario names, current digests); new files do not count as changed."""
+def changed_config(instance: dg.DagsterInstance) -> dict[str, list[str]]:
+    """Changed names per kind ("case", "scenario", "user"); new files do not count as changed."""
     path = _manifest(instance)
     before = json.loads(path.read_text()) if path.exists() else {}
-    now = config_digests()
-    changed = [k for k, v in now.items() if k in before and before[k] != v]
-    cases = [k.split(":", 1)[1] for k in changed if k.startswith("case:")]
-    scenarios = [k.split(":", 1)[1] for k in changed if k.startswith("scenario:")]
-    return cases, scenarios, now
+    changed = [k for k, v in config_digests().items() if k in before and before[k] != v]
+    return {kind: [k.split(":", 1)[1] for k in changed if k.startswith(f"{kind}:")] for kind in ("case", "scenario", "user")}
 
 
 def save_digests(instance: dg.DagsterInstance, digests: dict[str, str]) -> None:
@@ -60,9 +60,10 @@ def save_digests(instance: dg.DagsterInstance, digests: dict[str, str]) -> None:
 
 def config_requests(instance: dg.DagsterInstance) -> list[tuple[str, list[dg.AssetKey]]]:
     """(partition key, asset keys) to materialize because their configuration file changed."""
-    cases, scenarios, _ = changed_config(instance)
-    requests = [(case, CASE_ROOTS) for case in cases]
+    changed = changed_config(instance)
+    cases = changed["case"]
+    requests = [(case, CASE_ROOTS) for case in cases] + [(user, USER_ROOTS) for user in changed["user"]]
     all_cases = instance.get_dynamic_partitions("case")
-    for scenario in scenarios:
+    for scenario in changed["scenario"]:
         requests += [(f"{case}|{scenario}", DECISIONS) for case in all_cases if case not in cases]
     return requests

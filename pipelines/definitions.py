@@ -21,6 +21,7 @@ from assets import (
     compass_frontier,
     compass_studies,
     datasets,
+    matching,
     oracle,
     router,
     sources,
@@ -32,6 +33,7 @@ from assets.partitions import (
     dataset_partitions,
     decision_partitions,
     route_dataset_partitions,
+    user_partitions,
 )
 from pipelines.sensors import JOBS as OPS_JOBS
 from pipelines.sensors import SCHEDULES, SENSORS
@@ -51,6 +53,7 @@ _DERIVED = [
     *cascade.cascade_assets,
     *clusters.clusters_assets,
     *router.router_assets,
+    *matching.matching_assets,
 ]
 KINDS = {"duckdb", "python"}
 # Backfills run one partition per run (README, "Backfills from the UI"): each partition writes only its
@@ -77,6 +80,7 @@ PARTITION_GROUPS: dict[str, dg.PartitionsDefinition | None] = {
     "decision": decision_partitions,
     "archetype": archetype_partitions,
     "route_dataset": route_dataset_partitions,
+    "user": user_partitions,
 }
 
 

@@ -1,4 +1,4 @@
-"""Keep the dynamic partitions (assets.partitions) in step with the datasets, case studies, scenarios and archetypes."""
+"""Keep the dynamic partitions (assets.partitions) in step with the datasets, case studies, scenarios, archetypes, routing datasets and users."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from assets.partitions import (
     dataset_partitions,
     route_dataset_partitions,
     scenario_partitions,
+    user_partitions,
 )
 from resources import readers
 from resources.clusters_configs import archetype_files
 from resources.configs import cases, scenario_files
+from resources.matching import user_files
 from resources.warehouse import Warehouse
 
 
@@ -25,6 +27,7 @@ def sync_dynamic_partitions(instance: dg.DagsterInstance, db_path: str | None = 
         (case_partitions, sorted(cases())),
         (archetype_partitions, sorted(archetype_files())),
         (route_dataset_partitions, readers.route_datasets(Warehouse(db_path))),
+        (user_partitions, sorted(user_files())),
     )
     for definition, wanted in wanted_by_definition:
         have = set(instance.get_dynamic_partitions(definition.name))

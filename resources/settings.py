@@ -14,6 +14,7 @@ assets; these functions give those fields their defaults.
 | COMPASS_INBOX | folder watched for delivered files | var/inbox |
 | COMPASS_ACCEPTED | where accepted inbox files are kept | var/sources |
 | COMPASS_ARCHETYPES | cluster archetype folders (os.pathsep-separated) | archetypes/ |
+| COMPASS_USERS | simulated matchmaking users (os.pathsep-separated folders) | users/ |
 | COMPASS_LLM_BASE_URL, _MODEL, _API_KEY | OpenAI-compatible endpoint for archetype descriptions | none |
 | COMPASS_HEAVY | 1: heavy studies (cascades, oracle synthetic grid) | light |
 | COMPASS_ORACLE_N_BOOT | oracle bootstrap draws | 50 |
@@ -33,6 +34,8 @@ DEFAULT_ORACLE_N_BOOT = 50
 CASE_DIR = ROOT / "cases"
 SCENARIO_DIR = ROOT / "scenarios"
 ARCHETYPE_DIR = ROOT / "archetypes"
+USER_DIR = ROOT / "users"
+MATCHING_DATA_DIR = ROOT / "data" / "matching"
 REPORTS_DIR = Path("var/reports")
 LOG_DIR = Path("var/logs")
 
@@ -65,6 +68,11 @@ def scenario_dirs() -> list[Path]:
 def archetype_dirs() -> list[Path]:
     """COMPASS_ARCHETYPES (os.pathsep-separated folders) when set, else the shipped archetypes/ folder."""
     return _folders("COMPASS_ARCHETYPES", ARCHETYPE_DIR)
+
+
+def user_dirs() -> list[Path]:
+    """COMPASS_USERS (os.pathsep-separated folders) when set, else the shipped users/ folder (CUPID users)."""
+    return _folders("COMPASS_USERS", USER_DIR)
 
 
 def llm_endpoint() -> tuple[str | None, str | None, str | None]:

@@ -10,3 +10,7 @@ os.environ.setdefault("COMPASS_INBOX_SETTLE_S", "0")
 # The shipped cluster archetypes (one clusters/benchmark partition each, ~15 s of light benchmark) stay out
 # of the pipeline tests' refreshes; tests/assets/clusters points COMPASS_ARCHETYPES at its own files.
 os.environ.setdefault("COMPASS_ARCHETYPES", os.path.join(os.path.dirname(__file__), "fixtures", "no_archetypes"))
+
+# The shipped matchmaking users (one matching/* partition each) likewise stay out of the pipeline tests;
+# tests/assets/matching points COMPASS_USERS at its own files.
+os.environ.setdefault("COMPASS_USERS", os.path.join(os.path.dirname(__file__), "fixtures", "no_users"))

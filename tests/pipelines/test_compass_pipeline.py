@@ -252,3 +252,29 @@ def test_closing_summary_names_each_scenarios_rank_one_once_with_its_cost(compas
         line = next(line for line in lines if scenario in line.split(":")[0].split(", "))
         assert f": {row['model_id']}, {row['raw_cost']:g} B params, normalized {row['cost']:.3f}" in line
     assert sum(len(line.split(":")[0].split(", ")) for line in lines) == len(top)  # each scenario once
+
+
+MATCHING_USER = """pool: openai_zoo
+constraints: {output_price: {max: 0.4}, text_in: true}
+budget_usd: 0.05
+rounds: 4
+seeds: [1]
+"""
+
+
+def test_new_and_changed_user_files_run_only_their_matching_partitions(compass_state, tmp_path, monkeypatch):
+    """A new user YAML materializes only its own matching partitions; an edited one asks for its own runs again."""
+    from pipelines.config_changes import USER_ROOTS, config_requests
+
+    instance, wh, _, _ = compass_state
+    folder = tmp_path / "users"
+    folder.mkdir()
+    monkeypatch.setenv("COMPASS_USERS", str(folder))
+    (folder / "solo.yaml").write_text(MATCHING_USER)
+    report = run_refresh(instance)
+    derived = {k for k in report.materialized if not k.startswith("raw/")}
+    assert derived == {"matching/runs[solo]", "matching/summary[solo]"}, derived
+    assert wh.read("matching.runs", {"user": "solo"})["round"].max() <= 4
+    (folder / "solo.yaml").write_text(MATCHING_USER.replace("rounds: 4", "rounds: 3"))
+    (folder / "duo.yaml").write_text(MATCHING_USER)  # new, not changed: its partitions are simply missing
+    assert config_requests(instance) == [("solo", USER_ROOTS)]

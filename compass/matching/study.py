@@ -1,0 +1,141 @@
+"""The automated validation of CUPID §4.1 (App. C.1, D; Table 1): every method against every simulated
+user over seeds, one duel per round, with the evaluation of spec-004 §2.13 and §4.1.
+
+A run converges at the first round whose current best model is feasible for `k_conv` consecutive rounds
+(CR = that first round); its cost is the spend up to the streak's last round, or of every round played
+when it does not converge. CR averages converged runs only; CP is the share of converged runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from compass.matching.baselines import RUCB, CostLMA, EpsilonGreedy, LMArena
+from compass.matching.duel import Matcher
+from compass.matching.heart import HeartOptions, HeartUCB, options_for
+from compass.matching.pool import Pool
+from compass.matching.simulate import LanguageFeedback, MetadataJudge
+from compass.matching.users import User
+
+# Table 1's rows, in its order.
+METHODS = ("latent_dueling", "rucb", "lma", "cost_lma", "eps_greedy", "cupid_no_cost", "cupid_no_language", "cupid")
+METHOD_LABELS = {"latent_dueling": "Latent Dueling Bandits", "rucb": "RUCB", "lma": "LMA",
+                 "cost_lma": "Cost-constrained LMA", "eps_greedy": "ε-greedy", "cupid_no_cost": "CUPID w/o cost penalty",
+                 "cupid_no_language": "CUPID w/o language", "cupid": "CUPID"}
+RUN_COLUMNS = ["user", "method", "seed", "round", "pair", "winner", "cost_usd", "cumulative_cost_usd", "best_so_far",
+               "feasible", "missed_constraints"]
+SUMMARY_COLUMNS = ["user", "method", "cost_mean", "cost_sd", "rounds_to_converge", "converged_pct", "n_runs",
+                   "over_budget_pct"]
+
+
+@dataclass(frozen=True)
+class Session:
+    """A run's setting: pool, user, expected call costs (USD), HEART options, feedback variant."""
+
+    pool: Pool
+    user: User
+    call_cost: np.ndarray
+    heart: HeartOptions = HeartOptions()
+    feedback_variant: str = "informative"
+    p_flip: float = 0.0
+
+
+def make_matcher(method: str, session: Session, seed: int) -> Matcher:
+    """One method of Table 1 for a session."""
+    pool, user = session.pool, session.user
+    if method in ("cupid", "cupid_no_cost", "cupid_no_language", "latent_dueling"):
+        return HeartUCB(pool.features(), pool.cost_proxy, session.call_cost, user.budget_usd, user.rounds, seed,
+                        options_for(method, session.heart))
+    factories: dict[str, Callable[[], Matcher]] = {
+        "rucb": lambda: RUCB(pool.size, seed),
+        "eps_greedy": lambda: EpsilonGreedy(pool.size, seed),
+        "lma": lambda: LMArena(pool.size, seed),
+        "cost_lma": lambda: CostLMA(pool.size, seed, pool.cost_proxy, session.call_cost, user.budget_usd, user.rounds),
+    }
+    if method not in factories:
+        raise ValueError(f"unknown method {method!r}; known: {list(METHODS)}")
+    return factories[method]()
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """A simulated run: its rows of matching.runs, the matcher at the end, the person's change requests
+    (constraint index into the user's constraints, −1 = "cheaper")."""
+
+    runs: pd.DataFrame
+    matcher: Matcher
+    requests: list[int]
+
+
+def run_session(method: str, session: Session, seed: int) -> pd.DataFrame:
+    """One simulated run's rows of matching.runs."""
+    return simulate_session(method, session, seed).runs
+
+
+def simulate_session(method: str, session: Session, seed: int) -> SessionResult:
+    """One simulated run: up to T duels (fewer if a budget-guarded method finds no affordable pair)."""
+    pool, user = session.pool, session.user
+    rng = np.random.default_rng([seed, 1])
+    judge = MetadataJudge.for_user(user, pool, rng, session.p_flip)
+    feedback = LanguageFeedback.for_user(user, pool, rng, session.feedback_variant)
+    columns = [c.column for c in user.constraints]
+    matcher = make_matcher(method, session, seed)
+    feasible, sat = user.feasible(pool), user.satisfied(pool).sum(1)
+    mask = feedback.initial(columns.index(user.initial_direction) if user.initial_direction else None)
+    spent, rows = 0.0, []
+    for t in range(1, user.rounds + 1):
+        matcher.feedback(mask)
+        pair = matcher.select(t, user.budget_usd - spent)
+        if pair is None:
+            break
+        i, j = pair
+        cost = float(session.call_cost[i] + session.call_cost[j])
+        i_won = judge.i_wins(i, j)
+        matcher.observe(t, i, j, i_won, cost)
+        spent += cost
+        winner = i if i_won else j
+        best = matcher.best()
+        rows.append((user.name, method, seed, t, f"{pool.models[i]} vs {pool.models[j]}", pool.models[winner], cost,
+                     spent, pool.models[best], bool(feasible[best]), int(len(columns) - sat[best])))
+        mask = feedback.after(winner)
+    return SessionResult(pd.DataFrame(rows, columns=RUN_COLUMNS), matcher, feedback.requests)
+
+
+def convergence(feasible: Sequence[bool], k_conv: int = 2) -> int | None:
+    """First round (1-based) of the first run of `k_conv` consecutive feasible rounds, None if none."""
+    streak = 0
+    for t, ok in enumerate(feasible, start=1):
+        streak = streak + 1 if ok else 0
+        if streak == k_conv:
+            return t - k_conv + 1
+    return None
+
+
+def run_outcome(run: pd.DataFrame, budget: float, k_conv: int = 2) -> dict:
+    """Convergence round, converged flag and cost (spend to the end of the streak, else of all rounds)."""
+    cr = convergence(run["feasible"].tolist(), k_conv)
+    cost = run["cumulative_cost_usd"].iloc[cr + k_conv - 2] if cr else (run["cumulative_cost_usd"].iloc[-1] if len(run) else 0.0)
+    total = run["cumulative_cost_usd"].iloc[-1] if len(run) else 0.0
+    return {"converged": cr is not None, "cr": cr, "cost": float(cost), "over_budget": bool(total > budget + 1e-12)}
+
+
+def summarize(runs: pd.DataFrame, budgets: dict[str, float], k_conv: int = 2) -> pd.DataFrame:
+    """Table 1's shape per (user, method): cost mean ± sd, CR (converged runs), CP (%), runs, % over budget."""
+    rows = []
+    for (user, method), group in runs.groupby(["user", "method"], sort=False):
+        out = pd.DataFrame([run_outcome(r, budgets[user], k_conv) for _, r in group.groupby("seed")])
+        rows.append((user, method, out["cost"].mean(), out["cost"].std(ddof=1) if len(out) > 1 else 0.0,
+                     out.loc[out["converged"], "cr"].mean() if out["converged"].any() else np.nan,
+                     100 * out["converged"].mean(), len(out), 100 * out["over_budget"].mean()))
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def run_study(sessions: Sequence[Session], methods: Sequence[str] = METHODS) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every method x session x seed of the user: (runs, summary)."""
+    runs = pd.concat([run_session(m, s, seed) for s in sessions for m in methods for seed in s.user.seeds],
+                     ignore_index=True)
+    return runs, summarize(runs, {s.user.name: s.user.budget_usd for s in sessions})

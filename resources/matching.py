@@ -1,0 +1,151 @@
+"""Matchmaking configuration (CUPID, seed 004): simulated users from `users/*.yaml` (resources.settings.user_dirs,
+one dynamic partition each), model pools from data/matching/<pool>.csv or from a case of our own catalog
+(`case:<case_id>`, read from the warehouse), the token model of a duel's cost, scenario export.
+
+A bad user file is an IngestError naming the file and the key; a user whose constraints no model of its
+pool meets is admissible (its runs report non-convergence) but warned about.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+from compass.ingest.errors import IngestError, IngestWarning
+from compass.matching.costs import TokenModel
+from compass.matching.pool import Pool, read_pool
+from compass.matching.users import User
+from resources import settings
+
+
+def user_files() -> dict[str, Path]:
+    """User name (file stem) -> YAML path; later folders override earlier ones."""
+    return {p.stem: p for d in settings.user_dirs() if d.exists() for p in sorted(d.glob("*.yaml"))}
+
+
+def pool_names() -> list[str]:
+    return sorted(p.stem for p in settings.MATCHING_DATA_DIR.glob("*.csv") if p.stem != "matharena_tokens")
+
+
+@cache
+def _pool(name: str) -> Pool:
+    return read_pool(settings.MATCHING_DATA_DIR / f"{name}.csv")
+
+
+CASE_POOL = "case:"
+
+
+def case_pool(wh, case_id: str) -> Pool:
+    """A pool from our own catalog: the case's measures C1..Ck (compass.measures), the lowest list prices over
+    providers (raw.model_costs) and the model attributes of raw.models (open_weights, context_window,
+    reasoning, params_b); models without both prices are left out. Needs `compass run` first."""
+    import pandas as pd
+
+    from compass.matching.pool import pool_from_frame
+    from resources import readers
+
+    prices = wh.query("select model_id, min(input_usd_per_mtok) as input_price, min(output_usd_per_mtok) as output_price "
+                      "from raw.model_costs group by model_id")
+    attributes = readers.model_attributes(wh)[["model_id", "open_weights", "context_window", "reasoning", "params_b"]]
+    frame = (readers.measures(wh, case_id).reset_index().merge(prices.dropna(), on="model_id")
+             .merge(attributes, on="model_id", how="left").rename(columns={"model_id": "model"}))
+    numeric = frame.drop(columns="model").apply(lambda col: pd.to_numeric(col.astype("float64"), errors="coerce"))
+    return pool_from_frame(f"{CASE_POOL}{case_id}", pd.concat([frame[["model"]], numeric], axis=1).astype(str))
+
+
+def pool(name: str, wh=None) -> Pool:
+    """A shipped model pool (data/matching/<name>.csv), or `case:<case_id>` from the warehouse `wh`."""
+    if name.startswith(CASE_POOL) and wh is not None:
+        return case_pool(wh, name[len(CASE_POOL):])
+    if name not in pool_names():
+        raise KeyError(f"no model pool {name!r}; known: {pool_names()} or case:<case_id>")
+    return _pool(name)
+
+
+def token_model(absolute: bool = False) -> TokenModel:
+    """Tokens per call from MathArena's AIME output-token counts (compass.matching.costs)."""
+    return TokenModel.from_matharena(settings.MATCHING_DATA_DIR / "matharena_tokens.csv", absolute=absolute)
+
+
+def load_user(path: Path, wh=None) -> tuple[User, Pool]:
+    """One user file, validated against its pool's columns; the partition key (file stem) is its name.
+    A `case:<case_id>` pool is read from the warehouse `wh`."""
+    try:
+        spec = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise IngestError(str(path), None, None, f"not valid YAML: {err}") from None
+    pool_name = spec.get("pool") if isinstance(spec, dict) else None
+    is_case = isinstance(pool_name, str) and pool_name.startswith(CASE_POOL) and wh is not None
+    if not is_case and pool_name not in pool_names():
+        raise IngestError(str(path), None, "pool", f"unknown pool {pool_name!r}; known: {pool_names()} "
+                          f"(case:<case_id> where a warehouse is read)")
+    the_pool = pool(pool_name, wh)
+    user = User.from_dict({**spec, "name": path.stem}, str(path), list(the_pool.metadata.columns))
+    if not user.feasible(the_pool).any():
+        warnings.warn(f"{path}: no model of pool {pool_name!r} meets every constraint; its runs cannot converge",
+                      IngestWarning, stacklevel=2)
+    return user, the_pool
+
+
+def user(name: str, wh=None) -> tuple[User, Pool]:
+    """The user of a partition key and its pool (a `case:<case_id>` pool is read from `wh`)."""
+    files = user_files()
+    if name not in files:
+        raise KeyError(f"no user file {name}.yaml in {[str(d) for d in settings.user_dirs()]}")
+    return load_user(files[name], wh)
+
+
+ANSWER_COLUMNS = ("prompt", "model", "response")
+
+
+def answers(responses: str | Path | None = None):
+    """Answers to show in `compass match`: the arena-bench-v1 answers shipped in data/matching/, or a
+    person's own CSV with columns prompt, model, response (an IngestError names a missing column)."""
+    import pandas as pd
+
+    if responses is None:
+        return pd.read_parquet(settings.MATCHING_DATA_DIR / "arena_bench_v1_answers.parquet")
+    table = pd.read_csv(responses)
+    missing = [c for c in ANSWER_COLUMNS if c not in table]
+    if missing:
+        raise IngestError(str(responses), None, missing[0], f"missing column; need {list(ANSWER_COLUMNS)}")
+    return table.assign(question_id=table.groupby("prompt", sort=False).ngroup().astype(str))
+
+
+def priced_pool(table, name: str) -> tuple[Pool, list[str]]:
+    """The models of an answers table that have a price, and the names without one. Prices come from the
+    table's own `input_price`, `output_price` columns (USD / 1M tokens) when it has them, else from the
+    catalog: the lowest list price over providers of the embedded data/model_costs.parquet, matched through
+    data/model_aliases.parquet."""
+    import pandas as pd
+
+    from compass.matching.pool import pool_from_frame
+
+    models = sorted(table["model"].unique())
+    if {"input_price", "output_price"} <= set(table.columns):
+        prices = (table.groupby("model")[["input_price", "output_price"]].first()
+                  .rename(columns={"input_price": "input_usd_per_mtok", "output_price": "output_usd_per_mtok"}))
+        ids = {m: m for m in models}
+    else:
+        aliases = pd.read_parquet(settings.ROOT / "data" / "model_aliases.parquet")
+        costs = pd.read_parquet(settings.ROOT / "data" / "model_costs.parquet")
+        canonical = dict(zip(aliases["alias"].str.lower(), aliases["model_id"], strict=True))
+        prices = costs.groupby("model_id")[["input_usd_per_mtok", "output_usd_per_mtok"]].min()
+        ids = {m: canonical.get(m.lower(), m.lower()) for m in models}
+    priced = [m for m in models if ids[m] in prices.index and prices.loc[ids[m]].notna().all()]
+    frame = pd.DataFrame({"model": priced,
+                          "input_price": [prices.loc[ids[m], "input_usd_per_mtok"] for m in priced],
+                          "output_price": [prices.loc[ids[m], "output_usd_per_mtok"] for m in priced]})
+    return pool_from_frame(name, frame.astype(str)), [m for m in models if m not in priced]
+
+
+def write_scenario(path: str | Path, spec: dict, notes: list[str]) -> Path:
+    """A scenario YAML (compass.mlcompass.scenarios) exported from a session, with what it could not carry as comments."""
+    path = Path(path)
+    header = "# Exported from a CUPID matchmaking session (compass.matching.bridge).\n"
+    header += "".join(f"# not exported (no scenario counterpart): {n}\n" for n in notes)
+    path.write_text(header + yaml.safe_dump(spec, sort_keys=False))
+    return path
