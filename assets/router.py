@@ -140,6 +140,8 @@ class SyntheticRouterConfig(dg.Config):
     n_queries: int | None = None  # N: light 1,500, heavy 5,000
     dim: int | None = None  # D: light 10, heavy 50
     n_estimators: int | None = None  # light 30, heavy 500
+    learner: str = "random_forest"  # ablation (i): "lightgbm" for the paper's XGBoost
+    normalization: str = "variance"  # ablation (iii): "none"
     seed: int = 0
 
 
@@ -150,10 +152,11 @@ def router_synthetic_study(context: dg.AssetExecutionContext, config: SyntheticR
     """SYNTHETIC: every router including the oracle benchmark on the spec's generator with known ψ (presets A
     "complex η" and B "weak preferences"), efficiency gain per gold size (router.synthetic_evaluation)."""
     heavy = settings.heavy()
-    learner = LearnerSpec(n_estimators=config.n_estimators or (500 if heavy else 30), seed=config.seed)
+    learner = LearnerSpec(config.learner, n_estimators=config.n_estimators or (500 if heavy else 30), seed=config.seed)
     table = evaluate_synthetic(tuple(config.presets), tuple(config.n_gold or ([100, 500, 1000] if heavy else [100, 500])),
                                config.mc_rounds or (200 if heavy else 2), learner, N=config.n_queries or
-                               (5000 if heavy else 1500), D=config.dim or (50 if heavy else 10), seed=config.seed,
+                               (5000 if heavy else 1500), D=config.dim or (50 if heavy else 10),
+                               normalization=config.normalization, seed=config.seed,
                                progress=lambda i, n: context.log.info(f"synthetic step {i}/{n}"))
     mean = table.groupby(["preset", "n_gold", "router"])["expected_gain"].mean().unstack()
     return publish_many(context, warehouse.get(), {"router.synthetic_evaluation": table},

@@ -214,17 +214,18 @@ def _summarize(gains: dict[tuple, list[np.ndarray]], keys: tuple[str, ...]) -> p
 
 
 def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rounds: int, learner: LearnerSpec,
-                       N: int = 5000, D: int = 50, cate_min_leaf: int = 50, seed: int = 0,
-                       progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                       N: int = 5000, D: int = 50, cate_min_leaf: int = 50, normalization: str = "variance",
+                       seed: int = 0, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """SYNTHETIC (spec §4 generator, known ψ): EG of every router including the oracle benchmark, per preset and
-    gold size, averaged over Monte Carlo rounds (fresh data each round); EG is in units of the true ψ."""
+    gold size, averaged over Monte Carlo rounds (fresh data each round); EG is in units of the true ψ.
+    `learner.kind`, `normalization` and D are the paper's ablations (LightGBM for XGBoost, none, d = 100)."""
     gains: dict[tuple, list[np.ndarray]] = {}
     steps, done = len(presets) * len(n_gold) * mc_rounds, 0
     for preset in presets:
         for n in n_gold:
             for rnd in range(mc_rounds):
                 d = make_data(n_gs=n, N=N, D=D, seed=seed + rnd, preset=preset)
-                c = scale_constant(d.r, d.y)
+                c = scale_constant(d.r, d.y, normalization)
                 spec = replace(learner, seed=seed + rnd)
                 design = StudyDesign(learner=spec, cate_min_leaf=cate_min_leaf)
                 for name in ("oracle",) + REAL_ROUTERS[:-1]:
@@ -235,4 +236,5 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
                 done += 1
                 if progress is not None:
                     progress(done, steps)
-    return _summarize(gains, ("preset", "router", "n_gold")).assign(learner=learner.kind, N=N, D=D)
+    return _summarize(gains, ("preset", "router", "n_gold")).assign(learner=learner.kind, N=N, D=D,
+                                                                     normalization=normalization)
