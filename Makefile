@@ -22,7 +22,7 @@ run: $(STAMP)
 # Two pytest-xdist workers, one test file per worker at a time (module fixtures stay whole).
 PYTEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=10
 
 ui: $(STAMP)
 	mkdir -p $(DAGSTER_HOME) && cp -n dagster.yaml $(DAGSTER_HOME)/ || true
