@@ -74,9 +74,9 @@ class PairCopula:
 
     def cdf(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """C(u, v), broadcasting ``u`` against ``v``."""
+        if self.is_thesis_gumbel:  # before broadcasting: the logs and powers of u and v once per value
+            return gumbel_cdf(np.asarray(u, dtype=float), np.asarray(v, dtype=float), self.parameters[0])
         u, v = np.broadcast_arrays(np.asarray(u, dtype=float), np.asarray(v, dtype=float))
-        if self.is_thesis_gumbel:
-            return gumbel_cdf(u, v, self.parameters[0])
         if self.family == "indep":
             return u * v
         uv = np.clip(np.column_stack([u.ravel(), v.ravel()]), 0.0, 1.0)

@@ -23,7 +23,7 @@ from functools import cached_property
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
 MIN_EM_POINTS = 10
 
@@ -59,9 +59,7 @@ class MixedBetaMarginal:
         phi = np.asarray(phi, dtype=float)
         x = (phi - self.phi_min) / (self.phi_max - self.phi_min)
         inside = (x > 0) & (x < 1)
-        xs = np.where(inside, x, 0.5)
-        dens = self.pi * stats.beta.pdf(xs, self.a1, self.b1) + (1 - self.pi) * stats.beta.pdf(xs, self.a2, self.b2)
-        return np.where(inside, dens / (self.phi_max - self.phi_min), 0.0)
+        return np.where(inside, self.smooth_pdf_x(np.where(inside, x, 0.5)) / (self.phi_max - self.phi_min), 0.0)
 
     def cdf(self, phi: np.ndarray) -> np.ndarray:
         """Full right-continuous CDF of eq. 2.7."""
@@ -75,19 +73,40 @@ class MixedBetaMarginal:
         return x, (self.pi * special.betainc(self.a1, self.b1, x)
                    + (1 - self.pi) * special.betainc(self.a2, self.b2, x))
 
+    def smooth_pdf_x(self, x: np.ndarray) -> np.ndarray:
+        """Density of the scaled beta mixture of eq. 2.8 in x = (phi - phi_min)/(phi_max - phi_min), x in (0, 1)."""
+        x = np.asarray(x, dtype=float)
+        return sum(w * np.exp(special.xlogy(a - 1, x) + special.xlog1py(b - 1, -x) - special.betaln(a, b))
+                   for w, a, b in ((self.pi, self.a1, self.b1), (1 - self.pi, self.a2, self.b2)))
+
     def smooth_quantile(self, u: np.ndarray) -> np.ndarray:
-        """Inverse of ``smooth_cdf``: bracket from a 4097-node CDF table, then 26 vectorised
-        bisection steps (bracket width < 1e-11 in x)."""
+        """Inverse of ``smooth_cdf``: bracket and linear start from a 4097-node CDF table, then safeguarded
+        Newton steps (a step leaving the bracket bisects it) on the points not yet converged, until
+        |F^s(x) - u| < 1e-13 before the last step or the bracket is narrower than 1e-12 in x (at most 50 steps)."""
         u = np.asarray(u, dtype=float)
+        shape, u = u.shape, u.ravel()
         grid, table = self._cdf_table
         hi_idx = np.clip(np.searchsorted(table, u, side="left"), 1, grid.size - 1)
         lo, hi = grid[hi_idx - 1], grid[hi_idx]
-        for _ in range(26):
-            mid = 0.5 * (lo + hi)
-            below = (self.pi * special.betainc(self.a1, self.b1, mid)
-                     + (1 - self.pi) * special.betainc(self.a2, self.b2, mid)) < u
-            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-        return self.phi_min + 0.5 * (lo + hi) * (self.phi_max - self.phi_min)
+        rise = table[hi_idx] - table[hi_idx - 1]
+        frac = np.clip(np.divide(u - table[hi_idx - 1], rise, out=np.full_like(lo, 0.5), where=rise > 0), 0.0, 1.0)
+        x = lo + frac * (hi - lo)
+        todo = np.arange(u.size)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for _ in range(50):
+                xt, lt, ht = x[todo], lo[todo], hi[todo]
+                resid = (self.pi * special.betainc(self.a1, self.b1, xt)
+                         + (1 - self.pi) * special.betainc(self.a2, self.b2, xt)) - u[todo]
+                lt, ht = np.where(resid < 0, xt, lt), np.where(resid > 0, xt, ht)
+                step = resid / self.smooth_pdf_x(xt)
+                newton = (xt - step >= lt) & (xt - step <= ht)
+                x[todo] = np.where(resid == 0, xt, np.where(newton, xt - step, 0.5 * (lt + ht)))
+                lo[todo], hi[todo] = lt, ht
+                done = (np.abs(resid) < 1e-13) | (ht - lt < 1e-12)  # the Newton step taken from there only refines
+                todo = todo[~done]
+                if todo.size == 0:
+                    break
+        return (self.phi_min + x * (self.phi_max - self.phi_min)).reshape(shape)
 
     def quantile(self, u: np.ndarray) -> np.ndarray:
         """Generalised inverse F^-(u) = inf{phi : F(phi) >= u} of the full mixture."""
@@ -122,7 +141,8 @@ def _weighted_beta_mles(s1: np.ndarray, s2: np.ndarray, total: np.ndarray, a: np
     The beta family is exponential, so each negative log-likelihood is convex in (a, b); the authors' code uses
     L-BFGS-B, we use damped Newton steps on the sufficient statistics (same optimum), all problems of the batch
     in one array: the closed-form 2x2 solve, backtracking (step halved until the objective does not increase) and
-    the stopping rule (relative change < 1e-12, or no descent step longer than 1e-10) act per problem.
+    the stopping rule (relative change or Newton decrement < 1e-12, or no descent step longer than 1e-10) act per
+    problem.
     ``a``, ``b``: starting points. A problem with ``total <= 0`` keeps its start.
     """
     a, b = np.clip(a, 1e-5, 1e5), np.clip(b, 1e-5, 1e5)
@@ -138,20 +158,23 @@ def _weighted_beta_mles(s1: np.ndarray, s2: np.ndarray, total: np.ndarray, a: np
         det = h11 * h22 - h12 * h12
         det = np.where(active, det, 1.0)
         da, db = (h22 * g1 - h12 * g2) / det, (h11 * g2 - h12 * g1) / det
+        # Newton decrement g' H^-1 g / 2 (the predicted decrease): below the tolerance, one last full step
+        # without backtracking (a decrease at rounding level is not worth 30 halvings)
+        last = 0.5 * (g1 * da + g2 * db) < 1e-12 * np.maximum(1.0, np.abs(f))
         t = np.ones_like(a)
         na, nb, nf = a, b, f
-        searching = active.copy()
+        searching, moved = active.copy(), np.zeros_like(active)
         while searching.any():
             ta, tb = np.clip(a - t * da, 1e-5, 1e5), np.clip(b - t * db, 1e-5, 1e5)
             tf = _beta_nll(ta, tb, s1, s2, total)
             accept = searching & (tf <= f)
             na, nb, nf = np.where(accept, ta, na), np.where(accept, tb, nb), np.where(accept, tf, nf)
+            moved |= accept
             t = np.where(searching & ~accept, 0.5 * t, t)
-            searching &= ~accept & (t > 1e-10)
-        moved = active & (t > 1e-10)
-        done = np.abs(f - nf) < 1e-12 * np.maximum(1.0, np.abs(f))
+            searching &= ~accept & ~last & (t > 1e-10)
+        done = last | (np.abs(f - nf) < 1e-12 * np.maximum(1.0, np.abs(f)))
         a, b, f = np.where(moved, na, a), np.where(moved, nb, b), np.where(moved, nf, f)
-        active = moved & ~done
+        active &= moved & ~done
     return a, b
 
 
@@ -211,7 +234,8 @@ def fit_beta_mixtures(xs: Sequence[np.ndarray], *, max_iter: int = 2000, tol: fl
     The paper's own procedure (thesis Sec. 2.3, "EM"; init pi = 0.5, (2, 5), (5, 2) and the stopping rule
     |dLL| < ``tol`` from the authors' code), accelerated by SQUAREM (Varadhan & Roland 2008, scheme S3):
     each cycle takes two EM steps, extrapolates along them (in logit / log coordinates, step length
-    -|r| / |v| <= -1), falls back to the second EM step if the extrapolated point lowers the likelihood,
+    |r| / |v| clipped to [1, an adaptive bound]), falls back to the second EM step if the extrapolated point
+    lowers the likelihood,
     and ends with one EM step from there. An array stops when that last plain EM step changes its
     log-likelihood by less than ``tol`` (the authors' rule, applied at a point closer to the fixed point);
     ``max_iter`` bounds the EM steps (3 per cycle). All arrays run as one padded batch, each stopping
@@ -225,17 +249,20 @@ def fit_beta_mixtures(xs: Sequence[np.ndarray], *, max_iter: int = 2000, tol: fl
     theta = np.tile([0.5, 2.0, 5.0, 5.0, 2.0], (len(xs), 1))
     ll, r1 = batch.loglik(theta)
     active = np.ones(len(xs), bool)
+    step_max = np.ones(len(xs))
     for _ in range(0, max_iter, 3):
         t1 = batch.m_step(theta, r1, active)
         t2 = batch.m_step(t1, batch.loglik(t1)[1], active)
         z0, z1, z2 = _unconstrained(theta), _unconstrained(t1), _unconstrained(t2)
         r, v = z1 - z0, z2 - 2 * z1 + z0
         nv = np.linalg.norm(v, axis=1)
-        alpha = np.minimum(-np.linalg.norm(r, axis=1) / np.where(nv > 0, nv, 1.0), -1.0)[:, None]
-        jump = _constrained(z0 - 2 * alpha * r + alpha**2 * v)
+        length = np.clip(np.linalg.norm(r, axis=1) / np.where(nv > 0, nv, 1.0), 1.0, step_max)
+        jump = _constrained(z0 + 2 * length[:, None] * r + length[:, None] ** 2 * v)
         ll_jump, r_jump = batch.loglik(jump)
         ll_t2, r_t2 = batch.loglik(t2)
         keep = (np.isfinite(ll_jump) & (ll_jump >= ll))[:, None]
+        # adaptive bound on the step length (as in the SQUAREM package): x4 when reached, /4 on a failed jump
+        step_max = np.where(keep[:, 0], np.where(length >= step_max, 4 * step_max, step_max), np.maximum(1.0, step_max / 4))
         jump, ll_jump, r_jump = np.where(keep, jump, t2), np.where(keep[:, 0], ll_jump, ll_t2), np.where(keep, r_jump, r_t2)
         new = batch.m_step(jump, r_jump, active)
         ll_new, r_new = batch.loglik(new)

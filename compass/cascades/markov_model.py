@@ -20,7 +20,7 @@ the interior [phi_min + eps, phi_max - eps] where the objective is smooth (thesi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -29,33 +29,33 @@ import pandas as pd
 
 from compass.cascades.copulas import THESIS_FAMILY, PairJoint, fit_pair
 from compass.cascades.data import check_cascade, mean_costs, pivot
-from compass.cascades.marginals import MixedBetaMarginal, fit_marginal
+from compass.cascades.marginals import MixedBetaMarginal, fit_marginal_batch
 
 INTERIOR_EPS = 1e-3  # fraction of (phi_max - phi_min) kept clear of the point masses
 _COPULA_ALIASES = {"gumbel": THESIS_FAMILY}
 
 
+def _cell(u: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cell index i0 in [0, n - 2] and fraction in it of u in [0, 1] (clipped) on n uniform nodes."""
+    pos = np.minimum(np.maximum(u, 0.0), 1.0) * (n - 1)
+    i0 = np.minimum(pos.astype(np.intp), n - 2)
+    return i0, pos - i0
+
+
 def _interp1(table: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Linear interpolation of ``table`` sampled on a uniform grid over [0, 1]."""
-    pos = np.minimum(np.maximum(u, 0.0), 1.0) * (len(table) - 1)
-    i0 = np.minimum(pos.astype(int), len(table) - 2)
-    f = pos - i0
+    i0, f = _cell(u, len(table))
     return table[i0] * (1 - f) + table[i0 + 1] * f
 
 
 def _interp2(table: np.ndarray, ua: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Bilinear interpolation of ``table[ia, j]`` sampled on uniform grids over [0, 1]^2."""
-    pa = np.minimum(np.maximum(ua, 0.0), 1.0) * (table.shape[0] - 1)
-    ia = np.minimum(pa.astype(int), table.shape[0] - 2)
-    fa = pa - ia
-    return _row_interp(table, ia, u) * (1 - fa) + _row_interp(table, ia + 1, u) * fa
-
-
-def _row_interp(table: np.ndarray, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
-    pos = np.minimum(np.maximum(u, 0.0), 1.0) * (table.shape[1] - 1)
-    j0 = np.minimum(pos.astype(int), table.shape[1] - 2)
-    f = pos - j0
-    return table[rows, j0] * (1 - f) + table[rows, j0 + 1] * f
+    n_a, n = table.shape
+    ia, fa = _cell(ua, n_a)
+    j0, f = _cell(u, n)
+    flat, at = table.ravel(), ia * n + j0
+    return ((flat[at] * (1 - f) + flat[at + 1] * f) * (1 - fa)
+            + (flat[at + n] * (1 - f) + flat[at + n + 1] * f) * fa)
 
 
 def _right_cumtrapz(values: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -65,13 +65,38 @@ def _right_cumtrapz(values: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.concatenate([tail, np.zeros(values.shape[:-1] + (1,))], axis=-1)
 
 
+class PairLaws(Mapping):
+    """Pair laws (eq. 2.4) of every ordered pair i < j of a chain, each fitted on first access: a cascade
+    evaluates only its consecutive pairs, so tuning one k-model cascade fits k - 1 of the k(k-1)/2 pairs."""
+
+    def __init__(self, phi: pd.DataFrame, marginals: dict[str, MixedBetaMarginal], family: str) -> None:
+        self._phi, self._marginals, self._family = phi, marginals, family
+        self._keys = list(combinations(phi.columns, 2))
+        self._fitted: dict[tuple[str, str], PairJoint] = {}
+
+    def __getitem__(self, key: tuple[str, str]) -> PairJoint:
+        if key not in self._fitted:
+            if key not in self._keys:
+                raise KeyError(key)
+            a, b = key
+            self._fitted[key] = fit_pair(self._phi[a].to_numpy(), self._phi[b].to_numpy(), self._marginals[a],
+                                         self._marginals[b], self._family)
+        return self._fitted[key]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
 @dataclass
 class CascadeModel:
     """Fitted Markov-copula model over an ordered chain of models (marginals, all pairs i < j, costs)."""
 
     models: tuple[str, ...]
     marginals: dict[str, MixedBetaMarginal]
-    pairs: dict[tuple[str, str], PairJoint]
+    pairs: Mapping[tuple[str, str], PairJoint]
     costs: dict[str, float]
     copula: str
     n_u: int = 1025
@@ -218,25 +243,31 @@ class CascadeModel:
 
 
 def fit_cascade_model(calibrated: pd.DataFrame, models: Sequence[str], *, copula: str = "gumbel",
-                      split: str = "train", costs: dict[str, float] | None = None) -> CascadeModel:
+                      split: str = "train", costs: dict[str, float] | None = None,
+                      marginals: dict[str, MixedBetaMarginal] | None = None) -> CascadeModel:
     """Fit marginals (eq. 2.7), pair laws for every ordered pair i < j (eq. 2.4) and mean costs.
 
     ``models`` is the chain in cascade order (small to large). ``copula``: 'gumbel' (thesis,
     Kendall-tau inversion), 'aic' (best AIC over the pyvinecopulib families) or one family name.
-    ``costs``: E[C_j] per model; default = mean ``cost_usd`` on ``split``.
+    ``costs``: E[C_j] per model; default = mean ``cost_usd`` on ``split``. ``marginals``: already fitted
+    marginals of these models on the same rows (e.g. from a fit with another copula family); default: the
+    EMs of all models in one batch (``fit_marginal_batch``). Pair laws are fitted on first use (``PairLaws``).
     """
     models = check_cascade(models, calibrated["model_id"].unique())
     phi = pivot(calibrated, "p_correct", split=split, models=models)
     if phi.empty:
         raise ValueError(f"no aligned {split!r} rows for models {models}")
-    marginals = {m: fit_marginal(phi[m].to_numpy(), name=m) for m in models}
+    if marginals is None:
+        marginals = fit_marginal_batch({m: phi[m].to_numpy() for m in models})
+    elif missing := [m for m in models if m not in marginals]:
+        raise ValueError(f"no fitted marginal for model(s) {missing}")
+    marginals = {m: marginals[m] for m in models}
     family = _COPULA_ALIASES.get(copula, copula)
-    pairs = {(a, b): fit_pair(phi[a].to_numpy(), phi[b].to_numpy(), marginals[a], marginals[b], family)
-             for a, b in combinations(models, 2)}
     costs = mean_costs(calibrated, split=split) if costs is None else dict(costs)
     missing = [m for m in models if m not in costs]
     if missing:
         raise ValueError(f"no expected cost for model(s) {missing}")
     # Quadrature tables are built on first use (`_a_table`, `_b_table`): a cascade evaluates only its consecutive
     # pairs, so a k-model chain builds k - 1 pair tables, not all k(k-1)/2 (the thesis' App. 2B tables, lazily).
-    return CascadeModel(tuple(models), marginals, pairs, {m: float(costs[m]) for m in models}, family)
+    return CascadeModel(tuple(models), marginals, PairLaws(phi, marginals, family),
+                        {m: float(costs[m]) for m in models}, family)
