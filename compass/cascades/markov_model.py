@@ -43,17 +43,26 @@ def _cell(u: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _interp1(table: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Linear interpolation of ``table`` sampled on a uniform grid over [0, 1]."""
-    i0, f = _cell(u, len(table))
-    return table[i0] * (1 - f) + table[i0 + 1] * f
+    """Linear interpolation of ``table`` sampled on a uniform grid over [0, 1]; a stacked (c, n) table
+    interpolates column j of ``u`` (m, c) in row j."""
+    n = table.shape[-1]
+    i0, f = _cell(u, n)
+    if table.ndim == 2:
+        i0 = i0 + n * np.arange(table.shape[0])
+    flat = table.ravel()
+    return flat[i0] * (1 - f) + flat[i0 + 1] * f
 
 
 def _interp2(table: np.ndarray, ua: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Bilinear interpolation of ``table[ia, j]`` sampled on uniform grids over [0, 1]^2."""
-    n_a, n = table.shape
+    """Bilinear interpolation of ``table[ia, j]`` sampled on uniform grids over [0, 1]^2; a stacked
+    (c, n_a, n) table interpolates column j of ``ua``, ``u`` (m, c) in table j."""
+    n_a, n = table.shape[-2:]
     ia, fa = _cell(ua, n_a)
     j0, f = _cell(u, n)
-    flat, at = table.ravel(), ia * n + j0
+    at = ia * n + j0
+    if table.ndim == 3:
+        at = at + n_a * n * np.arange(table.shape[0])
+    flat = table.ravel()
     return ((flat[at] * (1 - f) + flat[at + 1] * f) * (1 - fa)
             + (flat[at + n] * (1 - f) + flat[at + n + 1] * f) * fa)
 
@@ -63,6 +72,27 @@ def _right_cumtrapz(values: np.ndarray, q: np.ndarray) -> np.ndarray:
     cells = 0.5 * (values[..., 1:] + values[..., :-1]) * np.diff(q)
     tail = np.cumsum(cells[..., ::-1], axis=-1)[..., ::-1]
     return np.concatenate([tail, np.zeros(values.shape[:-1] + (1,))], axis=-1)
+
+
+@dataclass(frozen=True)
+class _Stages:
+    """Constants of stages 2..k of one cascade, one entry per consecutive pair (a, b): the pair laws, their case
+    probabilities (p0 = P(a at phi_min), p1 = P(a smooth), p00, p10, p01, p11), phi_max of b, phi_min of the last
+    model, which stage is not the last, cumulative costs through b and the stacked A / B quadrature tables."""
+
+    pairs: list[PairJoint]
+    p0: np.ndarray
+    p1: np.ndarray
+    p00: np.ndarray
+    p10: np.ndarray
+    p01: np.ndarray
+    p11: np.ndarray
+    phi_max: np.ndarray
+    phi_min_last: float
+    not_last: np.ndarray
+    cum_costs: np.ndarray
+    a_tables: np.ndarray
+    b_tables: np.ndarray
 
 
 class PairLaws(Mapping):
@@ -104,6 +134,7 @@ class CascadeModel:
     _u_nodes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
     _a_tables: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _b_tables: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, repr=False)
+    _stage_cache: dict[tuple[str, ...], _Stages] = field(default_factory=dict, repr=False)
 
     def _nodes(self, m: str) -> tuple[np.ndarray, np.ndarray]:
         if m not in self._u_nodes:
@@ -126,6 +157,23 @@ class CascadeModel:
             c = self.pairs[(a, b)].copula.cdf(ua[:, None], u[None, :])
             self._b_tables[(a, b)] = _right_cumtrapz(c, q)
         return self._b_tables[(a, b)]
+
+    def _stages(self, cascade: tuple[str, ...]) -> _Stages:
+        """The per-stage constants of ``cascade`` stacked along its consecutive pairs (built once per cascade)."""
+        if cascade not in self._stage_cache:
+            pairs = list(zip(cascade[:-1], cascade[1:]))
+            laws = [self.pairs[ab] for ab in pairs]
+            probs = np.array([law.case_probs for law in laws])
+            self._stage_cache[cascade] = _Stages(
+                pairs=laws, p0=probs[:, 0].sum(axis=1), p1=probs[:, 1].sum(axis=1), p00=probs[:, 0, 0],
+                p10=probs[:, 1, 0], p01=probs[:, 0, 1], p11=probs[:, 1, 1],
+                phi_max=np.array([self.marginals[b].phi_max for _, b in pairs]),
+                phi_min_last=self.marginals[cascade[-1]].phi_min,
+                not_last=np.arange(len(pairs)) < len(pairs) - 1,
+                cum_costs=np.cumsum([self.costs[m] for m in cascade])[1:],
+                a_tables=np.array([self._a_table(b) for _, b in pairs]),
+                b_tables=np.array([self._b_table(a, b) for a, b in pairs]))
+        return self._stage_cache[cascade]
 
     def precompute(self) -> CascadeModel:
         """Build the quadrature tables of every model and pair once (reused across lambdas and
@@ -186,29 +234,25 @@ class CascadeModel:
         integral = (first.w_min * (first.phi_max - t[:, 0])
                     + first.w_smooth * _interp1(self._a_table(cascade[0]), u[:, 0]))
         p_correct = first.phi_max - t[:, 0] * d - integral
-        cum_cost = self.costs[cascade[0]]
-        e_cost = (1 - d) * cum_cost
-        cum = d
-        for i in range(1, k):
-            a, b = cascade[i - 1], cascade[i]
-            pair, mb = self.pairs[(a, b)], self.marginals[b]
-            p = pair.case_probs
-            ua = u[:, i - 1]
-            f_a = p[0].sum() + p[1].sum() * ua
-            alpha, beta, gamma = p[0, 0] + p[1, 0] * ua, p[0, 1], p[1, 1]
-            last = i == k - 1
-            ut = np.zeros_like(ua) if last else u[:, i]
-            tb = np.full_like(ua, mb.phi_min) if last else t[:, i]
-            joint = np.zeros_like(ua) if last else alpha + beta * ut + gamma * pair.copula.cdf(ua, ut)
-            integral = (alpha * (mb.phi_max - tb) + beta * _interp1(self._a_table(b), ut)
-                        + gamma * _interp2(self._b_table(a, b), ua, ut))
-            tilde = mb.phi_max * f_a - tb * joint - integral
-            inv = np.divide(1.0, f_a, out=np.zeros_like(f_a), where=f_a > 1e-12)
-            d = np.clip(joint * inv, 0.0, 1.0)
-            cum_cost += self.costs[b]
-            p_correct = p_correct + cum * tilde * inv
-            e_cost = e_cost + cum * (1 - d) * cum_cost
-            cum = cum * d
+        e_cost = (1 - d) * self.costs[cascade[0]]
+        # stages 2..k at once, column j = the pair (cascade[j], cascade[j + 1]); the last model answers all
+        st = self._stages(tuple(cascade))
+        m = len(t)
+        ua = u[:, : k - 1]
+        ut = np.concatenate([u[:, 1:], np.zeros((m, 1))], axis=1)
+        tb = np.concatenate([t[:, 1:], np.full((m, 1), st.phi_min_last)], axis=1)
+        f_a = st.p0 + st.p1 * ua
+        alpha = st.p00 + st.p10 * ua
+        copula = np.column_stack([pair.copula.cdf(ua[:, j], ut[:, j]) for j, pair in enumerate(st.pairs[:-1])]
+                                 + [np.zeros(m)])
+        joint = (alpha + st.p01 * ut + st.p11 * copula) * st.not_last
+        integral = alpha * (st.phi_max - tb) + st.p01 * _interp1(st.a_tables, ut) + st.p11 * _interp2(st.b_tables, ua, ut)
+        tilde = st.phi_max * f_a - tb * joint - integral
+        inv = np.divide(1.0, f_a, out=np.zeros_like(f_a), where=f_a > 1e-12)
+        d_next = np.minimum(np.maximum(joint * inv, 0.0), 1.0)
+        cum = d[:, None] * np.concatenate([np.ones((m, 1)), np.cumprod(d_next[:, :-1], axis=1)], axis=1)
+        p_correct = p_correct + (cum * tilde * inv).sum(axis=1)
+        e_cost = e_cost + (cum * (1 - d_next) * st.cum_costs).sum(axis=1)
         return p_correct, e_cost
 
     def simulate(self, cascade: Sequence[str], thresholds: Sequence[float], n: int,

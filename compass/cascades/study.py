@@ -285,9 +285,15 @@ def cascade_curves(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, chain
         except ValueError as exc:
             skipped[f"low_seed{seed}"] = str(exc)
     parts, changed = [], {}
-    # A chain's model covers every cascade of its models (marginals and pairs are fitted pairwise).
-    chain_models = {(chain, method): fit_cascade_model(train_cal, chains[chain], copula=copula)
-                    for chain in {c for c, _ in chain_cascades} for method, copula in RT_COPULAS.items()}
+    # A chain's model covers every cascade of its models (marginals and pairs are fitted pairwise); the copula
+    # families share the chain's marginals (one EM per model).
+    chain_models = {}
+    for chain in {c for c, _ in chain_cascades}:
+        marginals = None
+        for method, copula in RT_COPULAS.items():
+            chain_models[(chain, method)] = fit_cascade_model(train_cal, chains[chain], copula=copula,
+                                                              marginals=marginals)
+            marginals = chain_models[(chain, method)].marginals
     for chain, cascade in chain_cascades:
         for sample, sample_cal, seed in samples:
             train, test = CascadeData.of(sample_cal, cascade, "train"), CascadeData.of(sample_cal, cascade, "test")
