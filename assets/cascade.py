@@ -31,7 +31,7 @@ from compass.cascades.marginals import fit_marginals, marginal_gof_table, margin
 from compass.cascades.plots import curves_plot, marginals_plot, optimal_map_plot, tau_heatmap, two_model_cascades_plot
 from resources import readers, settings
 from resources.publish import publish_many, save_figure
-from resources.warehouse import WarehouseResource
+from resources.warehouse import Warehouse, WarehouseResource
 
 CODE_VERSION = "cascade-3"  # 2: Table 2.8 without the calibration leak, Table 2.4 on test, markov_error, Ch. 3 pairs;
 # 3: SQUAREM-accelerated EM (marginal parameters move within the old EM's stopping tolerance)
@@ -75,6 +75,18 @@ def _with_checks(result: dg.MaterializeResult, *checks: dg.AssetCheckResult) -> 
 
 def _skip_checked(context: dg.AssetExecutionContext, reason: str = SKIPPED) -> dg.MaterializeResult:
     return _with_checks(_skip(context, reason), dg.AssetCheckResult(passed=True, metadata={"skipped": reason}))
+
+
+def _records_with_test(context: dg.AssetExecutionContext, warehouse: WarehouseResource
+                       ) -> tuple[Warehouse, pd.DataFrame | None, str]:
+    """The warehouse and the partition's cascade records, or None and why the test-curve assets skip it."""
+    wh = warehouse.get()
+    records = readers.cascade_records(wh, context.partition_key)
+    if records is None:
+        return wh, None, SKIPPED
+    if not cs.has_test(records):
+        return wh, None, "no test split: calibration, marginals and copulas only, no test curves"
+    return wh, records, ""
 
 
 @dg.asset(key=["cascade", "calibration"], deps=[DATASET_RECORDS],
@@ -162,13 +174,10 @@ def cascade_copulas(context: dg.AssetExecutionContext, config: CascadeStudyConfi
 def cascade_curves(context: dg.AssetExecutionContext, config: CascadeStudyConfig,
                    warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Test error-cost curves of RT (Gumbel and AIC copula), grid search and BO thresholds (Sec. 2.4)."""
-    wh = warehouse.get()
-    dataset = context.partition_key
-    records = readers.cascade_records(wh, dataset)
+    wh, records, why = _records_with_test(context, warehouse)
     if records is None:
-        return _skip_checked(context)
-    if not cs.has_test(records):
-        return _skip_checked(context, "no test split: calibration, marginals and copulas only, no test curves")
+        return _skip_checked(context, why)
+    dataset = context.partition_key
     study = config.settings()
     chains = cs.chains_for(records)
     cascades = cs.study_cascades(chains, study)
@@ -192,13 +201,10 @@ def cascade_protocols(context: dg.AssetExecutionContext, config: CascadeStudyCon
     """Table 2.7 (RT vs grid search) under every protocol variant, labelled: grid levels (thesis text | authors'
     code), costs (per query | per-model mean), RT optimiser (pattern search | L-BFGS-B); all size-ordered Llama
     subsets. Runs in the heavy study or with run config `protocols`; the light study skips it."""
-    wh = warehouse.get()
-    dataset = context.partition_key
-    records = readers.cascade_records(wh, dataset)
+    wh, records, why = _records_with_test(context, warehouse)
     if records is None:
-        return _skip(context)
-    if not cs.has_test(records):
-        return _skip(context, "no test split: no test curves")
+        return _skip(context, why)
+    dataset = context.partition_key
     chosen = config.protocol_set()
     if not chosen:
         return _skip(context, "protocol study off (light study): COMPASS_HEAVY=1 or run config protocols")

@@ -9,7 +9,8 @@ interior points (the thesis names only EM, Sec. 2.3 "Parameter Inference"; the d
 follow the authors' code): init
 pi = 0.5, (2, 5), (5, 2); E-step density floored at 1e-6; M-step = weighted beta MLE by
 L-BFGS-B (here damped Newton on the sufficient statistics, same convex optimum);
-stop at |dLL| < tol. Guards (ours): fewer than ``MIN_EM_POINTS`` interior points or a
+stop at |dLL| < tol. Ours, for speed: all models of a fit in one padded batch, and SQUAREM
+acceleration (``fit_beta_mixtures``). Guards (ours): fewer than ``MIN_EM_POINTS`` interior points or a
 degenerate EM fall back to a single beta; fewer than 2 distinct interior points to uniform.
 
 Goodness of fit (eq. 2.20): sqrt(CvM) = sqrt( integral (F_n - F)^2 dF ), parametric bootstrap p.
