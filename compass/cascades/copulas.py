@@ -38,11 +38,12 @@ MIN_COPULA_ROWS = 5
 _K_GRID = np.linspace(0.0, 1.0, 1001)
 
 
-def gumbel_cdf(u: np.ndarray, v: np.ndarray, theta: float) -> np.ndarray:
-    """Gumbel copula CDF, thesis eq. 2.9 (theta >= 1; theta = 1 is independence)."""
-    if theta < 1:
+def gumbel_cdf(u: np.ndarray, v: np.ndarray, theta: float | np.ndarray) -> np.ndarray:
+    """Gumbel copula CDF, thesis eq. 2.9 (theta >= 1; theta = 1 is independence); an array ``theta``
+    broadcasts against ``u`` and ``v`` (one copula per column)."""
+    if np.any(np.asarray(theta) < 1):
         raise ValueError(f"Gumbel theta must be >= 1, got {theta}")
-    u, v = np.clip(u, 1e-300, 1.0), np.clip(v, 1e-300, 1.0)
+    u, v = np.minimum(np.maximum(u, 1e-300), 1.0), np.minimum(np.maximum(v, 1e-300), 1.0)
     s = (-np.log(u)) ** theta + (-np.log(v)) ** theta
     return np.exp(-(s ** (1.0 / theta)))
 

@@ -27,7 +27,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from compass.cascades.copulas import THESIS_FAMILY, PairJoint, fit_pair
+from compass.cascades.copulas import THESIS_FAMILY, PairJoint, fit_pair, gumbel_cdf
 from compass.cascades.data import check_cascade, mean_costs, pivot
 from compass.cascades.marginals import MixedBetaMarginal, fit_marginal_batch
 
@@ -78,7 +78,8 @@ def _right_cumtrapz(values: np.ndarray, q: np.ndarray) -> np.ndarray:
 class _Stages:
     """Constants of stages 2..k of one cascade, one entry per consecutive pair (a, b): the pair laws, their case
     probabilities (p0 = P(a at phi_min), p1 = P(a smooth), p00, p10, p01, p11), phi_max of b, phi_min of the last
-    model, which stage is not the last, cumulative costs through b and the stacked A / B quadrature tables."""
+    model, which stage is not the last, cumulative costs through b, the Gumbel thetas and the stacked A / B
+    quadrature tables."""
 
     pairs: list[PairJoint]
     p0: np.ndarray
@@ -91,6 +92,7 @@ class _Stages:
     phi_min_last: float
     not_last: np.ndarray
     cum_costs: np.ndarray
+    gumbel_theta: np.ndarray | None  # theta of every non-last pair (1 = independence) when all are Gumbel
     a_tables: np.ndarray
     b_tables: np.ndarray
 
@@ -171,6 +173,9 @@ class CascadeModel:
                 phi_min_last=self.marginals[cascade[-1]].phi_min,
                 not_last=np.arange(len(pairs)) < len(pairs) - 1,
                 cum_costs=np.cumsum([self.costs[m] for m in cascade])[1:],
+                gumbel_theta=np.array([law.copula.parameters[0] if law.copula.is_thesis_gumbel else 1.0
+                                       for law in laws[:-1]])
+                if all(law.copula.is_thesis_gumbel or law.copula.family == "indep" for law in laws[:-1]) else None,
                 a_tables=np.array([self._a_table(b) for _, b in pairs]),
                 b_tables=np.array([self._b_table(a, b) for a, b in pairs]))
         return self._stage_cache[cascade]
@@ -243,8 +248,11 @@ class CascadeModel:
         tb = np.concatenate([t[:, 1:], np.full((m, 1), st.phi_min_last)], axis=1)
         f_a = st.p0 + st.p1 * ua
         alpha = st.p00 + st.p10 * ua
-        copula = np.column_stack([pair.copula.cdf(ua[:, j], ut[:, j]) for j, pair in enumerate(st.pairs[:-1])]
-                                 + [np.zeros(m)])
+        copula = np.zeros_like(ua)  # C(u_a, 0) = 0 in the last column
+        if st.gumbel_theta is not None:  # the thesis' Gumbel (or independence) on every pair: one call
+            copula[:, :-1] = gumbel_cdf(ua[:, :-1], ut[:, :-1], st.gumbel_theta)
+        for j, pair in enumerate(st.pairs[:-1] if st.gumbel_theta is None else []):
+            copula[:, j] = pair.copula.cdf(ua[:, j], ut[:, j])
         joint = (alpha + st.p01 * ut + st.p11 * copula) * st.not_last
         integral = alpha * (st.phi_max - tb) + st.p01 * _interp1(st.a_tables, ut) + st.p11 * _interp2(st.b_tables, ua, ut)
         tilde = st.phi_max * f_a - tb * joint - integral
