@@ -241,9 +241,9 @@ def fit_beta_mixtures(xs: Sequence[np.ndarray], *, max_iter: int = 2000, tol: fl
     |dLL| < ``tol`` from the authors' code), accelerated by SQUAREM (Varadhan & Roland 2008, scheme S3):
     each cycle takes two EM steps, extrapolates along them (in logit / log coordinates, step length
     |r| / |v| clipped to [1, an adaptive bound]), falls back to the second EM step if the extrapolated point
-    lowers the likelihood,
-    and ends with one EM step from there. An array stops when that last plain EM step changes its
-    log-likelihood by less than ``tol`` (the authors' rule, applied at a point closer to the fixed point);
+    lowers the likelihood, and ends with one EM step from there. An array stops when that last plain EM
+    step changes its log-likelihood by less than ``tol`` (the authors' rule, applied at a point closer to
+    the fixed point);
     ``max_iter`` bounds the EM steps (3 per cycle). All arrays run as one padded batch, each stopping
     on its own. Components are ordered so that component 1 has the smaller mean.
     """
