@@ -78,8 +78,8 @@ def _right_cumtrapz(values: np.ndarray, q: np.ndarray) -> np.ndarray:
 class _Stages:
     """Constants of stages 2..k of one cascade, one entry per consecutive pair (a, b): the pair laws, their case
     probabilities (p0 = P(a at phi_min), p1 = P(a smooth), p00, p10, p01, p11), phi_max of b, phi_min of the last
-    model, which stage is not the last, cumulative costs through b, the Gumbel thetas and the stacked A / B
-    quadrature tables."""
+    model, which stage is not the last, cumulative costs through b, the Gumbel thetas, the smooth quantiles of
+    models 1..k-1 at the u nodes and the stacked A / B quadrature tables."""
 
     pairs: list[PairJoint]
     p0: np.ndarray
@@ -93,6 +93,7 @@ class _Stages:
     not_last: np.ndarray
     cum_costs: np.ndarray
     gumbel_theta: np.ndarray | None  # theta of every non-last pair (1 = independence) when all are Gumbel
+    quantile_nodes: np.ndarray  # Q^s of models 1..k-1 at the uniform u nodes
     a_tables: np.ndarray
     b_tables: np.ndarray
 
@@ -176,6 +177,7 @@ class CascadeModel:
                 gumbel_theta=np.array([law.copula.parameters[0] if law.copula.is_thesis_gumbel else 1.0
                                        for law in laws[:-1]])
                 if all(law.copula.is_thesis_gumbel or law.copula.family == "indep" for law in laws[:-1]) else None,
+                quantile_nodes=np.array([self._nodes(a)[1] for a, _ in pairs]),
                 a_tables=np.array([self._a_table(b) for _, b in pairs]),
                 b_tables=np.array([self._b_table(a, b) for a, b in pairs]))
         return self._stage_cache[cascade]
@@ -222,7 +224,7 @@ class CascadeModel:
 
     def u_to_threshold(self, cascade: Sequence[str], u: np.ndarray) -> np.ndarray:
         """Thresholds t = Q^s(u) per stage by linear interpolation of the tabulated smooth quantile."""
-        return np.column_stack([np.interp(u[:, i], *self._nodes(m)) for i, m in enumerate(cascade[:-1])])
+        return _interp1(self._stages(tuple(cascade)).quantile_nodes, u)  # the u nodes are uniform on [0, 1]
 
     def evaluate_unchecked(self, cascade: Sequence[str], t: np.ndarray,
                            u: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
