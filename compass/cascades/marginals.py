@@ -69,10 +69,13 @@ class MixedBetaMarginal:
                 + self.w_smooth * self.smooth_cdf(phi))
 
     @cached_property
-    def _cdf_table(self) -> tuple[np.ndarray, np.ndarray]:
+    def _cdf_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(x nodes, F^s at them, dx/dF^s = 1 / density at them: NaN where the density is 0 or infinite)."""
         x = np.linspace(0.0, 1.0, 1025)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = 1.0 / self.smooth_pdf_x(x)
         return x, (self.pi * special.betainc(self.a1, self.b1, x)
-                   + (1 - self.pi) * special.betainc(self.a2, self.b2, x))
+                   + (1 - self.pi) * special.betainc(self.a2, self.b2, x)), np.where(np.isfinite(slope), slope, np.nan)
 
     def smooth_pdf_x(self, x: np.ndarray) -> np.ndarray:
         """Density of the scaled beta mixture of eq. 2.8 in x = (phi - phi_min)/(phi_max - phi_min), x in (0, 1)."""
@@ -81,17 +84,21 @@ class MixedBetaMarginal:
                    for w, a, b in ((self.pi, self.a1, self.b1), (1 - self.pi, self.a2, self.b2)))
 
     def smooth_quantile(self, u: np.ndarray) -> np.ndarray:
-        """Inverse of ``smooth_cdf``: bracket and linear start from a 1025-node CDF table, then safeguarded
-        Newton steps (a step leaving the bracket bisects it) on the points not yet converged, until
-        |F^s(x) - u| < 1e-13 before the last step or the bracket is narrower than 1e-12 in x (at most 50 steps)."""
+        """Inverse of ``smooth_cdf``: bracket and cubic Hermite start (inverse slopes from the density; linear
+        where it is 0 or infinite) from a 1025-node CDF table, then safeguarded Newton steps (a step leaving the
+        bracket bisects it) on the points not yet converged, until |F^s(x) - u| < 1e-13 before the last step or
+        the bracket is narrower than 1e-12 in x (at most 50 steps)."""
         u = np.asarray(u, dtype=float)
         shape, u = u.shape, u.ravel()
-        grid, table = self._cdf_table
+        grid, table, slope = self._cdf_table
         hi_idx = np.clip(np.searchsorted(table, u, side="left"), 1, grid.size - 1)
         lo, hi = grid[hi_idx - 1], grid[hi_idx]
         rise = table[hi_idx] - table[hi_idx - 1]
-        frac = np.clip(np.divide(u - table[hi_idx - 1], rise, out=np.full_like(lo, 0.5), where=rise > 0), 0.0, 1.0)
-        x = lo + frac * (hi - lo)
+        s = np.clip(np.divide(u - table[hi_idx - 1], rise, out=np.full_like(lo, 0.5), where=rise > 0), 0.0, 1.0)
+        m0, m1 = slope[hi_idx - 1] * rise, slope[hi_idx] * rise
+        cubic = ((2 * s**3 - 3 * s**2 + 1) * lo + (s**3 - 2 * s**2 + s) * m0 + (3 * s**2 - 2 * s**3) * hi
+                 + (s**3 - s**2) * m1)
+        x = np.where(np.isfinite(cubic), np.clip(cubic, lo, hi), lo + s * (hi - lo))
         todo = np.arange(u.size)
         with np.errstate(divide="ignore", invalid="ignore"):
             for _ in range(50):
@@ -100,7 +107,7 @@ class MixedBetaMarginal:
                          + (1 - self.pi) * special.betainc(self.a2, self.b2, xt)) - u[todo]
                 lt, ht = np.where(resid < 0, xt, lt), np.where(resid > 0, xt, ht)
                 step = resid / self.smooth_pdf_x(xt)
-                newton = (xt - step >= lt) & (xt - step <= ht)
+                newton = (step != 0) & (xt - step >= lt) & (xt - step <= ht)  # 0: infinite density, bisect
                 x[todo] = np.where(resid == 0, xt, np.where(newton, xt - step, 0.5 * (lt + ht)))
                 lo[todo], hi[todo] = lt, ht
                 done = (np.abs(resid) < 1e-13) | (ht - lt < 1e-12)  # the Newton step taken from there only refines
