@@ -272,11 +272,12 @@ def fit_beta_mixtures(xs: Sequence[np.ndarray], *, max_iter: int = 2000, tol: fl
         length = np.clip(np.linalg.norm(r, axis=1) / np.where(nv > 0, nv, 1.0), 1.0, step_max)
         jump = _constrained(z0 + 2 * length[:, None] * r + length[:, None] ** 2 * v)
         ll_jump, r_jump = batch.loglik(jump)
-        ll_t2, r_t2 = batch.loglik(t2)
         keep = (np.isfinite(ll_jump) & (ll_jump >= ll))[:, None]
         # adaptive bound on the step length (as in the SQUAREM package): x4 when reached, /4 on a failed jump
         step_max = np.where(keep[:, 0], np.where(length >= step_max, 4 * step_max, step_max), np.maximum(1.0, step_max / 4))
-        jump, ll_jump, r_jump = np.where(keep, jump, t2), np.where(keep[:, 0], ll_jump, ll_t2), np.where(keep, r_jump, r_t2)
+        if not keep.all():
+            ll_t2, r_t2 = batch.loglik(t2)
+            jump, ll_jump, r_jump = np.where(keep, jump, t2), np.where(keep[:, 0], ll_jump, ll_t2), np.where(keep, r_jump, r_t2)
         new = batch.m_step(jump, r_jump, active)
         ll_new, r_new = batch.loglik(new)
         theta, ll, r1 = (np.where(active[:, None], new, theta), np.where(active, ll_new, ll),
