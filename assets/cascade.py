@@ -4,6 +4,7 @@ Lineage (all but auc read their dataset's records from datasets/records; the
 science is `compass.cascades.study`):
 
     calibration -> marginals -> copulas -> curves -> auc          (Ch. 2, Tables 2.2-2.8)
+                               copulas -> protocols               (Table 2.7 under each protocol variant)
     economics, two_model_cascades, failfast (real records)         (Chs. 3, 4)
     failfast_synthetic (unpartitioned, the documented generator)   (Ch. 4, SYNTHETIC)
 
@@ -22,6 +23,7 @@ import pandas as pd
 
 from assets.datasets import DATASET_RECORDS
 from assets.partitions import dataset_partitions
+from compass.cascades import protocols as cp
 from compass.cascades import study as cs
 from compass.cascades.copulas import copula_table, markov_test
 from compass.cascades.data import pivot
@@ -29,9 +31,10 @@ from compass.cascades.marginals import fit_marginals, marginal_gof_table, margin
 from compass.cascades.plots import curves_plot, marginals_plot, optimal_map_plot, tau_heatmap, two_model_cascades_plot
 from resources import readers, settings
 from resources.publish import publish_many, save_figure
-from resources.warehouse import WarehouseResource
+from resources.warehouse import Warehouse, WarehouseResource
 
-CODE_VERSION = "cascade-2"  # 2: Table 2.8 without the calibration leak, Table 2.4 on test, markov_error, Ch. 3 pairs
+CODE_VERSION = "cascade-3"  # 2: Table 2.8 without the calibration leak, Table 2.4 on test, markov_error, Ch. 3 pairs;
+# 3: SQUAREM-accelerated EM (marginal parameters move within the old EM's stopping tolerance)
 SKIPPED = "no confidence signal"
 ECE_CHECK = "ece_within_unit_interval"
 CURVE_CHECK = "error_in_unit_interval_cost_nonnegative"
@@ -43,12 +46,18 @@ class CascadeStudyConfig(dg.Config):
     """Size of the Chapter 2 study (`compass.cascades.study.StudySettings`)."""
 
     study: str | None = None  # light | heavy; None: heavy when COMPASS_HEAVY=1 (resources.settings), else light
+    # Table 2.7 protocol variants for cascade/protocols: 'all', 'ours', 'authors' or labels such as
+    # 'grid=authors_code,costs=model_mean,rt=lbfgsb' (compass.cascades.protocols); None: the study's (heavy: all)
+    protocols: list[str] | None = None
 
     def settings(self) -> cs.StudySettings:
         name = self.study or ("heavy" if settings.heavy() else "light")
         if name not in cs.STUDIES:
             raise ValueError(f"study must be one of {sorted(cs.STUDIES)}, got {name!r}")
         return cs.STUDIES[name]
+
+    def protocol_set(self) -> list[cp.Protocol]:
+        return cp.protocols_named(list(self.settings().protocols if self.protocols is None else self.protocols))
 
 
 def _skip(context: dg.AssetExecutionContext, reason: str = SKIPPED) -> dg.MaterializeResult:
@@ -66,6 +75,18 @@ def _with_checks(result: dg.MaterializeResult, *checks: dg.AssetCheckResult) -> 
 
 def _skip_checked(context: dg.AssetExecutionContext, reason: str = SKIPPED) -> dg.MaterializeResult:
     return _with_checks(_skip(context, reason), dg.AssetCheckResult(passed=True, metadata={"skipped": reason}))
+
+
+def _records_with_test(context: dg.AssetExecutionContext, warehouse: WarehouseResource
+                       ) -> tuple[Warehouse, pd.DataFrame | None, str]:
+    """The warehouse and the partition's cascade records, or None and why the test-curve assets skip it."""
+    wh = warehouse.get()
+    records = readers.cascade_records(wh, context.partition_key)
+    if records is None:
+        return wh, None, SKIPPED
+    if not cs.has_test(records):
+        return wh, None, "no test split: calibration, marginals and copulas only, no test curves"
+    return wh, records, ""
 
 
 @dg.asset(key=["cascade", "calibration"], deps=[DATASET_RECORDS],
@@ -153,13 +174,10 @@ def cascade_copulas(context: dg.AssetExecutionContext, config: CascadeStudyConfi
 def cascade_curves(context: dg.AssetExecutionContext, config: CascadeStudyConfig,
                    warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Test error-cost curves of RT (Gumbel and AIC copula), grid search and BO thresholds (Sec. 2.4)."""
-    wh = warehouse.get()
-    dataset = context.partition_key
-    records = readers.cascade_records(wh, dataset)
+    wh, records, why = _records_with_test(context, warehouse)
     if records is None:
-        return _skip_checked(context)
-    if not cs.has_test(records):
-        return _skip_checked(context, "no test split: calibration, marginals and copulas only, no test curves")
+        return _skip_checked(context, why)
+    dataset = context.partition_key
     study = config.settings()
     chains = cs.chains_for(records)
     cascades = cs.study_cascades(chains, study)
@@ -175,6 +193,29 @@ def cascade_curves(context: dg.AssetExecutionContext, config: CascadeStudyConfig
                                                      "max_error": float(curves["error"].max()),
                                                      "min_cost": float(curves["cost"].min())})
     return _with_checks(result, check)
+
+
+@dg.asset(key=["cascade", "protocols"], deps=[DATASET_RECORDS, dg.AssetKey(["cascade", "copulas"])], **_common)
+def cascade_protocols(context: dg.AssetExecutionContext, config: CascadeStudyConfig,
+                      warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Table 2.7 (RT vs grid search) under every protocol variant, labelled: grid levels (thesis text | authors'
+    code), costs (per query | per-model mean), RT optimiser (pattern search | L-BFGS-B); all size-ordered Llama
+    subsets. Runs in the heavy study or with run config `protocols`; the light study skips it."""
+    wh, records, why = _records_with_test(context, warehouse)
+    if records is None:
+        return _skip(context, why)
+    dataset = context.partition_key
+    chosen = config.protocol_set()
+    if not chosen:
+        return _skip(context, "protocol study off (light study): COMPASS_HEAVY=1 or run config protocols")
+    study = config.settings()
+    cal, _ = cs.calibrated_records(records, dataset)
+    curves, auc, summary = cp.protocol_study(cal, cs.chains_for(records), chosen, study.resolution)
+    k3 = summary[summary["k_group"] == "k>=3"].set_index("protocol")["mean_pct_delta"]
+    meta = {"resolution": study.resolution, "n_cascades": int(curves["cascade"].nunique()), "chain": curves["chain"].iloc[0],
+            "mean_pct_delta_k3": {p: round(float(v), 3) for p, v in k3.items()}}
+    tables = {"cascade.protocol_curves": curves, "cascade.protocol_auc": auc, "cascade.protocol_summary": summary}
+    return publish_many(context, wh, tables, _where(context), meta)
 
 
 @dg.asset(key=["cascade", "auc"], deps=[dg.AssetKey(["cascade", "curves"])], **_common)
@@ -257,5 +298,5 @@ def cascade_failfast_synthetic(context: dg.AssetExecutionContext, config: Cascad
                         metadata={"data": "synthetic", "n": n})
 
 
-cascade_assets = [cascade_calibration, cascade_marginals, cascade_copulas, cascade_curves, cascade_auc,
+cascade_assets = [cascade_calibration, cascade_marginals, cascade_copulas, cascade_curves, cascade_protocols, cascade_auc,
                   cascade_economics, cascade_two_model, cascade_failfast, cascade_failfast_synthetic]

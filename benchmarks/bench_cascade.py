@@ -3,10 +3,12 @@
 Llama prefix cascades k = 2..5 on the real MMLU train split (data/query_records.parquet), at
 resolutions h = 1/10, 1/20, 1/40: RT solves |Lambda| = 1/h cost sensitivities (eq. 2.11, no infill,
 so the resolutions match); grid search scores (1/h + 1)^(k-1) quantile combinations (Sec. 2.4).
-RT is timed twice, each the best of 3 calls: tuning only (the fitted Markov-copula model given, its quadrature
-tables built) and fit + tuning end to end (marginal EM, copulas, the quadrature tables the cascade uses).
-The thesis' runtime figure (Sec. 2.4 "Runtime") is tuning only. Target: at k = 5, h = 1/40, RT >= 10x faster
-than grid search.
+Every method is timed the same way, the median of 5 calls made in turn with the others: grid search
+(quantile grids, scoring, Pareto filter), RT tuning only (the fitted Markov-copula model given, its quadrature
+tables built) and RT fit + tuning end to end (marginal EMs, the copulas and quadrature tables the cascade
+uses, then tuning). The thesis' runtime
+figure (Fig. 2.9, Sec. 2.4 "Runtime") times tuning only. Target: at k = 5, h = 1/40, RT fit + tuning >= 10x
+faster than grid search (the exit status checks it).
 
     .venv/bin/python benchmarks/bench_cascade.py
 """
@@ -20,6 +22,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,17 +35,19 @@ from compass.cascades.rational_tuning import default_lambdas, rational_tuning  #
 
 RESOLUTIONS = (1 / 10, 1 / 20, 1 / 40)
 TARGET_SPEEDUP = 10.0
-REPEATS = 3
+REPEATS = 5
 
 
-def best_time(fn, repeats: int = REPEATS) -> float:
-    """Minimum wall time over `repeats` calls (the least disturbed by other load on the machine)."""
-    times = []
+def median_times(fns: list, repeats: int = REPEATS) -> list[float]:
+    """Median wall time of each function over `repeats` rounds; every round calls each function once, in turn,
+    so a change in the machine's load hits all of them alike (the same rule for every method)."""
+    times = [[] for _ in fns]
     for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+        for fn, out in zip(fns, times):
+            t = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t)
+    return [float(np.median(t)) for t in times]
 
 
 def main() -> int:
@@ -55,15 +60,15 @@ def main() -> int:
     for k in range(2, len(chain) + 1):
         cascade = chain[:k]
         data = CascadeData.of(cal, cascade, "train")
-        fit_s = best_time(lambda: fit_cascade_model(train, cascade), repeats=1)
+        fit_s, = median_times([lambda: fit_cascade_model(train, cascade)])  # pairs and tables: built during tuning
         model = fit_cascade_model(train, cascade)
         for h in RESOLUTIONS:
             lams = default_lambdas(model, cascade, n=round(1 / h))
-            rt_s = best_time(lambda: rational_tuning(model, lams, cascade=cascade, infill_q=None))  # tables cached
-            # fit + tune end to end on a fresh fit: the lazily built quadrature tables count here
-            both_s = best_time(lambda: rational_tuning(fit_cascade_model(train, cascade), lams, cascade=cascade,
-                                                       infill_q=None))
-            gs_s = best_time(lambda: grid_search_curve(data.p, data.y, data.c, h), repeats=1 if k == 5 else REPEATS)
+            rt_s, both_s, gs_s = median_times([
+                lambda: rational_tuning(model, lams, cascade=cascade, infill_q=None),  # tables cached
+                # fit + tune end to end on a fresh fit: the lazily fitted pairs and quadrature tables count here
+                lambda: rational_tuning(fit_cascade_model(train, cascade), lams, cascade=cascade, infill_q=None),
+                lambda: grid_search_curve(data.p, data.y, data.c, h)])
             rows.append({"k": k, "resolution": f"1/{round(1 / h)}", "grid_points": (round(1 / h) + 1) ** (k - 1),
                          "rt_tuning_s": rt_s, "rt_fit_s": fit_s, "rt_fit_tuning_s": both_s, "grid_s": gs_s,
                          "speedup_tuning": gs_s / rt_s, "speedup_fit_tuning": gs_s / both_s})
@@ -71,10 +76,12 @@ def main() -> int:
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
         print(table.to_string(index=False))
     last = table[(table["k"] == 5) & (table["resolution"] == "1/40")].iloc[0]
-    for label, col in (("RT tuning only", "speedup_tuning"), ("RT fit + tuning", "speedup_fit_tuning")):
-        verdict = "PASS" if last[col] >= TARGET_SPEEDUP else "FAIL"
-        print(f"{verdict}: k=5, h=1/40: {label} is {last[col]:.1f}x faster than grid search (target >= {TARGET_SPEEDUP:g}x)")
-    return 0 if last["speedup_tuning"] >= TARGET_SPEEDUP else 1
+    print(f"k=5, h=1/40: RT tuning only is {last['speedup_tuning']:.1f}x faster than grid search "
+          "(what the thesis' runtime figure, Fig. 2.9, measures: tuning only)")
+    verdict = "PASS" if last["speedup_fit_tuning"] >= TARGET_SPEEDUP else "FAIL"
+    print(f"{verdict}: k=5, h=1/40: RT fit + tuning is {last['speedup_fit_tuning']:.1f}x faster than grid search "
+          f"(target >= {TARGET_SPEEDUP:g}x)")
+    return 0 if last["speedup_fit_tuning"] >= TARGET_SPEEDUP else 1
 
 
 if __name__ == "__main__":

@@ -68,21 +68,40 @@ def _score_target(p: np.ndarray, y: np.ndarray, objective: Objective) -> np.ndar
     raise ValueError(f"objective must be 'plugin' or 'labels', got {objective!r}")
 
 
-def quantile_grid(p_train: np.ndarray, resolution: float = 0.025) -> list[np.ndarray]:
-    """Per-model threshold grids: train quantiles of phi_i at levels 0, h, 2h, ..., 1 (§2.4).
+GridLevels = Literal["thesis_text", "authors_code"]
 
-    One grid for each of the first k-1 models (the last model has no threshold).
-    The grid includes phi_min and phi_max (the thesis: "ranges from phi_min to
-    phi_max in increments of 2.5% probability mass"), so h = 0.025 gives 41
-    levels per dimension; duplicate values (point masses) are merged.
+
+def grid_levels(resolution: float, scheme: GridLevels = "thesis_text") -> np.ndarray:
+    """Probability-mass levels of the grid-search quantile grids (§2.4).
+
+    ``thesis_text``: 0, h, 2h, ..., 1, i.e. "from phi_min to phi_max in increments of 2.5% probability
+    mass" (41 levels at h = 0.025); the top level phi_max defers every query, so the grid can skip a model.
+    ``authors_code``: np.arange(0.01, 0.99, h), i.e. 0.01, 0.035, ..., 0.985 at h = 0.025 (40 levels, the
+    thesis' "40^(k-1) candidates"), what the authors' code searches; its top level answers the top ~1.5 %
+    of queries, so a weak model can never be skipped entirely.
+    """
+    if not 0 < resolution <= 0.5:
+        raise ValueError(f"resolution must be in (0, 0.5], got {resolution}")
+    if scheme == "thesis_text":
+        return np.linspace(0.0, 1.0, int(round(1.0 / resolution)) + 1)
+    if scheme == "authors_code":
+        return np.arange(0.01, 0.99, resolution)
+    raise ValueError(f"grid levels must be 'thesis_text' or 'authors_code', got {scheme!r}")
+
+
+def quantile_grid(p_train: np.ndarray, resolution: float = 0.025, levels: GridLevels = "thesis_text"
+                  ) -> list[np.ndarray]:
+    """Per-model threshold grids: train quantiles of phi_i at the ``grid_levels`` (§2.4).
+
+    One grid for each of the first k-1 models (the last model has no threshold). With the default
+    ``thesis_text`` levels the grid includes phi_min and phi_max, so h = 0.025 gives 41 levels per
+    dimension; duplicate values (point masses) are merged.
     """
     p = np.asarray(p_train, dtype=float)
     if p.ndim != 2 or p.shape[1] < 2:
         raise ValueError(f"p_train must be (n, k>=2), got shape {p.shape}")
-    if not 0 < resolution <= 0.5:
-        raise ValueError(f"resolution must be in (0, 0.5], got {resolution}")
-    levels = np.linspace(0.0, 1.0, int(round(1.0 / resolution)) + 1)
-    return [np.unique(np.quantile(p[:, i], levels)) for i in range(p.shape[1] - 1)]
+    q = grid_levels(resolution, levels)
+    return [np.unique(np.quantile(p[:, i], q)) for i in range(p.shape[1] - 1)]
 
 
 def grid_search_curve(
@@ -92,8 +111,9 @@ def grid_search_curve(
     resolution: float = 0.025,
     *,
     objective: Objective = "plugin",
+    levels: GridLevels = "thesis_text",
 ) -> pd.DataFrame:
-    """Grid-search error-cost curve on train, Pareto filtered (§2.4, GS baseline).
+    """Grid-search error-cost curve on train, Pareto filtered (§2.4, GS baseline); ``levels``: see ``grid_levels``.
 
     Scores all prod_i |grid_i| threshold combinations with
     :func:`evaluate_grid` (a tensor contraction over queries) and keeps the
@@ -101,7 +121,7 @@ def grid_search_curve(
     train_cost, sorted by train_cost.
     """
     p, y, c = validate_cascade_inputs(p_train, correct_train, cost_train)
-    grids = quantile_grid(p, resolution)
+    grids = quantile_grid(p, resolution, levels)
     mesh = np.meshgrid(*grids, indexing="ij")
     thresholds = np.stack([g.ravel() for g in mesh], axis=1)
     err, cost = (a.ravel() for a in evaluate_grid(p, _score_target(p, y, objective), c, grids))

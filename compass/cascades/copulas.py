@@ -38,11 +38,12 @@ MIN_COPULA_ROWS = 5
 _K_GRID = np.linspace(0.0, 1.0, 1001)
 
 
-def gumbel_cdf(u: np.ndarray, v: np.ndarray, theta: float) -> np.ndarray:
-    """Gumbel copula CDF, thesis eq. 2.9 (theta >= 1; theta = 1 is independence)."""
-    if theta < 1:
+def gumbel_cdf(u: np.ndarray, v: np.ndarray, theta: float | np.ndarray) -> np.ndarray:
+    """Gumbel copula CDF, thesis eq. 2.9 (theta >= 1; theta = 1 is independence); an array ``theta``
+    broadcasts against ``u`` and ``v`` (one copula per column)."""
+    if np.any(np.asarray(theta) < 1):
         raise ValueError(f"Gumbel theta must be >= 1, got {theta}")
-    u, v = np.clip(u, 1e-300, 1.0), np.clip(v, 1e-300, 1.0)
+    u, v = np.minimum(np.maximum(u, 1e-300), 1.0), np.minimum(np.maximum(v, 1e-300), 1.0)
     s = (-np.log(u)) ** theta + (-np.log(v)) ** theta
     return np.exp(-(s ** (1.0 / theta)))
 
@@ -74,9 +75,9 @@ class PairCopula:
 
     def cdf(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """C(u, v), broadcasting ``u`` against ``v``."""
+        if self.is_thesis_gumbel:  # before broadcasting: the logs and powers of u and v once per value
+            return gumbel_cdf(np.asarray(u, dtype=float), np.asarray(v, dtype=float), self.parameters[0])
         u, v = np.broadcast_arrays(np.asarray(u, dtype=float), np.asarray(v, dtype=float))
-        if self.is_thesis_gumbel:
-            return gumbel_cdf(u, v, self.parameters[0])
         if self.family == "indep":
             return u * v
         uv = np.clip(np.column_stack([u.ravel(), v.ravel()]), 0.0, 1.0)

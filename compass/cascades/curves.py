@@ -188,6 +188,15 @@ def compare_methods(auc_table: pd.DataFrame, by: str = "k") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def k_group_summary(auc_table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`compare_methods` per cascade size k, over k >= 3 (Table 2.7's headline) and over all cascades;
+    column ``k_group`` = '2', '3', ..., 'k>=3', 'all' (groups without cascades are left out)."""
+    groups = [(str(k), g) for k, g in auc_table.groupby("k")] + [("k>=3", auc_table[auc_table["k"] >= 3]),
+                                                                  ("all", auc_table)]
+    return pd.concat([compare_methods(g.assign(group=label), by="group").rename(columns={"group": "k_group"})
+                      for label, g in groups if not g.empty], ignore_index=True)
+
+
 def size_ordered_subcascades(chain: Sequence[str], min_size: int = 2) -> list[tuple[str, ...]]:
     """Every subset of ``chain`` with at least ``min_size`` models, kept in chain order.
 

@@ -20,42 +20,51 @@ the interior [phi_min + eps, phi_max - eps] where the objective is smooth (thesi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
-from compass.cascades.copulas import THESIS_FAMILY, PairJoint, fit_pair
+from compass.cascades.copulas import THESIS_FAMILY, PairJoint, fit_pair, gumbel_cdf
 from compass.cascades.data import check_cascade, mean_costs, pivot
-from compass.cascades.marginals import MixedBetaMarginal, fit_marginal
+from compass.cascades.marginals import MixedBetaMarginal, fit_marginal_batch
 
 INTERIOR_EPS = 1e-3  # fraction of (phi_max - phi_min) kept clear of the point masses
 _COPULA_ALIASES = {"gumbel": THESIS_FAMILY}
 
 
+def _cell(u: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cell index i0 in [0, n - 2] and fraction in it of u in [0, 1] (clipped) on n uniform nodes."""
+    pos = np.minimum(np.maximum(u, 0.0), 1.0) * (n - 1)
+    i0 = np.minimum(pos.astype(np.intp), n - 2)
+    return i0, pos - i0
+
+
 def _interp1(table: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Linear interpolation of ``table`` sampled on a uniform grid over [0, 1]."""
-    pos = np.minimum(np.maximum(u, 0.0), 1.0) * (len(table) - 1)
-    i0 = np.minimum(pos.astype(int), len(table) - 2)
-    f = pos - i0
-    return table[i0] * (1 - f) + table[i0 + 1] * f
+    """Linear interpolation of ``table`` sampled on a uniform grid over [0, 1]; a stacked (c, n) table
+    interpolates column j of ``u`` (m, c) in row j."""
+    n = table.shape[-1]
+    i0, f = _cell(u, n)
+    if table.ndim == 2:
+        i0 = i0 + n * np.arange(table.shape[0])
+    flat = table.ravel()
+    return flat[i0] * (1 - f) + flat[i0 + 1] * f
 
 
 def _interp2(table: np.ndarray, ua: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Bilinear interpolation of ``table[ia, j]`` sampled on uniform grids over [0, 1]^2."""
-    pa = np.minimum(np.maximum(ua, 0.0), 1.0) * (table.shape[0] - 1)
-    ia = np.minimum(pa.astype(int), table.shape[0] - 2)
-    fa = pa - ia
-    return _row_interp(table, ia, u) * (1 - fa) + _row_interp(table, ia + 1, u) * fa
-
-
-def _row_interp(table: np.ndarray, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
-    pos = np.minimum(np.maximum(u, 0.0), 1.0) * (table.shape[1] - 1)
-    j0 = np.minimum(pos.astype(int), table.shape[1] - 2)
-    f = pos - j0
-    return table[rows, j0] * (1 - f) + table[rows, j0 + 1] * f
+    """Bilinear interpolation of ``table[ia, j]`` sampled on uniform grids over [0, 1]^2; a stacked
+    (c, n_a, n) table interpolates column j of ``ua``, ``u`` (m, c) in table j."""
+    n_a, n = table.shape[-2:]
+    ia, fa = _cell(ua, n_a)
+    j0, f = _cell(u, n)
+    at = ia * n + j0
+    if table.ndim == 3:
+        at = at + n_a * n * np.arange(table.shape[0])
+    flat = table.ravel()
+    return ((flat[at] * (1 - f) + flat[at + 1] * f) * (1 - fa)
+            + (flat[at + n] * (1 - f) + flat[at + n + 1] * f) * fa)
 
 
 def _right_cumtrapz(values: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -65,13 +74,62 @@ def _right_cumtrapz(values: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.concatenate([tail, np.zeros(values.shape[:-1] + (1,))], axis=-1)
 
 
+@dataclass(frozen=True)
+class _Stages:
+    """Constants of stages 2..k of one cascade, one entry per consecutive pair (a, b): the pair laws, their case
+    probabilities (p0 = P(a at phi_min), p1 = P(a smooth), p00, p10, p01, p11), phi_max of b, phi_min of the last
+    model, which stage is not the last, cumulative costs through b, the Gumbel thetas, the smooth quantiles of
+    models 1..k-1 at the u nodes and the stacked A / B quadrature tables."""
+
+    pairs: list[PairJoint]
+    p0: np.ndarray
+    p1: np.ndarray
+    p00: np.ndarray
+    p10: np.ndarray
+    p01: np.ndarray
+    p11: np.ndarray
+    phi_max: np.ndarray
+    phi_min_last: float
+    not_last: np.ndarray
+    cum_costs: np.ndarray
+    gumbel_theta: np.ndarray | None  # theta of every non-last pair (1 = independence) when all are Gumbel
+    quantile_nodes: np.ndarray  # Q^s of models 1..k-1 at the uniform u nodes
+    a_tables: np.ndarray
+    b_tables: np.ndarray
+
+
+class PairLaws(Mapping):
+    """Pair laws (eq. 2.4) of every ordered pair i < j of a chain, each fitted on first access: a cascade
+    evaluates only its consecutive pairs, so tuning one k-model cascade fits k - 1 of the k(k-1)/2 pairs."""
+
+    def __init__(self, phi: pd.DataFrame, marginals: dict[str, MixedBetaMarginal], family: str) -> None:
+        self._phi, self._marginals, self._family = phi, marginals, family
+        self._keys = list(combinations(phi.columns, 2))
+        self._fitted: dict[tuple[str, str], PairJoint] = {}
+
+    def __getitem__(self, key: tuple[str, str]) -> PairJoint:
+        if key not in self._fitted:
+            if key not in self._keys:
+                raise KeyError(key)
+            a, b = key
+            self._fitted[key] = fit_pair(self._phi[a].to_numpy(), self._phi[b].to_numpy(), self._marginals[a],
+                                         self._marginals[b], self._family)
+        return self._fitted[key]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
 @dataclass
 class CascadeModel:
     """Fitted Markov-copula model over an ordered chain of models (marginals, all pairs i < j, costs)."""
 
     models: tuple[str, ...]
     marginals: dict[str, MixedBetaMarginal]
-    pairs: dict[tuple[str, str], PairJoint]
+    pairs: Mapping[tuple[str, str], PairJoint]
     costs: dict[str, float]
     copula: str
     n_u: int = 1025
@@ -79,6 +137,7 @@ class CascadeModel:
     _u_nodes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
     _a_tables: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _b_tables: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, repr=False)
+    _stage_cache: dict[tuple[str, ...], _Stages] = field(default_factory=dict, repr=False)
 
     def _nodes(self, m: str) -> tuple[np.ndarray, np.ndarray]:
         if m not in self._u_nodes:
@@ -101,6 +160,27 @@ class CascadeModel:
             c = self.pairs[(a, b)].copula.cdf(ua[:, None], u[None, :])
             self._b_tables[(a, b)] = _right_cumtrapz(c, q)
         return self._b_tables[(a, b)]
+
+    def _stages(self, cascade: tuple[str, ...]) -> _Stages:
+        """The per-stage constants of ``cascade`` stacked along its consecutive pairs (built once per cascade)."""
+        if cascade not in self._stage_cache:
+            pairs = list(zip(cascade[:-1], cascade[1:]))
+            laws = [self.pairs[ab] for ab in pairs]
+            probs = np.array([law.case_probs for law in laws])
+            self._stage_cache[cascade] = _Stages(
+                pairs=laws, p0=probs[:, 0].sum(axis=1), p1=probs[:, 1].sum(axis=1), p00=probs[:, 0, 0],
+                p10=probs[:, 1, 0], p01=probs[:, 0, 1], p11=probs[:, 1, 1],
+                phi_max=np.array([self.marginals[b].phi_max for _, b in pairs]),
+                phi_min_last=self.marginals[cascade[-1]].phi_min,
+                not_last=np.arange(len(pairs)) < len(pairs) - 1,
+                cum_costs=np.cumsum([self.costs[m] for m in cascade])[1:],
+                gumbel_theta=np.array([law.copula.parameters[0] if law.copula.is_thesis_gumbel else 1.0
+                                       for law in laws[:-1]])
+                if all(law.copula.is_thesis_gumbel or law.copula.family == "indep" for law in laws[:-1]) else None,
+                quantile_nodes=np.array([self._nodes(a)[1] for a, _ in pairs]),
+                a_tables=np.array([self._a_table(b) for _, b in pairs]),
+                b_tables=np.array([self._b_table(a, b) for a, b in pairs]))
+        return self._stage_cache[cascade]
 
     def precompute(self) -> CascadeModel:
         """Build the quadrature tables of every model and pair once (reused across lambdas and
@@ -144,7 +224,7 @@ class CascadeModel:
 
     def u_to_threshold(self, cascade: Sequence[str], u: np.ndarray) -> np.ndarray:
         """Thresholds t = Q^s(u) per stage by linear interpolation of the tabulated smooth quantile."""
-        return np.column_stack([np.interp(u[:, i], *self._nodes(m)) for i, m in enumerate(cascade[:-1])])
+        return _interp1(self._stages(tuple(cascade)).quantile_nodes, u)  # the u nodes are uniform on [0, 1]
 
     def evaluate_unchecked(self, cascade: Sequence[str], t: np.ndarray,
                            u: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -161,29 +241,28 @@ class CascadeModel:
         integral = (first.w_min * (first.phi_max - t[:, 0])
                     + first.w_smooth * _interp1(self._a_table(cascade[0]), u[:, 0]))
         p_correct = first.phi_max - t[:, 0] * d - integral
-        cum_cost = self.costs[cascade[0]]
-        e_cost = (1 - d) * cum_cost
-        cum = d
-        for i in range(1, k):
-            a, b = cascade[i - 1], cascade[i]
-            pair, mb = self.pairs[(a, b)], self.marginals[b]
-            p = pair.case_probs
-            ua = u[:, i - 1]
-            f_a = p[0].sum() + p[1].sum() * ua
-            alpha, beta, gamma = p[0, 0] + p[1, 0] * ua, p[0, 1], p[1, 1]
-            last = i == k - 1
-            ut = np.zeros_like(ua) if last else u[:, i]
-            tb = np.full_like(ua, mb.phi_min) if last else t[:, i]
-            joint = np.zeros_like(ua) if last else alpha + beta * ut + gamma * pair.copula.cdf(ua, ut)
-            integral = (alpha * (mb.phi_max - tb) + beta * _interp1(self._a_table(b), ut)
-                        + gamma * _interp2(self._b_table(a, b), ua, ut))
-            tilde = mb.phi_max * f_a - tb * joint - integral
-            inv = np.divide(1.0, f_a, out=np.zeros_like(f_a), where=f_a > 1e-12)
-            d = np.clip(joint * inv, 0.0, 1.0)
-            cum_cost += self.costs[b]
-            p_correct = p_correct + cum * tilde * inv
-            e_cost = e_cost + cum * (1 - d) * cum_cost
-            cum = cum * d
+        e_cost = (1 - d) * self.costs[cascade[0]]
+        # stages 2..k at once, column j = the pair (cascade[j], cascade[j + 1]); the last model answers all
+        st = self._stages(tuple(cascade))
+        m = len(t)
+        ua = u[:, : k - 1]
+        ut = np.concatenate([u[:, 1:], np.zeros((m, 1))], axis=1)
+        tb = np.concatenate([t[:, 1:], np.full((m, 1), st.phi_min_last)], axis=1)
+        f_a = st.p0 + st.p1 * ua
+        alpha = st.p00 + st.p10 * ua
+        copula = np.zeros_like(ua)  # C(u_a, 0) = 0 in the last column
+        if st.gumbel_theta is not None:  # the thesis' Gumbel (or independence) on every pair: one call
+            copula[:, :-1] = gumbel_cdf(ua[:, :-1], ut[:, :-1], st.gumbel_theta)
+        for j, pair in enumerate(st.pairs[:-1] if st.gumbel_theta is None else []):
+            copula[:, j] = pair.copula.cdf(ua[:, j], ut[:, j])
+        joint = (alpha + st.p01 * ut + st.p11 * copula) * st.not_last
+        integral = alpha * (st.phi_max - tb) + st.p01 * _interp1(st.a_tables, ut) + st.p11 * _interp2(st.b_tables, ua, ut)
+        tilde = st.phi_max * f_a - tb * joint - integral
+        inv = np.divide(1.0, f_a, out=np.zeros_like(f_a), where=f_a > 1e-12)
+        d_next = np.minimum(np.maximum(joint * inv, 0.0), 1.0)
+        cum = d[:, None] * np.concatenate([np.ones((m, 1)), np.cumprod(d_next[:, :-1], axis=1)], axis=1)
+        p_correct = p_correct + (cum * tilde * inv).sum(axis=1)
+        e_cost = e_cost + (cum * (1 - d_next) * st.cum_costs).sum(axis=1)
         return p_correct, e_cost
 
     def simulate(self, cascade: Sequence[str], thresholds: Sequence[float], n: int,
@@ -218,25 +297,31 @@ class CascadeModel:
 
 
 def fit_cascade_model(calibrated: pd.DataFrame, models: Sequence[str], *, copula: str = "gumbel",
-                      split: str = "train", costs: dict[str, float] | None = None) -> CascadeModel:
+                      split: str = "train", costs: dict[str, float] | None = None,
+                      marginals: dict[str, MixedBetaMarginal] | None = None) -> CascadeModel:
     """Fit marginals (eq. 2.7), pair laws for every ordered pair i < j (eq. 2.4) and mean costs.
 
     ``models`` is the chain in cascade order (small to large). ``copula``: 'gumbel' (thesis,
     Kendall-tau inversion), 'aic' (best AIC over the pyvinecopulib families) or one family name.
-    ``costs``: E[C_j] per model; default = mean ``cost_usd`` on ``split``.
+    ``costs``: E[C_j] per model; default = mean ``cost_usd`` on ``split``. ``marginals``: already fitted
+    marginals of these models on the same rows (e.g. from a fit with another copula family); default: the
+    EMs of all models in one batch (``fit_marginal_batch``). Pair laws are fitted on first use (``PairLaws``).
     """
     models = check_cascade(models, calibrated["model_id"].unique())
     phi = pivot(calibrated, "p_correct", split=split, models=models)
     if phi.empty:
         raise ValueError(f"no aligned {split!r} rows for models {models}")
-    marginals = {m: fit_marginal(phi[m].to_numpy(), name=m) for m in models}
+    if marginals is None:
+        marginals = fit_marginal_batch({m: phi[m].to_numpy() for m in models})
+    elif missing := [m for m in models if m not in marginals]:
+        raise ValueError(f"no fitted marginal for model(s) {missing}")
+    marginals = {m: marginals[m] for m in models}
     family = _COPULA_ALIASES.get(copula, copula)
-    pairs = {(a, b): fit_pair(phi[a].to_numpy(), phi[b].to_numpy(), marginals[a], marginals[b], family)
-             for a, b in combinations(models, 2)}
     costs = mean_costs(calibrated, split=split) if costs is None else dict(costs)
     missing = [m for m in models if m not in costs]
     if missing:
         raise ValueError(f"no expected cost for model(s) {missing}")
     # Quadrature tables are built on first use (`_a_table`, `_b_table`): a cascade evaluates only its consecutive
     # pairs, so a k-model chain builds k - 1 pair tables, not all k(k-1)/2 (the thesis' App. 2B tables, lazily).
-    return CascadeModel(tuple(models), marginals, pairs, {m: float(costs[m]) for m in models}, family)
+    return CascadeModel(tuple(models), marginals, PairLaws(phi, marginals, family),
+                        {m: float(costs[m]) for m in models}, family)

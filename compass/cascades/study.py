@@ -14,8 +14,9 @@ Study size (`StudySettings`): LIGHT evaluates the prefix chains k = 2..5 of the
 Llama chain plus the full mixed chain, at the full n_train and at n <= 30 (one
 seed), grid resolution 1/20 and a short BO. HEAVY: every size-ordered subset
 (k >= 2) of every chain (26 Llama cascades, Table 2.7), resolution 1/40,
-thesis-like BO, five low-sample seeds, more bootstrap draws, and all model
-pairs in the copula table (Table 2.4).
+thesis-like BO, five low-sample seeds, more bootstrap draws, all model
+pairs in the copula table (Table 2.4), and Table 2.7 under every protocol
+variant (`compass.cascades.protocols`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from scipy import stats
 
 from compass.cascades.baselines import bayes_opt_curve, default_lambdas, grid_search_curve, threshold_columns
 from compass.cascades.calibration import calibrate, task_kind_for
-from compass.cascades.curves import auc_comparisons, compare_methods, pareto_mask, size_ordered_subcascades
+from compass.cascades.curves import auc_comparisons, k_group_summary, pareto_mask, size_ordered_subcascades
 from compass.cascades.data import pivot, validate_records
 from compass.cascades.economics import (
     cer_curve,
@@ -74,12 +75,14 @@ class StudySettings:
     gof_boot: int  # marginal sqrt(CvM) bootstrap draws (Table 2.5)
     copula_boot: int  # copula Kendall-CvM bootstrap draws (Table 2.4)
     copula_all_pairs: bool  # all i < j pairs of a chain (thesis: 10 Llama, 6 mixed), else consecutive
+    protocols: tuple[str, ...]  # Table 2.7 protocol variants (`compass.cascades.protocols.protocols_named`)
 
 
 # Light: copula CvM statistic without bootstrap p-values (copula_boot=0 -> p NaN) and 5 marginal
-# bootstrap draws keep the default run inside its budget; docs/results.md uses larger draws.
-LIGHT = StudySettings("light", False, 1 / 20, 4, 2, 2, 100, 1, (0,), 5, 0, False)
-HEAVY = StudySettings("heavy", True, 1 / 40, 16, 10, 30, 2000, 2, (0, 1, 2, 3, 4), 100, 200, True)
+# bootstrap draws keep the default run inside its budget; docs/results.md uses larger draws. The protocol
+# study (~15 s per dataset) runs in the heavy study or on request (run config `protocols`).
+LIGHT = StudySettings("light", False, 1 / 20, 4, 2, 2, 100, 1, (0,), 5, 0, False, ())
+HEAVY = StudySettings("heavy", True, 1 / 40, 16, 10, 30, 2000, 2, (0, 1, 2, 3, 4), 100, 200, True, ("all",))
 STUDIES = {s.name: s for s in (LIGHT, HEAVY)}
 
 
@@ -245,9 +248,10 @@ def copula_choice_change(gumbel: pd.DataFrame, aic: pd.DataFrame, k: int) -> flo
     return float(np.max(np.abs(both[[c + "_g" for c in cols]].to_numpy() - both[[c + "_a" for c in cols]].to_numpy())))
 
 
-def test_curve(test: CascadeData, thresholds: np.ndarray) -> pd.DataFrame:
-    """Realized test (error, cost) of each threshold vector (eq. 2.1), Pareto flag on test, sorted by cost."""
-    error, cost = evaluate_thresholds(test.p, test.y, test.c, thresholds)
+def test_curve(test: CascadeData, thresholds: np.ndarray, mean_cost: bool = False) -> pd.DataFrame:
+    """Realized test (error, cost) of each threshold vector (eq. 2.1), Pareto flag on test, sorted by cost.
+    ``mean_cost``: charge each model its mean test cost instead of each query's own (the authors' protocol)."""
+    error, cost = evaluate_thresholds(test.p, test.y, test.c, thresholds, mean_cost=mean_cost)
     frame = pd.DataFrame({"cost": cost, "error": error,
                           "thresholds": [",".join(f"{v:.6g}" for v in t) for t in thresholds]})
     frame["pareto"] = pareto_mask(cost, error)
@@ -285,9 +289,15 @@ def cascade_curves(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, chain
         except ValueError as exc:
             skipped[f"low_seed{seed}"] = str(exc)
     parts, changed = [], {}
-    # A chain's model covers every cascade of its models (marginals and pairs are fitted pairwise).
-    chain_models = {(chain, method): fit_cascade_model(train_cal, chains[chain], copula=copula)
-                    for chain in {c for c, _ in chain_cascades} for method, copula in RT_COPULAS.items()}
+    # A chain's model covers every cascade of its models (marginals and pairs are fitted pairwise); the copula
+    # families share the chain's marginals (one EM per model).
+    chain_models = {}
+    for chain in {c for c, _ in chain_cascades}:
+        marginals = None
+        for method, copula in RT_COPULAS.items():
+            chain_models[(chain, method)] = fit_cascade_model(train_cal, chains[chain], copula=copula,
+                                                              marginals=marginals)
+            marginals = chain_models[(chain, method)].marginals
     for chain, cascade in chain_cascades:
         for sample, sample_cal, seed in samples:
             train, test = CascadeData.of(sample_cal, cascade, "train"), CascadeData.of(sample_cal, cascade, "test")
@@ -351,15 +361,8 @@ def auc_tables(curves: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         parts.append(comp.rename(columns={"benchmark": "chain"}).assign(sample=sample, n_train=n_train))
     auc = pd.concat(parts, ignore_index=True)
     auc["setting"] = np.where(auc["sample"] == "full", "full", "low")
-    rows = []
-    for setting, g in auc.groupby("setting"):
-        groups = [(str(k), gk) for k, gk in g.groupby("k")] + [("k>=3", g[g["k"] >= 3]), ("all", g)]
-        for label, gk in groups:
-            if gk.empty:
-                continue
-            summary = compare_methods(gk.assign(group=label), by="group")
-            rows.append(summary.assign(setting=setting, k_group=label).drop(columns="group"))
-    return auc, pd.concat(rows, ignore_index=True)
+    summary = [k_group_summary(g).assign(setting=setting) for setting, g in auc.groupby("setting")]
+    return auc, pd.concat(summary, ignore_index=True)
 
 
 # ---------------------------------------------------------------- economics (Ch. 3)

@@ -43,3 +43,22 @@ def test_synthetic_failfast_asset(cascade_env):
     assert (qwen["auarc"] < qwen["base_auarc"]).all() and (qwen["latency_pct_change"] < 0).all()
     event = instance.get_latest_materialization_event(dg.AssetKey(["cascade", "failfast_synthetic"]))
     assert event.asset_materialization.metadata["data"].value == "synthetic"
+
+
+def test_protocol_asset_skips_in_light_and_labels_every_variant_in_heavy(cascade_env, monkeypatch):
+    instance, db = cascade_env
+    key = dg.AssetKey(["cascade", "protocols"])
+    light = instance.get_latest_materialization_event(key).asset_materialization.metadata
+    assert "protocol study off" in light["skipped"].value  # the default run does not pay for it
+    monkeypatch.setenv("COMPASS_HEAVY", "1")
+    run_selection(defs, instance, [key], "mmlu", False)
+    wh = Warehouse(db)
+    auc, summary = wh.read("cascade.protocol_auc", {"dataset": "mmlu"}), wh.read("cascade.protocol_summary", {"dataset": "mmlu"})
+    assert auc["protocol"].nunique() == 8 and len(auc) == 8 * 4  # 3 Llama models: 4 size-ordered subsets
+    assert set(auc["method"]) == {"grid"} and set(auc["chain"]) == {"llama"}
+    k3 = summary[summary["k_group"] == "k>=3"]
+    assert len(k3) == 8 and (k3["n_cascades"] == 1).all()
+    labels = summary[["grid", "costs", "optimizer"]].drop_duplicates()
+    assert len(labels) == 8 and set(labels["grid"]) == {"thesis_text", "authors_code"}
+    curves = wh.read("cascade.protocol_curves", {"dataset": "mmlu"})
+    assert set(curves["method"]) == {"rt", "grid"} and curves["error"].between(0, 1).all()

@@ -94,3 +94,18 @@ def test_bad_cascades_raise(gumbel_model, records):
         fit_cascade_model(records, ["m0", "nope"])
     with pytest.raises(ValueError, match="at least 2"):
         fit_cascade_model(records, ["m0"])
+
+
+def test_shared_marginals_and_pairs_fitted_on_first_use(records, gumbel_model):
+    """A fit given another fit's marginals evaluates exactly like a fresh fit (the EM is not what differs between
+    copula families); pairs are fitted only when a cascade uses them, and each once."""
+    shared = fit_cascade_model(records, CHAIN, copula="gumbel", marginals=gumbel_model.marginals)
+    fresh = fit_cascade_model(records, CHAIN, copula="gumbel")
+    t = _mid_thresholds(fresh, CHAIN, [0.3, 0.5, 0.7])
+    np.testing.assert_array_equal(np.concatenate(shared.evaluate(CHAIN, t)), np.concatenate(fresh.evaluate(CHAIN, t)))
+    assert len(fresh.pairs) == 6 and sorted(fresh.pairs._fitted) == [("m0", "m1"), ("m1", "m2"), ("m2", "m3")]
+    assert fresh.pairs[("m0", "m2")] is fresh.pairs[("m0", "m2")]
+    with pytest.raises(KeyError):
+        fresh.pairs[("m2", "m0")]
+    with pytest.raises(ValueError, match="no fitted marginal"):
+        fit_cascade_model(records, CHAIN, marginals={"m0": gumbel_model.marginals["m0"]})
