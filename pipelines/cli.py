@@ -216,6 +216,23 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the static report site from the warehouse (what the report/site asset does on every refresh)."""
+    import time
+
+    from pipelines.report.site import SITE_DIR, build_site
+
+    wh = _warehouse()
+    if not wh.table_exists("compass.leaderboards"):
+        print("no leaderboards published; run `compass run` first", file=sys.stderr)
+        return 2
+    start = time.monotonic()
+    out = Path(args.out) if args.out else SITE_DIR
+    pages = build_site(wh, out)
+    print(f"report: {len(pages)} pages in {time.monotonic() - start:.1f} s; open {out / 'index.html'}")
+    return 0
+
+
 def cmd_cascade(args: argparse.Namespace) -> int:
     """Rational Tuning (thesis seed 001, eq. 2.11) of one cascade at one cost sensitivity lambda."""
     import numpy as np
@@ -281,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--case", help="only this case study")
     diff.add_argument("--scenario", help="only this scenario")
     diff.set_defaults(func=cmd_diff)
+    report = sub.add_parser("report", help="write the static report site (var/reports/site/index.html)")
+    report.add_argument("--out", help="folder of the site (default: var/reports/site)")
+    report.set_defaults(func=cmd_report)
     cascade = sub.add_parser("cascade", help="Rational Tuning thresholds of a cascade at one cost sensitivity (seed 001)")
     cascade.add_argument("--dataset", required=True, help="dataset of raw.query_records, e.g. mmlu")
     cascade.add_argument("--models", required=True, help="comma-separated model ids, cheapest first")

@@ -270,3 +270,45 @@ def table_counts(wh: Warehouse) -> pd.DataFrame:
         "order by 1"
     )["tbl"]
     return pd.DataFrame({"table": tables, "rows": [int(wh.query(f"select count(*) from {t}").iloc[0, 0]) for t in tables]})
+
+
+# ---------------------------------------------------------------- what a person reads (CLI, report site)
+
+PRICE_PER_MTOK = ("blended_usd_per_mtok", "input_usd_per_mtok", "output_usd_per_mtok")
+
+
+def leaderboard_view(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFrame:
+    """The live leaderboard of a case x scenario with what a reader needs next to it: the 90 % rank interval and
+    P(rank 1) (compass.rank_uncertainty), organization and open weights (raw.models), the price in USD per
+    million tokens when the case's cost is a price (`usd_mtok`, else NaN) and in USD per query when the case
+    has a workload (`usd_query`), next to the normalized cost (`cost`)."""
+    board = leaderboard(wh, case_id, scenario).drop(columns=STAMP_COLUMNS, errors="ignore")
+    if board.empty:
+        return board
+    costs = wh.read("compass.costs", {"case_id": case_id})
+    column = str(costs["cost_column"].iloc[0]) if len(costs) else ""
+    board["usd_mtok"] = board["raw_cost"] if column in PRICE_PER_MTOK else float("nan")
+    per_query = board["raw_cost"] if column == "usd_per_interaction" else board.get("usd_per_interaction")
+    board["usd_query"] = per_query if per_query is not None else float("nan")
+    ranks = wh.read("compass.rank_uncertainty", {"case_id": case_id, "scenario": scenario})
+    ranks = ranks[["model_id", "rank_lo", "rank_hi", "p_rank1"]] if len(ranks) else \
+        pd.DataFrame(columns=["model_id", "rank_lo", "rank_hi", "p_rank1"])
+    models = wh.read("raw.models")[["model_id", "organization", "open_weights"]]
+    return (board.merge(ranks, on="model_id", how="left").merge(models, on="model_id", how="left")
+            .assign(cost_column=column).sort_values("rank").reset_index(drop=True))
+
+
+def published(wh: Warehouse, table: str) -> pd.DataFrame:
+    """A published table without its run stamps (empty when it does not exist): what the report site shows."""
+    return wh.read(table).drop(columns=["run_id", "data_version"], errors="ignore")
+
+
+def source_freshness(wh: Warehouse) -> pd.DataFrame:
+    """[table, source, as_of, rows] of every raw table: which source delivered how many rows, as of when."""
+    frames = []
+    for table in TABLE_ORDER:
+        name = f"raw.{table}"
+        if wh.table_exists(name):
+            frames.append(wh.query(f"select '{name}' as \"table\", source, cast(max(as_of) as varchar) as as_of, "
+                                   f"count(*) as rows from {name} group by source order by source"))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["table", "source", "as_of", "rows"])
