@@ -220,14 +220,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Write the static report site from the warehouse (what the report/site asset does on every refresh)."""
     import time
 
-    from pipelines.report.site import SITE_DIR, build_site
+    from pipelines.report.site import build_site
+    from resources.settings import site_dir
 
     wh = _warehouse()
     if not wh.table_exists("compass.leaderboards"):
         print("no leaderboards published; run `compass run` first", file=sys.stderr)
         return 2
     start = time.monotonic()
-    out = Path(args.out) if args.out else SITE_DIR
+    out = Path(args.out) if args.out else site_dir()
     pages = build_site(wh, out)
     print(f"report: {len(pages)} pages in {time.monotonic() - start:.1f} s; open {out / 'index.html'}")
     return 0

@@ -20,10 +20,8 @@ from compass.mlcompass.frontier import ces_score
 from pipelines.report import charts
 from pipelines.report.html import esc, link, page, table
 from resources import provenance, readers
-from resources.settings import REPORTS_DIR
 from resources.warehouse import Warehouse
 
-SITE_DIR = REPORTS_DIR / "site"
 # Leaderboard columns shown, in order, and their headings.
 BOARD_COLUMNS = {"rank": "rank", "rank_interval": "90 % rank interval", "p_rank1": "P(rank 1)", "model_id": "model",
                  "organization": "organization", "open_weights": "open weights", "usd_mtok": "price USD/Mtok",
@@ -233,7 +231,7 @@ def provenance_body(wh: Warehouse) -> str:
             + section("Raw names not imported (data/unmatched_names.csv)", provenance.unmatched_names()))
 
 
-def build_site(wh: Warehouse, root: Path = SITE_DIR) -> list[str]:
+def build_site(wh: Warehouse, root: Path) -> list[str]:
     """Write the whole site under `root` (replacing its pages) and return the pages written, root-relative."""
     pairs = readers.leaderboard_pairs(wh)
     boards = {(c, s): readers.leaderboard_view(wh, c, s) for c, s in pairs.itertuples(index=False)}
