@@ -162,7 +162,14 @@ def changes_body(wh: Warehouse) -> str:
             + "<h2>Leaderboards without changes</h2>" + table(quiet))
 
 
+KEY_COLUMNS = ["case_id", "scenario", "dataset", "model_set", "archetype"]  # shown first: what a row is about
+
+
 def section(title: str, frame: pd.DataFrame, note: str = "") -> str:
+    """A heading, a note and the frame as a sortable table, its key columns first, run stamps dropped."""
+    frame = frame.drop(columns=["refreshed_at"], errors="ignore")
+    keys = [c for c in KEY_COLUMNS if c in frame.columns]
+    frame = frame[keys + [c for c in frame.columns if c not in keys]]
     return f"<h2>{esc(title)}</h2>" + (f'<p class="note">{esc(note)}</p>' if note else "") + table(frame, sortable=True)
 
 
@@ -170,7 +177,7 @@ def oracle_body(wh: Warehouse) -> str:
     summary = readers.published(wh, "oracle.summary")
     estimates = readers.published(wh, "oracle.estimates")
     singles = readers.published(wh, "oracle.single_models")
-    parts = [section("Per dataset: best single model vs the oracle", summary.drop(columns=["refreshed_at"]))]
+    parts = [section("Per dataset: best single model vs the oracle", summary)]
     for i, (dataset, est) in enumerate(estimates.groupby("dataset", sort=True)):
         label = est["estimator"] + " (" + est["model_set"] + ")"
         fig = charts.points_with_intervals(est.assign(label=label), "cost", "quality", "label",
@@ -182,7 +189,7 @@ def oracle_body(wh: Warehouse) -> str:
                             text=single["model_id"], hovertemplate="%{text}<extra></extra>",
                             marker=dict(symbol="x", size=8, color="#777"))
         parts.append(charts.figure_div(fig, f"chart-oracle-{i}"))
-    return "".join(parts) + section("Estimates", estimates.drop(columns=["refreshed_at"]))
+    return "".join(parts) + section("Estimates", estimates)
 
 
 def cascades_body(wh: Warehouse) -> str:
@@ -199,7 +206,7 @@ def cascades_body(wh: Warehouse) -> str:
                               ("cascade.optimal_model_map", "Optimal model per price of error and latency")):
         frame = readers.published(wh, table_name)
         if len(frame):
-            parts.append(section(title, frame.drop(columns=["refreshed_at"]).head(500)))
+            parts.append(section(title, frame.head(500)))
     return "".join(parts) or '<p class="note">No cascade results (cascades need datasets with confidences).</p>'
 
 
@@ -207,7 +214,7 @@ def tables_body(*tables: tuple[str, str]) -> Callable[[Warehouse], str]:
     """A page of sortable tables, one per (table, title) that exists (slices whose pages are plain tables)."""
     def body(wh: Warehouse) -> str:
         frames = [(title, readers.published(wh, name)) for name, title in tables]
-        return "".join(section(title, f.drop(columns=["refreshed_at"], errors="ignore").head(500))
+        return "".join(section(title, f.head(500))
                        for title, f in frames if len(f)) or '<p class="note">No rows.</p>'
     return body
 
