@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from resources.readers import table_counts
+from resources.settings import site_dir
 from resources.warehouse import Warehouse
 
 
@@ -35,6 +36,9 @@ def print_summary(wh: Warehouse) -> None:
         print(f"  models with benchmark scores and a price: {n}")
     if wh.table_exists("compass.leaderboards"):
         print_recommendations(wh)
+    site = site_dir() / "index.html"
+    if site.exists():
+        print(f"\nReport: {site} (opens from disk; `compass report` rewrites it)")
 
 
 COST_UNITS = {"blended_usd_per_mtok": "$/Mtok", "input_usd_per_mtok": "$/Mtok in", "output_usd_per_mtok": "$/Mtok out",

@@ -6,7 +6,7 @@ may not import it; pipelines/definitions.py registers it with assets.automation.
 
 import dagster as dg
 
-from pipelines.report.site import build_site
+from pipelines.report.site import build_site, live_boards, recommendations
 from resources.settings import site_dir
 from resources.warehouse import WarehouseResource
 
@@ -22,7 +22,11 @@ def report_site(context: dg.AssetExecutionContext, warehouse: WarehouseResource)
     """The static report site (var/reports/site/index.html): recommendations, sortable leaderboards, capability-cost
     charts, changes, one page per study, provenance. Opens from disk with no network."""
     root = site_dir()
-    pages = build_site(warehouse.get(), root)
+    wh = warehouse.get()
+    pages = build_site(wh, root)
     size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    return dg.MaterializeResult(metadata={"pages": len(pages), "size_mb": round(size / 2**20, 2),
-                                          "index": dg.MetadataValue.path(str((root / "index.html").resolve()))})
+    top = recommendations(live_boards(wh))
+    return dg.MaterializeResult(metadata={
+        "pages": len(pages), "size_mb": round(size / 2**20, 2),
+        "index": dg.MetadataValue.path(str((root / "index.html").resolve())),
+        "recommendations": dg.MetadataValue.md(top.to_markdown(index=False) if len(top) else "no leaderboards")})

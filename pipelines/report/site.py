@@ -92,18 +92,25 @@ class SiteWriter:
         self.pages.append(href)
 
 
+def live_boards(wh: Warehouse) -> dict[tuple[str, str], pd.DataFrame]:
+    """(case, scenario) -> its leaderboard as shown (readers.leaderboard_view), every non-empty one."""
+    boards = {(c, s): readers.leaderboard_view(wh, c, s) for c, s in readers.leaderboard_pairs(wh).itertuples(index=False)}
+    return {k: b for k, b in boards.items() if len(b)}
+
+
+def recommendations(boards: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
+    """Rank 1 of every leaderboard with its price (USD/Mtok, USD/query, case unit, normalized) and rank interval."""
+    rows = [{"case": case_id, "scenario": scenario, "recommended": board["model_id"].iloc[0],
+             "price USD/Mtok": board["usd_mtok"].iloc[0], "USD/query": board["usd_query"].iloc[0],
+             "cost (case unit)": board["raw_cost"].iloc[0], "cost unit": board["cost_column"].iloc[0],
+             "normalized cost": board["cost"].iloc[0], "90 % rank interval": rank_interval(board).iloc[0],
+             "P(rank 1)": board["p_rank1"].iloc[0]} for (case_id, scenario), board in boards.items()]
+    return pd.DataFrame(rows).dropna(axis=1, how="all")
+
+
 def index_body(wh: Warehouse, boards: dict[tuple[str, str], pd.DataFrame]) -> str:
-    rows = []
-    for (case_id, scenario), board in boards.items():
-        top = board.iloc[0]
-        rows.append({"case": case_id, "scenario": scenario, "recommended": top["model_id"],
-                     "price USD/Mtok": top["usd_mtok"], "USD/query": top["usd_query"],
-                     "cost (case unit)": top["raw_cost"], "cost unit": top["cost_column"],
-                     "normalized cost": top["cost"], "90 % rank interval": rank_interval(board).iloc[0],
-                     "P(rank 1)": top["p_rank1"],
-                     "pages": link(board_href(case_id, scenario), "leaderboard") + " · "
-                              + link(frontier_href(case_id), "capability–cost")})
-    summary = pd.DataFrame(rows).dropna(axis=1, how="all")
+    pages = [link(board_href(c, s), "leaderboard") + " · " + link(frontier_href(c), "capability–cost") for c, s in boards]
+    summary = recommendations(boards).assign(pages=pages) if boards else pd.DataFrame()
     when = readers.published(wh, "compass.leaderboards")["refreshed_at"].max() if boards else None
     return (f'<p class="note">The recommended model (rank 1) of every case study and scenario. Warehouse '
             f'refreshed {esc(when or "never")}; the 90 % rank interval comes from the bootstrap of the measures and '
@@ -240,9 +247,7 @@ def provenance_body(wh: Warehouse) -> str:
 
 def build_site(wh: Warehouse, root: Path) -> list[str]:
     """Write the whole site under `root` (replacing its pages) and return the pages written, root-relative."""
-    pairs = readers.leaderboard_pairs(wh)
-    boards = {(c, s): readers.leaderboard_view(wh, c, s) for c, s in pairs.itertuples(index=False)}
-    boards = {k: b for k, b in boards.items() if len(b)}
+    boards = live_boards(wh)
     slices = [s for s in SLICES if wh.table_exists(s.table)]
     nav = ([("index.html", "Recommendations"), ("changes.html", "Changes")]
            + [(f"{s.name}.html", s.title) for s in slices] + [("provenance.html", "Provenance")])

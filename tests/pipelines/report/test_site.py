@@ -81,3 +81,24 @@ def test_a_slice_page_appears_only_when_its_table_exists(site, tmp_path):
     assert "router.html" in written and "matching.html" not in written
     rows = table_rows(tmp_path / "after" / "router.html", "table0")
     assert [(r["router"], float(r["gain"])) for r in rows] == [("knn", 0.125), ("mlp", 0.25)]
+
+
+def test_key_assets_show_their_figure_in_the_dagster_ui(compass_small_baseline):
+    """The latest materialization of each key asset carries an inline PNG (Markdown metadata), and the report's
+    carries the recommendations."""
+    import dagster as dg
+
+    root, _ = compass_small_baseline
+    with dg.DagsterInstance.from_config(str(root / "home")) as instance:
+        def metadata(key: list[str]) -> dict:
+            event = instance.get_latest_materialization_event(dg.AssetKey(key))
+            return event.asset_materialization.metadata
+
+        for key in (["compass", "measures"], ["compass", "cost_side"], ["compass", "leaderboards"],
+                    ["compass", "targets"]):
+            images = [v for v in metadata(key).values() if "data:image/png;base64," in str(getattr(v, "value", ""))]
+            assert images, key
+        shown = metadata(["report", "site"])["recommendations"].value
+    first = Warehouse(root / "warehouse.duckdb").query("select scenario, model_id from compass.leaderboards where rank = 1")
+    assert shown.count("small_open") == len(first) == 2
+    assert all(f"| {s} " in shown and f"| {m} " in shown for s, m in first.itertuples(index=False))
