@@ -50,8 +50,9 @@ def capability_cost(models: pd.DataFrame, frontier: pd.DataFrame, levels: pd.Dat
     fig.add_trace(go.Scatter(x=levels["cost"], y=levels["level"], mode="markers", name="tier level λ_t at c_t",
                              text=[f"tier {t}" for t in levels["tier"]], hovertemplate="%{text}: λ_t %{y:.3f}<extra></extra>",
                              marker=dict(symbol="diamond", size=11, color="#d62728")))
+    top = 1.15 * max(models["capability"].max(), levels["level"].max())  # the curve runs far above the models
     fig.update_layout(title=title, xaxis=dict(title="normalized cost (log)", type="log"),
-                      yaxis=dict(title="capability F_X(x) (CES index)"), **LAYOUT)
+                      yaxis=dict(title="capability F_X(x) (CES index)", range=[0, top]), **LAYOUT)
     return fig
 
 
