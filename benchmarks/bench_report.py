@@ -8,26 +8,18 @@ Prints the best-of-3 wall times, their ratio, the pages and the site's size.
     .venv/bin/python benchmarks/bench_report.py
 """
 
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
 import sys
 import tempfile
 import timeit
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout this file is in, first
 
-from pipelines.report.site import SLICES, build_site, live_boards
-from resources import readers, settings
-from resources.warehouse import Warehouse
+from pipelines.report.site import SLICES, build_site, live_boards  # noqa: E402
+from resources import readers  # noqa: E402
+from resources.warehouse import Warehouse  # noqa: E402
 
-TARGET_SECONDS = 20.0
-MAX_MEGABYTES = 15.0
-REPEATS = 3
+TARGET_SECONDS, MAX_MEGABYTES, REPEATS = 20.0, 15.0, 3
 
 
 def read_only(wh: Warehouse) -> None:
@@ -40,7 +32,7 @@ def read_only(wh: Warehouse) -> None:
 
 
 def main() -> int:
-    wh = Warehouse(ROOT / settings.db_path() if not Path(settings.db_path()).is_absolute() else settings.db_path())
+    wh = Warehouse()  # COMPASS_DB, else var/warehouse.duckdb (run from the checkout, like `make bench`)
     if not wh.table_exists("compass.leaderboards"):
         print(f"no leaderboards in {wh.path}: run `make run` first")
         return 2
