@@ -18,6 +18,7 @@ main{padding:1em 1.5em;max-width:1300px}h1{font-size:1.5em}h2{font-size:1.2em;ma
 table{border-collapse:collapse;font-size:.86em;margin:.5em 0 1em}th,td{border:1px solid #d8dde6;padding:.25em .5em}
 th{background:#eef1f6;text-align:left}th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#889}
 td.num{text-align:right;font-variant-numeric:tabular-nums}tr:nth-child(even) td{background:#f4f6f9}
+#leaderboard td:last-child{min-width:22em}
 .note{color:#556;font-size:.9em}.chart{width:100%;max-width:1100px;height:520px}
 """
 
