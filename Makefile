@@ -8,7 +8,7 @@ export DAGSTER_HOME ?= $(CURDIR)/var/dagster_home
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: run test ui lock bench clean
+.PHONY: run test browser report ui lock bench clean
 
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -19,9 +19,20 @@ $(STAMP): pyproject.toml requirements.lock
 run: $(STAMP)
 	$(BIN)/compass run
 
+report: $(STAMP)
+	$(BIN)/compass report
+
+# The report site's browser tests drive Debian's chromium over the DevTools protocol (no browser download):
+# install it when missing (apt-get, as root on Debian); elsewhere those tests skip and say why.
+browser:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+	{ [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && echo "installing chromium for the browser tests" && \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	echo "chromium is missing and cannot be installed here: the browser tests will be skipped"
+
 # Two pytest-xdist workers, one test file per worker at a time (module fixtures stay whole).
 PYTEST_WORKERS ?= 2
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=10
 
 ui: $(STAMP)

@@ -18,8 +18,8 @@ from __future__ import annotations
 import dagster as dg
 
 # Longest chain of the graph (raw/models -> raw/model_aliases -> raw/benchmark_scores -> measures -> tiers ->
-# ces_shape -> cost_side -> decisions -> leaderboard_changes); tests/ops/test_automation.py checks it.
-ANCESTOR_DEPTH = 8
+# ces_shape -> cost_side -> decisions -> leaderboard_changes -> report/site); tests/ops/test_automation.py checks it.
+ANCESTOR_DEPTH = 9
 
 
 class RequestedThisTick(dg.AutomationCondition):
@@ -64,4 +64,13 @@ def refresh_condition() -> dg.AutomationCondition:
     return (trigger & ~wait & ac.all_deps_blocking_checks_passed()).with_label("refresh")
 
 
+def report_condition() -> dg.AutomationCondition:
+    """The report at the end of the graph: like the refresh condition, but it also runs while a parent partition
+    is missing or failed (a report of what exists, naming what failed, beats no report)."""
+    ac = dg.AutomationCondition
+    trigger = ac.missing() | ac.code_version_changed() | ac.any_deps_match(ac.data_version_changed()).since_last_handled()
+    return (trigger & ~(ac.in_progress() | ancestor_pending())).with_label("report")
+
+
 REFRESH_CONDITION = refresh_condition()
+REPORT_CONDITION = report_condition()

@@ -89,7 +89,8 @@ def decisions(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
                        metadata={"mlc_mean": str(mean_pick.iloc[0]) if len(mean_pick) else "-"})
     yield publish_many(context, wh, {"compass.leaderboards": board}, where, asset_key=DECISION_KEYS["leaderboards"],
                        metadata={"feasible_models": len(board), "top": ", ".join(board["model_id"].head(5)),
-                                 "utility_source": dec.utility_source(inputs), "filters": inputs.filter_note or "none"})
+                                 "utility_source": dec.utility_source(inputs), "filters": inputs.filter_note or "none",
+                                 "targets_vs_selected": figure})
     yield publish_many(context, wh, {"compass.policy_values": values}, where, asset_key=DECISION_KEYS["policy_values"],
                        metadata={"mlc_mean": float(values.set_index("policy").loc["mlc_mean", "value"])})
     path = dec.lambda_path_frame(board)

@@ -60,7 +60,8 @@ raw_assets = [_raw_asset(t) for t in TABLE_ORDER]
 def _integrity_check(table: str) -> dg.AssetChecksDefinition:
     """Blocking check: every model name (model_id; model_p and model_a) in the table is a canonical model, and keys are unique."""
 
-    @dg.asset_check(asset=RAW_KEYS[table], name="keys_and_models_valid", blocking=True)
+    @dg.asset_check(asset=RAW_KEYS[table], name="keys_and_models_valid", blocking=True,
+                    description=f"Blocking: raw.{table} has unique keys and every model_id is a canonical model.")
     def _check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
         wh = warehouse.get()
         frame = wh.read(f"raw.{table}")

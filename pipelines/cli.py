@@ -120,29 +120,35 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+LEADERBOARD_COLUMNS = {"rank": "rank", "rank_90": "rank_90", "p_rank1": "p_rank1", "model_id": "model_id",
+                       "usd_mtok": "usd_per_mtok", "usd_query": "usd_per_query", "cost": "normalized_cost",
+                       "raw_cost": "raw_cost", "score": "score", "utility": "utility", "binding": "binding",
+                       "tier": "tier", "imputed_share": "imputed_share", "has_outcomes": "has_outcomes",
+                       "extrapolated": "extrapolated"}
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from compass.mlcompass.explain import explain
     from resources import readers
     from resources.configs import cases, scenario_for
 
     wh = _warehouse()
-    board = readers.leaderboard(wh, args.case, args.scenario, args.as_of)
+    board = readers.leaderboard_view(wh, args.case, args.scenario, args.as_of)
     if board.empty:
         print(f"no leaderboard for case {args.case!r}, scenario {args.scenario!r}"
               + (f" as of {args.as_of}" if args.as_of else "") + "; run `compass run` first", file=sys.stderr)
         return 2
-    if args.as_of is None:  # the 90 % rank interval and P(rank 1) next to the rank (compass.rank_uncertainty)
-        board = board.merge(readers.rank_interval_text(wh, args.case, args.scenario), on="model_id", how="left")
-    columns = ["rank", "rank_90", "p_rank1", "model_id", "score", "utility", "cost", "raw_cost", "usd_per_interaction",
-               "binding", "tier", "imputed_share", "has_outcomes", "extrapolated", "refreshed_at"]
-    board = board[[c for c in columns if c in board.columns]].head(args.top)  # older versions lack the diagnostics
-    board = board.dropna(axis=1, how="all")
+    # the 90 % rank interval and P(rank 1) next to the rank (compass.rank_uncertainty), prices next to the cost
+    board["rank_90"] = (board["rank_lo"].astype("Int64").astype(str) + "-"
+                        + board["rank_hi"].astype("Int64").astype(str)).where(board["rank_lo"].notna())
+    board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
+    board = board.head(args.top).dropna(axis=1, how="all")  # older versions lack the diagnostics
     if args.format == "csv":
         print(board.to_csv(index=False), end="")
     elif args.format == "json":
         print(board.to_json(orient="records", date_format="iso"))
     else:
-        print(board.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print(board.to_string(index=False, float_format=lambda v: f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.3g}"))
         if args.as_of is None:
             case = cases()[args.case]
             print("\n" + explain(readers.decision_inputs(wh, case, scenario_for(args.scenario, case))))
@@ -150,14 +156,21 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from compass.mlcompass.decisions import numeric_lambda
+    from compass.mlcompass.decisions import leaderboard_frame, numeric_lambda
     from compass.mlcompass.explain import explain
     from compass.mlcompass.scenarios import Scenario
+    from pipelines.summary import price_text
     from resources import readers
     from resources.configs import cases
 
+    wh = _warehouse()
     case = cases()[args.case]
-    print(explain(readers.decision_inputs(_warehouse(), case, numeric_lambda(Scenario.from_yaml(args.scenario), case))))
+    inputs = readers.decision_inputs(wh, case, numeric_lambda(Scenario.from_yaml(args.scenario), case))
+    print(explain(inputs))
+    board = leaderboard_frame(inputs)
+    if len(board):
+        top = readers.prices(wh, case.case_id).set_index("model_id").loc[board["model_id"].iloc[0]]
+        print(f"price of {board['model_id'].iloc[0]}: {price_text(top)}")
     return 0
 
 
@@ -214,6 +227,24 @@ def cmd_diff(args: argparse.Namespace) -> int:
         for row in changes.fillna({"model_id": "-"}).astype({"old_rank": object, "new_rank": object}).itertuples(index=False):
             ranks = " -> ".join("-" if pd.isna(r) else str(r) for r in (row.old_rank, row.new_rank))
             print(f"  {row.change:<15} {row.model_id:<28} {ranks:<9} {row.detail}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the static report site from the warehouse (what the report/site asset does on every refresh)."""
+    import time
+
+    from pipelines.report.site import build_site
+    from resources.settings import site_dir
+
+    wh = _warehouse()
+    if not wh.table_exists("compass.leaderboards"):
+        print("no leaderboards published; run `compass run` first", file=sys.stderr)
+        return 2
+    start = time.monotonic()
+    out = Path(args.out) if args.out else site_dir()
+    pages = build_site(wh, out)
+    print(f"report: {len(pages)} pages in {time.monotonic() - start:.1f} s; open {out / 'index.html'}")
     return 0
 
 
@@ -282,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--case", help="only this case study")
     diff.add_argument("--scenario", help="only this scenario")
     diff.set_defaults(func=cmd_diff)
+    report = sub.add_parser("report", help="write the static report site (var/reports/site/index.html)")
+    report.add_argument("--out", help="folder of the site (default: var/reports/site)")
+    report.set_defaults(func=cmd_report)
     cascade = sub.add_parser("cascade", help="Rational Tuning thresholds of a cascade at one cost sensitivity (seed 001)")
     cascade.add_argument("--dataset", required=True, help="dataset of raw.query_records, e.g. mmlu")
     cascade.add_argument("--models", required=True, help="comma-separated model ids, cheapest first")

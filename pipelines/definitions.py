@@ -26,7 +26,7 @@ from assets import (
     router,
     sources,
 )
-from assets.automation import REFRESH_CONDITION
+from assets.automation import REFRESH_CONDITION, REPORT_CONDITION
 from assets.partitions import (
     archetype_partitions,
     case_partitions,
@@ -35,6 +35,7 @@ from assets.partitions import (
     route_dataset_partitions,
     user_partitions,
 )
+from pipelines.report.asset import report_site
 from pipelines.sensors import JOBS as OPS_JOBS
 from pipelines.sensors import SCHEDULES, SENSORS
 from resources.sources import SourcesResource
@@ -62,14 +63,15 @@ KINDS = {"duckdb", "python"}
 PER_PARTITION = dg.BackfillPolicy.multi_run(max_partitions_per_run=1)
 
 
-def _shared(asset: dg.AssetsDefinition, derived: bool) -> dg.AssetsDefinition:
-    """The attributes every asset shares: kinds; on derived assets the refresh condition; per-partition backfills."""
-    asset = asset.map_asset_specs(lambda spec: spec.replace_attributes(
-        kinds=KINDS, automation_condition=REFRESH_CONDITION if derived else spec.automation_condition))
+def _shared(asset: dg.AssetsDefinition, condition: dg.AutomationCondition | None) -> dg.AssetsDefinition:
+    """The attributes every asset shares: kinds; the automation condition (none on the raw sources);
+    per-partition backfills."""
+    asset = asset.map_asset_specs(lambda spec: spec.replace_attributes(kinds=KINDS, automation_condition=condition))
     return asset.with_attributes(backfill_policy=PER_PARTITION) if asset.partitions_def else asset
 
 
-ASSETS = [_shared(a, derived=False) for a in sources.raw_assets] + [_shared(a, derived=True) for a in _DERIVED]
+ASSETS = ([_shared(a, None) for a in sources.raw_assets] + [_shared(a, REFRESH_CONDITION) for a in _DERIVED]
+          + [_shared(report_site, REPORT_CONDITION)])
 CHECKS = [*sources.raw_checks, sources.price_move_check, *compass_checks.compass_checks]
 
 # One job per partitions definition (a run holds one partition key).

@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from resources.readers import table_counts
+from resources.settings import site_dir
 from resources.warehouse import Warehouse
 
 
@@ -35,10 +36,24 @@ def print_summary(wh: Warehouse) -> None:
         print(f"  models with benchmark scores and a price: {n}")
     if wh.table_exists("compass.leaderboards"):
         print_recommendations(wh)
+    site = site_dir() / "index.html"
+    if site.exists():
+        print(f"\nReport: {site} (opens from disk; `compass report` rewrites it)")
 
 
 COST_UNITS = {"blended_usd_per_mtok": "$/Mtok", "input_usd_per_mtok": "$/Mtok in", "output_usd_per_mtok": "$/Mtok out",
               "params_b": "B params"}
+
+
+def price_text(row) -> str:
+    """'$4.5/Mtok ($0.000474/query), normalized 0.048': the cost in dollars where it is a price (else in the case's
+    own unit), per query where the case has a workload, next to the normalized cost. `row` has raw_cost,
+    cost_column, cost and optionally usd_per_interaction / usd_query."""
+    unit = COST_UNITS.get(row.cost_column, row.cost_column)
+    price = f"${row.raw_cost:g}/Mtok" if unit == "$/Mtok" else f"{row.raw_cost:g} {unit}"
+    query = getattr(row, "usd_query", getattr(row, "usd_per_interaction", float("nan")))
+    per_query = f" (${query:.6f}/query)" if query == query else ""
+    return f"{price}{per_query}, normalized {row.cost:.3f}"
 
 
 def print_recommendations(wh: Warehouse) -> None:
@@ -59,11 +74,8 @@ def print_recommendations(wh: Warehouse) -> None:
         print(f"  {case_id}")
         for _, same in rows.groupby(["model_id", "rank_lo", "rank_hi"], dropna=False, sort=False):
             r = same.iloc[0]
-            unit = COST_UNITS.get(r.cost_column, r.cost_column)
-            price = f"${r.raw_cost:g}/Mtok" if unit == "$/Mtok" else f"{r.raw_cost:g} {unit}"
-            per_query = f" (${r.usd_per_interaction:.6f}/query)" if r.usd_per_interaction == r.usd_per_interaction else ""
             interval = f", rank interval [{int(r.rank_lo)}-{int(r.rank_hi)}]" if r.rank_lo == r.rank_lo else ""
-            print(f"    {', '.join(same['scenario'])}: {r.model_id}, {price}{per_query}, normalized {r.cost:.3f}{interval}")
+            print(f"    {', '.join(same['scenario'])}: {r.model_id}, {price_text(r)}{interval}")
     if wh.table_exists("compass.leaderboard_changes"):
         changed = wh.query("select count(distinct case_id || '|' || scenario) as n, count(*) as rows "
                            "from compass.leaderboard_changes where change <> 'none'").iloc[0]

@@ -271,7 +271,62 @@ def table_counts(wh: Warehouse) -> pd.DataFrame:
         "where table_catalog = current_database() and table_schema not in ('information_schema', 'pg_catalog') "
         "order by 1"
     )["tbl"]
-    return pd.DataFrame({"table": tables, "rows": [int(wh.query(f"select count(*) from {t}").iloc[0, 0]) for t in tables]})
+    if tables.empty:
+        return pd.DataFrame(columns=["table", "rows"])
+    counts = wh.query(" union all ".join(f"select '{t}' as \"table\", count(*) as rows from {t}" for t in tables))
+    return counts.astype({"rows": int}).sort_values("table", ignore_index=True)  # one connection for all of them
+
+
+# ---------------------------------------------------------------- what a person reads (CLI, report site)
+
+PRICE_PER_MTOK = ("blended_usd_per_mtok", "input_usd_per_mtok", "output_usd_per_mtok")
+
+
+def prices(wh: Warehouse, case_id: str) -> pd.DataFrame:
+    """[model_id, usd_mtok, usd_query, raw_cost, cost, cost_column] of a case (compass.costs): the price in USD per
+    million tokens when the case's cost is a token price (else NaN), in USD per query when the case has a
+    workload or prices per interaction (else NaN), the cost in the case's own unit and normalized."""
+    costs = wh.read("compass.costs", {"case_id": case_id})
+    if costs.empty:
+        return pd.DataFrame(columns=["model_id", "usd_mtok", "usd_query", "raw_cost", "cost", "cost_column"])
+    column = str(costs["cost_column"].iloc[0])
+    per_query = costs["raw_cost"] if column == "usd_per_interaction" else costs.get("usd_per_interaction")
+    return costs.assign(usd_mtok=costs["raw_cost"] if column in PRICE_PER_MTOK else float("nan"),
+                        usd_query=per_query if per_query is not None else float("nan"))[
+        ["model_id", "usd_mtok", "usd_query", "raw_cost", "cost", "cost_column"]]
+
+
+def leaderboard_view(wh: Warehouse, case_id: str, scenario: str, as_of: str | None = None) -> pd.DataFrame:
+    """A leaderboard of a case x scenario (`leaderboard`) with what a reader needs next to it: the prices
+    (`prices`: USD/Mtok, USD/query, next to the normalized `cost`), organization and open weights (raw.models)
+    and, for the live version, the 90 % rank interval and P(rank 1) (compass.rank_uncertainty)."""
+    board = leaderboard(wh, case_id, scenario, as_of).drop(columns=STAMP_COLUMNS, errors="ignore")
+    if board.empty:
+        return board
+    dollars = prices(wh, case_id)[["model_id", "usd_mtok", "usd_query", "cost_column"]]
+    board = board.drop(columns=["usd_per_interaction"], errors="ignore").merge(dollars, on="model_id", how="left")
+    ranks = wh.read("compass.rank_uncertainty", {"case_id": case_id, "scenario": scenario}) if as_of is None else None
+    ranks = ranks[["model_id", "rank_lo", "rank_hi", "p_rank1"]] if ranks is not None and len(ranks) else \
+        pd.DataFrame(columns=["model_id", "rank_lo", "rank_hi", "p_rank1"])
+    models = wh.read("raw.models")[["model_id", "organization", "open_weights"]]
+    return (board.merge(ranks, on="model_id", how="left").merge(models, on="model_id", how="left")
+            .sort_values("rank").reset_index(drop=True))
+
+
+def published(wh: Warehouse, table: str) -> pd.DataFrame:
+    """A published table without its run stamps (empty when it does not exist): what the report site shows."""
+    return wh.read(table).drop(columns=["run_id", "data_version"], errors="ignore")
+
+
+def source_freshness(wh: Warehouse) -> pd.DataFrame:
+    """[table, source, as_of, rows] of every raw table: which source delivered how many rows, as of when."""
+    frames = []
+    for table in TABLE_ORDER:
+        name = f"raw.{table}"
+        if wh.table_exists(name):
+            frames.append(wh.query(f"select '{name}' as \"table\", source, cast(max(as_of) as varchar) as as_of, "
+                                   f"count(*) as rows from {name} group by source order by source"))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["table", "source", "as_of", "rows"])
 
 
 # ---------------------------------------------------------------- router

@@ -18,6 +18,7 @@ assets; these functions give those fields their defaults.
 | COMPASS_LLM_BASE_URL, _MODEL, _API_KEY | OpenAI-compatible endpoint for archetype descriptions | none |
 | COMPASS_HEAVY | 1: heavy studies (cascades, oracle synthetic grid) | light |
 | COMPASS_ORACLE_N_BOOT | oracle bootstrap draws | 50 |
+| (none) | the report site: `reports/site/` next to the warehouse file | var/reports/site |
 | COMPASS_WRITER_POOL | Dagster pool of every warehouse writer (read at import) | none (deploy profile: duckdb) |
 """
 
@@ -48,6 +49,12 @@ def _folders(variable: str, default: Path) -> list[Path]:
 def db_path() -> str:
     """The warehouse file: COMPASS_DB, else var/warehouse.duckdb."""
     return os.environ.get("COMPASS_DB") or DEFAULT_DB
+
+
+def site_dir() -> Path:
+    """The report site's folder: reports/site/ next to the warehouse file (var/reports/site by default), so a
+    test's or a user's own warehouse gets its own site."""
+    return Path(db_path()).parent / "reports" / "site"
 
 
 def config_path() -> str | None:

@@ -18,17 +18,42 @@ def test_dagster_definitions_validate(tmp_path):
 
 def test_shared_attributes_are_applied_to_every_asset():
     """Definitions apply the shared attributes once: the refresh condition on every derived asset (none on the
-    raw sources, which the refresh and the schedule run), the kinds, and one partition per backfill run."""
+    raw sources, which the refresh and the schedule run; the report's own at the end), the kinds, and one
+    partition per backfill run."""
     import dagster as dg
 
-    from assets.automation import REFRESH_CONDITION
+    from assets.automation import REFRESH_CONDITION, REPORT_CONDITION
     from pipelines.definitions import ASSETS, KINDS, PER_PARTITION
 
     specs = [(a, spec) for a in ASSETS for spec in a.specs]
+    conditions = {"raw": None, "report": REPORT_CONDITION}
     for asset, spec in specs:
-        raw = spec.key.path[0] == "raw"
-        assert spec.automation_condition is (None if raw else REFRESH_CONDITION), spec.key
+        assert spec.automation_condition is conditions.get(spec.key.path[0], REFRESH_CONDITION), spec.key
         assert set(spec.kinds) == KINDS, spec.key
         assert asset.backfill_policy == (PER_PARTITION if asset.partitions_def else None), spec.key
     assert {spec.key.path[0] for _, spec in specs} >= {"raw", "compass", "datasets", "oracle", "cascade"}
     assert dg.AssetKey(["compass", "leaderboards"]) in {spec.key for _, spec in specs}
+
+
+def test_every_asset_and_check_has_a_description():
+    """The Dagster UI shows each asset's description; an asset without one fails here, named."""
+    from pipelines.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    missing = [k.to_user_string() for k in graph.get_all_asset_keys() if not (graph.get(k).description or "").strip()]
+    assert missing == []
+    checks = [c for c in defs.asset_checks or [] for c in c.check_specs if not (c.description or "").strip()]
+    assert [c.key for c in checks] == []
+
+
+def test_the_report_site_is_the_last_asset_and_depends_on_what_it_shows():
+    """report/site has no children, and a new leaderboard, oracle, cascade or cluster result re-runs it."""
+    import dagster as dg
+
+    from pipelines.definitions import defs
+
+    node = defs.resolve_asset_graph().get(dg.AssetKey(["report", "site"]))
+    assert node.child_keys == set()
+    assert {dg.AssetKey(k) for k in (["compass", "leaderboard_changes"], ["compass", "rank_uncertainty"],
+                                     ["oracle", "estimates"], ["cascade", "curves"], ["clusters", "benchmark"])} \
+        <= node.parent_keys

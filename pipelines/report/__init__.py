@@ -1,0 +1,1 @@
+"""The report site: `compass report` and the report/site asset write it under var/reports/site/."""

@@ -1,0 +1,275 @@
+"""The browsable report site: every decision of the warehouse as static pages that open from disk.
+
+Pages (README, "The report site"): index.html (every case x scenario's recommendation), one sortable
+leaderboard per case x scenario, the capability-cost picture per case, what changed since the previous
+refresh, one page per study slice whose tables exist, and provenance. Reads the warehouse through
+resources.readers; markup is pipelines.report.html, charts pipelines.report.charts.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from compass.mlcompass.frontier import ces_score
+from pipelines.report import charts
+from pipelines.report.html import esc, link, page, table
+from resources import provenance, readers
+from resources.warehouse import Warehouse
+
+# Leaderboard columns shown, in order, and their headings.
+BOARD_COLUMNS = {"rank": "rank", "rank_interval": "90 % rank interval", "p_rank1": "P(rank 1)", "model_id": "model",
+                 "organization": "organization", "open_weights": "open weights", "usd_mtok": "price USD/Mtok",
+                 "usd_query": "USD/query", "raw_cost": "cost (case unit)", "cost": "normalized cost",
+                 "utility": "utility", "score": "score", "binding": "binding constraints",
+                 "imputed_share": "imputed share", "tier": "tier", "why": "why this model"}
+
+
+@dataclass
+class Slice:
+    """A study page: written when `table` exists, with `body` building its content."""
+
+    name: str
+    title: str
+    table: str
+    body: Callable[[Warehouse], str]
+
+
+def slug(*parts: str) -> str:
+    return "__".join(p.replace("/", "_") for p in parts)
+
+
+def board_href(case_id: str, scenario: str) -> str:
+    return f"leaderboards/{slug(case_id, scenario)}.html"
+
+
+def frontier_href(case_id: str) -> str:
+    return f"frontier/{slug(case_id)}.html"
+
+
+def rank_interval(board: pd.DataFrame) -> pd.Series:
+    have = board["rank_lo"].notna()
+    text = board["rank_lo"].astype("Int64").astype(str) + "–" + board["rank_hi"].astype("Int64").astype(str)
+    return text.where(have, "")
+
+
+def why(board: pd.DataFrame) -> pd.Series:
+    """Why each model sits where it does: score = utility − λ·cost (ML Compass problem 7), its gap to the leader,
+    the constraints that bind it, and whether its utility is extrapolated."""
+    penalty = board["utility"] - board["score"]
+    gap = board["score"].iloc[0] - board["score"]
+    text = [f"utility {u:.3f} − λ·cost {p:.3f} = {s:.3f}" + (" (best score)" if g <= 0 else f", {g:.3f} behind #1")
+            + ("" if b in ("none", None) or b != b else f"; bound by {b}") + ("; utility extrapolated" if e else "")
+            for u, p, s, g, b, e in zip(board["utility"], penalty, board["score"], gap, board["binding"],
+                                        board["extrapolated"].fillna(False))]
+    return pd.Series(text, index=board.index)
+
+
+def board_table(board: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard as shown: the BOARD_COLUMNS that hold anything, renamed."""
+    shown = board.assign(rank_interval=rank_interval(board), why=why(board))
+    shown = shown[[c for c in BOARD_COLUMNS if c in shown.columns]].dropna(axis=1, how="all")
+    return shown.rename(columns=BOARD_COLUMNS)
+
+
+class SiteWriter:
+    """Writes pages under `root` with the shared navigation."""
+
+    def __init__(self, root: Path, nav: list[tuple[str, str]]):
+        self.root, self.nav, self.pages = root, nav, []
+
+    def write(self, href: str, title: str, body: str, charts_used: bool = False) -> None:
+        depth = href.count("/")
+        text = page(title, body, self.nav, depth, scripts=[charts.PLOTLY_JS] if charts_used else [])
+        path = self.root / href
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        self.pages.append(href)
+
+
+def live_boards(wh: Warehouse) -> dict[tuple[str, str], pd.DataFrame]:
+    """(case, scenario) -> its leaderboard as shown (readers.leaderboard_view), every non-empty one."""
+    boards = {(c, s): readers.leaderboard_view(wh, c, s) for c, s in readers.leaderboard_pairs(wh).itertuples(index=False)}
+    return {k: b for k, b in boards.items() if len(b)}
+
+
+def recommendations(boards: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
+    """Rank 1 of every leaderboard with its price (USD/Mtok, USD/query, case unit, normalized) and rank interval."""
+    rows = [{"case": case_id, "scenario": scenario, "recommended": board["model_id"].iloc[0],
+             "price USD/Mtok": board["usd_mtok"].iloc[0], "USD/query": board["usd_query"].iloc[0],
+             "cost (case unit)": board["raw_cost"].iloc[0], "cost unit": board["cost_column"].iloc[0],
+             "normalized cost": board["cost"].iloc[0], "90 % rank interval": rank_interval(board).iloc[0],
+             "P(rank 1)": board["p_rank1"].iloc[0]} for (case_id, scenario), board in boards.items()]
+    return pd.DataFrame(rows).dropna(axis=1, how="all")
+
+
+def index_body(wh: Warehouse, boards: dict[tuple[str, str], pd.DataFrame]) -> str:
+    pages = [link(board_href(c, s), "leaderboard") + " · " + link(frontier_href(c), "capability–cost") for c, s in boards]
+    summary = recommendations(boards).assign(pages=pages) if boards else pd.DataFrame()
+    when = readers.published(wh, "compass.leaderboards")["refreshed_at"].max() if boards else None
+    return (f'<p class="note">The recommended model (rank 1) of every case study and scenario. Warehouse '
+            f'refreshed {esc(when or "never")}; the 90 % rank interval comes from the bootstrap of the measures and '
+            "utilities (compass.rank_uncertainty).</p>"
+            + table(summary, sortable=True, html_columns=["pages"], table_id="recommendations"))
+
+
+def leaderboard_body(board: pd.DataFrame) -> str:
+    return ('<p class="note">Click a column heading to sort. Score = utility − λ·normalized cost; the 90 % rank '
+            "interval and P(rank 1) come from the bootstrap; the price in USD per million tokens is shown when the "
+            "case prices by tokens.</p>" + table(board_table(board), sortable=True, table_id="leaderboard"))
+
+
+def frontier_body(wh: Warehouse, case_id: str, scenarios: list[str]) -> str:
+    """Every model at (normalized cost, CES capability), the Pareto tiers, the fitted frontier c0·c^d, the λ paths."""
+    measures = readers.measures(wh, case_id)
+    shape = readers.ces_shape(wh, case_id, list(measures.columns))
+    params = readers.frontier_parameters(wh, case_id)
+    costs = readers.published(wh, "compass.costs").query("case_id == @case_id").set_index("model_id")
+    tiers = readers.tiers(wh, case_id).set_index("model_id")
+    models = pd.DataFrame({"capability": ces_score(measures.to_numpy(), shape.a, shape.b)}, index=measures.index)
+    models = models.join(costs[["cost", "raw_cost", "cost_column"]], how="inner").join(
+        tiers[["tier", "pareto_efficient"]]).reset_index()
+    models["hover"] = [f"{m}<br>tier {t}{' (Pareto-efficient)' if e else ''}<br>cost {r:g} ({c}), normalized {n:.3g}"
+                       for m, t, e, r, c, n in zip(models["model_id"], models["tier"], models["pareto_efficient"],
+                                                   models["raw_cost"], models["cost_column"], models["cost"])]
+    positive = models["cost"][models["cost"] > 0]
+    grid = np.geomspace(positive.min(), positive.max(), 200) if len(positive) else np.empty(0)
+    curve = pd.DataFrame({"cost": grid, "capability": float(params["c0"]) * grid ** float(params["d"])})
+    levels = costs.groupby("tier")["tier_cost"].first().rename("cost").reset_index()
+    levels["level"] = [float(params.get(f"lambda_{t}", np.nan)) for t in levels["tier"]]
+    figure = charts.capability_cost(models, curve, levels, f"{case_id}: capability vs normalized cost")
+    parts = [charts.figure_div(figure, "chart-frontier"),
+             f'<p class="note">CES frontier: b = {shape.b:.3f}, c0 = {float(params["c0"]):.3f}, '
+             f'd = {float(params["d"]):.3f} (the envelope of the tier levels, ML Compass §4.4); weights ' + ", ".join(f"{f} {a:.3f}" for f, a in zip(shape.factors, shape.a))
+             + ". Ringed points are Pareto-efficient.</p>"]
+    paths = readers.published(wh, "compass.lambda_path")
+    for i, scenario in enumerate(scenarios):
+        path = paths[(paths["case_id"] == case_id) & (paths["scenario"] == scenario)] if len(paths) else paths
+        if len(path):
+            parts.append(charts.figure_div(charts.lambda_path(path, f"λ path, scenario {scenario}"),
+                                           f"chart-lambda-{i}"))
+    return "".join(parts)
+
+
+def changes_body(wh: Warehouse) -> str:
+    changes = readers.published(wh, "compass.leaderboard_changes")
+    if changes.empty:
+        return '<p class="note">No leaderboard published yet.</p>'
+    real = changes[changes["change"] != "none"]
+    quiet = changes[changes["change"] == "none"][["case_id", "scenario", "detail"]]
+    cols = ["case_id", "scenario", "change", "model_id", "old_rank", "new_rank", "detail"]
+    return (f"<p>{len(real)} change(s) on {real[['case_id', 'scenario']].drop_duplicates().shape[0]} leaderboard(s) "
+            "since the previous refresh (new and dropped models, rank moves, a changed recommendation, with the "
+            "reason).</p>" + table(real[cols].astype({"old_rank": object, "new_rank": object}), sortable=True)
+            + "<h2>Leaderboards without changes</h2>" + table(quiet))
+
+
+KEY_COLUMNS = ["case_id", "scenario", "dataset", "model_set", "archetype"]  # shown first: what a row is about
+
+
+def section(title: str, frame: pd.DataFrame, note: str = "") -> str:
+    """A heading, a note and the frame as a sortable table, its key columns first, run stamps dropped."""
+    frame = frame.drop(columns=["refreshed_at"], errors="ignore")
+    keys = [c for c in KEY_COLUMNS if c in frame.columns]
+    frame = frame[keys + [c for c in frame.columns if c not in keys]]
+    return f"<h2>{esc(title)}</h2>" + (f'<p class="note">{esc(note)}</p>' if note else "") + table(frame, sortable=True)
+
+
+def oracle_body(wh: Warehouse) -> str:
+    summary = readers.published(wh, "oracle.summary")
+    estimates = readers.published(wh, "oracle.estimates")
+    singles = readers.published(wh, "oracle.single_models")
+    parts = [section("Per dataset: best single model vs the oracle", summary)]
+    for i, (dataset, est) in enumerate(estimates.groupby("dataset", sort=True)):
+        label = est["estimator"] + " (" + est["model_set"] + ")"
+        fig = charts.points_with_intervals(est.assign(label=label), "cost", "quality", "label",
+                                           f"{dataset}: oracle estimators with intervals", "quality_lo", "quality_hi",
+                                           group="model_set")
+        single = singles[singles["dataset"] == dataset]
+        if len(single):
+            fig.add_scatter(x=single["cost"], y=single["quality"], mode="markers", name="single models",
+                            text=single["model_id"], hovertemplate="%{text}<extra></extra>",
+                            marker=dict(symbol="x", size=8, color="#777"))
+        parts.append(charts.figure_div(fig, f"chart-oracle-{i}"))
+    return "".join(parts) + section("Estimates", estimates)
+
+
+def cascades_body(wh: Warehouse) -> str:
+    curves = readers.published(wh, "cascade.curves")
+    parts = []
+    for i, (dataset, part) in enumerate(curves.groupby("dataset", sort=True) if len(curves) else []):
+        x, y = ("cost", "error") if {"cost", "error"} <= set(part.columns) else part.columns[:2]
+        group = [c for c in ("cascade", "method") if c in part.columns]
+        part = part.assign(curve=part[group].astype(str).agg(" ".join, axis=1)) if group else part.assign(curve="")
+        parts.append(charts.figure_div(charts.curves(part, x, y, "curve", f"{dataset}: test error vs cost"),
+                                       f"chart-cascade-{i}"))
+    maps = readers.published(wh, "cascade.optimal_model_map")
+    maps = maps[maps["split"] == "test"] if "split" in maps else maps
+    for i, (dataset, part) in enumerate(maps.groupby("dataset", sort=True) if len(maps) else []):
+        fig = charts.points_with_intervals(part.assign(label=part["best_system"]), "lambda_error", "lambda_latency",
+                                           "label", f"{dataset}: the best system per price of error and of latency",
+                                           group="best_system", log_x=True)
+        parts.append(charts.figure_div(fig, f"chart-economics-{i}"))
+    for table_name, title in (("cascade.auc_summary", "Area under the error-cost curves"),
+                              ("cascade.critical_prices", "Critical prices (economics)")):
+        frame = readers.published(wh, table_name)
+        if len(frame):
+            parts.append(section(title, frame.head(500)))
+    return "".join(parts) or '<p class="note">No cascade results (cascades need datasets with confidences).</p>'
+
+
+def tables_body(*tables: tuple[str, str]) -> Callable[[Warehouse], str]:
+    """A page of sortable tables, one per (table, title) that exists (slices whose pages are plain tables)."""
+    def body(wh: Warehouse) -> str:
+        frames = [(title, readers.published(wh, name)) for name, title in tables]
+        return "".join(section(title, f.head(500))
+                       for title, f in frames if len(f)) or '<p class="note">No rows.</p>'
+    return body
+
+
+SLICES = [
+    Slice("oracle", "Oracle frontier", "oracle.estimates", oracle_body),
+    Slice("cascades", "Cascades", "cascade.curves", cascades_body),
+    Slice("clusters", "Cluster benchmark", "clusters.benchmark",
+          tables_body(("clusters.benchmark", "Clustering benchmark (§5.3)"),
+                      ("clusters.segmentation", "User segmentation"))),
+    Slice("router", "Router", "router.evaluation", tables_body(("router.evaluation", "Router evaluation"))),
+    Slice("matching", "Matching", "matching.summary", tables_body(("matching.summary", "Matching study"))),
+]
+
+
+def provenance_body(wh: Warehouse) -> str:
+    sources = readers.source_freshness(wh).merge(provenance.source_licences(), on="source", how="left")
+    return (section("Sources: rows per raw table, as-of date, licence", sources,
+                    "Licences from data/PROVENANCE.md (the embedded data); a source of your own config shows none.")
+            + section("Warehouse tables", readers.table_counts(wh))
+            + section("Raw names not imported (data/unmatched_names.csv)", provenance.unmatched_names()))
+
+
+def build_site(wh: Warehouse, root: Path) -> list[str]:
+    """Write the whole site under `root` (replacing its pages) and return the pages written, root-relative."""
+    boards = live_boards(wh)
+    slices = [s for s in SLICES if wh.table_exists(s.table)]
+    nav = ([("index.html", "Recommendations"), ("changes.html", "Changes")]
+           + [(f"{s.name}.html", s.title) for s in slices] + [("provenance.html", "Provenance")])
+    for folder in ("leaderboards", "frontier"):
+        shutil.rmtree(root / folder, ignore_errors=True)
+    charts.write_plotly_js(root)
+    site = SiteWriter(root, nav)
+    site.write("index.html", "LLM Compass: recommendations", index_body(wh, boards))
+    for (case_id, scenario), board in boards.items():
+        site.write(board_href(case_id, scenario), f"{case_id} / {scenario}: leaderboard", leaderboard_body(board))
+    for case_id in sorted({c for c, _ in boards}):
+        scenarios = [s for c, s in boards if c == case_id]
+        site.write(frontier_href(case_id), f"{case_id}: capability vs cost", frontier_body(wh, case_id, scenarios),
+                   charts_used=True)
+    site.write("changes.html", "Changes since the previous refresh", changes_body(wh))
+    for s in slices:
+        site.write(f"{s.name}.html", s.title, s.body(wh), charts_used=True)
+    site.write("provenance.html", "Provenance and freshness", provenance_body(wh))
+    return site.pages

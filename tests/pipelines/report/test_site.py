@@ -1,0 +1,104 @@
+"""The report site written by the refresh of the compass_small fixture (report/site asset), read back as HTML."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pandas as pd
+import pytest
+
+from pipelines.report.site import board_href, build_site
+from resources.warehouse import Warehouse
+from tests.pipelines.report.pages import pages, parse, table_rows
+
+MAX_SITE_BYTES = 15 * 2**20
+
+
+@pytest.fixture(scope="module")
+def site(compass_small_baseline):
+    root, report = compass_small_baseline
+    assert "report/site" in report.materialized
+    return root / "reports" / "site", Warehouse(root / "warehouse.duckdb")
+
+
+def test_every_leaderboard_page_has_exactly_the_warehouse_rows_in_rank_order(site):
+    folder, wh = site
+    boards = wh.read("compass.leaderboards")
+    ranks = wh.read("compass.rank_uncertainty").set_index(["case_id", "scenario", "model_id"])
+    assert boards.groupby(["case_id", "scenario"]).ngroups == 2
+    for (case_id, scenario), board in boards.groupby(["case_id", "scenario"]):
+        rows = table_rows(folder / board_href(case_id, scenario), "leaderboard")
+        board = board.sort_values("rank")
+        assert [r["model"] for r in rows] == board["model_id"].tolist()
+        assert [int(r["rank"]) for r in rows] == board["rank"].tolist()
+        expected = [f"{ranks.loc[(case_id, scenario, m), 'rank_lo']}–{ranks.loc[(case_id, scenario, m), 'rank_hi']}"
+                    for m in board["model_id"]]
+        assert [r["90 % rank interval"] for r in rows] == expected
+        assert [float(r["normalized cost"]) for r in rows] == pytest.approx(board["cost"].tolist(), abs=5e-5)
+        # why: score = utility − λ·cost, the leader first
+        assert "(best score)" in rows[0]["why this model"] and "behind #1" in rows[-1]["why this model"]
+
+
+def test_the_front_page_names_each_leaderboards_rank_one(site):
+    folder, wh = site
+    top = wh.query("select case_id, scenario, model_id, cost from compass.leaderboards where rank = 1 order by 1, 2")
+    rows = table_rows(folder / "index.html", "recommendations")
+    assert [(r["case"], r["scenario"], r["recommended"]) for r in rows] == list(
+        top[["case_id", "scenario", "model_id"]].itertuples(index=False, name=None))
+    assert [float(r["normalized cost"]) for r in rows] == pytest.approx(top["cost"].tolist(), abs=5e-5)
+
+
+def test_no_page_refers_outside_the_site_and_every_link_resolves(site):
+    folder, _ = site
+    found = pages(folder)
+    assert {p.relative_to(folder).as_posix() for p in found} >= {
+        "index.html", "changes.html", "provenance.html", "oracle.html", "frontier/small_open.html"}
+    for page in found:
+        for url in parse(page).urls:
+            assert not re.match(r"^[a-z]+:|^//", url, re.I), f"{page.name} refers to {url}"
+            assert (page.parent / url).resolve().is_file(), f"{page.name}: broken link {url}"
+        assert not re.search(r"https?://", re.sub(r"<script[^>]*>.*?</script>", "", page.read_text(), flags=re.S)), page
+    assert sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) < MAX_SITE_BYTES
+
+
+def test_provenance_lists_each_source_with_its_rows(site):
+    folder, wh = site
+    rows = table_rows(folder / "provenance.html", "table0")
+    shown = {(r["table"], r["source"]): int(r["rows"].replace(",", "")) for r in rows}
+    raw = wh.query("select source, count(*) as n from raw.models group by source")
+    assert {s: shown[("raw.models", s)] for s in raw["source"]} == dict(zip(raw["source"], raw["n"]))
+
+
+def test_a_slice_page_appears_only_when_its_table_exists(site, tmp_path):
+    """router.evaluation and matching.summary come from other slices: their pages render once the tables exist."""
+    folder, wh = site
+    copy = Warehouse(tmp_path / "warehouse.duckdb")
+    shutil.copy(wh.path, copy.path)
+    assert "router.html" not in build_site(copy, tmp_path / "before")
+    copy.replace("router.evaluation", pd.DataFrame({"router": ["knn", "mlp"], "gain": [0.125, 0.25]}))
+    written = build_site(copy, tmp_path / "after")
+    assert "router.html" in written and "matching.html" not in written
+    rows = table_rows(tmp_path / "after" / "router.html", "table0")
+    assert [(r["router"], float(r["gain"])) for r in rows] == [("knn", 0.125), ("mlp", 0.25)]
+
+
+def test_key_assets_show_their_figure_in_the_dagster_ui(compass_small_baseline):
+    """The latest materialization of each key asset carries an inline PNG (Markdown metadata), and the report's
+    carries the recommendations."""
+    import dagster as dg
+
+    root, _ = compass_small_baseline
+    with dg.DagsterInstance.from_config(str(root / "home")) as instance:
+        def metadata(key: list[str]) -> dict:
+            event = instance.get_latest_materialization_event(dg.AssetKey(key))
+            return event.asset_materialization.metadata
+
+        for key in (["compass", "measures"], ["compass", "cost_side"], ["compass", "leaderboards"],
+                    ["compass", "targets"]):
+            images = [v for v in metadata(key).values() if "data:image/png;base64," in str(getattr(v, "value", ""))]
+            assert images, key
+        shown = metadata(["report", "site"])["recommendations"].value
+    first = Warehouse(root / "warehouse.duckdb").query("select scenario, model_id from compass.leaderboards where rank = 1")
+    assert shown.count("small_open") == len(first) == 2
+    assert all(f"| {s} " in shown and f"| {m} " in shown for s, m in first.itertuples(index=False))
