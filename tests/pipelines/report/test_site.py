@@ -76,11 +76,13 @@ def test_a_slice_page_appears_only_when_its_table_exists(site, tmp_path):
     copy = Warehouse(tmp_path / "warehouse.duckdb")
     shutil.copy(wh.path, copy.path)
     assert "router.html" not in build_site(copy, tmp_path / "before")
-    copy.replace("router.evaluation", pd.DataFrame({"router": ["knn", "mlp"], "gain": [0.125, 0.25]}))
+    copy.replace("router.evaluation", pd.DataFrame({
+        "dataset": "d", "router": ["knn"] * 3 + ["mlp"] * 3, "n_gold": 50, "pmur": [0.0, 0.5, 1.0] * 2,
+        "expected_gain": [0.0, 0.375, 0.0, 0.0, 0.75, 0.0], "se": 0.01, "mc_rounds": 2}))
     written = build_site(copy, tmp_path / "after")
     assert "router.html" in written and "matching.html" not in written
-    rows = table_rows(tmp_path / "after" / "router.html", "table0")
-    assert [(r["router"], float(r["gain"])) for r in rows] == [("knn", 0.125), ("mlp", 0.25)]
+    rows = table_rows(tmp_path / "after" / "router.html", "table0")  # mean gain over the PMUR grid per router
+    assert [(r["router"], float(r["mean_gain"])) for r in rows] == [("knn", 0.125), ("mlp", 0.25)]
 
 
 def test_key_assets_show_their_figure_in_the_dagster_ui(compass_small_baseline):
