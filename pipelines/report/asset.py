@@ -7,7 +7,7 @@ may not import it; pipelines/definitions.py registers it with assets.automation.
 import dagster as dg
 
 from pipelines.report.site import build_site, live_boards, recommendations
-from resources.settings import site_dir
+from resources.settings import site_dir, writer_pool
 from resources.warehouse import WarehouseResource
 
 # The tables the site shows (router/ and matching/ pages appear when their tables exist, without a dependency).
@@ -18,7 +18,8 @@ SHOWN = [["compass", "leaderboard_changes"], ["compass", "leaderboards"], ["comp
          ["router", "overlap"], ["matching", "summary"]]
 
 
-@dg.asset(key=["report", "site"], deps=[dg.AssetKey(k) for k in SHOWN], group_name="report", code_version="report-site-1")
+@dg.asset(key=["report", "site"], deps=[dg.AssetKey(k) for k in SHOWN], group_name="report", code_version="report-site-1",
+          pool=writer_pool())
 def report_site(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The static report site (var/reports/site/index.html): recommendations, sortable leaderboards, capability-cost
     charts, changes, one page per study, provenance. Opens from disk with no network."""

@@ -134,7 +134,7 @@ def test_schedule_and_automation_sensor_are_registered():
     assert schedule.job_name == "raw_sources"
     raw = sorted(k.to_user_string() for k in defs.resolve_job_def("raw_sources").asset_layer.selected_asset_keys)
     assert raw == [f"raw/{t}" for t in sorted(("models", "model_aliases", "benchmark_scores", "model_costs",
-                                                "interactions", "query_records"))]
+                                                "interactions", "query_records", "route_labels"))]
     automation = defs.resolve_sensor_def("compass_automation")
     graph = defs.resolve_asset_graph()
     assert automation.default_status == dg.DefaultSensorStatus.RUNNING
