@@ -23,7 +23,7 @@ from assets.sources import RAW_KEYS
 from compass.ingest.load import TABLE_ORDER
 from pipelines.inbox import content_digest, process_inbox
 from resources.settings import accepted_dir, inbox_dir
-from resources.warehouse import WarehouseResource
+from resources.warehouse import Warehouse, WarehouseResource
 
 # The cursor remembers this many accepted deliveries (content digests).
 CURSOR_LIMIT = 1000
@@ -58,6 +58,20 @@ with warnings.catch_warnings():
     )
 
 
+IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+             dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
+
+
+def _refresh_in_flight(instance: dg.DagsterInstance, wh: Warehouse) -> str:
+    """Why the inbox must wait ('' when it need not): a `compass run` holds the refresh lock, or Dagster runs are
+    queued or running. Accepting a file then would let one raw asset of the refresh see it and another not."""
+    status = wh.refresh_status()
+    if status != "idle":
+        return status
+    running = instance.get_runs_count(dg.RunsFilter(statuses=IN_FLIGHT))
+    return f"{running} run(s) in flight" if running else ""
+
+
 def _applied(cursor: str | None) -> list[str]:
     return list(json.loads(cursor)["applied"]) if cursor else []
 
@@ -70,6 +84,9 @@ def _applied(cursor: str | None) -> list[str]:
     description="Validate files dropped into the inbox (COMPASS_INBOX); accepted ones re-run their raw source assets.",
 )
 def inbox_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResource) -> dg.SensorResult:
+    busy = _refresh_in_flight(context.instance, warehouse.get())
+    if busy:  # a delivery is applied between refreshes, never into the middle of one (issue 17)
+        return dg.SensorResult(skip_reason=f"{busy}: delivered files wait in the inbox", cursor=context.cursor)
     applied = _applied(context.cursor)
     result = process_inbox(inbox_dir(), accepted_dir(), warehouse.get(), already_applied=set(applied))
     for path, error in result.rejected:

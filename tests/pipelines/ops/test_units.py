@@ -189,3 +189,34 @@ def test_a_file_still_being_written_waits_until_it_settles(tmp_path):
     os.utime(path, (old, old))  # unmodified for two minutes
     second = process_inbox(inbox, accepted, wh, settle_s=60)
     assert [t for t, _ in second.accepted] == ["models"] and second.rejected == []
+
+
+def test_inbox_waits_while_a_refresh_is_in_flight(tmp_path, monkeypatch):
+    """Issue 17, concurrency: a file delivered during a refresh (a `compass run` holding the refresh lock, or Dagster
+    runs queued or started) stays in the inbox, so no raw asset of that refresh sees it; once idle, it is accepted."""
+    from dagster._core.test_utils import create_run_for_test
+
+    from pipelines.sensors import inbox_sensor
+    from resources.warehouse import Warehouse, WarehouseResource
+
+    inbox, accepted, home = tmp_path / "inbox", tmp_path / "accepted", tmp_path / "home"
+    for folder in (inbox, accepted, home):
+        folder.mkdir()
+    for var, value in {"COMPASS_INBOX": inbox, "COMPASS_ACCEPTED": accepted, "COMPASS_DB": tmp_path / "w.duckdb"}.items():
+        monkeypatch.setenv(var, str(value))
+    (inbox / "models_new.csv").write_text("model_id,display_name\nnew-model,New\n")
+    with dg.DagsterInstance.local_temp(str(home)) as instance:
+        def evaluate():
+            return inbox_sensor(dg.build_sensor_context(instance=instance, resources={"warehouse": WarehouseResource()}))
+
+        with Warehouse(tmp_path / "w.duckdb").refreshing():
+            held = evaluate()
+        assert not held.run_requests and "refresh in progress" in held.skip_reason.skip_message
+        run = create_run_for_test(instance, job_name="refresh_case", status=dg.DagsterRunStatus.STARTED)
+        queued = evaluate()
+        assert not queued.run_requests and "1 run(s) in flight" in queued.skip_reason.skip_message
+        assert (inbox / "models_new.csv").exists() and not any(accepted.rglob("*.csv"))
+        instance.report_run_canceled(run)
+        [request] = evaluate().run_requests
+        assert request.asset_selection == [dg.AssetKey(["raw", "models"])]
+        assert not (inbox / "models_new.csv").exists() and (accepted / "models" / "models_new.csv").exists()
