@@ -27,6 +27,7 @@ from compass.router.routers import OVERLAP, fit_router, overlap_region
 from compass.router.synthetic import make_data
 
 REAL_ROUTERS = ("pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap")
+MIN_GOLD_TRAIN = 10  # gold training rows below which the scale constant and the forests are meaningless
 BUDGET_SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -84,6 +85,9 @@ def evaluate(labels: pd.DataFrame, design: StudyDesign,
     data = split_labels(labels)
     n_test = int(np.ceil(design.test_share * len(data.gold)))
     sizes = sorted({min(n, len(data.gold) - n_test) for n in design.n_gold})
+    if sizes[0] < MIN_GOLD_TRAIN:
+        raise ValueError(f"{len(data.gold)} gold rows leave {sizes[0]} for training after holding out {n_test} for the "
+                         f"test set; the protocol needs at least {MIN_GOLD_TRAIN} (add gold rows or lower n_gold)")
     gains: dict[tuple[str, int], list[np.ndarray]] = {}
     last: dict = {}
     steps, done = design.mc_rounds * len(sizes), 0

@@ -101,3 +101,9 @@ def test_evaluation_protocol_on_real_labels():
     ends = table[table["pmur"].isin([0.0, 1.0])]
     assert np.allclose(ends["expected_gain"], 0, atol=1e-12)
     assert set(last["psi"]) == {"gold_only", "meta_dr"}
+
+
+def test_too_few_gold_rows_is_a_clear_error():
+    tiny = pd.concat([LABELS[LABELS["label_kind"] == "gold"].head(12), LABELS[LABELS["label_kind"] == "preference"]])
+    with pytest.raises(ValueError, match="12 gold rows leave 8 for training after holding out 4"):
+        evaluate(tiny, StudyDesign(n_gold=(50,), mc_rounds=1, learner=LearnerSpec(n_estimators=5)))
