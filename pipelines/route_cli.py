@@ -32,22 +32,16 @@ def read_queries(path: Path, embedder_kind: str) -> pd.DataFrame:
     if frame.empty:
         raise QueryFileError(f"{path}: no queries")
     if column == "embedding":
-        try:
-            frame["embedding"] = [np.asarray(json.loads(v), dtype=float) for v in frame["embedding"]]
-        except (ValueError, TypeError):
-            bad = next(i for i, v in enumerate(frame["embedding"], start=1) if not _is_vector(v))
-            raise QueryFileError(f"{path}: row {bad}, column embedding: not a JSON list of numbers") from None
+        vectors = []
+        for row, text in enumerate(frame["embedding"], start=1):
+            try:
+                vectors.append(np.asarray(json.loads(text), dtype=float))
+            except (ValueError, TypeError):
+                raise QueryFileError(f"{path}: row {row}, column embedding: not a JSON list of numbers") from None
+        frame["embedding"] = vectors
     if "query_id" not in frame.columns:
         frame["query_id"] = [str(i) for i in range(1, len(frame) + 1)]
     return frame
-
-
-def _is_vector(text: str) -> bool:
-    try:
-        np.asarray(json.loads(text), dtype=float)
-        return True
-    except (ValueError, TypeError):
-        return False
 
 
 def export_router(path: Path, embedder, nodes: pd.DataFrame, facts: dict) -> None:

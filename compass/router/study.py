@@ -56,7 +56,8 @@ def split_labels(labels: pd.DataFrame) -> Split:
     return Split(labels[kind == "gold"].reset_index(drop=True), labels[kind == "preference"].reset_index(drop=True))
 
 
-def _embed(embedder: Embedder, rows: pd.DataFrame) -> np.ndarray:
+def embed_queries(embedder: Embedder, rows: pd.DataFrame) -> np.ndarray:
+    """Features of queries: their `query_text` through a text embedder, or their `embedding` through a PCA one."""
     if embedder.kind == "tfidf":
         return embedder.transform(texts=rows["query_text"])
     return embedder.transform(embeddings=np.stack(rows["embedding"].to_numpy()))
@@ -98,7 +99,7 @@ def evaluate(labels: pd.DataFrame, design: StudyDesign,
         for n in sizes:
             gold = pool.iloc[:n]
             embedder = fit_features(pd.concat([gold, data.preference]), design.d, seed)
-            X_g, X_p, X_t = (_embed(embedder, rows) for rows in (gold, data.preference, test))
+            X_g, X_p, X_t = (embed_queries(embedder, rows) for rows in (gold, data.preference, test))
             r, y = gold["outcome"].to_numpy(float), data.preference["outcome"].to_numpy(float)
             c = scale_constant(r, y, design.normalization)
             spec = replace(design.learner, seed=seed)
@@ -124,7 +125,7 @@ def overlap(labels: pd.DataFrame, d: int = 50, bounds: tuple[float, float] = OVE
     queries apart (0.5: same distribution; 1: disjoint, no overlap)."""
     data = split_labels(labels)
     embedder = fit_features(pd.concat([data.gold, data.preference]), d, seed)
-    X_g, X_p = _embed(embedder, data.gold), _embed(embedder, data.preference)
+    X_g, X_p = embed_queries(embedder, data.gold), embed_queries(embedder, data.preference)
     p, inside = overlap_region(X_g, X_p, bounds, seed)
     is_gold = np.concatenate([np.ones(len(X_g), bool), np.zeros(len(X_p), bool)])
     auc = float(roc_auc_score(is_gold, p))
@@ -192,18 +193,13 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
     embedder = fit_features(pd.concat([data.gold, data.preference]), design.d, design.seed)
     r, y = data.gold["outcome"].to_numpy(float), data.preference["outcome"].to_numpy(float)
     c = scale_constant(r, y, design.normalization)
-    fitted = fit_router(router, design.learner, _embed(embedder, data.gold), c * r, _embed(embedder, data.preference),
+    fitted = fit_router(router, design.learner, embed_queries(embedder, data.gold), c * r, embed_queries(embedder, data.preference),
                         y, **_cate_kwargs(router, design, design.seed))
     facts = {"router": router, "model_p": str(labels["model_p"].iloc[0]), "model_a": str(labels["model_a"].iloc[0]),
              "learner": design.learner.kind, "d": embedder.dim, "embedder": embedder.kind,
              "scale_c": c, "n_gold": len(r), "n_preference": len(y), "preference_used": fitted.preference_used,
              "n_trees": len(fitted.model.estimators_)}
     return embedder, forest_nodes(fitted.model), facts
-
-
-def embed_queries(embedder: Embedder, queries: pd.DataFrame) -> np.ndarray:
-    """Features of new queries (a `query_text` column, or `embedding` for a PCA embedder)."""
-    return _embed(embedder, queries)
 
 
 def _summarize(gains: dict[tuple, list[np.ndarray]], keys: tuple[str, ...]) -> pd.DataFrame:

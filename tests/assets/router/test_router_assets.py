@@ -98,3 +98,15 @@ def test_bad_query_file_and_unknown_dataset(warehouse, tmp_path, capsys):
     assert main(["route", "--dataset", "nope", "--queries", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert "'nope'" in err and "arena_small" in err and "Traceback" not in err
+
+
+def test_query_file_with_embeddings_names_the_bad_row(tmp_path):
+    from pipelines.route_cli import QueryFileError, read_queries
+
+    path = tmp_path / "emb.csv"
+    path.write_text('query_id,embedding\na,"[0.5, 1.5]"\nb,"[0.25, oops]"\n')
+    with pytest.raises(QueryFileError, match=r"emb.csv: row 2, column embedding"):
+        read_queries(path, "pca")
+    path.write_text('embedding\n"[0.5, 1.5]"\n')
+    good = read_queries(path, "pca")
+    assert good["embedding"].iloc[0].tolist() == [0.5, 1.5] and good["query_id"].tolist() == ["1"]
