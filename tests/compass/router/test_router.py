@@ -5,12 +5,25 @@ import pytest
 
 from compass.router.decision import choose_w, route_to_primary
 from compass.router.evaluation import PMUR_GRID, efficiency_gain
-from compass.router.learners import LearnerSpec
+from compass.router.learners import LearnerSpec, out_of_sample
 from compass.router.normalize import scale_constant
 from compass.router.routers import fit_delta, fit_router
 from compass.router.synthetic import make_data
 
 FAST = LearnerSpec(n_estimators=60, min_samples_leaf=5, seed=0)
+
+
+def test_out_of_bag_falls_back_to_cross_fitting_when_a_row_is_never_out_of_bag():
+    # three trees: each row is in every bootstrap with probability 0.632^3 = 0.25, where scikit-learn
+    # reports an out-of-bag prediction of 0; the target sits near 5, so no honest prediction is near 0
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((300, 4))
+    target = 5.0 + 0.1 * rng.standard_normal(300)
+    _, pred = out_of_sample(LearnerSpec(n_estimators=3, seed=0), X, target)
+    assert pred.min() > 4.0
+    # with enough trees every row is out of bag somewhere and the OOB predictions are used as they are
+    model, pred = out_of_sample(LearnerSpec(n_estimators=200, seed=0), X, target)
+    np.testing.assert_array_equal(pred, model.oob_prediction_)
 
 
 def test_normalization_closed_forms():
