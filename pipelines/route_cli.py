@@ -15,6 +15,9 @@ import numpy as np
 import pandas as pd
 
 
+DEFAULT_SHARE = 0.3
+
+
 class QueryFileError(ValueError):
     """A bad --queries file: names the file, and the row and column where there is one."""
 
@@ -61,7 +64,7 @@ def export_router(path: Path, embedder, nodes: pd.DataFrame, facts: dict) -> Non
 def cmd_route(args: argparse.Namespace) -> int:
     from compass.router.decision import choose_w, route_to_primary
     from compass.router.export import forest_predict
-    from compass.router.study import embed_queries
+    from compass.router.study import embed_queries, query_costs
     from resources import readers
     from resources.warehouse import Warehouse
 
@@ -76,22 +79,42 @@ def cmd_route(args: argparse.Namespace) -> int:
               file=sys.stderr)
     if args.queries is None:
         return 0
-    if not 0 <= args.budget_share <= 1:
-        print(f"error: --budget-share must be in [0, 1], got {args.budget_share}", file=sys.stderr)
-        return 2
+    budget = {"max_primary_share": args.budget_share, "max_cost_share": args.max_cost_share}
+    if budget["max_primary_share"] is None and budget["max_cost_share"] is None:
+        budget["max_primary_share"] = DEFAULT_SHARE
+    for flag, value in zip(("--budget-share", "--max-cost-share"), budget.values()):
+        if value is not None and not 0 <= value <= 1:
+            print(f"error: {flag} must be in [0, 1], got {value}", file=sys.stderr)
+            return 2
     try:
         queries = read_queries(Path(args.queries), embedder.kind)
     except QueryFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    prices = readers.router_pair_prices(Warehouse(), args.dataset)
+    if budget["max_cost_share"] is not None and prices is None:
+        print(f"error: --max-cost-share needs prices for {facts['model_p']} and {facts['model_a']} in "
+              f"raw.model_costs (router.prices has none for {args.dataset!r}); use --budget-share", file=sys.stderr)
+        return 2
     psi = forest_predict(nodes, embed_queries(embedder, queries))
-    w = choose_w(psi, max_primary_share=args.budget_share)
-    to_p = route_to_primary(psi, w)
-    out = pd.DataFrame({"query_id": queries["query_id"], "psi_hat": psi,
-                        "route": np.where(to_p, facts["model_p"], facts["model_a"])})
+    out = pd.DataFrame({"query_id": queries["query_id"], "psi_hat": psi})
+    if prices is None:  # the paper's normalized costs: C_p = 1, C_a = 0 (eq. 4 reads ψ̂ > w)
+        w = choose_w(psi, **budget)
+        to_p = route_to_primary(psi, w)
+        spend = ""
+    else:  # Remark 2: real per-query dollars, ψ̂ > w·(C_p − C_a)
+        cost_p, cost_a = query_costs(queries, *prices)
+        w = choose_w(psi, cost_p - cost_a, cost_p=cost_p, cost_a=cost_a, **budget)
+        to_p = route_to_primary(psi, w, cost_p - cost_a)
+        out["cost_usd"] = np.where(to_p, cost_p, cost_a)
+        spend = f"; ${out['cost_usd'].sum():.4f} against ${cost_p.sum():.4f} for always-{facts['model_p']}"
+    out["route"] = np.where(to_p, facts["model_p"], facts["model_a"])
     out.to_csv(args.out or sys.stdout, index=False)
-    print(f"{to_p.sum()} of {len(out)} queries to {facts['model_p']} (budget share {args.budget_share:g}, "
-          f"w = {w:.4f}), the rest to {facts['model_a']}", file=sys.stderr)
+    limits = ", ".join(f"{name} {value:g}" for name, value in (("share", budget["max_primary_share"]),
+                                                               ("cost share", budget["max_cost_share"]))
+                       if value is not None)
+    print(f"{to_p.sum()} of {len(out)} queries to {facts['model_p']} (budget: {limits}; w = {w:.4g}), the rest to "
+          f"{facts['model_a']}{spend}", file=sys.stderr)
     return 0
 
 
@@ -99,8 +122,12 @@ def add_route_parser(sub: argparse._SubParsersAction) -> None:
     route = sub.add_parser("route", help="route queries with a dataset's meta-router (seed 003), or export it")
     route.add_argument("--dataset", required=True, help="routing dataset of raw.route_labels")
     route.add_argument("--queries", help="CSV with query_text (and optional query_id)")
-    route.add_argument("--budget-share", dest="budget_share", type=float, default=0.3,
-                       help="at most this share of the queries goes to the primary model (App. A.1)")
+    route.add_argument("--budget-share", dest="budget_share", type=float, default=None,
+                       help=f"at most this share of the queries goes to the primary model (App. A.1; default "
+                            f"{DEFAULT_SHARE:g} when no --max-cost-share is given)")
+    route.add_argument("--max-cost-share", dest="max_cost_share", type=float, default=None,
+                       help="total cost at most this share of always-primary's, in dollars from the catalog's "
+                            "prices (App. A.1)")
     route.add_argument("--out", help="output CSV (default: stdout)")
     route.add_argument("--export", help="write the router (embedder and forest arrays) as one JSON file")
     route.set_defaults(func=cmd_route)

@@ -143,8 +143,10 @@ def query_costs(rows: pd.DataFrame, price_p: tuple[float, float], price_a: tuple
                 default_tokens_out: float = 500.0) -> tuple[np.ndarray, np.ndarray]:
     """Per-query USD cost of each model (Remark 2): input tokens (characters / 4 of the query) at the input price
     plus the model's output tokens (the row's, else the dataset median, else `default_tokens_out`) at the
-    output price; prices in USD per million tokens (input, output)."""
-    tokens_in = rows["query_text"].fillna("").str.len().to_numpy(float) / 4.0
+    output price; prices in USD per million tokens (input, output). Queries given only as embeddings (no
+    `query_text`) count no input tokens."""
+    text = rows["query_text"] if "query_text" in rows else pd.Series("", index=rows.index)
+    tokens_in = text.fillna("").str.len().to_numpy(float) / 4.0
 
     def side(column: str, price: tuple[float, float]) -> np.ndarray:
         out = rows[column].astype(float) if column in rows else pd.Series(np.nan, index=rows.index)

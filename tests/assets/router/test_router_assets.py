@@ -88,6 +88,32 @@ def test_served_router_and_the_route_command(warehouse, tmp_path, capsys):
     assert np.mean(leaves) == pytest.approx(psi[0])
 
 
+def test_route_within_a_dollar_budget(warehouse, tmp_path, capsys):
+    wh, _ = warehouse
+    (in_p, out_p), (in_a, out_a) = readers.router_pair_prices(wh, "arena_small")
+    queries = pd.read_csv(FIXTURE / "route_labels.csv").head(40)[["query_id", "query_text"]]
+    path, out = tmp_path / "q.csv", tmp_path / "routes.csv"
+    queries.to_csv(path, index=False)
+    # Remark 2 by hand: characters / 4 input tokens, 500 output tokens (the fixture has no token counts)
+    tokens_in = queries["query_text"].str.len().to_numpy(float) / 4
+    always_p = ((tokens_in * in_p + 500 * out_p) / 1e6).sum()
+    cheap = ((tokens_in * in_a + 500 * out_a) / 1e6).sum()
+    budget = cheap + 0.25 * (always_p - cheap)
+    assert main(["route", "--dataset", "arena_small", "--queries", str(path), "--max-cost-share",
+                 f"{budget / always_p:.6f}", "--out", str(out)]) == 0
+    routes = pd.read_csv(out)
+    assert routes["cost_usd"].sum() <= budget + 1e-12
+    to_p = routes["route"] == readers.router_deployment(wh, "arena_small")[2]["model_p"]
+    assert 0 < to_p.sum() < 40
+    # the smallest w meeting the budget: one more query (the next by ψ̂ per dollar) would break it
+    gap = (tokens_in * (in_p - in_a) + 500 * (out_p - out_a)) / 1e6
+    ratio = np.where(to_p, -np.inf, routes["psi_hat"] / gap)
+    assert routes["cost_usd"].sum() + gap[int(np.argmax(ratio))] > budget
+    assert f"${routes['cost_usd'].sum():.4f} against ${always_p:.4f}" in capsys.readouterr().err
+    assert main(["route", "--dataset", "arena_small", "--queries", str(path), "--max-cost-share", "1.5"]) == 2
+    assert "--max-cost-share must be in [0, 1], got 1.5" in capsys.readouterr().err
+
+
 def test_bad_query_file_and_unknown_dataset(warehouse, tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("id,text\n1,hello\n")
