@@ -2,13 +2,14 @@
 closed forms for the BTL scale fix and the score projection, and the N = 2 reduction to the two-model router."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from compass.router.btl import fit_btl, preference_expectation
 from compass.router.decision import route_to_primary
 from compass.router.learners import LearnerSpec
 from compass.router.multi import PairLabels, fit_multi_router, score_projection
-from compass.router.multi_study import policy_choices
+from compass.router.multi_study import evaluate_multi_real, policy_choices
 from compass.router.normalize import scale_constant
 from compass.router.routers import fit_router
 from compass.router.synthetic import make_data, make_multi_data, preference_labels
@@ -106,3 +107,37 @@ def test_bad_pairs_and_btl_outside_the_dr_learner_are_clear_errors():
     ok = PairLabels(X, np.array([1, 2, 2]), np.array([0, 0, 1]), np.array([1.0, -1.0, 0.0]))
     with pytest.raises(ValueError, match="eta='btl' is the DR-learner's"):
         fit_multi_router("pooled", FAST, ok, ok, 3, eta="btl")
+
+
+def _star_labels() -> pd.DataFrame:
+    """Canonical raw.route_labels rows of two datasets sharing M_p = "P": on every query graded against both,
+    P beats A1 by 1 and loses to A2 by 2; five extra gold rows against A1 only (never test rows) give the gold
+    labels a spread; preferences agree with the grades."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(40):
+        for alt, r in (("A1", 1.0), ("A2", -2.0)):
+            rows.append({"query_id": f"g{i}", "model_a": alt, "label_kind": "gold", "outcome": r})
+    rows += [{"query_id": f"x{i}", "model_a": "A1", "label_kind": "gold", "outcome": r}
+             for i, r in enumerate((3.0, -1.0, 2.0, 0.0, 4.0))]
+    for i in range(60):
+        for alt, y in (("A1", 1.0), ("A2", -1.0)):
+            rows.append({"query_id": f"p{i}", "model_a": alt, "label_kind": "preference", "outcome": y})
+    frame = pd.DataFrame(rows).assign(model_p="P", query_text=None)
+    vectors = {q: rng.standard_normal(4) for q in frame["query_id"].unique()}
+    return frame.assign(embedding=frame["query_id"].map(vectors))
+
+
+def test_real_data_demonstration_scores_policies_in_closed_form():
+    """The star-graph demonstration on labels whose answer is known: hindsight and constant policies in closed
+    form (12 test queries: A2 is 2 better than P, A1 1 worse), and a fitted router that sends everything to A2,
+    which it can only do if the pair orientation and the score projection are right."""
+    table = evaluate_multi_real(_star_labels(), 2, LearnerSpec(n_estimators=10), d=3, routers=("gold_only",))
+    got = table.set_index(["budget", "policy"])
+    expect = {("w = 0", "hindsight"): 2.0, ("w = 0", "always A1"): -1.0, ("w = 0", "always A2"): 2.0,
+              ("w = 0", "always P"): 0.0, ("w = 0", "gold_only"): 2.0, ("50% to M_p", "hindsight"): 1.0,
+              ("50% to M_p", "always A1"): -0.5, ("50% to M_p", "gold_only"): 1.0}
+    for key, value in expect.items():
+        assert got.loc[key, "quality"] == pytest.approx(value), key
+    assert ("50% to M_p", "always P") not in got.index
+    assert got.loc[("50% to M_p", "gold_only"), ["share P", "share A1", "share A2"]].tolist() == [0.5, 0.0, 0.5]
