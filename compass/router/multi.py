@@ -45,7 +45,8 @@ class PairLabels:
         k, l = np.asarray(self.k, dtype=int), np.asarray(self.l, dtype=int)
         bad = np.flatnonzero((k == l) | (np.minimum(k, l) < 0) | (np.maximum(k, l) >= n_models))
         if bad.size:
-            raise ValueError(f"row {bad[0]}: pair ({k[bad[0]]}, {l[bad[0]]}) is not two distinct models of 0..{n_models - 1}")
+            i = bad[0]
+            raise ValueError(f"row {i}: pair ({k[i]}, {l[i]}) is not two distinct models of 0..{n_models - 1}")
         swap = k < l
         return PairLabels(self.X, np.where(swap, l, k), np.where(swap, k, l),
                           np.where(swap, -1.0, 1.0) * np.asarray(self.o, dtype=float))
