@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.router.btl import fit_btl, preference_expectation
+from compass.router.btl import btl_eta_hat, fit_btl, preference_expectation
 from compass.router.decision import route_to_primary
 from compass.router.learners import LearnerSpec
 from compass.router.multi import PairLabels, fit_multi_router, score_projection
@@ -39,6 +39,26 @@ def test_btl_scale_fix_matches_the_label_expectation_in_closed_form():
     y = preference_labels(rng.random(k.size), mean, 0.2 * (1 - np.abs(mean)))
     fitted = fit_btl(np.empty((k.size, 0)), k, l, y, 3).theta(np.empty((1, 0)))[0]
     assert fitted == pytest.approx(theta, abs=0.06)
+
+
+def test_btl_identifies_a_pair_never_compared():
+    """App. A.2: under BTL, η_{k,ℓ}(s) of a pair never compared is identified through the others. Preferences
+    only on (1, 0) and (2, 0) with scores linear in s; the fitted 2η̂ − 1 of (2, 1) matches the true one, and the
+    cross-fitted DR nuisance (`btl_eta_hat`) returns it for gold rows of that pair."""
+    rng = np.random.default_rng(5)
+    coef = np.array([[0.0, 0.0, 0.0], [0.5, 1.0, 0.0], [-0.3, 0.0, -1.5]])  # θ_k(s) = coef_k · (1, s1, s2)
+    X = rng.standard_normal((40_000, 2))
+    k, l = rng.integers(1, 3, len(X)), np.zeros(len(X), int)
+    th = np.hstack([np.ones((len(X), 1)), X]) @ coef.T
+    mean = preference_expectation(th[np.arange(len(X)), k], th[:, 0])
+    y = preference_labels(rng.random(len(X)), mean, 0.2 * (1 - np.abs(mean)))
+    grid = np.array([[-1.0, 1.0], [0.0, 0.0], [1.0, -0.5], [0.5, 1.5]])
+    truth = preference_expectation(grid @ coef[2, 1:] + coef[2, 0], grid @ coef[1, 1:] + coef[1, 0])
+    twos, ones = np.full(len(grid), 2), np.ones(len(grid), int)
+    assert fit_btl(X, k, l, y, 3).expectation(grid, twos, ones) == pytest.approx(truth, abs=0.03)
+    on_gold, on_pref = btl_eta_hat(grid, twos, ones, X[:2000], k[:2000], l[:2000], y[:2000], 3)
+    assert on_gold == pytest.approx(truth, abs=0.12)  # 2,000 rows, ridge-shrunk
+    assert np.mean(np.abs(on_pref - mean[:2000])) < 0.05 and np.corrcoef(on_pref, mean[:2000])[0, 1] > 0.98
 
 
 def test_score_projection_in_closed_form():
