@@ -10,4 +10,7 @@ predictions; `routers` fits the routers of §4.1 (oracle, pooled, preference-onl
 the R- and DR-learner meta-routers of §3.3 / App. A.3); `decision` routes by ψ̂(q) > w·(C_p − C_a) (eq. 4) and
 picks w for a budget (App. A.1); `evaluation` computes the efficiency gain against random routing at fixed
 primary-usage ratios (§4.1); `synthetic` is the spec's LLM-free generator (tests and simulation only).
+`multi` is App. A.2's multi-model meta-router (pairs as covariates, objective (S2), routing on least-squares
+per-model scores), `btl` its Bradley–Terry–Luce preference model on the label scale 2η − 1, `multi_study` its
+synthetic Monte Carlo study and real-data demonstration.
 """

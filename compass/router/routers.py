@@ -54,24 +54,31 @@ def _propensity(spec: LearnerSpec, S: np.ndarray, T: np.ndarray, mode: str,
 
 def fit_delta(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray, learner: str,
               propensity: str = "learned", clip: tuple[float, float] = (0.01, 0.99),
-              cate: LearnerSpec | None = None) -> tuple[object, int]:
+              cate: LearnerSpec | None = None,
+              eta_hat: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[object, int]:
     """Δ̂ = CATE of the gold 'treatment' (Lemma 1) by the R-learner (S3, weighted regression of õ/t̃ with
     weights t̃², Nie & Wager) or the DR-learner (S4, Kennedy's pseudo-outcome). Nuisances are out of sample.
-    `cate` sets a smoother learner for Δ̂ (spec §4: larger leaves at n ≈ 100); default: the same class H."""
+    `cate` sets a smoother learner for Δ̂ (spec §4: larger leaves at n ≈ 100); default: the same class H.
+    `eta_hat` (DR only) replaces the preference outcome model by a structured one, (η̂ on the gold rows,
+    out-of-sample η̂ on the preference rows) on the label scale (App. A.2's BTL: `btl.btl_eta_hat`)."""
     S = np.vstack([X_g, X_p])
     T = np.concatenate([np.ones(len(r)), np.zeros(len(y))])
     O = np.concatenate([r, y])
     p, clipped = _propensity(spec, S, T, propensity, clip)
     final = (cate or spec).regressor()
     if learner == "r":
+        if eta_hat is not None:
+            raise ValueError("eta_hat is the DR-learner's preference outcome model; the R-learner has none")
         gamma = out_of_sample(spec, S, O)[1]
         o_res, t_res = O - gamma, T - p
         final.fit(S, o_res / t_res, sample_weight=t_res**2)
     elif learner == "dr":
         mu1, oob1 = out_of_sample(spec, X_g, r)
-        mu0, oob0 = out_of_sample(spec, X_p, y)
         m1 = np.concatenate([oob1, predict(mu1, X_p)])
-        m0 = np.concatenate([predict(mu0, X_g), oob0])
+        if eta_hat is None:
+            mu0, oob0 = out_of_sample(spec, X_p, y)
+            eta_hat = (predict(mu0, X_g), oob0)
+        m0 = np.concatenate(eta_hat)
         phi = m1 - m0 + (T - p) / (p * (1 - p)) * (O - np.where(T == 1, m1, m0))
         final.fit(S, phi)
     else:
