@@ -47,13 +47,22 @@ def read_queries(path: Path, embedder_kind: str) -> pd.DataFrame:
     return frame
 
 
-def export_router(path: Path, embedder, nodes: pd.DataFrame, facts: dict) -> None:
-    """One JSON file: what the router is, the embedder's arrays and the forest's node arrays per tree."""
+def export_router(path: Path, embedder, nodes: pd.DataFrame, facts: dict,
+                  prices: tuple[tuple[float, float], tuple[float, float]] | None) -> None:
+    """One JSON file: what the router is, the rule, the pair's prices, the embedder's arrays and the forest's node
+    arrays per tree."""
     trees = [{c: tree[c].tolist() for c in ("left", "right", "feature", "threshold", "value")}
              for _, tree in nodes.sort_values(["tree", "node"]).groupby("tree", sort=True)]
+    walk = ("psi_hat = mean over trees of the leaf value reached by x (go left iff x[feature] <= threshold); "
+            "x = (f(q) - centre) @ loadings")
+    rule = ("route to model_p iff psi_hat > w * (cost_p - cost_a) (eq. 4, Remark 2), cost = (input tokens * input "
+            "price + output tokens * output price) / 1e6 with prices_usd_per_mtok; " if prices else
+            "route to model_p iff psi_hat > w (normalized costs, eq. 4); ")
     doc = {"router": {k: (v.item() if hasattr(v, "item") else v) for k, v in facts.items()},
-           "rule": "route to model_p iff psi_hat > w (normalized costs, eq. 4); psi_hat = mean over trees of the "
-                   "leaf value reached by x (go left iff x[feature] <= threshold); x = (f(q) - centre) @ loadings",
+           "rule": rule + walk,
+           "prices_usd_per_mtok": None if prices is None else {
+               "model_p": {"input": prices[0][0], "output": prices[0][1]},
+               "model_a": {"input": prices[1][0], "output": prices[1][1]}},
            "embedder": {"kind": embedder.kind, "terms": list(embedder.terms or []),
                         "idf": [] if embedder.idf is None else embedder.idf.tolist(),
                         "centre": embedder.centre.tolist(), "loadings": embedder.loadings.tolist()},
@@ -73,8 +82,9 @@ def cmd_route(args: argparse.Namespace) -> int:
     except LookupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    prices = readers.router_pair_prices(Warehouse(), args.dataset)
     if args.export:
-        export_router(Path(args.export), embedder, nodes, facts)
+        export_router(Path(args.export), embedder, nodes, facts, prices)
         print(f"wrote the {args.dataset} router ({facts['router']}, {facts['n_trees']} trees) to {args.export}",
               file=sys.stderr)
     if args.queries is None:
@@ -91,7 +101,6 @@ def cmd_route(args: argparse.Namespace) -> int:
     except QueryFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    prices = readers.router_pair_prices(Warehouse(), args.dataset)
     if budget["max_cost_share"] is not None and prices is None:
         print(f"error: --max-cost-share needs prices for {facts['model_p']} and {facts['model_a']} in "
               f"raw.model_costs (router.prices has none for {args.dataset!r}); use --budget-share", file=sys.stderr)

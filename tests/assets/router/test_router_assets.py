@@ -75,6 +75,10 @@ def test_served_router_and_the_route_command(warehouse, tmp_path, capsys):
     assert np.allclose(routes["psi_hat"], psi)
     # the exported JSON alone reproduces ψ̂ for a query (what a gateway would do)
     doc = json.loads((tmp_path / "router.json").read_text())
+    (in_p, out_p), (in_a, out_a) = readers.router_pair_prices(wh, "arena_small")
+    assert doc["prices_usd_per_mtok"] == {"model_p": {"input": in_p, "output": out_p},
+                                          "model_a": {"input": in_a, "output": out_a}}
+    assert doc["rule"].startswith("route to model_p iff psi_hat > w * (cost_p - cost_a)")
     arrays = doc["embedder"]
     from_json = Embedder(arrays["kind"], tuple(arrays["terms"]), np.asarray(arrays["idf"]),
                          np.asarray(arrays["centre"]), np.asarray(arrays["loadings"]))
