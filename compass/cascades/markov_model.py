@@ -21,7 +21,7 @@ the interior [phi_min + eps, phi_max - eps] where the objective is smooth (thesi
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import combinations
 
 import numpy as np
@@ -96,6 +96,67 @@ class _Stages:
     quantile_nodes: np.ndarray  # Q^s of models 1..k-1 at the uniform u nodes
     a_tables: np.ndarray
     b_tables: np.ndarray
+
+
+def _stage_inputs(st: _Stages, t: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per stage column j = the pair (cascade[j], cascade[j + 1]): u of model j, u and t of model j + 1
+    (the last model answers all: u = 0, t = phi_min)."""
+    m = len(t)
+    return (u, np.concatenate([u[:, 1:], np.zeros((m, 1))], axis=1),
+            np.concatenate([t[:, 1:], np.full((m, 1), st.phi_min_last)], axis=1))
+
+
+def _stage_terms(st: _Stages, cols: slice, ua: np.ndarray, ut: np.ndarray, tb: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Stages 2..k of Algorithm 1 for the stage columns ``cols`` (inputs (m, len(cols)) from ``_stage_inputs``):
+    the unnormalised P(correct) term ~I = phi_max F_a - t J - I (by parts), 1 / F_a and D_next = J / F_a, where
+    F_a = P(Phi_a <= t_a) and J = P(Phi_a <= t_a, Phi_b <= t_b)."""
+    start, stop, _ = cols.indices(len(st.pairs))
+    inner = min(stop, len(st.pairs) - 1) - start  # columns of cols that are not the last pair
+    f_a = st.p0[cols] + st.p1[cols] * ua
+    alpha = st.p00[cols] + st.p10[cols] * ua
+    copula = np.zeros_like(ua)  # C(u_a, 0) = 0 in the last column
+    if st.gumbel_theta is not None and inner > 0:  # the thesis' Gumbel (or independence) on every pair: one call
+        copula[:, :inner] = gumbel_cdf(ua[:, :inner], ut[:, :inner], st.gumbel_theta[start:start + inner])
+    for j, pair in enumerate(st.pairs[start:start + inner] if st.gumbel_theta is None else []):
+        copula[:, j] = pair.copula.cdf(ua[:, j], ut[:, j])
+    joint = (alpha + st.p01[cols] * ut + st.p11[cols] * copula) * st.not_last[cols]
+    integral = (alpha * (st.phi_max[cols] - tb) + st.p01[cols] * _interp1(st.a_tables[cols], ut)
+                + st.p11[cols] * _interp2(st.b_tables[cols], ua, ut))
+    tilde = st.phi_max[cols] * f_a - tb * joint - integral
+    inv = np.divide(1.0, f_a, out=np.zeros_like(f_a), where=f_a > 1e-12)
+    return tilde, inv, np.minimum(np.maximum(joint * inv, 0.0), 1.0)
+
+
+@dataclass
+class StageTerms:
+    """Per-row terms of Algorithm 1 at a batch of threshold vectors: smooth-CDF values ``u`` and thresholds ``t``
+    (m, k-1), stage 1's D_1 and its P(correct) / E[cost] terms (m,), and per stage column ~I, 1 / F_a and D_next
+    (m, k-1; ``_stage_terms``)."""
+
+    u: np.ndarray
+    t: np.ndarray
+    d: np.ndarray
+    p_first: np.ndarray
+    e_first: np.ndarray
+    tilde: np.ndarray
+    inv: np.ndarray
+    d_next: np.ndarray
+
+    def _map(self, fn) -> StageTerms:
+        return StageTerms(*(fn(getattr(self, f.name)) for f in fields(self)))
+
+    def repeat(self, n: int) -> StageTerms:
+        """Every row n times in a row (copies)."""
+        return self._map(lambda x: np.repeat(x, n, axis=0))
+
+    def rows(self, idx: np.ndarray) -> StageTerms:
+        return self._map(lambda x: x[idx])
+
+    def put(self, idx: np.ndarray, other: StageTerms) -> None:
+        """Overwrite rows ``idx`` with the rows of ``other``."""
+        for f in fields(self):
+            getattr(self, f.name)[idx] = getattr(other, f.name)
 
 
 class PairLaws(Mapping):
@@ -232,38 +293,53 @@ class CascadeModel:
 
         ``u``: the matching smooth-CDF values F^s_i(t_i) when the caller already has them.
         """
-        k = len(cascade)
         if u is None:
             u = np.column_stack([self.marginals[m].smooth_cdf(t[:, i]) for i, m in enumerate(cascade[:-1])])
+        return self.predict(cascade, self._terms(cascade, t, u))
 
-        first = self.marginals[cascade[0]]
-        d = first.w_min + first.w_smooth * u[:, 0]
-        integral = (first.w_min * (first.phi_max - t[:, 0])
-                    + first.w_smooth * _interp1(self._a_table(cascade[0]), u[:, 0]))
-        p_correct = first.phi_max - t[:, 0] * d - integral
-        e_cost = (1 - d) * self.costs[cascade[0]]
-        # stages 2..k at once, column j = the pair (cascade[j], cascade[j + 1]); the last model answers all
+    def terms(self, cascade: Sequence[str], u: np.ndarray) -> StageTerms:
+        """The terms of Algorithm 1 at smooth-CDF values ``u`` (m, k-1) inside the bounds (thresholds by
+        ``u_to_threshold``); ``predict`` turns them into (P(correct), E[cost])."""
+        return self._terms(cascade, self.u_to_threshold(cascade, u), u)
+
+    def line_terms(self, cascade: Sequence[str], base: StageTerms, j: int, values: np.ndarray) -> StageTerms:
+        """The terms of the n rows of ``base`` with u_j replaced by each column of ``values`` (n, P), in n * P
+        rows (row i * P + q: base row i, candidate q): one line search of the tuning.
+
+        Equal to ``terms`` of the expanded rows, but only what depends on u_j is evaluated per candidate (stage 1
+        when j = 0, the stage columns of the pairs j - 1 and j); the rest is repeated from ``base``.
+        """
         st = self._stages(tuple(cascade))
-        m = len(t)
-        ua = u[:, : k - 1]
-        ut = np.concatenate([u[:, 1:], np.zeros((m, 1))], axis=1)
-        tb = np.concatenate([t[:, 1:], np.full((m, 1), st.phi_min_last)], axis=1)
-        f_a = st.p0 + st.p1 * ua
-        alpha = st.p00 + st.p10 * ua
-        copula = np.zeros_like(ua)  # C(u_a, 0) = 0 in the last column
-        if st.gumbel_theta is not None:  # the thesis' Gumbel (or independence) on every pair: one call
-            copula[:, :-1] = gumbel_cdf(ua[:, :-1], ut[:, :-1], st.gumbel_theta)
-        for j, pair in enumerate(st.pairs[:-1] if st.gumbel_theta is None else []):
-            copula[:, j] = pair.copula.cdf(ua[:, j], ut[:, j])
-        joint = (alpha + st.p01 * ut + st.p11 * copula) * st.not_last
-        integral = alpha * (st.phi_max - tb) + st.p01 * _interp1(st.a_tables, ut) + st.p11 * _interp2(st.b_tables, ua, ut)
-        tilde = st.phi_max * f_a - tb * joint - integral
-        inv = np.divide(1.0, f_a, out=np.zeros_like(f_a), where=f_a > 1e-12)
-        d_next = np.minimum(np.maximum(joint * inv, 0.0), 1.0)
-        cum = d[:, None] * np.concatenate([np.ones((m, 1)), np.cumprod(d_next[:, :-1], axis=1)], axis=1)
-        p_correct = p_correct + (cum * tilde * inv).sum(axis=1)
-        e_cost = e_cost + (cum * (1 - d_next) * st.cum_costs).sum(axis=1)
-        return p_correct, e_cost
+        out = base.repeat(values.shape[1])
+        out.u[:, j] = values.ravel()
+        out.t[:, j] = _interp1(st.quantile_nodes[j], out.u[:, j])
+        cols = slice(max(j - 1, 0), j + 1)
+        for term, part in zip((out.tilde, out.inv, out.d_next),
+                              _stage_terms(st, cols, *(x[:, cols] for x in _stage_inputs(st, out.t, out.u)))):
+            term[:, cols] = part
+        if j == 0:
+            out.d, out.p_first, out.e_first = self._first_stage(cascade[0], out.t[:, 0], out.u[:, 0])
+        return out
+
+    def predict(self, cascade: Sequence[str], terms: StageTerms) -> tuple[np.ndarray, np.ndarray]:
+        """(P(correct), E[cost]) of eqs. 2.14-2.15 from the terms of Algorithm 1 (``terms``, ``line_terms``)."""
+        cum = terms.d[:, None] * np.concatenate([np.ones((len(terms.d), 1)), np.cumprod(terms.d_next[:, :-1], axis=1)],
+                                                axis=1)
+        return (terms.p_first + (cum * terms.tilde * terms.inv).sum(axis=1),
+                terms.e_first + (cum * (1 - terms.d_next) * self._stages(tuple(cascade)).cum_costs).sum(axis=1))
+
+    def _terms(self, cascade: Sequence[str], t: np.ndarray, u: np.ndarray) -> StageTerms:
+        st = self._stages(tuple(cascade))
+        return StageTerms(u, t, *self._first_stage(cascade[0], t[:, 0], u[:, 0]),
+                          *_stage_terms(st, slice(None), *_stage_inputs(st, t, u)))
+
+    def _first_stage(self, model: str, t: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stage 1 of Algorithm 1 at thresholds ``t`` (smooth-CDF values ``u``): D_1, its P(correct) term
+        phi_max - t D_1 - I_1 (by parts) and its E[cost] term (1 - D_1) E[C_1]."""
+        first = self.marginals[model]
+        d = first.w_min + first.w_smooth * u
+        integral = first.w_min * (first.phi_max - t) + first.w_smooth * _interp1(self._a_table(model), u)
+        return d, first.phi_max - t * d - integral, (1 - d) * self.costs[model]
 
     def simulate(self, cascade: Sequence[str], thresholds: Sequence[float], n: int,
                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -60,26 +60,33 @@ def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, s
     and avoids CDF evaluations in the loop. Per level and pass, each coordinate in turn is set to
     the best of ``n_points`` values in a window of half-width ``width`` around the current value
     (``width`` = 1 makes the first pass a global 1-D search per coordinate); the window then
-    shrinks by ``shrink``. Every line search of every lambda is one batched model evaluation.
+    shrinks by ``shrink``. Every line search of every lambda is one batched model evaluation
+    (``CascadeModel.evaluate_line``); a lambda whose point has not moved since its last search of a
+    coordinate at this width skips that search (it would return the same point).
     ``start``: (n_lambda, k-1) u values; returns u values.
     """
     lo, hi = _u_bounds(model, cascade)
     n, d = start.shape
-    u = start.copy()
     offsets = np.linspace(-1.0, 1.0, n_points)
-    lam_rep = np.repeat(lams, n_points)
-    rows = np.arange(n)
+    state = model.terms(cascade, start.copy())
     for _ in range(levels):
+        stale = np.ones((n, d), bool)  # lambda i has moved since its last search of coordinate j at this width
         for _ in range(passes):
             for j in range(d):
-                cand = np.repeat(u[:, None, :], n_points, axis=1)
-                cand[:, :, j] = np.clip(u[:, j:j + 1] + offsets * width, lo[j], hi[j])
-                flat = cand.reshape(-1, d)
-                p, c = model.evaluate_unchecked(cascade, model.u_to_threshold(cascade, flat), flat)
-                best = np.argmin((1.0 - p + lam_rep * c).reshape(n, n_points), axis=1)
-                u[:, j] = cand[rows, best, j]
+                rows = np.flatnonzero(stale[:, j])
+                if rows.size == 0:
+                    continue
+                current = state.u[rows, j]
+                values = np.clip(current[:, None] + offsets * width, lo[j], hi[j])
+                cand = model.line_terms(cascade, state.rows(rows), j, values)
+                p, c = model.predict(cascade, cand)
+                loss = (1.0 - p + np.repeat(lams[rows], n_points) * c).reshape(rows.size, n_points)
+                best = np.arange(rows.size) * n_points + np.argmin(loss, axis=1)
+                state.put(rows, cand.rows(best))
+                stale[rows, j] = False
+                stale[rows[state.u[rows, j] != current]] = True
         width = width / shrink
-    return u
+    return state.u
 
 
 def _u_bounds(model: CascadeModel, cascade: list[str]) -> tuple[np.ndarray, np.ndarray]:
