@@ -139,7 +139,7 @@ class MixedBetaMarginal:
 
 def _beta_nll(a: np.ndarray, b: np.ndarray, s1: np.ndarray, s2: np.ndarray, total: np.ndarray) -> np.ndarray:
     """-sum_i r_i log Beta(x_i | a, b) from the sufficient statistics (s1, s2, total) = sum r (log x, log(1-x), 1)."""
-    return -(a - 1) * s1 - (b - 1) * s2 + total * special.betaln(a, b)
+    return (1 - a) * s1 - (b - 1) * s2 + total * special.betaln(a, b)  # (1 - a) = -(a - 1) exactly
 
 
 def _box(v: np.ndarray) -> np.ndarray:
@@ -161,32 +161,37 @@ def _weighted_beta_mles(s1: np.ndarray, s2: np.ndarray, total: np.ndarray, a: np
     a, b = _box(a), _box(b)
     f = _beta_nll(a, b, s1, s2, total)
     active = total > 0
+    neg_s1, neg_s2, neg_total = -s1, -s2, -total
     for _ in range(max_newton):
         if not active.any():
             break
         n, args = len(a), np.concatenate([a, b, a + b])  # one digamma and one trigamma call for a, b, a + b
         di, tr = special.digamma(args), special.zeta(2, args)
         dia, dib, dab, tra, trb, tab = di[:n], di[n:2 * n], di[2 * n:], tr[:n], tr[n:2 * n], tr[2 * n:]
-        g1, g2 = -s1 + total * (dia - dab), -s2 + total * (dib - dab)  # zeta(2, x) = trigamma(x)
-        h11, h22, h12 = total * (tra - tab), total * (trb - tab), -total * tab
+        g1, g2 = neg_s1 + total * (dia - dab), neg_s2 + total * (dib - dab)  # zeta(2, x) = trigamma(x)
+        h11, h22, h12 = total * (tra - tab), total * (trb - tab), neg_total * tab
         det = np.where(active, h11 * h22 - h12 * h12, 1.0)
         da, db = (h22 * g1 - h12 * g2) / det, (h11 * g2 - h12 * g1) / det
         # Newton decrement g' H^-1 g / 2 (the predicted decrease): below the tolerance, one last full step
         # without backtracking (a decrease at rounding level is not worth 30 halvings)
-        last = 0.5 * (g1 * da + g2 * db) < 1e-12 * np.maximum(1.0, np.abs(f))
-        t = np.ones_like(a)
-        na, nb, nf = a, b, f
-        searching, moved = active.copy(), np.zeros_like(active)
-        while searching.any():
+        small = 1e-12 * np.maximum(1.0, np.abs(f))
+        last = 0.5 * (g1 * da + g2 * db) < small
+        na, nb = _box(a - da), _box(b - db)  # the full step; halved only where it does not decrease f
+        nf = _beta_nll(na, nb, s1, s2, total)
+        moved = active & (nf <= f)
+        retry = active & ~(moved | last)
+        t = np.where(retry, 0.5, 1.0)
+        while retry.any():  # rare: halve the step until f does not increase or t <= 1e-10
             ta, tb = _box(a - t * da), _box(b - t * db)
             tf = _beta_nll(ta, tb, s1, s2, total)
-            accept = searching & (tf <= f)
+            accept = retry & (tf <= f)
             na, nb, nf = np.where(accept, ta, na), np.where(accept, tb, nb), np.where(accept, tf, nf)
             moved |= accept
-            t = np.where(searching & ~accept, 0.5 * t, t)
-            searching &= ~accept & ~last & (t > 1e-10)
-        done = last | (np.abs(f - nf) < 1e-12 * np.maximum(1.0, np.abs(f)))
-        a, b, f = np.where(moved, na, a), np.where(moved, nb, b), np.where(moved, nf, f)
+            t = np.where(retry & ~accept, 0.5 * t, t)
+            retry &= ~accept & (t > 1e-10)
+        na, nb, nf = np.where(moved, na, a), np.where(moved, nb, b), np.where(moved, nf, f)
+        done = last | (np.abs(f - nf) < small)
+        a, b, f = na, nb, nf
         active &= moved & ~done
     return a, b
 
