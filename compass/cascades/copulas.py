@@ -44,8 +44,11 @@ def gumbel_cdf(u: np.ndarray, v: np.ndarray, theta: float | np.ndarray) -> np.nd
     if np.any(np.asarray(theta) < 1):
         raise ValueError(f"Gumbel theta must be >= 1, got {theta}")
     u, v = np.minimum(np.maximum(u, 1e-300), 1.0), np.minimum(np.maximum(v, 1e-300), 1.0)
-    s = (-np.log(u)) ** theta + (-np.log(v)) ** theta
-    return np.exp(-(s ** (1.0 / theta)))
+    s = np.asarray((-np.log(u)) ** theta + (-np.log(v)) ** theta)  # the one array of the broadcast shape
+    np.power(s, 1.0 / theta, out=s)  # exp(-s^(1/theta)) in place
+    np.negative(s, out=s)
+    np.exp(s, out=s)
+    return s[()]  # a scalar for scalar input
 
 
 def gumbel_theta_from_tau(tau: float) -> float:

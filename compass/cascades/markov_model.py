@@ -67,11 +67,15 @@ def _interp2(table: np.ndarray, ua: np.ndarray, u: np.ndarray) -> np.ndarray:
             + (flat[at + n] * (1 - f) + flat[at + n + 1] * f) * fa)
 
 
-def _right_cumtrapz(values: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """int_{q_j}^{q_last} of a function sampled at nodes q (last axis), trapezoid, per node j."""
-    cells = 0.5 * (values[..., 1:] + values[..., :-1]) * np.diff(q)
-    tail = np.cumsum(cells[..., ::-1], axis=-1)[..., ::-1]
-    return np.concatenate([tail, np.zeros(values.shape[:-1] + (1,))], axis=-1)
+def _right_cumtrapz(values: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """int_{q_j}^{q_last} of a function sampled at nodes q (last axis), trapezoid, per node j (into ``out`` if given)."""
+    out = np.empty(values.shape) if out is None else out
+    cells = values[..., 1:] + values[..., :-1]
+    cells *= 0.5
+    cells *= np.diff(q)
+    out[..., -1] = 0.0
+    np.cumsum(cells[..., ::-1], axis=-1, out=out[..., -2::-1])
+    return out
 
 
 @dataclass(frozen=True)
@@ -214,13 +218,16 @@ class CascadeModel:
             self._a_tables[m] = _right_cumtrapz(u, q)
         return self._a_tables[m]
 
-    def _b_table(self, a: str, b: str) -> np.ndarray:
+    def _b_table(self, a: str, b: str, out: np.ndarray | None = None) -> np.ndarray:
+        """B(u_a, u) of the pair (a, b), built once; ``out``: where to build (or copy) it."""
         if (a, b) not in self._b_tables:
             u, q = self._nodes(b)
             ua = np.linspace(0.0, 1.0, self.n_ua)
             c = self.pairs[(a, b)].copula.cdf(ua[:, None], u[None, :])
-            self._b_tables[(a, b)] = _right_cumtrapz(c, q)
-        return self._b_tables[(a, b)]
+            self._b_tables[(a, b)] = _right_cumtrapz(c, q, out)
+        elif out is not None:
+            out[...] = self._b_tables[(a, b)]
+        return self._b_tables[(a, b)] if out is None else out
 
     def _stages(self, cascade: tuple[str, ...]) -> _Stages:
         """The per-stage constants of ``cascade`` stacked along its consecutive pairs (built once per cascade)."""
@@ -240,8 +247,15 @@ class CascadeModel:
                 if all(law.copula.is_thesis_gumbel or law.copula.family == "indep" for law in laws[:-1]) else None,
                 quantile_nodes=np.array([self._nodes(a)[1] for a, _ in pairs]),
                 a_tables=np.array([self._a_table(b) for _, b in pairs]),
-                b_tables=np.array([self._b_table(a, b) for a, b in pairs]))
+                b_tables=self._stacked_b_tables(pairs))
         return self._stage_cache[cascade]
+
+    def _stacked_b_tables(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """The B tables of ``pairs`` in one (pairs, n_ua, n_u) array, each built in place."""
+        tables = np.empty((len(pairs), self.n_ua, self.n_u))
+        for table, (a, b) in zip(tables, pairs):
+            self._b_table(a, b, out=table)
+        return tables
 
     def precompute(self) -> CascadeModel:
         """Build the quadrature tables of every model and pair once (reused across lambdas and
