@@ -44,24 +44,24 @@ def _cell(u: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _interp1(table: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Linear interpolation of ``table`` sampled on a uniform grid over [0, 1]; a stacked (c, n) table
-    interpolates column j of ``u`` (m, c) in row j."""
+    interpolates row j of ``u`` (c, m) in row j."""
     n = table.shape[-1]
     i0, f = _cell(u, n)
     if table.ndim == 2:
-        i0 = i0 + n * np.arange(table.shape[0])
+        i0 = i0 + n * np.arange(table.shape[0])[:, None]
     flat = table.ravel()
     return flat[i0] * (1 - f) + flat[i0 + 1] * f
 
 
 def _interp2(table: np.ndarray, ua: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Bilinear interpolation of ``table[ia, j]`` sampled on uniform grids over [0, 1]^2; a stacked
-    (c, n_a, n) table interpolates column j of ``ua``, ``u`` (m, c) in table j."""
+    (c, n_a, n) table interpolates row j of ``ua``, ``u`` (c, m) in table j."""
     n_a, n = table.shape[-2:]
     ia, fa = _cell(ua, n_a)
     j0, f = _cell(u, n)
     at = ia * n + j0
     if table.ndim == 3:
-        at = at + n_a * n * np.arange(table.shape[0])
+        at = at + n_a * n * np.arange(table.shape[0])[:, None]
     flat = table.ravel()
     return ((flat[at] * (1 - f) + flat[at + 1] * f) * (1 - fa)
             + (flat[at + n] * (1 - f) + flat[at + n + 1] * f) * fa)
@@ -80,10 +80,11 @@ def _right_cumtrapz(values: np.ndarray, q: np.ndarray, out: np.ndarray | None = 
 
 @dataclass(frozen=True)
 class _Stages:
-    """Constants of stages 2..k of one cascade, one entry per consecutive pair (a, b): the pair laws, their case
+    """Constants of stages 2..k of one cascade, one row per consecutive pair (a, b): the pair laws, their case
     probabilities (p0 = P(a at phi_min), p1 = P(a smooth), p00, p10, p01, p11), phi_max of b, phi_min of the last
     model, which stage is not the last, cumulative costs through b, the Gumbel thetas, the smooth quantiles of
-    models 1..k-1 at the u nodes and the stacked A / B quadrature tables."""
+    models 1..k-1 at the u nodes and the stacked A / B quadrature tables. The per-pair scalars are (k-1, 1)
+    columns that broadcast against the stage-major (k-1, m) arrays of ``StageTerms``."""
 
     pairs: list[PairJoint]
     p0: np.ndarray
@@ -103,40 +104,39 @@ class _Stages:
 
 
 def _stage_inputs(st: _Stages, t: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per stage column j = the pair (cascade[j], cascade[j + 1]): u of model j, u and t of model j + 1
-    (the last model answers all: u = 0, t = phi_min)."""
-    m = len(t)
-    return (u, np.concatenate([u[:, 1:], np.zeros((m, 1))], axis=1),
-            np.concatenate([t[:, 1:], np.full((m, 1), st.phi_min_last)], axis=1))
+    """Per stage row j = the pair (cascade[j], cascade[j + 1]), from stage-major ``t``, ``u`` (k-1, m): u of
+    model j, u and t of model j + 1 (the last model answers all: u = 0, t = phi_min)."""
+    m = t.shape[1]
+    return u, np.vstack([u[1:], np.zeros((1, m))]), np.vstack([t[1:], np.full((1, m), st.phi_min_last)])
 
 
-def _stage_terms(st: _Stages, cols: slice, ua: np.ndarray, ut: np.ndarray, tb: np.ndarray
+def _stage_terms(st: _Stages, rows: slice, ua: np.ndarray, ut: np.ndarray, tb: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Stages 2..k of Algorithm 1 for the stage columns ``cols`` (inputs (m, len(cols)) from ``_stage_inputs``):
+    """Stages 2..k of Algorithm 1 for the stage rows ``rows`` (inputs (len(rows), m) from ``_stage_inputs``):
     the unnormalised P(correct) term ~I = phi_max F_a - t J - I (by parts), 1 / F_a and D_next = J / F_a, where
     F_a = P(Phi_a <= t_a) and J = P(Phi_a <= t_a, Phi_b <= t_b)."""
-    start, stop, _ = cols.indices(len(st.pairs))
-    inner = min(stop, len(st.pairs) - 1) - start  # columns of cols that are not the last pair
-    f_a = st.p0[cols] + st.p1[cols] * ua
-    alpha = st.p00[cols] + st.p10[cols] * ua
-    copula = np.zeros_like(ua)  # C(u_a, 0) = 0 in the last column
+    start, stop, _ = rows.indices(len(st.pairs))
+    inner = min(stop, len(st.pairs) - 1) - start  # rows that are not the last pair
+    f_a = st.p0[rows] + st.p1[rows] * ua
+    alpha = st.p00[rows] + st.p10[rows] * ua
+    copula = np.zeros_like(ua)  # C(u_a, 0) = 0 in the last row
     if st.gumbel_theta is not None and inner > 0:  # the thesis' Gumbel (or independence) on every pair: one call
-        copula[:, :inner] = gumbel_cdf(ua[:, :inner], ut[:, :inner], st.gumbel_theta[start:start + inner])
+        copula[:inner] = gumbel_cdf(ua[:inner], ut[:inner], st.gumbel_theta[start:start + inner])
     for j, pair in enumerate(st.pairs[start:start + inner] if st.gumbel_theta is None else []):
-        copula[:, j] = pair.copula.cdf(ua[:, j], ut[:, j])
-    joint = (alpha + st.p01[cols] * ut + st.p11[cols] * copula) * st.not_last[cols]
-    integral = (alpha * (st.phi_max[cols] - tb) + st.p01[cols] * _interp1(st.a_tables[cols], ut)
-                + st.p11[cols] * _interp2(st.b_tables[cols], ua, ut))
-    tilde = st.phi_max[cols] * f_a - tb * joint - integral
+        copula[j] = pair.copula.cdf(ua[j], ut[j])
+    joint = (alpha + st.p01[rows] * ut + st.p11[rows] * copula) * st.not_last[rows]
+    integral = (alpha * (st.phi_max[rows] - tb) + st.p01[rows] * _interp1(st.a_tables[rows], ut)
+                + st.p11[rows] * _interp2(st.b_tables[rows], ua, ut))
+    tilde = st.phi_max[rows] * f_a - tb * joint - integral
     inv = np.divide(1.0, f_a, out=np.zeros_like(f_a), where=f_a > 1e-12)
     return tilde, inv, np.minimum(np.maximum(joint * inv, 0.0), 1.0)
 
 
 @dataclass
 class StageTerms:
-    """Per-row terms of Algorithm 1 at a batch of threshold vectors: smooth-CDF values ``u`` and thresholds ``t``
-    (m, k-1), stage 1's D_1 and its P(correct) / E[cost] terms (m,), and per stage column ~I, 1 / F_a and D_next
-    (m, k-1; ``_stage_terms``)."""
+    """The terms of Algorithm 1 at m threshold vectors, stage-major: smooth-CDF values ``u`` and thresholds ``t``
+    (k-1, m), stage 1's D_1 and its P(correct) / E[cost] terms (m,), and per stage ~I, 1 / F_a and D_next
+    (k-1, m; ``_stage_terms``). Index ``[..., i]`` picks threshold vector i."""
 
     u: np.ndarray
     t: np.ndarray
@@ -151,16 +151,17 @@ class StageTerms:
         return StageTerms(*(fn(getattr(self, f.name)) for f in fields(self)))
 
     def repeat(self, n: int) -> StageTerms:
-        """Every row n times in a row (copies)."""
-        return self._map(lambda x: np.repeat(x, n, axis=0))
+        """Every threshold vector n times in a row (copies)."""
+        return self._map(lambda x: np.repeat(x, n, axis=-1))
 
     def rows(self, idx: np.ndarray) -> StageTerms:
-        return self._map(lambda x: x[idx])
+        """The threshold vectors ``idx``."""
+        return self._map(lambda x: x[..., idx])
 
     def put(self, idx: np.ndarray, other: StageTerms) -> None:
-        """Overwrite rows ``idx`` with the rows of ``other``."""
+        """Overwrite threshold vectors ``idx`` with those of ``other``."""
         for f in fields(self):
-            getattr(self, f.name)[idx] = getattr(other, f.name)
+            getattr(self, f.name)[..., idx] = getattr(other, f.name)
 
 
 class PairLaws(Mapping):
@@ -234,16 +235,16 @@ class CascadeModel:
         if cascade not in self._stage_cache:
             pairs = list(zip(cascade[:-1], cascade[1:]))
             laws = [self.pairs[ab] for ab in pairs]
-            probs = np.array([law.case_probs for law in laws])
+            probs = np.array([law.case_probs for law in laws])[..., None]  # (pairs, 3, 3, 1): column vectors
             self._stage_cache[cascade] = _Stages(
                 pairs=laws, p0=probs[:, 0].sum(axis=1), p1=probs[:, 1].sum(axis=1), p00=probs[:, 0, 0],
                 p10=probs[:, 1, 0], p01=probs[:, 0, 1], p11=probs[:, 1, 1],
-                phi_max=np.array([self.marginals[b].phi_max for _, b in pairs]),
+                phi_max=np.array([[self.marginals[b].phi_max] for _, b in pairs]),
                 phi_min_last=self.marginals[cascade[-1]].phi_min,
-                not_last=np.arange(len(pairs)) < len(pairs) - 1,
-                cum_costs=np.cumsum([self.costs[m] for m in cascade])[1:],
-                gumbel_theta=np.array([law.copula.parameters[0] if law.copula.is_thesis_gumbel else 1.0
-                                       for law in laws[:-1]])
+                not_last=(np.arange(len(pairs)) < len(pairs) - 1)[:, None],
+                cum_costs=np.cumsum([self.costs[m] for m in cascade])[1:, None],
+                gumbel_theta=np.array([[law.copula.parameters[0] if law.copula.is_thesis_gumbel else 1.0]
+                                       for law in laws[:-1]]).reshape(-1, 1)
                 if all(law.copula.is_thesis_gumbel or law.copula.family == "indep" for law in laws[:-1]) else None,
                 quantile_nodes=np.array([self._nodes(a)[1] for a, _ in pairs]),
                 a_tables=np.array([self._a_table(b) for _, b in pairs]),
@@ -299,7 +300,7 @@ class CascadeModel:
 
     def u_to_threshold(self, cascade: Sequence[str], u: np.ndarray) -> np.ndarray:
         """Thresholds t = Q^s(u) per stage by linear interpolation of the tabulated smooth quantile."""
-        return _interp1(self._stages(tuple(cascade)).quantile_nodes, u)  # the u nodes are uniform on [0, 1]
+        return _interp1(self._stages(tuple(cascade)).quantile_nodes, u.T).T  # the u nodes are uniform on [0, 1]
 
     def evaluate_unchecked(self, cascade: Sequence[str], t: np.ndarray,
                            u: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -309,42 +310,43 @@ class CascadeModel:
         """
         if u is None:
             u = np.column_stack([self.marginals[m].smooth_cdf(t[:, i]) for i, m in enumerate(cascade[:-1])])
-        return self.predict(cascade, self._terms(cascade, t, u))
+        return self.predict(cascade, self._terms(cascade, np.ascontiguousarray(t.T), np.ascontiguousarray(u.T)))
 
     def terms(self, cascade: Sequence[str], u: np.ndarray) -> StageTerms:
         """The terms of Algorithm 1 at smooth-CDF values ``u`` (m, k-1) inside the bounds (thresholds by
         ``u_to_threshold``); ``predict`` turns them into (P(correct), E[cost])."""
-        return self._terms(cascade, self.u_to_threshold(cascade, u), u)
+        u = np.ascontiguousarray(u.T)
+        return self._terms(cascade, _interp1(self._stages(tuple(cascade)).quantile_nodes, u), u)
 
     def line_terms(self, cascade: Sequence[str], base: StageTerms, j: int, values: np.ndarray) -> StageTerms:
-        """The terms of the n rows of ``base`` with u_j replaced by each column of ``values`` (n, P), in n * P
-        rows (row i * P + q: base row i, candidate q): one line search of the tuning.
+        """The terms of the n threshold vectors of ``base`` with u_j replaced by each column of ``values`` (n, P),
+        as n * P vectors (vector i * P + q: base vector i, candidate q): one line search of the tuning.
 
-        Equal to ``terms`` of the expanded rows, but only what depends on u_j is evaluated per candidate (stage 1
-        when j = 0, the stage columns of the pairs j - 1 and j); the rest is repeated from ``base``.
+        Equal to ``terms`` of the expanded vectors, but only what depends on u_j is evaluated per candidate
+        (stage 1 when j = 0, the stages of the pairs j - 1 and j); the rest is repeated from ``base``.
         """
         st = self._stages(tuple(cascade))
         out = base.repeat(values.shape[1])
-        out.u[:, j] = values.ravel()
-        out.t[:, j] = _interp1(st.quantile_nodes[j], out.u[:, j])
-        cols = slice(max(j - 1, 0), j + 1)
+        out.u[j] = values.ravel()
+        out.t[j] = _interp1(st.quantile_nodes[j], out.u[j])
+        rows = slice(max(j - 1, 0), j + 1)
         for term, part in zip((out.tilde, out.inv, out.d_next),
-                              _stage_terms(st, cols, *(x[:, cols] for x in _stage_inputs(st, out.t, out.u)))):
-            term[:, cols] = part
+                              _stage_terms(st, rows, *(x[rows] for x in _stage_inputs(st, out.t, out.u)))):
+            term[rows] = part
         if j == 0:
-            out.d, out.p_first, out.e_first = self._first_stage(cascade[0], out.t[:, 0], out.u[:, 0])
+            out.d, out.p_first, out.e_first = self._first_stage(cascade[0], out.t[0], out.u[0])
         return out
 
     def predict(self, cascade: Sequence[str], terms: StageTerms) -> tuple[np.ndarray, np.ndarray]:
         """(P(correct), E[cost]) of eqs. 2.14-2.15 from the terms of Algorithm 1 (``terms``, ``line_terms``)."""
-        cum = terms.d[:, None] * np.concatenate([np.ones((len(terms.d), 1)), np.cumprod(terms.d_next[:, :-1], axis=1)],
-                                                axis=1)
-        return (terms.p_first + (cum * terms.tilde * terms.inv).sum(axis=1),
-                terms.e_first + (cum * (1 - terms.d_next) * self._stages(tuple(cascade)).cum_costs).sum(axis=1))
+        cum = terms.d * np.vstack([np.ones((1, len(terms.d))), np.cumprod(terms.d_next[:-1], axis=0)])
+        return (terms.p_first + (cum * terms.tilde * terms.inv).sum(axis=0),
+                terms.e_first + (cum * (1 - terms.d_next) * self._stages(tuple(cascade)).cum_costs).sum(axis=0))
 
     def _terms(self, cascade: Sequence[str], t: np.ndarray, u: np.ndarray) -> StageTerms:
+        """``StageTerms`` at stage-major thresholds ``t`` and smooth-CDF values ``u`` (k-1, m)."""
         st = self._stages(tuple(cascade))
-        return StageTerms(u, t, *self._first_stage(cascade[0], t[:, 0], u[:, 0]),
+        return StageTerms(u, t, *self._first_stage(cascade[0], t[0], u[0]),
                           *_stage_terms(st, slice(None), *_stage_inputs(st, t, u)))
 
     def _first_stage(self, model: str, t: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -68,7 +68,7 @@ def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, s
     lo, hi = _u_bounds(model, cascade)
     n, d = start.shape
     offsets = np.linspace(-1.0, 1.0, n_points)
-    state = model.terms(cascade, start.copy())
+    state = model.terms(cascade, start)
     for _ in range(levels):
         stale = np.ones((n, d), bool)  # lambda i has moved since its last search of coordinate j at this width
         for _ in range(passes):
@@ -76,7 +76,7 @@ def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, s
                 rows = np.flatnonzero(stale[:, j])
                 if rows.size == 0:
                     continue
-                current = state.u[rows, j]
+                current = state.u[j, rows]
                 values = np.clip(current[:, None] + offsets * width, lo[j], hi[j])
                 cand = model.line_terms(cascade, state.rows(rows), j, values)
                 p, c = model.predict(cascade, cand)
@@ -84,9 +84,9 @@ def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, s
                 best = np.arange(rows.size) * n_points + np.argmin(loss, axis=1)
                 state.put(rows, cand.rows(best))
                 stale[rows, j] = False
-                stale[rows[state.u[rows, j] != current]] = True
+                stale[rows[state.u[j, rows] != current]] = True
         width = width / shrink
-    return state.u
+    return state.u.T.copy()
 
 
 def _u_bounds(model: CascadeModel, cascade: list[str]) -> tuple[np.ndarray, np.ndarray]:
