@@ -21,7 +21,7 @@ the interior [phi_min + eps, phi_max - eps] where the objective is smooth (thesi
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
@@ -148,7 +148,7 @@ class StageTerms:
     d_next: np.ndarray
 
     def _map(self, fn) -> StageTerms:
-        return StageTerms(*(fn(getattr(self, f.name)) for f in fields(self)))
+        return StageTerms(*map(fn, vars(self).values()))
 
     def repeat(self, n: int) -> StageTerms:
         """Every threshold vector n times in a row (copies)."""
@@ -160,8 +160,8 @@ class StageTerms:
 
     def put(self, idx: np.ndarray, other: StageTerms) -> None:
         """Overwrite threshold vectors ``idx`` with those of ``other``."""
-        for f in fields(self):
-            getattr(self, f.name)[..., idx] = getattr(other, f.name)
+        for mine, theirs in zip(vars(self).values(), vars(other).values()):
+            mine[..., idx] = theirs
 
 
 class PairLaws(Mapping):
@@ -339,7 +339,11 @@ class CascadeModel:
 
     def predict(self, cascade: Sequence[str], terms: StageTerms) -> tuple[np.ndarray, np.ndarray]:
         """(P(correct), E[cost]) of eqs. 2.14-2.15 from the terms of Algorithm 1 (``terms``, ``line_terms``)."""
-        cum = terms.d * np.vstack([np.ones((1, len(terms.d))), np.cumprod(terms.d_next[:-1], axis=0)])
+        prefix = np.empty_like(terms.d_next)  # prod_{j<i} D_next_j row by row (np.cumprod is slow across rows)
+        prefix[0] = 1.0
+        for i in range(1, len(prefix)):
+            np.multiply(prefix[i - 1], terms.d_next[i - 1], out=prefix[i])
+        cum = terms.d * prefix
         return (terms.p_first + (cum * terms.tilde * terms.inv).sum(axis=0),
                 terms.e_first + (cum * (1 - terms.d_next) * self._stages(tuple(cascade)).cum_costs).sum(axis=0))
 
