@@ -195,7 +195,12 @@ def fit_pair(phi_a: np.ndarray, phi_b: np.ndarray, marg_a: MixedBetaMarginal, ma
     np.add.at(probs, (ca, cb), 1.0)
     probs /= phi_a.size
     inner = (ca == 1) & (cb == 1)
-    uv = pseudo_observations(phi_a[inner], phi_b[inner]) if inner.sum() >= MIN_COPULA_ROWS else np.empty((0, 2))
+    if inner.sum() < MIN_COPULA_ROWS:
+        uv = np.empty((0, 2))
+    elif family == THESIS_FAMILY:  # Kendall's tau (eq. 2.10) is rank-invariant: no pseudo-observations needed
+        uv = np.column_stack([phi_a[inner], phi_b[inner]])
+    else:
+        uv = pseudo_observations(phi_a[inner], phi_b[inner])
     return PairJoint(marg_a, marg_b, probs, fit_copula(uv, family))
 
 
