@@ -53,18 +53,20 @@ def _interp1(table: np.ndarray, u: np.ndarray) -> np.ndarray:
     return flat[i0] * (1 - f) + flat[i0 + 1] * f
 
 
-def _interp2(table: np.ndarray, ua: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Bilinear interpolation of ``table[ia, j]`` sampled on uniform grids over [0, 1]^2; a stacked
-    (c, n_a, n) table interpolates row j of ``ua``, ``u`` (c, m) in table j."""
-    n_a, n = table.shape[-2:]
+def _interp_ab(a_table: np.ndarray, b_table: np.ndarray, ua: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Stacked (c, n) ``a_table`` interpolated linearly at row j of ``u`` (c, m) in row j, and stacked (c, n_a, n)
+    ``b_table[j, ia, i]`` bilinearly at rows j of ``ua``, ``u``, all sampled on uniform grids over [0, 1] (the cell
+    of ``u`` found once for both)."""
+    c, n_a, n = b_table.shape
+    i0, f = _cell(u, n)
     ia, fa = _cell(ua, n_a)
-    j0, f = _cell(u, n)
-    at = ia * n + j0
-    if table.ndim == 3:
-        at = at + n_a * n * np.arange(table.shape[0])[:, None]
-    flat = table.ravel()
-    return ((flat[at] * (1 - f) + flat[at + 1] * f) * (1 - fa)
-            + (flat[at + n] * (1 - f) + flat[at + n + 1] * f) * fa)
+    row = np.arange(c)[:, None]
+    flat, at = a_table.ravel(), i0 + n * row
+    a_val = flat[at] * (1 - f) + flat[at + 1] * f
+    flat, at = b_table.ravel(), ia * n + i0 + n_a * n * row
+    b_val = ((flat[at] * (1 - f) + flat[at + 1] * f) * (1 - fa)
+             + (flat[at + n] * (1 - f) + flat[at + n + 1] * f) * fa)
+    return a_val, b_val
 
 
 def _right_cumtrapz(values: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -125,43 +127,41 @@ def _stage_terms(st: _Stages, rows: slice, ua: np.ndarray, ut: np.ndarray, tb: n
     for j, pair in enumerate(st.pairs[start:start + inner] if st.gumbel_theta is None else []):
         copula[j] = pair.copula.cdf(ua[j], ut[j])
     joint = (alpha + st.p01[rows] * ut + st.p11[rows] * copula) * st.not_last[rows]
-    integral = (alpha * (st.phi_max[rows] - tb) + st.p01[rows] * _interp1(st.a_tables[rows], ut)
-                + st.p11[rows] * _interp2(st.b_tables[rows], ua, ut))
+    a_int, b_int = _interp_ab(st.a_tables[rows], st.b_tables[rows], ua, ut)
+    integral = alpha * (st.phi_max[rows] - tb) + st.p01[rows] * a_int + st.p11[rows] * b_int
     tilde = st.phi_max[rows] * f_a - tb * joint - integral
     inv = np.divide(1.0, f_a, out=np.zeros_like(f_a), where=f_a > 1e-12)
     return tilde, inv, np.minimum(np.maximum(joint * inv, 0.0), 1.0)
 
 
-@dataclass
 class StageTerms:
     """The terms of Algorithm 1 at m threshold vectors, stage-major: smooth-CDF values ``u`` and thresholds ``t``
-    (k-1, m), stage 1's D_1 and its P(correct) / E[cost] terms (m,), and per stage ~I, 1 / F_a and D_next
-    (k-1, m; ``_stage_terms``). Index ``[..., i]`` picks threshold vector i."""
+    (k-1, m), stage 1's D_1 ``d`` and its P(correct) / E[cost] terms ``p_first``, ``e_first`` (m,), and per stage
+    ``tilde`` = ~I, ``inv`` = 1 / F_a and ``d_next`` = D_next (k-1, m; ``_stage_terms``). All are row views of one
+    (5(k-1) + 3, m) array, so that picking, repeating or overwriting threshold vectors is one operation."""
 
-    u: np.ndarray
-    t: np.ndarray
-    d: np.ndarray
-    p_first: np.ndarray
-    e_first: np.ndarray
-    tilde: np.ndarray
-    inv: np.ndarray
-    d_next: np.ndarray
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = data
+        d = (len(data) - 3) // 5
+        self.u, self.t, self.tilde, self.inv, self.d_next = (data[i * d:(i + 1) * d] for i in range(5))
+        self.d, self.p_first, self.e_first = data[5 * d:]
 
-    def _map(self, fn) -> StageTerms:
-        return StageTerms(*map(fn, vars(self).values()))
+    @classmethod
+    def of(cls, u: np.ndarray, t: np.ndarray, d: np.ndarray, p_first: np.ndarray, e_first: np.ndarray,
+           tilde: np.ndarray, inv: np.ndarray, d_next: np.ndarray) -> StageTerms:
+        return cls(np.vstack([u, t, tilde, inv, d_next, d, p_first, e_first]))
 
     def repeat(self, n: int) -> StageTerms:
-        """Every threshold vector n times in a row (copies)."""
-        return self._map(lambda x: np.repeat(x, n, axis=-1))
+        """Every threshold vector n times in a row (a copy)."""
+        return StageTerms(np.repeat(self.data, n, axis=1))
 
     def rows(self, idx: np.ndarray) -> StageTerms:
-        """The threshold vectors ``idx``."""
-        return self._map(lambda x: x[..., idx])
+        """The threshold vectors ``idx`` (a copy)."""
+        return StageTerms(self.data[:, idx])
 
     def put(self, idx: np.ndarray, other: StageTerms) -> None:
         """Overwrite threshold vectors ``idx`` with those of ``other``."""
-        for mine, theirs in zip(vars(self).values(), vars(other).values()):
-            mine[..., idx] = theirs
+        self.data[:, idx] = other.data
 
 
 class PairLaws(Mapping):
@@ -334,7 +334,7 @@ class CascadeModel:
                               _stage_terms(st, rows, *(x[rows] for x in _stage_inputs(st, out.t, out.u)))):
             term[rows] = part
         if j == 0:
-            out.d, out.p_first, out.e_first = self._first_stage(cascade[0], out.t[0], out.u[0])
+            out.data[-3:] = self._first_stage(cascade[0], out.t[0], out.u[0])
         return out
 
     def predict(self, cascade: Sequence[str], terms: StageTerms) -> tuple[np.ndarray, np.ndarray]:
@@ -350,8 +350,8 @@ class CascadeModel:
     def _terms(self, cascade: Sequence[str], t: np.ndarray, u: np.ndarray) -> StageTerms:
         """``StageTerms`` at stage-major thresholds ``t`` and smooth-CDF values ``u`` (k-1, m)."""
         st = self._stages(tuple(cascade))
-        return StageTerms(u, t, *self._first_stage(cascade[0], t[0], u[0]),
-                          *_stage_terms(st, slice(None), *_stage_inputs(st, t, u)))
+        return StageTerms.of(u, t, *self._first_stage(cascade[0], t[0], u[0]),
+                             *_stage_terms(st, slice(None), *_stage_inputs(st, t, u)))
 
     def _first_stage(self, model: str, t: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Stage 1 of Algorithm 1 at thresholds ``t`` (smooth-CDF values ``u``): D_1, its P(correct) term
