@@ -184,14 +184,11 @@ def rational_tuning(model: CascadeModel, lambdas: Sequence[float] | None = None,
                 i += 1
     thr = np.array([p[1] for p in points])
     p_corr, cost = model.evaluate(cascade, thr)
-    lam_arr = np.array([p[0] for p in points])
-    out = pd.DataFrame({
-        "cascade": ">".join(cascade), "copula": model.copula, "lambda": lam_arr,
-        "infill": [p[2] for p in points],
-        **{f"phi_{j + 1}": thr[:, j] for j in range(k - 1)},
-        "pred_error": 1.0 - p_corr, "pred_cost": cost,
+    lam_arr, error = np.array([p[0] for p in points]), 1.0 - p_corr
+    order = np.lexsort((error, cost))  # by predicted cost, then predicted error (stable)
+    return pd.DataFrame({
+        "cascade": ">".join(cascade), "copula": model.copula, "point": np.arange(len(order)), "lambda": lam_arr[order],
+        "infill": np.array([p[2] for p in points], dtype=bool)[order],
+        **{f"phi_{j + 1}": thr[order, j] for j in range(k - 1)},
+        "pred_error": error[order], "pred_cost": cost[order], "objective": (error + lam_arr * cost)[order],
     })
-    out["objective"] = out["pred_error"] + out["lambda"] * out["pred_cost"]
-    out = out.sort_values(["pred_cost", "pred_error"], kind="stable").reset_index(drop=True)
-    out.insert(2, "point", np.arange(len(out)))
-    return out
