@@ -191,9 +191,7 @@ def fit_pair(phi_a: np.ndarray, phi_b: np.ndarray, marg_a: MixedBetaMarginal, ma
     if phi_a.shape != phi_b.shape or phi_a.size == 0:
         raise ValueError(f"pair fit needs aligned non-empty arrays, got {phi_a.shape} and {phi_b.shape}")
     ca, cb = _cases(phi_a, marg_a), _cases(phi_b, marg_b)
-    probs = np.zeros((3, 3))
-    np.add.at(probs, (ca, cb), 1.0)
-    probs /= phi_a.size
+    probs = np.bincount(3 * ca + cb, minlength=9).reshape(3, 3) / phi_a.size
     inner = (ca == 1) & (cb == 1)
     if inner.sum() < MIN_COPULA_ROWS:
         uv = np.empty((0, 2))
