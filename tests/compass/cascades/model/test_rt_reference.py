@@ -1,6 +1,8 @@
-"""Rational Tuning on real data against values recorded from the code before the speed work (issue 12,
-item 10): marginals, Gumbel thetas and the tuned thresholds / predicted error-cost curves of the Llama prefix
-cascades k = 2..5 on MMLU (40 fixed lambdas, and the thesis sweep with infill) must not move."""
+"""Rational Tuning against values recorded from the code before the speed work (issue 12, item 10; recorded at
+f25b413): marginals, Gumbel thetas and the tuned thresholds / predicted error-cost curves of the Llama prefix
+cascades k = 2..5 on MMLU (40 fixed lambdas, and the thesis sweep with infill), and a synthetic chain whose
+AIC-selected copulas are not Gumbel (the per-pair copula path of Algorithm 1), must not move. The speed work
+keeps them bitwise; the tolerance leaves room for another CPU's rounding in libm / SIMD paths."""
 
 import json
 from pathlib import Path
@@ -13,9 +15,17 @@ from compass.cascades.markov_model import fit_cascade_model
 from compass.cascades.rational_tuning import default_lambdas, rational_tuning
 from compass.cascades.study import CHAINS, calibrated_records, prepare_records
 
+from .synthetic import synthetic_calibrated
+
 ROOT = Path(__file__).resolve().parents[4]
-REFERENCE = json.loads((Path(__file__).parent / "reference" / "rt_mmlu_llama.json").read_text())
+REFERENCE = json.loads((Path(__file__).parent / "reference" / "rt_recorded_f25b413.json").read_text())
 RTOL, ATOL = 1e-9, 1e-12  # parameters, thresholds, predicted error and cost
+
+
+def assert_frame_matches(frame: pd.DataFrame, want: dict, name: str) -> None:
+    assert len(frame) == len(want["lambda"]), name
+    for col, values in want.items():
+        np.testing.assert_allclose(frame[col].to_numpy(), values, rtol=RTOL, atol=ATOL, err_msg=f"{name} {col}")
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +46,16 @@ def test_fit_and_tuning_match_the_recorded_values(train, k):
     thetas = [law.copula.parameters[0] if law.copula.parameters else 1.0
               for law in (model.pairs[ab] for ab in zip(cascade[:-1], cascade[1:]))]
     np.testing.assert_allclose(thetas, ref["gumbel_theta"], rtol=RTOL)
-    frames = {"lambdas_40": rational_tuning(model, default_lambdas(model, cascade, n=40), cascade=cascade, infill_q=None),
-              "thesis_sweep": rational_tuning(model, cascade=cascade)}
-    for name, frame in frames.items():
-        want = ref[name]
-        assert len(frame) == len(want["lambda"]), name
-        for col, values in want.items():
-            np.testing.assert_allclose(frame[col].to_numpy(), values, rtol=RTOL, atol=ATOL, err_msg=f"{name} {col}")
+    assert_frame_matches(rational_tuning(model, default_lambdas(model, cascade, n=40), cascade=cascade, infill_q=None),
+                         ref["lambdas_40"], "lambdas_40")
+    assert_frame_matches(rational_tuning(model, cascade=cascade), ref["thesis_sweep"], "thesis_sweep")
+
+
+def test_non_gumbel_copulas_match_the_recorded_values():
+    ref = REFERENCE["synthetic_aic"]
+    chain = ["m0", "m1", "m2", "m3"]
+    model = fit_cascade_model(synthetic_calibrated(n_train=300, k=4, seed=3), chain, copula="aic")
+    assert [model.pairs[ab].copula.family for ab in zip(chain[:-1], chain[1:])] == ref["families"]
+    assert_frame_matches(rational_tuning(model, default_lambdas(model, chain, n=12), infill_q=None),
+                         ref["lambdas_12"], "lambdas_12")
+    assert_frame_matches(rational_tuning(model), ref["thesis_sweep"], "thesis_sweep")
