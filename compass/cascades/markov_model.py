@@ -60,12 +60,11 @@ def _interp_ab(a_table: np.ndarray, b_table: np.ndarray, ua: np.ndarray, u: np.n
     c, n_a, n = b_table.shape
     i0, f = _cell(u, n)
     ia, fa = _cell(ua, n_a)
-    row = np.arange(c)[:, None]
-    flat, at = a_table.ravel(), i0 + n * row
-    a_val = flat[at] * (1 - f) + flat[at + 1] * f
+    row, g = np.arange(c)[:, None], 1 - f
+    flat, at = a_table.ravel(), i0 + n * row  # flat[k:][at] = flat[at + k]
+    a_val = flat[at] * g + flat[1:][at] * f
     flat, at = b_table.ravel(), ia * n + i0 + n_a * n * row
-    b_val = ((flat[at] * (1 - f) + flat[at + 1] * f) * (1 - fa)
-             + (flat[at + n] * (1 - f) + flat[at + n + 1] * f) * fa)
+    b_val = (flat[at] * g + flat[1:][at] * f) * (1 - fa) + (flat[n:][at] * g + flat[n + 1:][at] * f) * fa
     return a_val, b_val
 
 
