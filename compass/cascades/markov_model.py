@@ -13,7 +13,9 @@ the Stieltjes integrals are rewritten by parts, int_{(t, phi_max]} phi dJ = phi_
 t J(t) - int_t^{phi_max} J, and every term is closed form in u = F^s(t) (the smooth-part CDF),
 except two fixed-grid quadratures tabulated once per model / pair on a grid uniform in u:
 A(u) = int_{Q(u)}^{phi_max} F^s and B(u_a, u) = int_{Q(u)}^{phi_max} C(u_a, F^s). Evaluation is
-then vectorised over a batch of threshold vectors (no Monte Carlo). Thresholds are clipped to
+then vectorised over a batch of threshold vectors (no Monte Carlo), with the per-stage terms kept
+(``StageTerms``) so that a line search over one threshold re-evaluates only the two stages it enters
+(``CascadeModel.line_terms``). Thresholds are clipped to
 the interior [phi_min + eps, phi_max - eps] where the objective is smooth (thesis Sec. 2.3,
 "Smoothness of the objective"); boundary choices are subcascades.
 """
