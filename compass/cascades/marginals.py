@@ -277,7 +277,8 @@ def fit_beta_mixtures(xs: Sequence[np.ndarray], *, max_iter: int = 2000, tol: fl
         length = np.clip(np.linalg.norm(r, axis=1) / np.where(nv > 0, nv, 1.0), 1.0, step_max)
         jump = _constrained(z0 + 2 * length[:, None] * r + length[:, None] ** 2 * v)
         ll_jump, r_jump = batch.loglik(jump)
-        keep = (np.isfinite(ll_jump) & (ll_jump >= ll) | ~active)[:, None]  # a stopped array's values are discarded
+        # a stopped array's values are discarded: it never forces the fallback E-step below
+        keep = (np.isfinite(ll_jump) & (ll_jump >= ll) | ~active)[:, None]
         # adaptive bound on the step length (as in the SQUAREM package): x4 when reached, /4 on a failed jump
         step_max = np.where(keep[:, 0], np.where(length >= step_max, 4 * step_max, step_max), np.maximum(1.0, step_max / 4))
         if not keep.all():

@@ -55,7 +55,8 @@ def _interp1(table: np.ndarray, u: np.ndarray) -> np.ndarray:
     return flat[i0] * (1 - f) + flat[i0 + 1] * f
 
 
-def _interp_ab(a_table: np.ndarray, b_table: np.ndarray, ua: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _interp_ab(a_table: np.ndarray, b_table: np.ndarray, ua: np.ndarray, u: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
     """Stacked (c, n) ``a_table`` interpolated linearly at row j of ``u`` (c, m) in row j, and stacked (c, n_a, n)
     ``b_table[j, ia, i]`` bilinearly at rows j of ``ua``, ``u``, all sampled on uniform grids over [0, 1] (the cell
     of ``u`` found once for both)."""
@@ -71,7 +72,8 @@ def _interp_ab(a_table: np.ndarray, b_table: np.ndarray, ua: np.ndarray, u: np.n
 
 
 def _right_cumtrapz(values: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """int_{q_j}^{q_last} of a function sampled at nodes q (last axis), trapezoid, per node j (into ``out`` if given)."""
+    """int_{q_j}^{q_last} of a function sampled at nodes q (last axis), trapezoid, per node j (into ``out``
+    if given)."""
     out = np.empty(values.shape) if out is None else out
     cells = values[..., 1:] + values[..., :-1]
     cells *= 0.5
@@ -244,7 +246,7 @@ class CascadeModel:
                 phi_min_last=self.marginals[cascade[-1]].phi_min,
                 not_last=(np.arange(len(pairs)) < len(pairs) - 1)[:, None],
                 cum_costs=np.cumsum([self.costs[m] for m in cascade])[1:, None],
-                gumbel_theta=np.array([[law.copula.parameters[0] if law.copula.is_thesis_gumbel else 1.0]
+                gumbel_theta=np.array([law.copula.parameters[0] if law.copula.is_thesis_gumbel else 1.0
                                        for law in laws[:-1]]).reshape(-1, 1)
                 if all(law.copula.is_thesis_gumbel or law.copula.family == "indep" for law in laws[:-1]) else None,
                 quantile_nodes=np.array([self._nodes(a)[1] for a, _ in pairs]),

@@ -42,7 +42,8 @@ def test_fit_and_tuning_match_the_recorded_values(train, k):
     model = fit_cascade_model(train, cascade)
     for m in cascade:
         got, want = model.marginals[m], ref["marginals"][m]
-        np.testing.assert_allclose([getattr(got, p) for p in want], list(want.values()), rtol=RTOL, atol=ATOL, err_msg=m)
+        np.testing.assert_allclose([getattr(got, p) for p in want], list(want.values()), rtol=RTOL, atol=ATOL,
+                                   err_msg=m)
     thetas = [law.copula.parameters[0] if law.copula.parameters else 1.0
               for law in (model.pairs[ab] for ab in zip(cascade[:-1], cascade[1:]))]
     np.testing.assert_allclose(thetas, ref["gumbel_theta"], rtol=RTOL)
