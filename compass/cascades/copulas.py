@@ -43,6 +43,11 @@ def gumbel_cdf(u: np.ndarray, v: np.ndarray, theta: float | np.ndarray) -> np.nd
     broadcasts against ``u`` and ``v`` (one copula per column)."""
     if np.any(np.asarray(theta) < 1):
         raise ValueError(f"Gumbel theta must be >= 1, got {theta}")
+    return gumbel_cdf_unchecked(u, v, theta)
+
+
+def gumbel_cdf_unchecked(u: np.ndarray, v: np.ndarray, theta: float | np.ndarray) -> np.ndarray:
+    """``gumbel_cdf`` without the check theta >= 1 (for thetas checked when fitted: the tuning's hot path)."""
     u, v = np.minimum(np.maximum(u, 1e-300), 1.0), np.minimum(np.maximum(v, 1e-300), 1.0)
     s = np.asarray((-np.log(u)) ** theta + (-np.log(v)) ** theta)  # the one array of the broadcast shape
     np.power(s, 1.0 / theta, out=s)  # exp(-s^(1/theta)) in place

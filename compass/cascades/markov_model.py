@@ -29,7 +29,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from compass.cascades.copulas import THESIS_FAMILY, PairJoint, fit_pair, gumbel_cdf
+from compass.cascades.copulas import THESIS_FAMILY, PairJoint, fit_pair, gumbel_cdf_unchecked
 from compass.cascades.data import check_cascade, mean_costs, pivot
 from compass.cascades.marginals import MixedBetaMarginal, fit_marginal_batch
 
@@ -108,11 +108,16 @@ class _Stages:
     b_tables: np.ndarray
 
 
-def _stage_inputs(st: _Stages, t: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per stage row j = the pair (cascade[j], cascade[j + 1]), from stage-major ``t``, ``u`` (k-1, m): u of
-    model j, u and t of model j + 1 (the last model answers all: u = 0, t = phi_min)."""
-    m = t.shape[1]
-    return u, np.vstack([u[1:], np.zeros((1, m))]), np.vstack([t[1:], np.full((1, m), st.phi_min_last)])
+def _stage_inputs(st: _Stages, t: np.ndarray, u: np.ndarray, rows: slice = slice(None)
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per stage row j in ``rows`` = the pair (cascade[j], cascade[j + 1]), from stage-major ``t``, ``u``
+    (k-1, m): u of model j, u and t of model j + 1 (the last model answers all: u = 0, t = phi_min)."""
+    start, stop, _ = rows.indices(len(t))
+    ut, tb = u[start + 1:stop + 1], t[start + 1:stop + 1]
+    if stop == len(t):  # the rows include the last pair
+        m = t.shape[1]
+        ut, tb = np.vstack([ut, np.zeros((1, m))]), np.vstack([tb, np.full((1, m), st.phi_min_last)])
+    return u[rows], ut, tb
 
 
 def _stage_terms(st: _Stages, rows: slice, ua: np.ndarray, ut: np.ndarray, tb: np.ndarray
@@ -126,7 +131,7 @@ def _stage_terms(st: _Stages, rows: slice, ua: np.ndarray, ut: np.ndarray, tb: n
     alpha = st.p00[rows] + st.p10[rows] * ua
     copula = np.zeros_like(ua)  # C(u_a, 0) = 0 in the last row
     if st.gumbel_theta is not None and inner > 0:  # the thesis' Gumbel (or independence) on every pair: one call
-        copula[:inner] = gumbel_cdf(ua[:inner], ut[:inner], st.gumbel_theta[start:start + inner])
+        copula[:inner] = gumbel_cdf_unchecked(ua[:inner], ut[:inner], st.gumbel_theta[start:start + inner])
     for j, pair in enumerate(st.pairs[start:start + inner] if st.gumbel_theta is None else []):
         copula[j] = pair.copula.cdf(ua[j], ut[j])
     joint = (alpha + st.p01[rows] * ut + st.p11[rows] * copula) * st.not_last[rows]
@@ -334,7 +339,7 @@ class CascadeModel:
         out.t[j] = _interp1(st.quantile_nodes[j], out.u[j])
         rows = slice(max(j - 1, 0), j + 1)
         for term, part in zip((out.tilde, out.inv, out.d_next),
-                              _stage_terms(st, rows, *(x[rows] for x in _stage_inputs(st, out.t, out.u)))):
+                              _stage_terms(st, rows, *_stage_inputs(st, out.t, out.u, rows))):
             term[rows] = part
         if j == 0:
             out.data[-3:] = self._first_stage(cascade[0], out.t[0], out.u[0])

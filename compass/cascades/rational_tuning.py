@@ -53,7 +53,8 @@ def _solve(model: CascadeModel, cascade: list[str], lams: np.ndarray, start: np.
 
 
 def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, start: np.ndarray, width: float,
-                    *, n_points: int = 17, levels: int = 6, passes: int = 2, shrink: float = 4.0) -> np.ndarray:
+                    u_bounds: tuple[np.ndarray, np.ndarray], *, n_points: int = 17, levels: int = 6, passes: int = 2,
+                    shrink: float = 4.0) -> np.ndarray:
     """Batched coordinate pattern search for all lambdas at once, in u = F^s(t) coordinates.
 
     Searching in smooth-CDF (probability-mass) coordinates gives every threshold the same scale
@@ -63,9 +64,9 @@ def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, s
     shrinks by ``shrink``. Every line search of every lambda is one batched model evaluation
     (``CascadeModel.evaluate_line``); a lambda whose point has not moved since its last search of a
     coordinate at this width skips that search (it would return the same point).
-    ``start``: (n_lambda, k-1) u values; returns u values.
+    ``start``: (n_lambda, k-1) u values inside ``u_bounds`` (``_u_bounds``); returns u values.
     """
-    lo, hi = _u_bounds(model, cascade)
+    lo, hi = u_bounds
     n, d = start.shape
     offsets = np.linspace(-1.0, 1.0, n_points)
     state = model.terms(cascade, start)
@@ -77,7 +78,7 @@ def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, s
                 if rows.size == 0:
                     continue
                 current = state.u[j, rows]
-                values = np.clip(current[:, None] + offsets * width, lo[j], hi[j])
+                values = np.minimum(np.maximum(current[:, None] + offsets * width, lo[j]), hi[j])
                 cand = model.line_terms(cascade, state.rows(rows), j, values)
                 p, c = model.predict(cascade, cand)
                 loss = (1.0 - p + np.repeat(lams[rows], n_points) * c).reshape(rows.size, n_points)
@@ -112,10 +113,10 @@ def _optimize_all(model: CascadeModel, cascade: list[str], lams: np.ndarray, met
     warm-started from the neighbouring lambda's solution; per lambda the lower objective wins.
     """
     if method == "pattern":
-        lo, hi = _u_bounds(model, cascade)
-        u = _pattern_search(model, cascade, lams, np.tile(0.5 * (lo + hi), (len(lams), 1)), 1.0)
+        lo, hi = u_bounds = _u_bounds(model, cascade)
+        u = _pattern_search(model, cascade, lams, np.tile(0.5 * (lo + hi), (len(lams), 1)), 1.0, u_bounds)
         u = _best_shared(model, cascade, lams, u)
-        u = _pattern_search(model, cascade, lams, u, 1.0 / 16, levels=4, passes=1)
+        u = _pattern_search(model, cascade, lams, u, 1.0 / 16, u_bounds, levels=4, passes=1)
         u = _best_shared(model, cascade, lams, u)
         bounds = np.array(model.bounds(cascade))
         t = np.column_stack([model.marginals[m].smooth_quantile(u[:, i]) for i, m in enumerate(cascade[:-1])])
