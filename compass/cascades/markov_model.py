@@ -57,29 +57,30 @@ def _interp1(table: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 def _interp_ab(a_table: np.ndarray, b_table: np.ndarray, ua: np.ndarray, u: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
-    """Stacked (c, n) ``a_table`` interpolated linearly at row j of ``u`` (c, m) in row j, and stacked (c, n_a, n)
-    ``b_table[j, ia, i]`` bilinearly at rows j of ``ua``, ``u``, all sampled on uniform grids over [0, 1] (the cell
+    """Stacked (c, n) ``a_table`` interpolated linearly at row j of ``u`` (c, m) in row j, and stacked (c, n, n_a)
+    ``b_table[j, i, ia]`` bilinearly at rows j of ``u``, ``ua``, all sampled on uniform grids over [0, 1] (the cell
     of ``u`` found once for both)."""
-    c, n_a, n = b_table.shape
+    c, n, n_a = b_table.shape
     i0, f = _cell(u, n)
     ia, fa = _cell(ua, n_a)
     row, g = np.arange(c)[:, None], 1 - f
     flat, at = a_table.ravel(), i0 + n * row  # flat[k:][at] = flat[at + k]
     a_val = flat[at] * g + flat[1:][at] * f
-    flat, at = b_table.ravel(), ia * n + i0 + n_a * n * row
-    b_val = (flat[at] * g + flat[1:][at] * f) * (1 - fa) + (flat[n:][at] * g + flat[n + 1:][at] * f) * fa
+    flat, at = b_table.ravel(), i0 * n_a + ia + n * n_a * row
+    b_val = (flat[at] * g + flat[n_a:][at] * f) * (1 - fa) + (flat[1:][at] * g + flat[n_a + 1:][at] * f) * fa
     return a_val, b_val
 
 
 def _right_cumtrapz(values: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """int_{q_j}^{q_last} of a function sampled at nodes q (last axis), trapezoid, per node j (into ``out``
-    if given)."""
+    """int_{q_j}^{q_last} of a function sampled at nodes q (first axis), trapezoid, per node j (into ``out``
+    if given; the running sums go down the first axis, all columns at once)."""
     out = np.empty(values.shape) if out is None else out
-    cells = values[..., 1:] + values[..., :-1]
+    cells = out[:-1]
+    np.add(values[1:], values[:-1], out=cells)
     cells *= 0.5
-    cells *= np.diff(q)
-    out[..., -1] = 0.0
-    np.cumsum(cells[..., ::-1], axis=-1, out=out[..., -2::-1])
+    cells *= np.diff(q).reshape((-1,) + (1,) * (values.ndim - 1))
+    out[-1] = 0.0
+    np.cumsum(cells[::-1], axis=0, out=cells[::-1])
     return out
 
 
@@ -228,11 +229,12 @@ class CascadeModel:
         return self._a_tables[m]
 
     def _b_table(self, a: str, b: str, out: np.ndarray | None = None) -> np.ndarray:
-        """B(u_a, u) of the pair (a, b), built once; ``out``: where to build (or copy) it."""
+        """B(u_a, u) of the pair (a, b) as an (n_u, n_ua) table (u down the rows), built once; ``out``: where to
+        build (or copy) it."""
         if (a, b) not in self._b_tables:
             u, q = self._nodes(b)
             ua = np.linspace(0.0, 1.0, self.n_ua)
-            c = self.pairs[(a, b)].copula.cdf(ua[:, None], u[None, :])
+            c = self.pairs[(a, b)].copula.cdf(ua[None, :], u[:, None])
             self._b_tables[(a, b)] = _right_cumtrapz(c, q, out)
         elif out is not None:
             out[...] = self._b_tables[(a, b)]
@@ -260,8 +262,8 @@ class CascadeModel:
         return self._stage_cache[cascade]
 
     def _stacked_b_tables(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        """The B tables of ``pairs`` in one (pairs, n_ua, n_u) array, each built in place."""
-        tables = np.empty((len(pairs), self.n_ua, self.n_u))
+        """The B tables of ``pairs`` in one (pairs, n_u, n_ua) array, each built in place."""
+        tables = np.empty((len(pairs), self.n_u, self.n_ua))
         for table, (a, b) in zip(tables, pairs):
             self._b_table(a, b, out=table)
         return tables
