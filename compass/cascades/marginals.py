@@ -86,8 +86,10 @@ class MixedBetaMarginal:
     def smooth_quantile(self, u: np.ndarray) -> np.ndarray:
         """Inverse of ``smooth_cdf``: bracket and cubic Hermite start (inverse slopes from the density; linear
         where it is 0 or infinite) from a 1025-node CDF table, then safeguarded Newton steps (a step leaving the
-        bracket bisects it) on the points not yet converged, until |F^s(x) - u| < 1e-13 before the last step or
-        the bracket is narrower than 1e-12 in x (at most 50 steps)."""
+        bracket bisects it) on the points not yet converged, until |F^s(x) - u| < 1e-13 before the last step, or
+        < 1e-9 before a last Newton step (quadratic convergence: it leaves a residual of order 1e-18 |F''| / F'^2;
+        on the 45 real marginals the 1023 interior table nodes then move by at most 2.5e-15 relative against the
+        1e-13 rule alone), or the bracket is narrower than 1e-12 in x (at most 50 steps)."""
         u = np.asarray(u, dtype=float)
         shape, u = u.shape, u.ravel()
         grid, table, slope = self._cdf_table
@@ -110,7 +112,9 @@ class MixedBetaMarginal:
                 newton = (step != 0) & (xt - step >= lt) & (xt - step <= ht)  # 0: infinite density, bisect
                 x[todo] = np.where(resid == 0, xt, np.where(newton, xt - step, 0.5 * (lt + ht)))
                 lo[todo], hi[todo] = lt, ht
-                done = (np.abs(resid) < 1e-13) | (ht - lt < 1e-12)  # the Newton step taken from there only refines
+                # done: the Newton step taken from there only refines, or (quadratic convergence) leaves a residual
+                # of order 1e-18 times |F''| / F'^2
+                done = (np.abs(resid) < np.where(newton, 1e-9, 1e-13)) | (ht - lt < 1e-12)
                 todo = todo[~done]
                 if todo.size == 0:
                     break
