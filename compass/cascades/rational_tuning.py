@@ -62,8 +62,9 @@ def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, s
     the best of ``n_points`` values in a window of half-width ``width`` around the current value
     (``width`` = 1 makes the first pass a global 1-D search per coordinate); the window then
     shrinks by ``shrink``. Every line search of every lambda is one batched model evaluation
-    (``CascadeModel.evaluate_line``); a lambda whose point has not moved since its last search of a
-    coordinate at this width skips that search (it would return the same point).
+    (``CascadeModel.line_terms``: only the stages the coordinate enters); a lambda whose point has not
+    moved since its last search of a coordinate at this width skips that search (it would return the same
+    point).
     ``start``: (n_lambda, k-1) u values inside ``u_bounds`` (``_u_bounds``); returns u values.
     """
     lo, hi = u_bounds
