@@ -43,9 +43,17 @@ def gumbel_cdf(u: np.ndarray, v: np.ndarray, theta: float | np.ndarray) -> np.nd
     broadcasts against ``u`` and ``v`` (one copula per column)."""
     if np.any(np.asarray(theta) < 1):
         raise ValueError(f"Gumbel theta must be >= 1, got {theta}")
+    return gumbel_cdf_unchecked(u, v, theta)
+
+
+def gumbel_cdf_unchecked(u: np.ndarray, v: np.ndarray, theta: float | np.ndarray) -> np.ndarray:
+    """``gumbel_cdf`` without the check theta >= 1 (for thetas checked when fitted: the tuning's hot path)."""
     u, v = np.minimum(np.maximum(u, 1e-300), 1.0), np.minimum(np.maximum(v, 1e-300), 1.0)
-    s = (-np.log(u)) ** theta + (-np.log(v)) ** theta
-    return np.exp(-(s ** (1.0 / theta)))
+    s = np.asarray((-np.log(u)) ** theta + (-np.log(v)) ** theta)  # the one array of the broadcast shape
+    np.power(s, 1.0 / theta, out=s)  # exp(-s^(1/theta)) in place
+    np.negative(s, out=s)
+    np.exp(s, out=s)
+    return s[()]  # a scalar for scalar input
 
 
 def gumbel_theta_from_tau(tau: float) -> float:
@@ -188,11 +196,14 @@ def fit_pair(phi_a: np.ndarray, phi_b: np.ndarray, marg_a: MixedBetaMarginal, ma
     if phi_a.shape != phi_b.shape or phi_a.size == 0:
         raise ValueError(f"pair fit needs aligned non-empty arrays, got {phi_a.shape} and {phi_b.shape}")
     ca, cb = _cases(phi_a, marg_a), _cases(phi_b, marg_b)
-    probs = np.zeros((3, 3))
-    np.add.at(probs, (ca, cb), 1.0)
-    probs /= phi_a.size
+    probs = np.bincount(3 * ca + cb, minlength=9).reshape(3, 3) / phi_a.size
     inner = (ca == 1) & (cb == 1)
-    uv = pseudo_observations(phi_a[inner], phi_b[inner]) if inner.sum() >= MIN_COPULA_ROWS else np.empty((0, 2))
+    if inner.sum() < MIN_COPULA_ROWS:
+        uv = np.empty((0, 2))
+    elif family == THESIS_FAMILY:  # Kendall's tau (eq. 2.10) is rank-invariant: no pseudo-observations needed
+        uv = np.column_stack([phi_a[inner], phi_b[inner]])
+    else:
+        uv = pseudo_observations(phi_a[inner], phi_b[inner])
     return PairJoint(marg_a, marg_b, probs, fit_copula(uv, family))
 
 

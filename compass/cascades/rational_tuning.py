@@ -53,33 +53,42 @@ def _solve(model: CascadeModel, cascade: list[str], lams: np.ndarray, start: np.
 
 
 def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, start: np.ndarray, width: float,
-                    *, n_points: int = 17, levels: int = 6, passes: int = 2, shrink: float = 4.0) -> np.ndarray:
+                    u_bounds: tuple[np.ndarray, np.ndarray], *, n_points: int = 17, levels: int = 6, passes: int = 2,
+                    shrink: float = 4.0) -> np.ndarray:
     """Batched coordinate pattern search for all lambdas at once, in u = F^s(t) coordinates.
 
     Searching in smooth-CDF (probability-mass) coordinates gives every threshold the same scale
     and avoids CDF evaluations in the loop. Per level and pass, each coordinate in turn is set to
     the best of ``n_points`` values in a window of half-width ``width`` around the current value
     (``width`` = 1 makes the first pass a global 1-D search per coordinate); the window then
-    shrinks by ``shrink``. Every line search of every lambda is one batched model evaluation.
-    ``start``: (n_lambda, k-1) u values; returns u values.
+    shrinks by ``shrink``. Every line search of every lambda is one batched model evaluation
+    (``CascadeModel.line_terms``: only the stages the coordinate enters); a lambda whose point has not
+    moved since its last search of a coordinate at this width skips that search (it would return the same
+    point).
+    ``start``: (n_lambda, k-1) u values inside ``u_bounds`` (``_u_bounds``); returns u values.
     """
-    lo, hi = _u_bounds(model, cascade)
+    lo, hi = u_bounds
     n, d = start.shape
-    u = start.copy()
     offsets = np.linspace(-1.0, 1.0, n_points)
-    lam_rep = np.repeat(lams, n_points)
-    rows = np.arange(n)
+    state = model.terms(cascade, start)
     for _ in range(levels):
+        stale = np.ones((n, d), bool)  # lambda i has moved since its last search of coordinate j at this width
         for _ in range(passes):
             for j in range(d):
-                cand = np.repeat(u[:, None, :], n_points, axis=1)
-                cand[:, :, j] = np.clip(u[:, j:j + 1] + offsets * width, lo[j], hi[j])
-                flat = cand.reshape(-1, d)
-                p, c = model.evaluate_unchecked(cascade, model.u_to_threshold(cascade, flat), flat)
-                best = np.argmin((1.0 - p + lam_rep * c).reshape(n, n_points), axis=1)
-                u[:, j] = cand[rows, best, j]
+                rows = np.flatnonzero(stale[:, j])
+                if rows.size == 0:
+                    continue
+                current = state.u[j, rows]
+                values = np.minimum(np.maximum(current[:, None] + offsets * width, lo[j]), hi[j])
+                cand = model.line_terms(cascade, state.rows(rows), j, values)
+                p, c = model.predict(cascade, cand)
+                loss = (1.0 - p + np.repeat(lams[rows], n_points) * c).reshape(rows.size, n_points)
+                best = np.arange(rows.size) * n_points + np.argmin(loss, axis=1)
+                state.put(rows, cand.rows(best))
+                stale[rows, j] = False
+                stale[rows[state.u[j, rows] != current]] = True
         width = width / shrink
-    return u
+    return state.u.T.copy()
 
 
 def _u_bounds(model: CascadeModel, cascade: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -105,10 +114,10 @@ def _optimize_all(model: CascadeModel, cascade: list[str], lams: np.ndarray, met
     warm-started from the neighbouring lambda's solution; per lambda the lower objective wins.
     """
     if method == "pattern":
-        lo, hi = _u_bounds(model, cascade)
-        u = _pattern_search(model, cascade, lams, np.tile(0.5 * (lo + hi), (len(lams), 1)), 1.0)
+        lo, hi = u_bounds = _u_bounds(model, cascade)
+        u = _pattern_search(model, cascade, lams, np.tile(0.5 * (lo + hi), (len(lams), 1)), 1.0, u_bounds)
         u = _best_shared(model, cascade, lams, u)
-        u = _pattern_search(model, cascade, lams, u, 1.0 / 16, levels=4, passes=1)
+        u = _pattern_search(model, cascade, lams, u, 1.0 / 16, u_bounds, levels=4, passes=1)
         u = _best_shared(model, cascade, lams, u)
         bounds = np.array(model.bounds(cascade))
         t = np.column_stack([model.marginals[m].smooth_quantile(u[:, i]) for i, m in enumerate(cascade[:-1])])
@@ -177,14 +186,11 @@ def rational_tuning(model: CascadeModel, lambdas: Sequence[float] | None = None,
                 i += 1
     thr = np.array([p[1] for p in points])
     p_corr, cost = model.evaluate(cascade, thr)
-    lam_arr = np.array([p[0] for p in points])
-    out = pd.DataFrame({
-        "cascade": ">".join(cascade), "copula": model.copula, "lambda": lam_arr,
-        "infill": [p[2] for p in points],
-        **{f"phi_{j + 1}": thr[:, j] for j in range(k - 1)},
-        "pred_error": 1.0 - p_corr, "pred_cost": cost,
+    lam_arr, error = np.array([p[0] for p in points]), 1.0 - p_corr
+    order = np.lexsort((error, cost))  # by predicted cost, then predicted error (stable)
+    return pd.DataFrame({
+        "cascade": ">".join(cascade), "copula": model.copula, "point": np.arange(len(order)), "lambda": lam_arr[order],
+        "infill": np.array([p[2] for p in points], dtype=bool)[order],
+        **{f"phi_{j + 1}": thr[order, j] for j in range(k - 1)},
+        "pred_error": error[order], "pred_cost": cost[order], "objective": (error + lam_arr * cost)[order],
     })
-    out["objective"] = out["pred_error"] + out["lambda"] * out["pred_cost"]
-    out = out.sort_values(["pred_cost", "pred_error"], kind="stable").reset_index(drop=True)
-    out.insert(2, "point", np.arange(len(out)))
-    return out
