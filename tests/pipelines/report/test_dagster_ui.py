@@ -66,8 +66,8 @@ def dagster_ui(compass_small_baseline, tmp_path_factory):
         yield url
     finally:
         os.killpg(server.pid, signal.SIGTERM)  # dagster dev, its webserver, daemon and code server
-        try:
-            server.wait(timeout=60)
+        try:  # it often outlives a SIGTERM for minutes; the instance is a throwaway copy, so 10 s is enough
+            server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
         log.close()
