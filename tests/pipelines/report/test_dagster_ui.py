@@ -66,7 +66,7 @@ def dagster_ui(compass_small_baseline, tmp_path_factory):
         yield url
     finally:
         os.killpg(server.pid, signal.SIGTERM)  # dagster dev, its webserver, daemon and code server
-        try:  # it often outlives a SIGTERM for minutes; the instance is a throwaway copy, so 10 s is enough
+        try:  # it outlived a 60 s wait in the suite; the instance is a throwaway copy, so 10 s is enough
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
