@@ -23,7 +23,7 @@ from resources.matching import user_files
 from resources.settings import case_dirs
 
 # The case-partitioned assets that read the case file without reading another asset that does.
-CASE_ROOTS = [dg.AssetKey(["compass", n]) for n in ("measures", "utilities", "frontier_sensitivity",
+CASE_ROOTS = [dg.AssetKey(["compass", n]) for n in ("case_catalog", "measures", "utilities", "frontier_sensitivity",
                                                     "variance_explained", "utility_robustness", "rank_bootstrap")]
 DECISIONS = [dg.AssetKey(["compass", n]) for n in ("targets", "recommendations", "leaderboards", "policy_values",
                                                    "lambda_path", "rank_uncertainty")]
