@@ -3,7 +3,7 @@ configures.
 
 Case and scenario files are not warehouse tables, so their content hashes are
 kept in a manifest next to the automation cursor. A refresh compares them and
-materializes the roots that read a changed file (the case's measures,
+materializes the roots that read a changed file (the case's catalog, measures,
 utilities and studies; a scenario's decision partitions; a user's matching/runs; an archetype's
 clusters/benchmark); data versions carry the change on from there. New files need nothing here: their partitions are simply missing.
 """

@@ -200,9 +200,9 @@ def rank_interval_text(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFra
 def model_attributes(wh: Warehouse) -> pd.DataFrame:
     """raw.models (without the publishing stamps) with each model's lowest latency_s over its providers
     (raw.model_costs): what filters read."""
-    return wh.query(f"select m.* exclude ({', '.join(STAMP_COLUMNS)}), l.latency_s from raw.models m left join "
-                    "(select model_id, min(latency_s) as latency_s from raw.model_costs group by model_id) l "
-                    "using (model_id)")
+    return wh.query("select m.*, l.latency_s from raw.models m left join (select model_id, min(latency_s) as latency_s "
+                    "from raw.model_costs group by model_id) l using (model_id)").drop(columns=STAMP_COLUMNS,
+                                                                                        errors="ignore")
 
 
 def case_catalog(wh: Warehouse, case_id: str) -> pd.DataFrame:
