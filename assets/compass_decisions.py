@@ -10,7 +10,7 @@ import dagster as dg
 import numpy as np
 import pandas as pd
 
-from assets.compass_frontier import cost_side, measures
+from assets.compass_frontier import CASE_CATALOG, cost_side, measures
 from assets.partitions import case_partitions, decision_partitions
 from compass.mlcompass import decisions as dec
 from compass.mlcompass.plots import targets_plot
@@ -29,9 +29,9 @@ _DESCRIPTIONS = {
     "policy_values": "Table 5: actual, MLC (per type, mean, robust) and single-metric baselines (mean ± sd).",
     "lambda_path": "The leader for every cost sensitivity λ >= 0 and the critical λ where it switches.",
 }
-# raw.models and raw.model_costs: the governance filters read model attributes and latency (readers.model_attributes).
+# The case's catalog: the governance filters read its models' attributes and latency (readers.case_catalog).
 _decision_deps = [cost_side, ["compass", "utilities"], measures, ["compass", "ces_shape"], ["raw", "benchmark_scores"],
-                  ["raw", "models"], ["raw", "model_costs"]]
+                  CASE_CATALOG]
 
 
 @dg.asset(key=["compass", "utilities"], deps=[measures, ["raw", "query_records"], ["raw", "interactions"]],

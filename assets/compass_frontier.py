@@ -1,15 +1,18 @@
 """ML Compass capability side and cost side, one partition per case study (seed 000, §4.3-4.4).
 
 Lineage: measures -> tiers -> ces_shape never read prices; only cost_side reads
-raw.model_costs / raw.models cost columns, so a price change refits c0 and d
-and what follows, never the factors, tiers or CES shape.
+costs, through the case's own catalog extract (case_catalog: prices and
+attributes of the case's models), so a price change refits c0 and d and what
+follows, never the factors, tiers or CES shape, and a price change of a model
+outside the case stops at its catalog (same data version).
 """
 
 import dagster as dg
 import numpy as np
 
 from assets.partitions import case_partitions
-from compass.mlcompass.case_inputs import build_x_raw, interaction_costs, model_costs
+from compass.mlcompass.case_inputs import build_x_raw, case_catalog_rows
+from compass.mlcompass.case_study import PER_INTERACTION
 from compass.mlcompass.ces_fit import ces_parameter_rows, fit_ces
 from compass.mlcompass.cost_fit import cost_parameter_rows, fit_cost_side
 from compass.mlcompass.measures import extract_measures, parallel_analysis_warning
@@ -22,6 +25,7 @@ from resources.warehouse import WarehouseResource
 
 CODE_VERSION = "compass-frontier-1"
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool())
+CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 
 
 @dg.asset(key=["compass", "measures"], deps=[["raw", "benchmark_scores"]], code_version=CODE_VERSION, **_common)
@@ -73,26 +77,33 @@ def ces_shape(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
                         metadata={"a": str(np.round(fit.a, 3).tolist()), "b": round(fit.b, 4), "fit_error": fit.fit_error})
 
 
-@dg.asset(
-    key=["compass", "cost_side"],
-    deps=[ces_shape, tiers, ["raw", "model_costs"], ["raw", "models"]],
-    code_version=CODE_VERSION,
-    **_common,
-)
+@dg.asset(key=CASE_CATALOG, deps=[["raw", "benchmark_scores"], ["raw", "model_costs"], ["raw", "models"]],
+          code_version=CODE_VERSION, **_common)
+def case_catalog(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """The catalog as this case reads it (§4.2): prices, latency and attributes of the models of its x_raw. The
+    case's cost side, studies and decisions read costs and attributes only here (compass.case_catalog)."""
+    wh, case = warehouse.get(), cases()[context.partition_key]
+    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    table = case_catalog_rows(wh.read("raw.model_costs"), readers.model_attributes(wh), case.cost, x_raw.index)
+    return publish_many(context, wh, {"compass.case_catalog": table}, {"case_id": case.case_id}, history=False,
+                        metadata={"n_models": len(table), "n_priced": int(table["raw_cost"].notna().sum())})
+
+
+@dg.asset(key=["compass", "cost_side"], deps=[ces_shape, tiers, case_catalog], code_version=CODE_VERSION, **_common)
 def cost_side(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Cost side (§4.4 Step 3): tier costs, isotonic, OLS of log λ_t on log c_t for d, c0 as upper envelope."""
     wh, case = warehouse.get(), cases()[context.partition_key]
     tier_table, m = readers.tiers(wh, case.case_id), readers.measures(wh, case.case_id)
     ces = readers.ces_shape(wh, case.case_id, list(m.columns))
-    prices = wh.read("raw.model_costs")
-    raw_cost = model_costs(prices, wh.read("raw.models"), case.cost, m.index)
+    catalog = readers.case_catalog(wh, case.case_id)
+    raw_cost = readers.raw_costs(catalog, m.index)
     priced = tier_table[tier_table["model_id"].isin(raw_cost.index)]
     fit = fit_cost_side(priced, ces.tier_levels, raw_cost, aggregation=case.cost.tier_aggregation,
                         cost_scaling=case.cost.scaling)
     params = cost_parameter_rows(fit, len(priced))
     costs = fit.model_costs.assign(cost_column=case.cost.column)
     if case.cost.workload:  # dollars per interaction next to the normalized cost (§4.2)
-        costs = costs.assign(usd_per_interaction=costs["model_id"].map(interaction_costs(prices, case.cost)))
+        costs = costs.assign(usd_per_interaction=costs["model_id"].map(catalog[PER_INTERACTION]))
     figure = save_figure(tiered_frontier_plot(m, tier_table, costs, ces, fit, case.case_id), case.case_id, "tiered_frontier")
     return publish_many(
         context, wh, {"compass.frontier": params, "compass.costs": costs},

@@ -9,10 +9,11 @@ import dataclasses
 
 import dagster as dg
 
+from assets.compass_frontier import CASE_CATALOG
 from assets.partitions import case_partitions
 from compass.mlcompass import rank_uncertainty as ru
 from compass.mlcompass import sensitivity as sens
-from compass.mlcompass.case_inputs import build_x_raw, model_costs, outcome_rows
+from compass.mlcompass.case_inputs import build_x_raw, outcome_rows
 from compass.mlcompass.plots import sensitivity_plot
 from compass.mlcompass.utility_robustness import leave_models_out, mean_rows, robustness_table
 from compass.mlcompass.variance_table import identified_factors, variance_explained_table
@@ -38,8 +39,7 @@ class StudyConfig(dg.Config):
         return name == "full"
 
 
-@dg.asset(key=["compass", "frontier_sensitivity"],
-          deps=[["raw", "benchmark_scores"], ["raw", "model_costs"], ["raw", "models"]], **_common)
+@dg.asset(key=["compass", "frontier_sensitivity"], deps=[["raw", "benchmark_scores"], CASE_CATALOG], **_common)
 def frontier_sensitivity(context: dg.AssetExecutionContext, config: StudyConfig,
                          warehouse: WarehouseResource) -> dg.MaterializeResult:
     """EC Tables 9-10 and Figures 9-10: the frontier refit over factors I, tiers T, tolerance ε and the
@@ -47,7 +47,7 @@ def frontier_sensitivity(context: dg.AssetExecutionContext, config: StudyConfig,
     variable in compass.frontier_sensitivity_summary."""
     wh, case = warehouse.get(), cases()[context.partition_key]
     x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
-    raw_cost = model_costs(wh.read("raw.model_costs"), wh.read("raw.models"), case.cost, x_raw.index)
+    raw_cost = readers.raw_costs(readers.case_catalog(wh, case.case_id), x_raw.index)
     base = sens.FULL_GRID if config.full() else sens.LIGHT_GRID
     # Only factor counts the benchmarks identify ((p - k)^2 >= p + k); the case's own I is always kept.
     n_factors = tuple(sorted({k for k in base.n_factors if k <= identified_factors(x_raw.shape[1])}

@@ -3,12 +3,15 @@
 datasets/records[d] publishes d's rows of raw.query_records (datasets.query_records);
 datasets/prices[d] the cheapest price of each of d's models, only when d's records
 lack a complete per-call cost (datasets.model_prices). Why: `compass.ingest.extracts`.
+Both price extracts of the per-query data (datasets/prices, router/prices) read
+datasets/model_costs, the prices of the models that data names, so a price change
+of any other model stops there instead of re-running every partition.
 """
 
 import dagster as dg
 
 from assets.partitions import dataset_partitions
-from compass.ingest.extracts import dataset_prices
+from compass.ingest.extracts import dataset_prices, mentioned_prices
 from resources import readers, settings
 from resources.publish import publish_many
 from resources.warehouse import WarehouseResource
@@ -16,6 +19,7 @@ from resources.warehouse import WarehouseResource
 CODE_VERSION = "datasets-3"
 DATASET_RECORDS = dg.AssetKey(["datasets", "records"])
 DATASET_PRICES = dg.AssetKey(["datasets", "prices"])
+PER_QUERY_MODEL_COSTS = dg.AssetKey(["datasets", "model_costs"])
 _common = dict(partitions_def=dataset_partitions, group_name="datasets", code_version=CODE_VERSION,
                pool=settings.writer_pool())
 
@@ -30,14 +34,23 @@ def dataset_records(context: dg.AssetExecutionContext, warehouse: WarehouseResou
                         metadata={"n_models": int(records["model_id"].nunique())})
 
 
-@dg.asset(key=DATASET_PRICES, deps=[dg.AssetKey(["raw", "query_records"]), dg.AssetKey(["raw", "model_costs"])],
-          **_common)
+@dg.asset(key=PER_QUERY_MODEL_COSTS, group_name="datasets", code_version=CODE_VERSION, pool=settings.writer_pool(),
+          deps=[dg.AssetKey(["raw", t]) for t in ("model_costs", "query_records", "route_labels")])
+def per_query_model_costs(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """The cheapest price of every model raw.query_records or raw.route_labels names (datasets.model_costs)."""
+    wh = warehouse.get()
+    table = mentioned_prices(wh.read("raw.model_costs"), readers.per_query_models(wh))
+    return publish_many(context, wh, {"datasets.model_costs": table}, history=False,
+                        metadata={"n_priced_models": len(table)})
+
+
+@dg.asset(key=DATASET_PRICES, deps=[dg.AssetKey(["raw", "query_records"]), PER_QUERY_MODEL_COSTS], **_common)
 def dataset_model_prices(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The cheapest price of each of the dataset's models, when its records carry no per-call cost."""
     wh, dataset = warehouse.get(), context.partition_key
-    prices = dataset_prices(readers.raw_dataset_records(wh, dataset), wh.read("raw.model_costs")).assign(dataset=dataset)
+    prices = dataset_prices(readers.raw_dataset_records(wh, dataset), wh.read("datasets.model_costs")).assign(dataset=dataset)
     return publish_many(context, wh, {"datasets.model_prices": prices}, {"dataset": dataset},
                         metadata={"n_priced_models": len(prices)})
 
 
-dataset_assets = [dataset_records, dataset_model_prices]
+dataset_assets = [per_query_model_costs, dataset_records, dataset_model_prices]

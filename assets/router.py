@@ -2,8 +2,9 @@
 
 Lineage: raw/route_labels -> router/overlap (positivity diagnostic), router/evaluation (the Monte Carlo protocol
 of §4.1 on the dataset) and router/deployment (the served router: embedder and forest as arrays, read by
-`compass route`); raw/model_costs -> router/prices (the pair's prices only, so a price change elsewhere in the
-catalog leaves the dataset fresh) -> router/policies (App. A.1's budgets on the evaluation's held-out queries).
+`compass route`); raw/model_costs -> datasets/model_costs (the prices of the models the per-query data names)
+-> router/prices (the pair's prices only, so a price change elsewhere in the catalog leaves the dataset fresh)
+-> router/policies (App. A.1's budgets on the evaluation's held-out queries).
 router/synthetic_study runs the spec's generator with known truth (synthetic; no real data).
 
 Light by default (few Monte Carlo rounds, small forests); the paper's design (more rounds, 500-tree forests,
@@ -13,6 +14,7 @@ three gold sizes) with COMPASS_HEAVY=1 or the run config.
 import dagster as dg
 import pandas as pd
 
+from assets.datasets import PER_QUERY_MODEL_COSTS
 from assets.partitions import route_dataset_partitions
 from assets.sources import RAW_KEYS
 from compass.router.learners import LearnerSpec
@@ -93,9 +95,9 @@ def router_evaluation(context: dg.AssetExecutionContext, config: RouterStudyConf
                                   "gain_curves": figure})
 
 
-@dg.asset(key=ROUTER_PRICES, deps=[RAW_KEYS["route_labels"], RAW_KEYS["model_costs"]], **_common)
+@dg.asset(key=ROUTER_PRICES, deps=[RAW_KEYS["route_labels"], PER_QUERY_MODEL_COSTS], **_common)
 def router_prices(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """The cheapest input and output price of the dataset's M_p and M_a (raw.model_costs), empty when either is
+    """The cheapest input and output price of the dataset's M_p and M_a (datasets.model_costs), empty when either is
     unpriced (router.prices): the policies' only price input, so other models' price moves leave them fresh."""
     wh = warehouse.get()
     return publish_many(context, wh, {"router.prices": readers.pair_price_rows(

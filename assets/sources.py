@@ -3,7 +3,9 @@
 Each asset reads its configured files, validates them (errors name file, row
 and column), resolves model names through the alias table, and replaces the
 table in one transaction. Its data version is the content hash of what it
-wrote, so an unchanged input leaves everything downstream fresh.
+wrote, so an unchanged input leaves everything downstream fresh; the hash of
+its inputs goes into its metadata, so `compass run` skips a source whose
+inputs did not change.
 """
 
 import warnings
@@ -20,6 +22,9 @@ from resources.sources import SourcesResource
 from resources.warehouse import WarehouseResource
 
 RAW_CODE_VERSION = "raw-1"
+# Metadata key of the content hash of a raw table's inputs (SourcesResource.input_digest): a refresh re-reads a
+# source only when it changed (pipelines.refresh.sources_to_read).
+INPUT_DIGEST = "input_digest"
 # Tables whose model names resolve through raw.models and raw.model_aliases.
 _RESOLVED = [t for t in TABLE_ORDER if t != "models"]
 
@@ -48,7 +53,8 @@ def _raw_asset(table: str) -> dg.AssetsDefinition:
             moved = price_moves(frame, wh.read("raw.model_costs")) if table == "model_costs" else frame.iloc[0:0]
         for w in caught:
             context.log.warning(str(w.message))
-        meta = {"files": [str(f.path) for f in files], "price_moves_over_10x": len(moved)}
+        meta = {"files": [str(f.path) for f in files], "price_moves_over_10x": len(moved),
+                INPUT_DIGEST: sources.input_digest(table)}
         return publish(context, wh, f"raw.{table}", frame, metadata=meta)
 
     return _asset

@@ -3,7 +3,7 @@ configures.
 
 Case and scenario files are not warehouse tables, so their content hashes are
 kept in a manifest next to the automation cursor. A refresh compares them and
-materializes the roots that read a changed file (the case's measures,
+materializes the roots that read a changed file (the case's catalog, measures,
 utilities and studies; a scenario's decision partitions; a user's matching/runs; an archetype's
 clusters/benchmark); data versions carry the change on from there. New files need nothing here: their partitions are simply missing.
 """
@@ -23,7 +23,7 @@ from resources.matching import user_files
 from resources.settings import case_dirs
 
 # The case-partitioned assets that read the case file without reading another asset that does.
-CASE_ROOTS = [dg.AssetKey(["compass", n]) for n in ("measures", "utilities", "frontier_sensitivity",
+CASE_ROOTS = [dg.AssetKey(["compass", n]) for n in ("case_catalog", "measures", "utilities", "frontier_sensitivity",
                                                     "variance_explained", "utility_robustness", "rank_bootstrap")]
 DECISIONS = [dg.AssetKey(["compass", n]) for n in ("targets", "recommendations", "leaderboards", "policy_values",
                                                    "lambda_path", "rank_uncertainty")]

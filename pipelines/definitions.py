@@ -1,7 +1,8 @@
 """Dagster Definitions for llm-compass: assets, checks, jobs, schedules, sensors, resources.
 
 The attributes every asset shares are applied here, once: the refresh
-condition (assets.automation) on every derived asset, the kinds, and one
+condition (assets.automation) on every derived asset (the follow condition on
+the decisions' cheap children), the kinds, and one
 partition per run for backfills. The writer pool is the one shared attribute
 set in each decorator (`pool=settings.writer_pool()`): Dagster 1.13 keeps a pool
 on the op definition only, and neither `with_attributes` nor `AssetSpec` can
@@ -26,7 +27,7 @@ from assets import (
     router,
     sources,
 )
-from assets.automation import REFRESH_CONDITION, REPORT_CONDITION
+from assets.automation import FOLLOW_CONDITION, REFRESH_CONDITION, REPORT_CONDITION
 from assets.partitions import (
     archetype_partitions,
     case_partitions,
@@ -42,6 +43,7 @@ from resources.sources import SourcesResource
 from resources.warehouse import WarehouseResource
 
 _DERIVED = [
+    compass_frontier.case_catalog,
     compass_frontier.measures,
     compass_frontier.tiers,
     compass_frontier.ces_shape,
@@ -70,7 +72,16 @@ def _shared(asset: dg.AssetsDefinition, condition: dg.AutomationCondition | None
     return asset.with_attributes(backfill_policy=PER_PARTITION) if asset.partitions_def else asset
 
 
-ASSETS = ([_shared(a, None) for a in sources.raw_assets] + [_shared(a, REFRESH_CONDITION) for a in _DERIVED]
+# Cheap children of the decisions, which nearly always change when the decisions run: they join the decisions'
+# run (assets.automation.FOLLOW_CONDITION) instead of waiting a tick for runs of their own.
+FOLLOWERS = [compass_decisions.rank_uncertainty, compass_changes.leaderboard_changes]
+
+
+def _condition(asset: dg.AssetsDefinition) -> dg.AutomationCondition:
+    return FOLLOW_CONDITION if asset in FOLLOWERS else REFRESH_CONDITION
+
+
+ASSETS = ([_shared(a, None) for a in sources.raw_assets] + [_shared(a, _condition(a)) for a in _DERIVED]
           + [_shared(report_site, REPORT_CONDITION)])
 CHECKS = [*sources.raw_checks, sources.price_move_check, *compass_checks.compass_checks]
 

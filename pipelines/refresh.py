@@ -1,7 +1,9 @@
 """Minimal-recomputation refresh: the same declarative automation the daemon runs, ticked to a fixed point.
 
-1. Materialize the raw source assets (cheap: read, validate, hash). An unchanged
-   input gets the same data version as before.
+1. Materialize the raw source assets whose inputs changed (`sources_to_read`:
+   files, their modification times, code version; read, validate, hash). An
+   unchanged input is not re-read, and a re-read one that gives the same content
+   gets the same data version as before.
    Then any case or scenario whose YAML changed re-runs its root assets
    (pipelines.config_changes).
 2. Tick: evaluate the `compass_automation` sensor (every asset's
@@ -10,7 +12,8 @@
    changed, or one of whose parents got a *new data version* since they last ran
    are requested.
 3. Execute its run requests (one run per partition key), then tick again, until
-   a tick requests nothing.
+   a tick requests nothing or requested only sinks (the report), whose runs
+   cannot trigger anything.
 
 A parent that re-materializes with an identical data version therefore leaves its
 children alone. The cursor is stored in DAGSTER_HOME so consecutive refreshes
@@ -27,6 +30,8 @@ from pathlib import Path
 import dagster as dg
 
 MAX_TICKS = 30
+# Tags Dagster puts on every materialization (not exported by dagster's public API).
+DATA_VERSION_TAG, CODE_VERSION_TAG = "dagster/data_version", "dagster/code_version"
 REFRESH_PID_TAG = "compass/refresh_pid"  # the process of the refresh that launched a run (crash recovery)
 _UNFINISHED = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED,
                dg.DagsterRunStatus.CANCELING]
@@ -48,28 +53,28 @@ class RefreshReport:
 
     def add(self, defs: dg.Definitions, instance: dg.DagsterInstance, result, keys: list[dg.AssetKey],
             partition: str | None) -> None:
-        """Sort a run's assets into materialized, failed (with the error) and not run, from its event log."""
+        """Sort a run's assets into materialized (in the order they ran), failed (with the error) and not run,
+        from its event log."""
         self.runs.append(result.run_id)
         graph = defs.resolve_asset_graph()
-        done, failed = set(), {}
+        done, failed = [], {}
         records = instance.all_logs(result.run_id, of_type={dg.DagsterEventType.ASSET_MATERIALIZATION,
                                                             dg.DagsterEventType.STEP_FAILURE})
         for record in records:
             event = record.dagster_event
             if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
-                done.add(event.asset_key)
+                done.append(event.asset_key)
                 continue
             for key in keys:
                 if graph.get(key).assets_def.node_def.name == event.step_key:
                     failed[key] = _innermost_message(event.step_failure_data.error)
+        self.materialized += [_label(key, partition) for key in done if key in keys and key not in failed]
         for key in keys:
             label = _label(key, partition)
             if key in failed:
                 self.failed.append(label)
                 self.errors[label] = failed[key]
-            elif key in done:
-                self.materialized.append(label)
-            else:
+            elif key not in done:
                 self.not_run.append(label)
 
     def waiting_on_failures(self, defs: dg.Definitions) -> list[str]:
@@ -150,6 +155,35 @@ def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[tuple[str | None, l
             instance.report_run_failed(run, f"its refresh process {pid} is gone (killed or machine restarted)")
             orphans.append((run.tags.get("dagster/partition"), sorted(run.asset_selection or [])))
     return orphans
+
+
+def sources_to_read(defs: dg.Definitions, instance: dg.DagsterInstance, keys: list[dg.AssetKey]) -> list[dg.AssetKey]:
+    """The raw sources among `keys` a refresh must read: all but those whose last run materialized them from the
+    inputs they have now (same input digest, assets.sources.INPUT_DIGEST, and code version) into rows the warehouse
+    still holds (same data version). A run that failed or was killed after planning a source makes it read again."""
+    from assets.sources import INPUT_DIGEST
+    from resources.sources import SourcesResource
+    from resources.warehouse import Warehouse
+
+    graph, sources, wh = defs.resolve_asset_graph(), SourcesResource(), Warehouse()
+    entries = {r.asset_entry.asset_key: r.asset_entry for r in instance.get_asset_records(keys)}
+
+    def current(key: dg.AssetKey) -> bool:
+        entry = entries.get(key)
+        last = entry.last_materialization if entry else None
+        if last is None or (entry.last_planned_materialization_storage_id or 0) > entry.last_materialization_storage_id:
+            return False
+        done, table = last.asset_materialization, f"raw.{key.path[-1]}"
+        digest, rows = done.metadata.get(INPUT_DIGEST), done.metadata.get("dagster/row_count")
+        if digest is None or digest.value != sources.input_digest(key.path[-1]) \
+                or done.tags.get(CODE_VERSION_TAG) != graph.get(key).code_version:
+            return False
+        if rows is not None and rows.value == 0:  # no rows carry the version: the table must still be empty
+            return wh.table_exists(table) and wh.query(f"select count(*) from {table}").iloc[0, 0] == 0
+        return wh.holds_version(table, None, done.tags.get(DATA_VERSION_TAG, ""))
+
+    with wh.reading():
+        return [key for key in keys if not current(key)]
 
 
 def tick(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: str | None) -> tuple[list[dg.RunRequest], str | None]:
@@ -249,13 +283,15 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
     if orphans:
         progress(f"recovered: {len(orphans)} run(s) left unfinished by a killed refresh marked failed; re-running them")
     report = RefreshReport(blocked_by=unfinished_runs(instance))
-    if source_keys:
-        # Every file of the config is validated before any raw table is written: rejected input (IngestError)
+    changed = sources_to_read(defs, instance, source_keys)
+    if changed:
+        # Every file to be read is validated before any raw table is written: rejected input (IngestError)
         # stops the refresh with the warehouse unchanged, not half-applied.
-        SourcesResource().validate()
-        result = run_selection(defs, instance, source_keys, None, multiprocess, tags)
-        report.add(defs, instance, result, source_keys, None)
-        progress(f"sources: {len(source_keys)} raw tables read and validated")
+        SourcesResource().validate([key.path[-1] for key in changed])
+        result = run_selection(defs, instance, changed, None, multiprocess, tags)
+        report.add(defs, instance, result, changed, None)
+    if source_keys:
+        progress(f"sources: {len(changed)} of {len(source_keys)} raw tables changed, read and validated")
     sync_dynamic_partitions(instance)
     for partition, keys in [*orphans, *config_requests(instance)]:
         if not keys or all(k.path[0] == "raw" for k in keys):
@@ -263,6 +299,7 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
         result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
         report.add(defs, instance, result, keys, partition)
     save_digests(instance, config_digests())
+    graph = defs.resolve_asset_graph()
     cursor = _load_cursor(instance)
     for _ in range(MAX_TICKS):
         requests, cursor = tick(defs, instance, cursor)
@@ -279,5 +316,7 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
         progress(f"step {report.ticks}: {len(runs)} run(s), {_stages(runs)}; {len(report.materialized)} done, "
                  f"{len(report.failed)} failed so far")
         sync_dynamic_partitions(instance)
+        if all(not graph.get(key).child_keys for _, keys in runs for key in keys):
+            break  # only sinks ran (the report): nothing they wrote can trigger another asset, so no tick to confirm
     _save_cursor(instance, cursor)
     return report

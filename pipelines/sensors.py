@@ -50,7 +50,7 @@ with warnings.catch_warnings():
         "compass_automation",
         target=dg.AssetSelection.all(),
         default_status=dg.DefaultSensorStatus.RUNNING,
-        # REFRESH_CONDITION holds a Python operand (assets.automation.RequestedThisTick): evaluate in the code server.
+        # REFRESH_CONDITION holds a Python operand (assets.automation.AncestorPending): evaluate in the code server.
         use_user_code_server=True,
         # One run per requested partition key (as BackfillPolicy.multi_run(1)), not a backfill per tick.
         emit_backfills=False,

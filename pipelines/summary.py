@@ -5,11 +5,12 @@ from __future__ import annotations
 import dagster as dg
 import pandas as pd
 
-from resources.readers import table_counts
+from resources.readers import one_connection, table_counts
 from resources.settings import site_dir
 from resources.warehouse import Warehouse
 
 
+@one_connection
 def status_table(wh: Warehouse, instance: dg.DagsterInstance) -> pd.DataFrame:
     """One row per warehouse table: rows, last materialization time and data version of its asset."""
     out = table_counts(wh)
@@ -22,6 +23,7 @@ def status_table(wh: Warehouse, instance: dg.DagsterInstance) -> pd.DataFrame:
     return out.assign(last_materialized=last, data_version=version)
 
 
+@one_connection
 def print_summary(wh: Warehouse) -> None:
     counts = table_counts(wh)
     raw = counts[counts["table"].str.startswith("raw.")]

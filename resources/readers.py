@@ -8,6 +8,8 @@ asset to materialize when a row it needs is missing.
 
 from __future__ import annotations
 
+import functools
+
 import dagster as dg
 import numpy as np
 import pandas as pd
@@ -29,6 +31,16 @@ from compass.mlcompass.utility_models import utilities_from_rows
 from compass.oracle.prepare import Prepared, prepare
 from compass.router.embed import Embedder
 from resources.warehouse import STAMP_COLUMNS, Warehouse
+
+
+def one_connection(reader):
+    """Decorator: `reader(wh, ...)` does all its reads on one connection (`Warehouse.reading`), not one per read."""
+    @functools.wraps(reader)
+    def wrapped(wh: Warehouse, *args, **kwargs):
+        with wh.reading():
+            return reader(wh, *args, **kwargs)
+    return wrapped
+
 
 # ---------------------------------------------------------------- raw
 
@@ -132,6 +144,7 @@ def ces_shape(wh: Warehouse, case_id: str, factors: list[str]) -> CESFit:
     return ces_from_parameters(frontier_parameters(wh, case_id), factors)
 
 
+@one_connection
 def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> DecisionInputs:
     """Decision inputs of a case under a scenario (lam already numeric): measures of the priced models,
     normalized costs, the fitted frontier, the utilities (the scenario's person weights when it has them),
@@ -154,7 +167,7 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
     inputs = with_person_weights(DecisionInputs(case, scenario, m, costs.reindex(m.index), frontier, utils, raw_scores,
                                                 outcomes, model_info=info,
                                                 tier_costs=cost_table["tier_cost"].reindex(m.index)))
-    return with_filters(inputs, model_attributes(wh)) if scenario.filters else inputs
+    return with_filters(inputs, case_catalog(wh, case.case_id).reset_index()) if scenario.filters else inputs
 
 
 def rank_replicates(wh: Warehouse, case_id: str) -> Replicates:
@@ -185,9 +198,24 @@ def rank_interval_text(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFra
 
 
 def model_attributes(wh: Warehouse) -> pd.DataFrame:
-    """raw.models with each model's lowest latency_s over its providers (raw.model_costs): what filters read."""
+    """raw.models (without the publishing stamps) with each model's lowest latency_s over its providers
+    (raw.model_costs): what filters read."""
     return wh.query("select m.*, l.latency_s from raw.models m left join (select model_id, min(latency_s) as latency_s "
-                    "from raw.model_costs group by model_id) l using (model_id)")
+                    "from raw.model_costs group by model_id) l using (model_id)").drop(columns=STAMP_COLUMNS,
+                                                                                        errors="ignore")
+
+
+def case_catalog(wh: Warehouse, case_id: str) -> pd.DataFrame:
+    """compass.case_catalog of a case (its models' raw cost, usd_per_interaction, attributes), index model_id."""
+    table = wh.read("compass.case_catalog", {"case_id": case_id})
+    if table.empty:
+        raise ValueError(f"case {case_id}: no rows in compass.case_catalog; materialize compass/case_catalog first")
+    return table.drop(columns=["case_id", *STAMP_COLUMNS]).set_index("model_id")
+
+
+def raw_costs(catalog: pd.DataFrame, model_ids: pd.Index) -> pd.Series:
+    """The raw cost (`case_inputs.model_costs`) of those of `model_ids` the case's catalog prices, in their order."""
+    return catalog["raw_cost"].reindex(model_ids).dropna()
 
 
 def leaderboard(wh: Warehouse, case_id: str, scenario: str, as_of: str | None = None) -> pd.DataFrame:
@@ -230,6 +258,7 @@ def refresh_start(instance: dg.DagsterInstance, published: pd.Timestamp) -> pd.T
     return max(times) if times else None
 
 
+@one_connection
 def leaderboard_snapshots(
     wh: Warehouse, case_id: str, scenario: str, instance: dg.DagsterInstance | None = None
 ) -> tuple[tuple[Snapshot, Snapshot] | None, bool, int]:
@@ -348,10 +377,18 @@ def route_labels(wh: Warehouse, dataset: str) -> pd.DataFrame:
     return labels.assign(embedding=embedding.map(lambda v: None if v is None or v is pd.NA else np.asarray(v, float)))
 
 
+def per_query_models(wh: Warehouse) -> list[str]:
+    """Every model the per-query data names: model_id of raw.query_records, model_p and model_a of raw.route_labels."""
+    parts = [f"select {c} as model_id from {t}" for t, cols in (("raw.query_records", ["model_id"]),
+                                                             ("raw.route_labels", ["model_p", "model_a"]))
+             if wh.table_exists(t) for c in cols]
+    return sorted(wh.query(" union ".join(parts))["model_id"].dropna()) if parts else []
+
+
 def pair_price_rows(wh: Warehouse, labels: pd.DataFrame) -> pd.DataFrame:
     """[role (`primary` | `alternative`), model_id, input_usd_per_mtok, output_usd_per_mtok] of the dataset's M_p
-    and M_a at their cheapest provider (raw.model_costs); no rows when either is unpriced."""
-    prices = cheapest_prices(wh.read("raw.model_costs"))
+    and M_a at their cheapest provider (datasets.model_costs); no rows when either is unpriced."""
+    prices = cheapest_prices(wh.read("datasets.model_costs"))
     pair = pd.DataFrame({"role": ["primary", "alternative"],
                          "model_id": [labels["model_p"].iloc[0], labels["model_a"].iloc[0]]})
     rows = pair.merge(prices[["model_id", "input_usd_per_mtok", "output_usd_per_mtok"]], on="model_id", how="inner")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import dagster as dg
@@ -42,6 +43,20 @@ class SourcesResource(dg.ConfigurableResource):
         files = load_config(self.config_path or settings.config_path()) + accepted_files()
         return [f for f in files if table is None or f.table == table]
 
-    def validate(self) -> None:
-        """Validate every configured file, all tables together, writing nothing (IngestError on the first bad one)."""
-        validate_all(self.files())
+    def validate(self, tables: list[str] | None = None) -> None:
+        """Validate every configured file of `tables` (default: all) together, with raw.models and raw.model_aliases
+        for name resolution, writing nothing (IngestError on the first bad one)."""
+        validate_all(self.files(), tables)
+
+    def input_digest(self, table: str) -> str:
+        """Content hash of what raw.<table> is built from: its files (path, as_of, modification time, bytes) and, for
+        every table but models, those of raw.models and raw.model_aliases, through which its model names resolve.
+        The same digest under the same code version rebuilds the same table."""
+        tables = {table} if table == "models" else {table, "models", "model_aliases"}
+        h = hashlib.sha256()
+        for f in self.files():
+            if f.table in tables:
+                stamp = f.path.stat().st_mtime_ns if f.path.exists() else "missing"
+                h.update(f"{f.table}|{f.path}|{f.as_of}|{stamp}|".encode())
+                h.update(f.path.read_bytes() if f.path.exists() else b"")
+        return h.hexdigest()[:16]

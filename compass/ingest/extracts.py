@@ -19,7 +19,7 @@ from compass.ingest.schemas import RAW_TABLES
 
 PRICE_COLUMNS = ["model_id", "provider", "input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok"]
 
-__all__ = ["PRICE_COLUMNS", "no_prices", "cheapest_prices", "dataset_prices", "own_columns"]
+__all__ = ["PRICE_COLUMNS", "no_prices", "cheapest_prices", "mentioned_prices", "dataset_prices", "own_columns"]
 
 
 def no_prices() -> pd.DataFrame:
@@ -34,6 +34,14 @@ def cheapest_prices(model_costs: pd.DataFrame) -> pd.DataFrame:
         return no_prices()
     priced = model_costs.dropna(subset=["blended_usd_per_mtok"]).sort_values(["model_id", "blended_usd_per_mtok"])
     return priced.drop_duplicates("model_id")[PRICE_COLUMNS].reset_index(drop=True)
+
+
+def mentioned_prices(model_costs: pd.DataFrame, model_ids: list[str]) -> pd.DataFrame:
+    """The cheapest price (`cheapest_prices`) of each of `model_ids`, sorted by model. Its rows are their own
+    cheapest prices, so `cheapest_prices` and `dataset_prices` give the same answer on it as on all of
+    `model_costs` for these models."""
+    prices = cheapest_prices(model_costs)
+    return prices[prices["model_id"].isin(model_ids)].sort_values("model_id").reset_index(drop=True)
 
 
 def dataset_prices(records: pd.DataFrame, model_costs: pd.DataFrame) -> pd.DataFrame:

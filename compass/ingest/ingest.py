@@ -50,18 +50,21 @@ def ingest_table(table: str, sources: list[SourceFile], lookup: dict[str, str] |
     return out
 
 
-def validate_all(sources: list[SourceFile]) -> None:
+def validate_all(sources: list[SourceFile], tables: list[str] | None = None) -> None:
     """Validate every file of a source config before any table is written (a config applies whole or not at all).
 
     Tables go in TABLE_ORDER with model names resolved through the config's own
-    raw.models and raw.model_aliases, as the raw assets will resolve them. Raises
-    the first IngestError (file, row, column); warnings are left to the assets.
+    raw.models and raw.model_aliases, as the raw assets will resolve them; `tables`
+    limits the others to those about to be written. Raises the first IngestError
+    (file, row, column); warnings are left to the assets.
     """
     lookup: dict[str, str] | None = None
     frames: dict[str, pd.DataFrame] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IngestWarning)
         for table in TABLE_ORDER:
+            if tables is not None and table not in (*tables, "models", "model_aliases"):
+                continue
             frames[table] = ingest_table(table, sources, lookup)
             if table == "models":
                 lookup = alias_lookup(pd.DataFrame({"alias": [], "model_id": []}), frames["models"]["model_id"])

@@ -1,4 +1,4 @@
-"""Turning warehouse tables into a case study's inputs: x_raw, costs, outcome rows."""
+"""Turning warehouse tables into a case study's inputs: x_raw, costs, the case's catalog, outcome rows."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ def build_x_raw(scores: pd.DataFrame, spec: BenchmarkSpec) -> pd.DataFrame:
     any other. Benchmarks covering too few models and models with too few
     benchmarks are dropped, alternately, until both thresholds hold.
     """
-    rows = scores[scores["benchmark"].map(spec.selects)]
+    chosen = [b for b in scores["benchmark"].unique() if spec.selects(b)]  # one pattern match per benchmark
+    rows = scores[scores["benchmark"].isin(chosen)]
     if spec.models:
         rows = rows[rows["model_id"].isin(spec.models)]
     rank = {s: i for i, s in enumerate(spec.source_priority)}
@@ -52,6 +53,20 @@ def interaction_costs(costs: pd.DataFrame, spec: CostSpec) -> pd.Series:
     per_row = (costs["input_usd_per_mtok"] * tokens["input_tokens"]
                + costs["output_usd_per_mtok"] * tokens["output_tokens"]) / 1e6
     return per_row.groupby(costs["model_id"]).agg(spec.provider_aggregate).rename(PER_INTERACTION)
+
+
+def case_catalog_rows(costs: pd.DataFrame, attributes: pd.DataFrame, spec: CostSpec, model_ids: pd.Index) -> pd.DataFrame:
+    """The model catalog as one case reads it (§4.2): a row per model of the case (`model_ids`, the rows of its
+    x_raw) with its attributes (`attributes`: raw.models columns and latency_s, what governance filters read),
+    its raw cost (`model_costs`, NaN where it has none) and, with a workload, its expected USD per interaction.
+
+    Everything a case derives reads prices and attributes only through this table, so a price or attribute of
+    a model outside the case leaves it, and everything downstream of it, unchanged."""
+    rows = pd.DataFrame({"model_id": model_ids}).merge(attributes, on="model_id", how="left")
+    rows["raw_cost"] = rows["model_id"].map(model_costs(costs, attributes, spec, model_ids))
+    if spec.workload:
+        rows[PER_INTERACTION] = rows["model_id"].map(interaction_costs(costs, spec))
+    return rows
 
 
 def outcome_rows(records: pd.DataFrame, interactions: pd.DataFrame, spec: UtilitySpec) -> pd.DataFrame:

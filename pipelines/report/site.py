@@ -278,24 +278,26 @@ def provenance_body(wh: Warehouse) -> str:
 
 
 def build_site(wh: Warehouse, root: Path) -> list[str]:
-    """Write the whole site under `root` (replacing its pages) and return the pages written, root-relative."""
-    boards = live_boards(wh)
-    slices = [s for s in SLICES if wh.table_exists(s.table)]
-    nav = ([("index.html", "Recommendations"), ("changes.html", "Changes")]
-           + [(f"{s.name}.html", s.title) for s in slices] + [("provenance.html", "Provenance")])
-    for folder in ("leaderboards", "frontier"):
-        shutil.rmtree(root / folder, ignore_errors=True)
-    charts.write_plotly_js(root)
-    site = SiteWriter(root, nav)
-    site.write("index.html", "LLM Compass: recommendations", index_body(wh, boards))
-    for (case_id, scenario), board in boards.items():
-        site.write(board_href(case_id, scenario), f"{case_id} / {scenario}: leaderboard", leaderboard_body(board))
-    for case_id in sorted({c for c, _ in boards}):
-        scenarios = [s for c, s in boards if c == case_id]
-        site.write(frontier_href(case_id), f"{case_id}: capability vs cost", frontier_body(wh, case_id, scenarios),
-                   charts_used=True)
-    site.write("changes.html", "Changes since the previous refresh", changes_body(wh))
-    for s in slices:
-        site.write(f"{s.name}.html", s.title, s.body(wh), charts_used=True)
-    site.write("provenance.html", "Provenance and freshness", provenance_body(wh))
-    return site.pages
+    """Write the whole site under `root` (replacing its pages) and return the pages written, root-relative
+    (every read on one warehouse connection)."""
+    with wh.reading():
+        boards = live_boards(wh)
+        slices = [s for s in SLICES if wh.table_exists(s.table)]
+        nav = ([("index.html", "Recommendations"), ("changes.html", "Changes")]
+               + [(f"{s.name}.html", s.title) for s in slices] + [("provenance.html", "Provenance")])
+        for folder in ("leaderboards", "frontier"):
+            shutil.rmtree(root / folder, ignore_errors=True)
+        charts.write_plotly_js(root)
+        site = SiteWriter(root, nav)
+        site.write("index.html", "LLM Compass: recommendations", index_body(wh, boards))
+        for (case_id, scenario), board in boards.items():
+            site.write(board_href(case_id, scenario), f"{case_id} / {scenario}: leaderboard", leaderboard_body(board))
+        for case_id in sorted({c for c, _ in boards}):
+            scenarios = [s for c, s in boards if c == case_id]
+            site.write(frontier_href(case_id), f"{case_id}: capability vs cost", frontier_body(wh, case_id, scenarios),
+                       charts_used=True)
+        site.write("changes.html", "Changes since the previous refresh", changes_body(wh))
+        for s in slices:
+            site.write(f"{s.name}.html", s.title, s.body(wh), charts_used=True)
+        site.write("provenance.html", "Provenance and freshness", provenance_body(wh))
+        return site.pages

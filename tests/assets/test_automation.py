@@ -7,7 +7,7 @@ the diamond that made decisions run before their cost side.
 import dagster as dg
 import pytest
 
-from assets.automation import ANCESTOR_DEPTH, REFRESH_CONDITION
+from assets.automation import REFRESH_CONDITION
 from pipelines.definitions import defs
 
 _case = dg.DynamicPartitionsDefinition(name="toy_case")
@@ -94,7 +94,7 @@ def test_child_waits_while_its_parent_failed_and_a_failed_parent_is_not_retried_
 
 
 def test_dagster_will_be_requested_is_blind_across_partitions_definitions(toy_instance):
-    """Why RequestedThisTick exists: with will_be_requested() the child would be requested with its parent.
+    """Why AncestorPending exists: with will_be_requested() the child would be requested with its parent.
 
     If a Dagster release fixes this, this test fails and the custom operand can go."""
     ac = dg.AutomationCondition
@@ -104,20 +104,6 @@ def test_dagster_will_be_requested_is_blind_across_partitions_definitions(toy_in
     ev = dg.evaluate_automation_conditions(defs=dg.Definitions(assets=[root, parent, blind]), instance=toy_instance)
     assert ev.get_requested_partitions(parent.key) == {"c1"}
     assert ev.get_requested_partitions(child.key) == set()
-
-
-def test_ancestor_depth_covers_the_longest_chain():
-    """Every ancestor of every automated asset (raw sources included) is within ANCESTOR_DEPTH levels."""
-    graph = defs.resolve_asset_graph()
-    depth: dict[dg.AssetKey, int] = {}
-
-    def chain(key: dg.AssetKey) -> int:
-        if key not in depth:
-            depth[key] = 1 + max((chain(p) for p in graph.get(key).parent_keys), default=0)
-        return depth[key]
-
-    longest = max(chain(k) for k in graph.materializable_asset_keys)
-    assert 6 <= longest - 1 <= ANCESTOR_DEPTH
 
 
 def test_child_waits_while_a_raw_source_run_is_in_flight():

@@ -90,10 +90,16 @@ def throwaway_instance(mp: pytest.MonkeyPatch, folder: Path, config: Path,
 
 def materialize_branch(instance: dg.DagsterInstance, branch: list[dg.AssetKey], datasets: list[str] | None = None,
                        raw_tables: list[str] | None = None) -> list[str]:
-    """Raw sources (all, or `raw_tables`), then the `branch` assets for each dataset partition (default: every
-    dataset of the warehouse); other groups are not run. Returns the datasets."""
+    """Raw sources (all, or `raw_tables`), the unpartitioned extracts the branch reads (datasets/model_costs),
+    then the `branch` assets for each dataset partition (default: every dataset of the warehouse); other groups
+    are not run. Returns the datasets."""
     raw = SOURCE_KEYS if raw_tables is None else [dg.AssetKey(["raw", t]) for t in raw_tables]
     run_selection(defs, instance, raw, None, False)
+    graph = defs.resolve_asset_graph()
+    extracts = sorted({p for k in branch for p in graph.get(k).parent_keys
+                       if p.path[0] != "raw" and graph.get(p).partitions_def is None})
+    if extracts:
+        run_selection(defs, instance, extracts, None, False)
     sync_dynamic_partitions(instance)
     chosen = datasets or readers.datasets(Warehouse())
     for dataset in chosen:

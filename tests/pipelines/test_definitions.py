@@ -22,13 +22,16 @@ def test_shared_attributes_are_applied_to_every_asset():
     partition per backfill run."""
     import dagster as dg
 
-    from assets.automation import REFRESH_CONDITION, REPORT_CONDITION
-    from pipelines.definitions import ASSETS, KINDS, PER_PARTITION
+    from assets.automation import FOLLOW_CONDITION, REFRESH_CONDITION, REPORT_CONDITION
+    from pipelines.definitions import ASSETS, FOLLOWERS, KINDS, PER_PARTITION
 
     specs = [(a, spec) for a in ASSETS for spec in a.specs]
     conditions = {"raw": None, "report": REPORT_CONDITION}
+    followers = {key for a in FOLLOWERS for key in a.keys}
+    assert followers == {dg.AssetKey(["compass", "rank_uncertainty"]), dg.AssetKey(["compass", "leaderboard_changes"])}
     for asset, spec in specs:
-        assert spec.automation_condition is conditions.get(spec.key.path[0], REFRESH_CONDITION), spec.key
+        expected = FOLLOW_CONDITION if spec.key in followers else conditions.get(spec.key.path[0], REFRESH_CONDITION)
+        assert spec.automation_condition is expected, spec.key
         assert set(spec.kinds) == KINDS, spec.key
         assert asset.backfill_policy == (PER_PARTITION if asset.partitions_def else None), spec.key
     assert {spec.key.path[0] for _, spec in specs} >= {"raw", "compass", "datasets", "oracle", "cascade"}

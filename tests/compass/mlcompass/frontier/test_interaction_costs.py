@@ -44,3 +44,26 @@ def test_the_cost_ranking_can_differ_from_the_blended_price():
 def test_invalid_workloads_are_refused(kwargs):
     with pytest.raises(ValueError, match="cost"):
         CostSpec(**kwargs)
+
+
+def test_case_catalog_holds_the_cases_models_and_ignores_prices_of_others():
+    """A case's catalog: its models' attributes, raw cost (model_costs) and cost per interaction; a price of a
+    model outside the case does not change it (issue 17: so nothing of the case re-runs)."""
+    from compass.mlcompass.case_inputs import case_catalog_rows
+
+    attributes = pd.DataFrame({"model_id": ["a", "b", "c", "z"], "open_weights": [True, False, None, True],
+                               "latency_s": [0.5, np.nan, 1.0, 2.0]})
+    ids = pd.Index(["a", "b", "c", "new"], name="model_id")
+    catalog = case_catalog_rows(PRICES, attributes, SPEC, ids)
+    assert list(catalog["model_id"]) == ["a", "b", "c", "new"]  # x_raw's order, unknown models kept
+    assert catalog["raw_cost"].tolist()[:2] == pytest.approx([0.0105, 0.00125])
+    assert catalog["raw_cost"].iloc[2:].isna().all()  # c has no input price, "new" no row at all
+    assert catalog["usd_per_interaction"].tolist()[:2] == pytest.approx([0.0105, 0.00125])
+    assert catalog["open_weights"].tolist()[:2] == [True, False] and catalog["latency_s"].iloc[0] == 0.5
+    repriced = pd.concat([PRICES, pd.DataFrame({"model_id": ["z"], "input_usd_per_mtok": [9.0],
+                                                "output_usd_per_mtok": [9.0], "blended_usd_per_mtok": [9.0]})])
+    pd.testing.assert_frame_equal(case_catalog_rows(repriced, attributes, SPEC, ids), catalog)
+    by_params = case_catalog_rows(PRICES, attributes.assign(params_b=[7.0, 70.0, 0.0, 1.0]),
+                                  CostSpec(table="models", column="params_b"), ids)
+    assert by_params["raw_cost"].tolist()[:2] == [7.0, 70.0] and by_params["raw_cost"].iloc[2:].isna().all()
+    assert "usd_per_interaction" not in by_params  # no workload

@@ -1,0 +1,112 @@
+"""Issue 17, a faster price-only refresh that still ends where a clean refresh of the new inputs ends.
+
+Two cases on the ops fixture (real rows): ops_tiny prices its ten models by blended price; ops_nine is the same
+case without gpt-4o. gpt-4o's price is cut from 4.375 to 0.1 USD/Mtok. The cut must reach everything a user
+reads of ops_tiny (leaderboards, recommendations, changes), leave ops_nine at its catalog (gpt-4o is not in it),
+re-read only raw.model_costs, and end equal, table by table, to a cold refresh of the new inputs.
+"""
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from pipelines.definitions import defs
+from pipelines.refresh import sources_to_read
+from resources.warehouse import STAMP_COLUMNS, Warehouse
+from tests.paths import FIXTURES
+from tests.pipelines.helpers import SOURCE_KEYS, config_with_extra, run_refresh, snapshot, throwaway_instance
+
+OPS = FIXTURES / "ops"
+CUT = "model_id,provider,input_usd_per_mtok,output_usd_per_mtok,source,as_of\ngpt-4o,azure,0.1,0.1,llmstats,2026-11-22\n"
+NINE = ["claude-3-5-haiku", "claude-3-5-sonnet", "deepseek-v3", "gemini-1.5-pro", "gpt-4o-mini",
+        "llama-3.1-405b-instruct", "llama-3.1-70b-instruct", "mistral-large-2407", "qwen2.5-72b-instruct"]
+
+
+def _cases(folder):
+    folder.mkdir()
+    tiny = (OPS / "cases" / "ops_tiny.yaml").read_text()
+    (folder / "ops_tiny.yaml").write_text(tiny)
+    (folder / "ops_nine.yaml").write_text(tiny.replace("case_id: ops_tiny", "case_id: ops_nine").replace(
+        "  min_benchmarks_per_model: 3\n", f"  min_benchmarks_per_model: 3\n  models: {NINE}\n"))
+    return folder
+
+
+def _content(db) -> dict[str, pd.DataFrame]:
+    """What a refresh decides: every table but history, without the per-run stamps, sorted."""
+    out = {}
+    for name, frame in snapshot(db).items():
+        if not name.startswith("history."):
+            frame = frame.drop(columns=STAMP_COLUMNS, errors="ignore")
+            out[name] = frame.sort_values(list(frame.columns)).reset_index(drop=True) if len(frame) else frame
+    return out
+
+
+@pytest.fixture(scope="module")
+def price_cut(tmp_path_factory):
+    """(report of the price-only refresh, its warehouse, the warehouse of a cold refresh of the same inputs)."""
+    tmp = tmp_path_factory.mktemp("price")
+    for folder in ("warm", "cold"):
+        (tmp / folder).mkdir()
+    cases = {"COMPASS_CASES": str(_cases(tmp / "cases"))}
+    config = config_with_extra(OPS / "config.yaml", tmp, [("model_costs", CUT)])
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, tmp / "warm", OPS / "config.yaml", cases) as instance:
+        assert not run_refresh(instance).failed
+        mp.setenv("COMPASS_CONFIG", str(config))
+        assert sources_to_read(defs, instance, SOURCE_KEYS) == [dg.AssetKey(["raw", "model_costs"])]
+        report = run_refresh(instance)
+        runs = {label: _run_of(instance, label) for label in report.materialized}
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, tmp / "cold", config, cases) as instance:
+        assert not run_refresh(instance).failed
+    return report, runs, Warehouse(tmp / "warm" / "warehouse.duckdb"), tmp / "cold" / "warehouse.duckdb"
+
+
+def _run_of(instance: dg.DagsterInstance, label: str) -> str:
+    """The run of the latest materialization of "key[partition]"."""
+    key, _, partition = label.partition("[")
+    records = instance.fetch_materializations(dg.AssetRecordsFilter(
+        asset_key=dg.AssetKey.from_user_string(key), asset_partitions=[partition.rstrip("]")] if partition else None),
+        limit=1).records
+    return records[0].run_id
+
+
+def test_the_new_price_reaches_what_a_user_reads(price_cut):
+    _, _, wh, _ = price_cut
+    where = {"case_id": "ops_tiny", "scenario": "cost_aware_high"}
+    board = wh.read("compass.leaderboards", where).set_index("model_id")
+    costs = wh.read("compass.costs", {"case_id": "ops_tiny"}).set_index("model_id")
+    assert board.loc["gpt-4o", "raw_cost"] == 0.1  # min over providers of the blended price, 4.375 before
+    # scaling: max -> cost = raw / max raw over the case's priced models; score = utility - lam * cost (lam high = 1)
+    assert board.loc["gpt-4o", "cost"] == pytest.approx(0.1 / costs["raw_cost"].max())
+    assert (board["score"] - (board["utility"] - 1.0 * board["cost"])).abs().max() < 1e-12
+    assert list(board.sort_values("rank").index) == list(board.sort_values(["score", "cost"], ascending=[False, True]).index)
+    recs = wh.read("compass.recommendations", where).set_index("policy")
+    assert recs.loc["mlc_mean_actual_cost", "model_id"] == board.sort_values("rank").index[0]
+    changes = wh.read("compass.leaderboard_changes", where).set_index("model_id")
+    assert "cost changed 4.375 -> 0.1" in changes.loc["gpt-4o", "detail"]
+
+
+def test_price_only_refresh_ends_equal_to_a_cold_refresh_of_the_new_inputs(price_cut):
+    _, _, wh, cold_db = price_cut
+    warm, cold = _content(wh.path), _content(cold_db)
+    changes = "compass.leaderboard_changes"  # a cold refresh has no earlier leaderboard to compare with
+    assert warm.keys() == cold.keys()
+    for table in sorted(set(warm) - {changes}):
+        pd.testing.assert_frame_equal(warm[table], cold[table], obj=table)
+
+
+def test_only_what_the_price_reaches_runs_and_the_decisions_children_share_their_run(price_cut):
+    report, runs, _, _ = price_cut
+    derived = sorted(k for k in report.materialized if not k.startswith("report/"))
+    decisions = ("targets", "recommendations", "leaderboards", "policy_values", "lambda_path", "rank_uncertainty",
+                 "leaderboard_changes")
+    scenarios = sorted({k.split("|")[1].rstrip("]") for k in derived if "|" in k})
+    assert len(scenarios) == 5
+    assert derived == sorted(["raw/model_costs", "datasets/model_costs", "compass/case_catalog[ops_nine]",
+                              "compass/case_catalog[ops_tiny]",
+                              "compass/cost_side[ops_tiny]", "compass/frontier_sensitivity[ops_tiny]",
+                              *(f"compass/{a}[ops_tiny|{s}]" for a in decisions for s in scenarios)])
+    for s in scenarios:  # rank_uncertainty and leaderboard_changes ran in the decisions' run, not a tick later
+        label = f"[ops_tiny|{s}]"
+        assert runs[f"compass/rank_uncertainty{label}"] == runs[f"compass/leaderboard_changes{label}"] \
+            == runs[f"compass/leaderboards{label}"]
+    assert report.ticks == 4  # catalogs; cost side; decisions with their children; the report (a sink: no more)
