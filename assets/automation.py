@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-# Dagster's own rule for "this parent can run in this asset's run" (same partitions definition, identity mapping).
+# Dagster's own rule for "this parent can run in this asset's run" (same partitions definition, identity mapping);
+# a private module, safe while dagster is pinned (==1.13.27 in pyproject.toml): tests/assets/test_automation.py.
 from dagster._core.definitions.assets.graph.asset_graph import executable_in_same_run
 
 

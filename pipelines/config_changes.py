@@ -3,9 +3,11 @@ configures.
 
 Case and scenario files are not warehouse tables, so their content hashes are
 kept in a manifest next to the automation cursor. A refresh compares them and
-materializes the roots that read a changed file (the case's catalog, measures,
-utilities and studies; a scenario's decision partitions; a user's matching/runs; an archetype's
-clusters/benchmark); data versions carry the change on from there. New files need nothing here: their partitions are simply missing.
+materializes what reads a changed file: every case-partitioned asset of a changed case and that case's decision
+partitions (a field such as `eps`, `n_tiers`, `cost.scaling` or `lambdas` changes tiers, the cost side or the
+decisions without changing the measures above them, so data versions alone would not carry it); a scenario's
+decision partitions; a user's matching/runs; an archetype's clusters/benchmark. Data versions carry the change on
+from there. New files need nothing here: their partitions are simply missing.
 """
 
 from __future__ import annotations
@@ -16,15 +18,13 @@ from pathlib import Path
 
 import dagster as dg
 
+from assets.partitions import case_partitions, scenario_partitions
 from compass.mlcompass.case_study import CaseStudy
 from resources.clusters_configs import archetype_files
 from resources.configs import scenario_files
 from resources.matching import user_files
 from resources.settings import case_dirs
 
-# The case-partitioned assets that read the case file without reading another asset that does.
-CASE_ROOTS = [dg.AssetKey(["compass", n]) for n in ("case_catalog", "measures", "utilities", "frontier_sensitivity",
-                                                    "variance_explained", "utility_robustness", "rank_bootstrap")]
 DECISIONS = [dg.AssetKey(["compass", n]) for n in ("targets", "recommendations", "leaderboards", "policy_values",
                                                    "lambda_path", "rank_uncertainty")]
 USER_ROOTS = [dg.AssetKey(["matching", "runs"])]
@@ -65,13 +65,24 @@ def save_digests(instance: dg.DagsterInstance, digests: dict[str, str]) -> None:
     _manifest(instance).write_text(json.dumps(digests, indent=1, sort_keys=True))
 
 
-def config_requests(instance: dg.DagsterInstance) -> list[tuple[str, list[dg.AssetKey]]]:
-    """(partition key, asset keys) to materialize because their configuration file changed."""
+def case_assets(graph) -> list[dg.AssetKey]:
+    """The case-partitioned assets of an asset graph, in topological order (one run materializes them in order)."""
+    return [key for key in graph.toposorted_asset_keys
+            if isinstance(graph.get(key).partitions_def, dg.DynamicPartitionsDefinition)
+            and graph.get(key).partitions_def.name == case_partitions.name]
+
+
+def config_requests(instance: dg.DagsterInstance, case_keys: list[dg.AssetKey]) -> list[tuple[str, list[dg.AssetKey]]]:
+    """(partition key, asset keys) to materialize because their configuration file changed, in the order to run
+    them; `case_keys` are the graph's case-partitioned assets (`case_assets`)."""
     changed = changed_config(instance)
-    cases = changed["case"]
-    requests = [(case, CASE_ROOTS) for case in cases] + [(user, USER_ROOTS) for user in changed["user"]]
+    scenarios = instance.get_dynamic_partitions(scenario_partitions.name)
+    requests = []
+    for case in changed["case"]:
+        requests += [(case, case_keys)] + [(f"{case}|{scenario}", DECISIONS) for scenario in scenarios]
+    requests += [(user, USER_ROOTS) for user in changed["user"]]
     requests += [(name, ARCHETYPE_ROOTS) for name in changed["archetype"]]
-    all_cases = instance.get_dynamic_partitions("case")
+    all_cases = instance.get_dynamic_partitions(case_partitions.name)
     for scenario in changed["scenario"]:
-        requests += [(f"{case}|{scenario}", DECISIONS) for case in all_cases if case not in cases]
+        requests += [(f"{case}|{scenario}", DECISIONS) for case in all_cases if case not in changed["case"]]
     return requests

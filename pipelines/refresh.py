@@ -275,7 +275,7 @@ def refresh(
 
 def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: list[dg.AssetKey], multiprocess: bool,
              tags: dict[str, str] | None, progress: Callable[[str], None]) -> RefreshReport:
-    from pipelines.config_changes import config_digests, config_requests, save_digests
+    from pipelines.config_changes import case_assets, config_digests, config_requests, save_digests
     from pipelines.partitions import sync_dynamic_partitions
     from resources.sources import SourcesResource
 
@@ -293,13 +293,13 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
     if source_keys:
         progress(f"sources: {len(changed)} of {len(source_keys)} raw tables changed, read and validated")
     sync_dynamic_partitions(instance)
-    for partition, keys in [*orphans, *config_requests(instance)]:
+    graph = defs.resolve_asset_graph()
+    for partition, keys in [*orphans, *config_requests(instance, case_assets(graph))]:
         if not keys or all(k.path[0] == "raw" for k in keys):
             continue  # the sources ran above
         result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
         report.add(defs, instance, result, keys, partition)
     save_digests(instance, config_digests())
-    graph = defs.resolve_asset_graph()
     cursor = _load_cursor(instance)
     for _ in range(MAX_TICKS):
         requests, cursor = tick(defs, instance, cursor)

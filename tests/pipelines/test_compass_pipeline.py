@@ -277,4 +277,4 @@ def test_new_and_changed_user_files_run_only_their_matching_partitions(compass_s
     assert wh.read("matching.runs", {"user": "solo"})["round"].max() <= 4
     (folder / "solo.yaml").write_text(MATCHING_USER.replace("rounds: 4", "rounds: 3"))
     (folder / "duo.yaml").write_text(MATCHING_USER)  # new, not changed: its partitions are simply missing
-    assert config_requests(instance) == [("solo", USER_ROOTS)]
+    assert config_requests(instance, []) == [("solo", USER_ROOTS)]

@@ -3,7 +3,9 @@
 Two cases on the ops fixture (real rows): ops_tiny prices its ten models by blended price; ops_nine is the same
 case without gpt-4o. gpt-4o's price is cut from 4.375 to 0.1 USD/Mtok. The cut must reach everything a user
 reads of ops_tiny (leaderboards, recommendations, changes), leave ops_nine at its catalog (gpt-4o is not in it),
-re-read only raw.model_costs, and end equal, table by table, to a cold refresh of the new inputs.
+re-read only raw.model_costs, and end equal, table by table, to a cold refresh of the new inputs. Last (it
+changes the refreshed warehouse): an edited case field that leaves the measures alone (n_tiers) still reaches the
+tiers and the decisions.
 """
 
 import dagster as dg
@@ -110,3 +112,20 @@ def test_only_what_the_price_reaches_runs_and_the_decisions_children_share_their
         assert runs[f"compass/rank_uncertainty{label}"] == runs[f"compass/leaderboard_changes{label}"] \
             == runs[f"compass/leaderboards{label}"]
     assert report.ticks == 4  # catalogs; cost side; decisions with their children; the report (a sink: no more)
+
+
+def test_an_edited_case_field_below_the_measures_reaches_tiers_and_decisions(price_cut):
+    _, _, wh, _ = price_cut
+    tmp = wh.path.parent.parent
+    where = {"case_id": "ops_tiny"}
+    assert sorted(wh.read("compass.tiers", where)["tier"].unique()) == [1, 2, 3]
+    path = tmp / "cases" / "ops_tiny.yaml"
+    path.write_text(path.read_text().replace("\nn_tiers: 3\n", "\nn_tiers: 2\n"))
+    config = config_with_extra(OPS / "config.yaml", tmp, [("model_costs", CUT)])
+    with pytest.MonkeyPatch.context() as mp, \
+            throwaway_instance(mp, tmp / "warm", config, {"COMPASS_CASES": str(tmp / "cases")}) as instance:
+        report = run_refresh(instance)
+    assert not report.failed
+    assert sorted(wh.read("compass.tiers", where)["tier"].unique()) == [1, 2]
+    assert {"compass/tiers[ops_tiny]", "compass/leaderboards[ops_tiny|cost_aware_high]"} <= set(report.materialized)
+    assert not any("ops_nine" in label for label in report.materialized)
