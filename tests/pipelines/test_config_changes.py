@@ -13,18 +13,24 @@ from pipelines.definitions import defs
 from tests.paths import ROOT
 
 TINY = "n_clusters: 3\ndim: 2\nn_samples: 60\nmax_overlap: 0.01\nmin_overlap: 0.001\n"
+FOLDERS = ("COMPASS_CASES", "COMPASS_SCENARIOS", "COMPASS_USERS", "COMPASS_ARCHETYPES")
+
+
+def only_folder(tmp_path, monkeypatch, var: str):
+    """A fresh folder for the configuration kind `var`; every other kind's folder empty."""
+    folder, empty = tmp_path / var.lower(), tmp_path / "empty"
+    folder.mkdir()
+    empty.mkdir()
+    for other in FOLDERS:
+        monkeypatch.setenv(other, str(folder if other == var else empty))
+    (tmp_path / "home").mkdir()
+    return folder
 
 
 def test_an_edited_archetype_reruns_only_its_benchmark(tmp_path, monkeypatch):
-    folder, empty = tmp_path / "archetypes", tmp_path / "empty"
-    folder.mkdir()
-    empty.mkdir()
-    for var in ("COMPASS_CASES", "COMPASS_SCENARIOS", "COMPASS_USERS"):
-        monkeypatch.setenv(var, str(empty))
-    monkeypatch.setenv("COMPASS_ARCHETYPES", str(folder))
+    folder = only_folder(tmp_path, monkeypatch, "COMPASS_ARCHETYPES")
     (folder / "tiny.yaml").write_text(TINY)
     (folder / "other.yaml").write_text(TINY)
-    (tmp_path / "home").mkdir()
     with dg.DagsterInstance.local_temp(str(tmp_path / "home")) as instance:
         save_digests(instance, config_digests())
         assert config_requests(instance, []) == []
@@ -34,17 +40,11 @@ def test_an_edited_archetype_reruns_only_its_benchmark(tmp_path, monkeypatch):
 
 
 def test_an_edited_case_reruns_its_whole_case_and_its_decisions(tmp_path, monkeypatch):
-    cases, empty = tmp_path / "cases", tmp_path / "empty"
-    cases.mkdir()
-    empty.mkdir()
-    for var in ("COMPASS_SCENARIOS", "COMPASS_USERS", "COMPASS_ARCHETYPES"):
-        monkeypatch.setenv(var, str(empty))
-    monkeypatch.setenv("COMPASS_CASES", str(cases))
+    cases = only_folder(tmp_path, monkeypatch, "COMPASS_CASES")
     for name in ("frontier_api", "open_mmlu_pro"):
         shutil.copy(ROOT / "cases" / f"{name}.yaml", cases)
     keys = case_assets(defs.resolve_asset_graph())
     assert {"compass/tiers", "compass/cost_side", "compass/measures"} <= {k.to_user_string() for k in keys}
-    (tmp_path / "home").mkdir()
     with dg.DagsterInstance.local_temp(str(tmp_path / "home")) as instance:
         instance.add_dynamic_partitions("scenario", ["pure_capability", "cost_aware_low"])
         save_digests(instance, config_digests())
