@@ -106,18 +106,16 @@ def cmd_route(args: argparse.Namespace) -> int:
               f"raw.model_costs (router.prices has none for {args.dataset!r}); use --budget-share", file=sys.stderr)
         return 2
     psi = forest_predict(nodes, embed_queries(embedder, queries))
-    out = pd.DataFrame({"query_id": queries["query_id"], "psi_hat": psi})
-    if prices is None:  # the paper's normalized costs: C_p = 1, C_a = 0 (eq. 4 reads ψ̂ > w)
-        w = choose_w(psi, **budget)
-        to_p = route_to_primary(psi, w)
-        spend = ""
-    else:  # Remark 2: real per-query dollars, ψ̂ > w·(C_p − C_a)
-        cost_p, cost_a = query_costs(queries, *prices)
-        w = choose_w(psi, cost_p - cost_a, cost_p=cost_p, cost_a=cost_a, **budget)
-        to_p = route_to_primary(psi, w, cost_p - cost_a)
+    # Remark 2: real per-query dollars when the pair is priced, else the paper's normalized C_p = 1, C_a = 0
+    cost_p, cost_a = query_costs(queries, *prices) if prices else (np.ones(len(psi)), np.zeros(len(psi)))
+    w = choose_w(psi, cost_p - cost_a, cost_p=cost_p, cost_a=cost_a, **budget)
+    to_p = route_to_primary(psi, w, cost_p - cost_a)  # eq. 4: ψ̂(q) > w·(C_p(q) − C_a(q))
+    out = pd.DataFrame({"query_id": queries["query_id"], "psi_hat": psi,
+                        "route": np.where(to_p, facts["model_p"], facts["model_a"])})
+    spend = ""
+    if prices:
         out["cost_usd"] = np.where(to_p, cost_p, cost_a)
         spend = f"; ${out['cost_usd'].sum():.4f} against ${cost_p.sum():.4f} for always-{facts['model_p']}"
-    out["route"] = np.where(to_p, facts["model_p"], facts["model_a"])
     out.to_csv(args.out or sys.stdout, index=False)
     limits = ", ".join(f"{name} {value:g}" for name, value in (("share", budget["max_primary_share"]),
                                                                ("cost share", budget["max_cost_share"]))
