@@ -80,6 +80,7 @@ class MultiRouter:
     n_models: int
     columns: np.ndarray  # pair-encoding columns kept (those varying over the training rows)
     pairs: list[tuple[int, int]]  # pairs (k > ℓ) compared in training: the comparison graph
+    projection: np.ndarray  # score_projection(pairs, n_models): pairwise gains -> scores
     router: FittedRouter  # the two-model router class fitted on covariates (s, k, ℓ)
 
     def psi(self, X: np.ndarray, k: int, l: int) -> np.ndarray:
@@ -92,7 +93,7 @@ class MultiRouter:
     def scores(self, X: np.ndarray) -> np.ndarray:
         """(n, n_models) additive quality scores θ̂(s), Σ_k θ̂_k = 0, from the compared pairs' ψ̂."""
         gains = np.column_stack([self.psi(X, k, l) for k, l in self.pairs])
-        return gains @ score_projection(self.pairs, self.n_models)
+        return gains @ self.projection
 
     def route(self, X: np.ndarray, w: float = 0.0, costs: np.ndarray | float = 0.0) -> np.ndarray:
         """Model index per query: argmax_k θ̂_k(s) − w·C_k(s); `costs` is (n_models,) or (n, n_models)."""
@@ -111,7 +112,7 @@ def fit_multi_router(name: str, spec: LearnerSpec, gold: PairLabels, preference:
     codes = pair_encoding(k_all, l_all, n_models)
     columns = np.flatnonzero(codes.min(axis=0) < codes.max(axis=0))
     pairs = sorted({(int(k), int(l)) for k, l in zip(k_all, l_all)}, reverse=True)
-    score_projection(pairs, n_models)  # a disconnected comparison graph fails before any fitting
+    projection = score_projection(pairs, n_models)  # a disconnected comparison graph fails before any fitting
     Z_g, Z_p = (pair_covariates(rows.X, rows.k, rows.l, n_models, columns) for rows in (gold, preference))
     if eta == "btl":
         if name != "meta_dr":
@@ -120,4 +121,5 @@ def fit_multi_router(name: str, spec: LearnerSpec, gold: PairLabels, preference:
                                       preference.o, n_models, seed=spec.seed)
     elif eta != "forest":
         raise ValueError(f"unknown preference model {eta!r}; use 'forest' or 'btl'")
-    return MultiRouter(n_models, columns, pairs, fit_router(name, spec, Z_g, gold.o, Z_p, preference.o, **meta))
+    router = fit_router(name, spec, Z_g, gold.o, Z_p, preference.o, **meta)
+    return MultiRouter(n_models, columns, pairs, projection, router)
