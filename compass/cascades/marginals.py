@@ -167,7 +167,7 @@ def _weighted_beta_mles(s1: np.ndarray, s2: np.ndarray, total: np.ndarray, a: np
     active = total > 0
     neg_s1, neg_s2, neg_total = -s1, -s2, -total
     for _ in range(max_newton):
-        if not active.any():
+        if not np.count_nonzero(active):  # (cheaper than .any() on a small array)
             break
         n, args = len(a), np.concatenate([a, b, a + b])  # one digamma and one trigamma call for a, b, a + b
         di, tr = special.digamma(args), special.zeta(2, args)
@@ -185,7 +185,7 @@ def _weighted_beta_mles(s1: np.ndarray, s2: np.ndarray, total: np.ndarray, a: np
         moved = active & (nf <= f)
         retry = active & ~(moved | last)
         t = np.where(retry, 0.5, 1.0)
-        while retry.any():  # rare: halve the step until f does not increase or t <= 1e-10
+        while np.count_nonzero(retry):  # rare: halve the step until f does not increase or t <= 1e-10
             ta, tb = _box(a - t * da), _box(b - t * db)
             tf = _beta_nll(ta, tb, s1, s2, total)
             accept = retry & (tf <= f)
@@ -216,36 +216,60 @@ class _PaddedBatch:
             padded[i, : x.size], w[i, : x.size] = x, 1.0
         return cls(np.log(padded), np.log1p(-padded), w)
 
+    def densities(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Component-1 density term pi Beta(x | a1, b1) and the mixture density of theta = (pi, a1, b1, a2, b2)
+        at every point (floored at 1e-6, as in the authors' code)."""
+        weights = np.empty((len(theta), 2, 1))  # (pi, 1 - pi); components along axis 1
+        weights[:, 0, 0] = theta[:, 0]
+        np.subtract(1, theta[:, 0], out=weights[:, 1, 0])
+        a, b = theta[:, 1::2, None], theta[:, 2::2, None]
+        d = weights * np.exp((a - 1) * self.logx[:, None] + (b - 1) * self.log1mx[:, None] - special.betaln(a, b))
+        return d[:, 0], np.maximum(d[:, 0] + d[:, 1], 1e-6)
+
+    def responsibilities(self, theta: np.ndarray) -> np.ndarray:
+        """E-step alone: the component-1 responsibilities of theta."""
+        d1, dens = self.densities(theta)
+        return d1 / dens
+
     def loglik(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """E-step: per row, the log-likelihood of theta = (pi, a1, b1, a2, b2) (density floored at 1e-6, as in
-        the authors' code) and the component-1 responsibilities."""
-        pi, a1, b1, a2, b2 = (theta[:, j, None] for j in range(5))
-        d1 = pi * np.exp((a1 - 1) * self.logx + (b1 - 1) * self.log1mx - special.betaln(a1, b1))
-        d2 = (1 - pi) * np.exp((a2 - 1) * self.logx + (b2 - 1) * self.log1mx - special.betaln(a2, b2))
-        dens = np.maximum(d1 + d2, 1e-6)
+        """E-step: per row, the log-likelihood of theta and the component-1 responsibilities."""
+        d1, dens = self.densities(theta)
         return (self.w * np.log(dens)).sum(axis=1), d1 / dens
 
     def m_step(self, theta: np.ndarray, r1: np.ndarray, active: np.ndarray) -> np.ndarray:
         """M-step from responsibilities ``r1``: pi = mean r1 and the weighted beta MLE of each component
         (``_weighted_beta_mles``, warm-started at ``theta``); inactive rows keep ``theta``."""
-        resp = np.stack([self.w * r1, self.w * (1 - r1)], axis=1)  # (rows, 2, size)
+        resp = np.empty((len(r1), 2, r1.shape[1]))  # (rows, component, size)
+        np.multiply(self.w, r1, out=resp[:, 0])
+        np.multiply(self.w, np.subtract(1, r1, out=resp[:, 1]), out=resp[:, 1])
         total = np.where(active[:, None], resp.sum(axis=2), 0.0)  # total 0: the start is kept
         a, b = _weighted_beta_mles(np.einsum("rjs,rs->rj", resp, self.logx).ravel(),
                                    np.einsum("rjs,rs->rj", resp, self.log1mx).ravel(), total.ravel(),
-                                   theta[:, [1, 3]].ravel(), theta[:, [2, 4]].ravel())
-        pi = np.where(active, total[:, 0] / self.w.sum(axis=1), theta[:, 0])
-        a, b = a.reshape(-1, 2), b.reshape(-1, 2)
-        return np.column_stack([pi, a[:, 0], b[:, 0], a[:, 1], b[:, 1]])
+                                   theta[:, 1::2].ravel(), theta[:, 2::2].ravel())  # (a1, a2), (b1, b2)
+        out = np.empty_like(theta)
+        out[:, 0] = np.where(active, total[:, 0] / self.w.sum(axis=1), theta[:, 0])
+        out[:, 1::2], out[:, 2::2] = a.reshape(-1, 2), b.reshape(-1, 2)
+        return out
 
 
 def _unconstrained(theta: np.ndarray) -> np.ndarray:
     """(logit pi, log a1, log b1, log a2, log b2): the coordinates the SQUAREM extrapolation moves in."""
-    pi = np.clip(theta[:, 0], 1e-12, 1 - 1e-12)
-    return np.column_stack([np.log(pi) - np.log1p(-pi), np.log(theta[:, 1:])])
+    pi = np.minimum(np.maximum(theta[:, 0], 1e-12), 1 - 1e-12)
+    z = np.empty_like(theta)
+    np.log(theta[:, 1:], out=z[:, 1:])
+    z[:, 0] = np.log(pi) - np.log1p(-pi)
+    return z
 
 
 def _constrained(z: np.ndarray) -> np.ndarray:
-    return np.column_stack([special.expit(z[:, 0]), _box(np.exp(z[:, 1:]))])
+    theta = np.empty_like(z)
+    theta[:, 0], theta[:, 1:] = special.expit(z[:, 0]), _box(np.exp(z[:, 1:]))
+    return theta
+
+
+def _row_norms(v: np.ndarray) -> np.ndarray:
+    """Euclidean norm of each row (``np.linalg.norm(v, axis=1)`` without its wrapper)."""
+    return np.sqrt(np.add.reduce(v * v, axis=1))
 
 
 def fit_beta_mixtures(xs: Sequence[np.ndarray], *, max_iter: int = 2000, tol: float = 1e-6
@@ -274,11 +298,11 @@ def fit_beta_mixtures(xs: Sequence[np.ndarray], *, max_iter: int = 2000, tol: fl
     step_max = np.ones(len(xs))
     for _ in range(0, max_iter, 3):
         t1 = batch.m_step(theta, r1, active)
-        t2 = batch.m_step(t1, batch.loglik(t1)[1], active)
+        t2 = batch.m_step(t1, batch.responsibilities(t1), active)
         z0, z1, z2 = _unconstrained(theta), _unconstrained(t1), _unconstrained(t2)
         r, v = z1 - z0, z2 - 2 * z1 + z0
-        nv = np.linalg.norm(v, axis=1)
-        length = np.clip(np.linalg.norm(r, axis=1) / np.where(nv > 0, nv, 1.0), 1.0, step_max)
+        nv = _row_norms(v)
+        length = np.minimum(np.maximum(_row_norms(r) / np.where(nv > 0, nv, 1.0), 1.0), step_max)
         jump = _constrained(z0 + 2 * length[:, None] * r + length[:, None] ** 2 * v)
         ll_jump, r_jump = batch.loglik(jump)
         # a stopped array's values are discarded: it never forces the fallback E-step below
