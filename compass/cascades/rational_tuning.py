@@ -82,7 +82,7 @@ def _pattern_search(model: CascadeModel, cascade: list[str], lams: np.ndarray, s
                 values = np.minimum(np.maximum(current[:, None] + offsets * width, lo[j]), hi[j])
                 cand = model.line_terms(cascade, state.rows(rows), j, values)
                 p, c = model.predict(cascade, cand)
-                loss = (1.0 - p + np.repeat(lams[rows], n_points) * c).reshape(rows.size, n_points)
+                loss = (1.0 - p).reshape(rows.size, n_points) + lams[rows, None] * c.reshape(rows.size, n_points)
                 best = np.arange(rows.size) * n_points + np.argmin(loss, axis=1)
                 state.put(rows, cand.rows(best))
                 stale[rows, j] = False
