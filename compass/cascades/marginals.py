@@ -165,16 +165,19 @@ def _weighted_beta_mles(s1: np.ndarray, s2: np.ndarray, total: np.ndarray, a: np
     a, b = _box(a), _box(b)
     f = _beta_nll(a, b, s1, s2, total)
     active = total > 0
-    neg_s1, neg_s2, neg_total = -s1, -s2, -total
+    neg_s1, neg_s2, neg_total, n = -s1, -s2, -total, len(a)
     for _ in range(max_newton):
-        if not np.count_nonzero(active):  # (cheaper than .any() on a small array)
+        n_active = np.count_nonzero(active)  # (cheaper than .any() on a small array)
+        if not n_active:
             break
-        n, args = len(a), np.concatenate([a, b, a + b])  # one digamma and one trigamma call for a, b, a + b
+        args = np.concatenate([a, b, a + b])  # one digamma and one trigamma call for a, b, a + b
         di, tr = special.digamma(args), special.zeta(2, args)
         dia, dib, dab, tra, trb, tab = di[:n], di[n:2 * n], di[2 * n:], tr[:n], tr[n:2 * n], tr[2 * n:]
         g1, g2 = neg_s1 + total * (dia - dab), neg_s2 + total * (dib - dab)  # zeta(2, x) = trigamma(x)
         h11, h22, h12 = total * (tra - tab), total * (trb - tab), neg_total * tab
-        det = np.where(active, h11 * h22 - h12 * h12, 1.0)
+        det = h11 * h22 - h12 * h12
+        if n_active < n:  # a stopped problem's step is discarded: keep its division finite
+            det = np.where(active, det, 1.0)
         da, db = (h22 * g1 - h12 * g2) / det, (h11 * g2 - h12 * g1) / det
         # Newton decrement g' H^-1 g / 2 (the predicted decrease): below the tolerance, one last full step
         # without backtracking (a decrease at rounding level is not worth 30 halvings)
@@ -184,7 +187,7 @@ def _weighted_beta_mles(s1: np.ndarray, s2: np.ndarray, total: np.ndarray, a: np
         nf = _beta_nll(na, nb, s1, s2, total)
         moved = active & (nf <= f)
         retry = active & ~(moved | last)
-        t = np.where(retry, 0.5, 1.0)
+        t = 0.5  # step fraction (only that of the retried problems is used)
         while np.count_nonzero(retry):  # rare: halve the step until f does not increase or t <= 1e-10
             ta, tb = _box(a - t * da), _box(b - t * db)
             tf = _beta_nll(ta, tb, s1, s2, total)
@@ -193,7 +196,8 @@ def _weighted_beta_mles(s1: np.ndarray, s2: np.ndarray, total: np.ndarray, a: np
             moved |= accept
             t = np.where(retry & ~accept, 0.5 * t, t)
             retry &= ~accept & (t > 1e-10)
-        na, nb, nf = np.where(moved, na, a), np.where(moved, nb, b), np.where(moved, nf, f)
+        if np.count_nonzero(moved) < n:  # a problem that did not move keeps its point
+            na, nb, nf = np.where(moved, na, a), np.where(moved, nb, b), np.where(moved, nf, f)
         done = last | (np.abs(f - nf) < small)
         a, b, f = na, nb, nf
         active &= moved & ~done
