@@ -104,17 +104,18 @@ def pivot(df: pd.DataFrame, column: str, *, split: str | None = None,
     query, queries = pd.factorize(df["query_id"].to_numpy()[keep], sort=True)
     model, names = pd.factorize(df["model_id"].to_numpy()[keep], sort=True)
     cell = query * len(names) + model
-    if np.unique(cell).size < cell.size:
+    if np.bincount(cell).max() > 1:
         raise ValueError(f"duplicate (query_id, model_id) rows in column {column!r}")
     values = np.full((len(queries), len(names)), np.nan)
     values.ravel()[cell] = df[column].to_numpy(dtype=float)[keep]
-    wide = pd.DataFrame(values, index=pd.Index(queries, name="query_id"), columns=pd.Index(names, name="model_id"))
     if models is not None:
-        unknown = [m for m in models if m not in wide.columns]
+        unknown = [m for m in models if m not in names]
         if unknown:
-            raise ValueError(f"unknown model(s) {unknown}; records have {sorted(wide.columns)}")
-        wide = wide[list(models)]
-    return wide.dropna()
+            raise ValueError(f"unknown model(s) {unknown}; records have {sorted(names)}")
+        values, names = values[:, pd.Index(names).get_indexer(models)], list(models)
+    complete = ~np.isnan(values).any(axis=1)  # queries answered by every model
+    return pd.DataFrame(values[complete], index=pd.Index(queries[complete], name="query_id"),
+                        columns=pd.Index(names, name="model_id"))
 
 
 def mean_costs(df: pd.DataFrame, *, split: str = "train") -> dict[str, float]:
