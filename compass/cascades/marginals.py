@@ -240,18 +240,22 @@ class _PaddedBatch:
         d1, dens = self.densities(theta)
         return (self.w * np.log(dens)).sum(axis=1), d1 / dens
 
-    def m_step(self, theta: np.ndarray, r1: np.ndarray, active: np.ndarray) -> np.ndarray:
+    def rows(self, keep: np.ndarray) -> "_PaddedBatch":
+        """The rows ``keep`` (same padding: every row's sums stay those of the full batch)."""
+        return _PaddedBatch(self.logx[keep], self.log1mx[keep], self.w[keep])
+
+    def m_step(self, theta: np.ndarray, r1: np.ndarray) -> np.ndarray:
         """M-step from responsibilities ``r1``: pi = mean r1 and the weighted beta MLE of each component
-        (``_weighted_beta_mles``, warm-started at ``theta``); inactive rows keep ``theta``."""
+        (``_weighted_beta_mles``, warm-started at ``theta``)."""
         resp = np.empty((len(r1), 2, r1.shape[1]))  # (rows, component, size)
         np.multiply(self.w, r1, out=resp[:, 0])
         np.multiply(self.w, np.subtract(1, r1, out=resp[:, 1]), out=resp[:, 1])
-        total = np.where(active[:, None], resp.sum(axis=2), 0.0)  # total 0: the start is kept
+        total = resp.sum(axis=2)
         a, b = _weighted_beta_mles(np.einsum("rjs,rs->rj", resp, self.logx).ravel(),
                                    np.einsum("rjs,rs->rj", resp, self.log1mx).ravel(), total.ravel(),
                                    theta[:, 1::2].ravel(), theta[:, 2::2].ravel())  # (a1, a2), (b1, b2)
         out = np.empty_like(theta)
-        out[:, 0] = np.where(active, total[:, 0] / self.w.sum(axis=1), theta[:, 0])
+        out[:, 0] = total[:, 0] / self.w.sum(axis=1)
         out[:, 1::2], out[:, 2::2] = a.reshape(-1, 2), b.reshape(-1, 2)
         return out
 
@@ -289,7 +293,8 @@ def fit_beta_mixtures(xs: Sequence[np.ndarray], *, max_iter: int = 2000, tol: fl
     step changes its log-likelihood by less than ``tol`` (the authors' rule, applied at a point closer to
     the fixed point);
     ``max_iter`` bounds the EM steps (3 per cycle). All arrays run as one padded batch, each stopping
-    on its own. Components are ordered so that component 1 has the smaller mean.
+    on its own (a stopped array leaves the batch, so that the last cycles of a slow array cost one row).
+    Components are ordered so that component 1 has the smaller mean.
     """
     xs = [np.asarray(x, dtype=float) for x in xs]
     for x in xs:
@@ -298,33 +303,34 @@ def fit_beta_mixtures(xs: Sequence[np.ndarray], *, max_iter: int = 2000, tol: fl
     batch = _PaddedBatch.of(xs)
     theta = np.tile([0.5, 2.0, 5.0, 5.0, 2.0], (len(xs), 1))
     ll, r1 = batch.loglik(theta)
-    active = np.ones(len(xs), bool)
+    fitted, live = theta.copy(), np.arange(len(xs))  # batch, theta, ll, r1, step_max: the rows `live` only
     step_max = np.ones(len(xs))
     for _ in range(0, max_iter, 3):
-        t1 = batch.m_step(theta, r1, active)
-        t2 = batch.m_step(t1, batch.responsibilities(t1), active)
+        t1 = batch.m_step(theta, r1)
+        t2 = batch.m_step(t1, batch.responsibilities(t1))
         z0, z1, z2 = _unconstrained(theta), _unconstrained(t1), _unconstrained(t2)
         r, v = z1 - z0, z2 - 2 * z1 + z0
         nv = _row_norms(v)
         length = np.minimum(np.maximum(_row_norms(r) / np.where(nv > 0, nv, 1.0), 1.0), step_max)
         jump = _constrained(z0 + 2 * length[:, None] * r + length[:, None] ** 2 * v)
         ll_jump, r_jump = batch.loglik(jump)
-        # a stopped array's values are discarded: it never forces the fallback E-step below
-        keep = (np.isfinite(ll_jump) & (ll_jump >= ll) | ~active)[:, None]
+        keep = (np.isfinite(ll_jump) & (ll_jump >= ll))[:, None]
         # adaptive bound on the step length (as in the SQUAREM package): x4 when reached, /4 on a failed jump
         step_max = np.where(keep[:, 0], np.where(length >= step_max, 4 * step_max, step_max), np.maximum(1.0, step_max / 4))
         if not keep.all():
             ll_t2, r_t2 = batch.loglik(t2)
             jump, ll_jump, r_jump = np.where(keep, jump, t2), np.where(keep[:, 0], ll_jump, ll_t2), np.where(keep, r_jump, r_t2)
-        new = batch.m_step(jump, r_jump, active)
-        ll_new, r_new = batch.loglik(new)
-        theta, ll, r1 = (np.where(active[:, None], new, theta), np.where(active, ll_new, ll),
-                         np.where(active[:, None], r_new, r1))
-        active &= ~(np.abs(ll_new - ll_jump) < tol)
-        if not active.any():
-            break
+        theta = batch.m_step(jump, r_jump)
+        ll, r1 = batch.loglik(theta)
+        fitted[live] = theta
+        going = ~(np.abs(ll - ll_jump) < tol)
+        if not going.all():
+            live, batch, theta, ll, r1, step_max = (live[going], batch.rows(going), theta[going], ll[going],
+                                                    r1[going], step_max[going])
+            if not live.size:
+                break
     out = []
-    for p, a1, b1, a2, b2 in theta:
+    for p, a1, b1, a2, b2 in fitted:
         if a1 / (a1 + b1) > a2 / (a2 + b2):
             p, a1, b1, a2, b2 = 1 - p, a2, b2, a1, b1
         out.append(tuple(float(v) for v in (p, a1, b1, a2, b2)))

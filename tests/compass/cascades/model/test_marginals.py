@@ -99,6 +99,20 @@ def test_accelerated_em_matches_the_old_em(seed):
     np.testing.assert_allclose(batch[2], fit_beta_mixture(x[:50]), rtol=1e-6)
 
 
+def test_an_array_that_stops_early_leaves_the_batch_with_its_own_fit():
+    """Each array stops on its own and then leaves the batch (issue 12, item 10): in a batch with a slow array, a
+    fast one gets exactly the fit it gets next to a copy of itself (same padding, both stopping together), and the
+    slow one keeps iterating to exactly its own fit."""
+    def sample(seed: int, b1: float, a2: float) -> np.ndarray:
+        rng = np.random.default_rng(seed)
+        return np.where(rng.random(300) < 0.35, rng.beta(1.5, b1, 300), rng.beta(a2, 1.8, 300))
+
+    fast, slow = sample(0, 12, 18), sample(50, 2, 3)  # well / poorly separated components
+    assert fit_beta_mixture(fast, max_iter=30) == fit_beta_mixture(fast)  # done within 30 EM steps
+    assert fit_beta_mixture(slow, max_iter=30) != fit_beta_mixture(slow)  # not yet
+    assert fit_beta_mixtures([fast, slow]) == [fit_beta_mixtures([fast, fast])[0], fit_beta_mixtures([slow, slow])[0]]
+
+
 def test_fit_marginal_counts_masses_and_guards_small_n():
     rng = np.random.default_rng(0)
     phi = np.concatenate([np.full(30, 0.1), np.full(50, 0.95), 0.1 + 0.85 * rng.beta(3, 2, 220)])
