@@ -40,8 +40,8 @@ _COPULA_ALIASES = {"gumbel": THESIS_FAMILY}
 def _cell(u: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Cell index i0 in [0, n - 2] and fraction in it of u in [0, 1] (clipped) on n uniform nodes."""
     pos = np.minimum(np.maximum(u, 0.0), 1.0) * (n - 1)
-    i0 = np.minimum(pos.astype(np.intp), n - 2)
-    return i0, pos - i0
+    i0 = np.minimum(np.floor(pos), n - 2)  # in floats: no mixed integer / float arithmetic
+    return i0.astype(np.intp), pos - i0
 
 
 def _interp1(table: np.ndarray, u: np.ndarray) -> np.ndarray:
