@@ -62,8 +62,11 @@ def cluster_benchmark(context: dg.AssetExecutionContext, config: ClusterBenchmar
     )
 
 
+SEGMENTATION_REPS = {"smoke": 1, "light": 2, "heavy": 20}
+
+
 class SegmentationConfig(dg.Config):
-    """Populations per setting: None takes 2 (light) or 20 with COMPASS_HEAVY=1."""
+    """Populations per setting: None takes 2 (light), 20 with COMPASS_HEAVY=1, 1 with COMPASS_SMOKE=1."""
 
     n_reps: int | None = None
     seed: int = 0
@@ -76,7 +79,7 @@ def segmentation_validation(context: dg.AssetExecutionContext, config: Segmentat
     """Issue 13 item 5: user populations with known segments (three user types, the PRISM imbalance) drawn
     from archetypes, segmented by the EC §8.1 rule (thresholds on C1 - C2) and by clustering; AMI / ARI
     of each method in clusters.segmentation, so a case study can choose its segmentation on evidence."""
-    n_reps = config.n_reps or (20 if settings.heavy() else 2)
+    n_reps = config.n_reps or SEGMENTATION_REPS[settings.synthetic_study_size()]
     table = segmentation_study(n_reps, seed=config.seed)
     best = (table[table["metric"] == "ami"].sort_values("mean", ascending=False)
             .groupby(["population", "orientation"], sort=True).head(1))

@@ -113,7 +113,7 @@ def oracle_analysis(context: dg.AssetExecutionContext, config: OracleConfig, war
 
 
 class SyntheticConfig(dg.Config):
-    heavy: bool | None = None  # None: COMPASS_HEAVY=1 selects the heavy grid (resources.settings)
+    heavy: bool | None = None  # None: the grid of resources.settings.synthetic_study_size()
     n_prompts: int | None = None  # override the grid's prompt count (tests)
     n_reps: int | None = None
     entropy_prompts: int = 1000
@@ -125,10 +125,10 @@ def oracle_synthetic_validation(context: dg.AssetExecutionContext, config: Synth
                                 warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Synthetic PGM validation of the estimators (§4.3.2, App. G), bias decay (Fig. 2, App. A), entropy uplift (Fig. 5).
 
-    All numbers are synthetic. Light grid by default, heavy with COMPASS_HEAVY=1.
+    All numbers are synthetic. Light grid by default, heavy with COMPASS_HEAVY=1, smoke with COMPASS_SMOKE=1.
     """
-    heavy = config.heavy if config.heavy is not None else settings.heavy()
-    grid = dict(validation.HEAVY if heavy else validation.LIGHT)
+    size = settings.synthetic_study_size() if config.heavy is None else ("heavy" if config.heavy else "light")
+    grid = dict(validation.GRIDS[size])
     grid.update({k: v for k, v in (("n_prompts", config.n_prompts), ("n_reps", config.n_reps)) if v is not None})
     study = validation.validation_study(**grid)
     try:
@@ -141,7 +141,7 @@ def oracle_synthetic_validation(context: dg.AssetExecutionContext, config: Synth
     uplift = validation.entropy_uplift_study(n_prompts=config.entropy_prompts)
     rec_rows = study[(study["estimator"] == RECOMMENDED) & (study["generations"] >= 2)]
     meta = {
-        "grid": "heavy" if heavy else "light", "selected_estimator": chosen, "pipeline_estimator": RECOMMENDED,
+        "grid": size, "selected_estimator": chosen, "pipeline_estimator": RECOMMENDED,
         "selection_agrees": chosen == RECOMMENDED, **validation.recommendation_evidence(study, RECOMMENDED),
         **validation.g1_evidence(study), "recommended_below_split_share": float(rec_rows["below_split_share"].mean()),
         "bias_decay_lambda_mean": float(decay["lam"].mean()),

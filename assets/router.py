@@ -133,8 +133,17 @@ def router_deployment(context: dg.AssetExecutionContext, config: RouterStudyConf
                         _where(context), metadata={k: v for k, v in facts.items() if k != "scale_c"}, history=False)
 
 
+# Sizes of the synthetic study (spec §4) per resources.settings.synthetic_study_size(); heavy is the paper's.
+SYNTHETIC_SIZES = {
+    "smoke": {"n_gold": [100], "mc_rounds": 1, "n_queries": 900, "dim": 10, "n_estimators": 10},
+    "light": {"n_gold": [100, 500], "mc_rounds": 2, "n_queries": 1500, "dim": 10, "n_estimators": 30},
+    "heavy": {"n_gold": [100, 500, 1000], "mc_rounds": 200, "n_queries": 5000, "dim": 50, "n_estimators": 500},
+}
+
+
 class SyntheticRouterConfig(dg.Config):
-    """The spec §4 generator: None fields take light values (or heavy ones with COMPASS_HEAVY=1)."""
+    """The spec §4 generator: None fields take the sizes of SYNTHETIC_SIZES (light unless COMPASS_HEAVY=1 or
+    COMPASS_SMOKE=1)."""
 
     presets: list[str] = ["A", "B"]
     n_gold: list[int] | None = None  # light: 100, 500; heavy: 100, 500, 1000 (the paper's sizes)
@@ -146,6 +155,10 @@ class SyntheticRouterConfig(dg.Config):
     normalization: str = "variance"  # ablation (iii): "none"
     seed: int = 0
 
+    def sizes(self) -> dict:
+        base = SYNTHETIC_SIZES[settings.synthetic_study_size()]
+        return {k: getattr(self, k) or default for k, default in base.items()}
+
 
 @dg.asset(key=["router", "synthetic_study"], group_name="router", code_version=CODE_VERSION,
           pool=settings.writer_pool())
@@ -153,16 +166,15 @@ def router_synthetic_study(context: dg.AssetExecutionContext, config: SyntheticR
                            warehouse: WarehouseResource) -> dg.MaterializeResult:
     """SYNTHETIC: every router including the oracle benchmark on the spec's generator with known ψ (presets A
     "complex η" and B "weak preferences"), efficiency gain per gold size (router.synthetic_evaluation)."""
-    heavy = settings.heavy()
-    learner = LearnerSpec(config.learner, n_estimators=config.n_estimators or (500 if heavy else 30), seed=config.seed)
-    table = evaluate_synthetic(tuple(config.presets), tuple(config.n_gold or ([100, 500, 1000] if heavy else [100, 500])),
-                               config.mc_rounds or (200 if heavy else 2), learner, N=config.n_queries or
-                               (5000 if heavy else 1500), D=config.dim or (50 if heavy else 10),
-                               normalization=config.normalization, seed=config.seed,
-                               progress=lambda i, n: context.log.info(f"synthetic step {i}/{n}"))
+    size = config.sizes()
+    learner = LearnerSpec(config.learner, n_estimators=size["n_estimators"], seed=config.seed)
+    table = evaluate_synthetic(tuple(config.presets), tuple(size["n_gold"]), size["mc_rounds"], learner,
+                               N=size["n_queries"], D=size["dim"], normalization=config.normalization,
+                               seed=config.seed, progress=lambda i, n: context.log.info(f"synthetic step {i}/{n}"))
     mean = table.groupby(["preset", "n_gold", "router"])["expected_gain"].mean().unstack()
     return publish_many(context, warehouse.get(), {"router.synthetic_evaluation": table},
-                        metadata={"mean_gain_over_pmur": dg.MetadataValue.md(mean.to_markdown(floatfmt=".4f"))})
+                        metadata={"size": settings.synthetic_study_size(),
+                                  "mean_gain_over_pmur": dg.MetadataValue.md(mean.to_markdown(floatfmt=".4f"))})
 
 
 router_assets = [router_overlap, router_evaluation, router_prices, router_policies, router_deployment,

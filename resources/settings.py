@@ -17,6 +17,7 @@ assets; these functions give those fields their defaults.
 | COMPASS_USERS | simulated matchmaking users (os.pathsep-separated folders) | users/ |
 | COMPASS_LLM_BASE_URL, _MODEL, _API_KEY | OpenAI-compatible endpoint for archetype descriptions | none |
 | COMPASS_HEAVY | 1: heavy studies (cascades, oracle synthetic grid) | light |
+| COMPASS_SMOKE | 1: the data-independent synthetic studies at smoke size (tests) | light |
 | COMPASS_ORACLE_N_BOOT | oracle bootstrap draws | 50 |
 | (none) | the report site: `reports/site/` next to the warehouse file | var/reports/site |
 | COMPASS_WRITER_POOL | Dagster pool of every warehouse writer (read at import) | none (deploy profile: duckdb) |
@@ -106,6 +107,15 @@ def accepted_dir() -> Path:
 def heavy() -> bool:
     """COMPASS_HEAVY=1 selects the heavy studies (the default of the cascade and oracle study Configs)."""
     return os.environ.get("COMPASS_HEAVY") == "1"
+
+
+def synthetic_study_size() -> str:
+    """Size of the data-independent synthetic studies (oracle.synthetic_validation, router.synthetic_evaluation,
+    clusters.segmentation): "heavy" with COMPASS_HEAVY=1, else "smoke" with COMPASS_SMOKE=1 (seconds, numbers
+    not meaningful: the pipeline tests, whose subject is the orchestration, set it), else "light"."""
+    if heavy():
+        return "heavy"
+    return "smoke" if os.environ.get("COMPASS_SMOKE") == "1" else "light"
 
 
 def oracle_n_boot() -> int:

@@ -34,6 +34,8 @@ from compass.oracle.synthetic import generate, generate_counts
 
 LIGHT = {"generations": (1, 2, 5, 10), "n_models": (2, 5, 10, 20), "n_prompts": 200, "n_reps": 2}
 HEAVY = {"generations": (1, 2, 5, 10), "n_models": (2, 5, 10, 20), "n_prompts": 1000, "n_reps": 10}
+SMOKE = {"generations": (1, 5), "n_models": (2, 5), "n_prompts": 60, "n_reps": 1}  # exercises the code only
+GRIDS = {"smoke": SMOKE, "light": LIGHT, "heavy": HEAVY}
 # Appendix G's PGM gives accuracies near 0.25; real benchmarks sit near 0.8 (MMLU SOTA 0.85), where the
 # naive oracle's bias and the estimators' behaviour differ. D ~ Beta(1, 9), A ~ Beta(20, 2): mean π ≈ 0.82.
 REGIMES: dict[str, dict[str, tuple[float, float]]] = {

@@ -8,8 +8,9 @@ from assets.oracle import oracle_synthetic_validation
 from resources.warehouse import Warehouse, WarehouseResource
 
 
-def test_synthetic_validation_tables(oracle_env):
+def test_synthetic_validation_tables(oracle_env, monkeypatch):
     instance, db = oracle_env
+    monkeypatch.delenv("COMPASS_SMOKE", raising=False)  # the light grid, at 30 prompts
     config = {"ops": {"oracle__synthetic_validation": {"config": {"n_prompts": 30, "n_reps": 1, "entropy_prompts": 200}}}}
     result = dg.materialize([oracle_synthetic_validation], instance=instance, run_config=config,
                             resources={"warehouse": WarehouseResource()})
