@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(var, "1")
 # Tests drop a file and read the inbox at once; the settle time itself is tested in tests/pipelines/ops/test_units.py.
@@ -18,3 +20,32 @@ os.environ.setdefault("COMPASS_SMOKE", "1")
 # The shipped matchmaking users (one matching/* partition each) likewise stay out of the pipeline tests;
 # tests/assets/matching points COMPASS_USERS at its own files.
 os.environ.setdefault("COMPASS_USERS", os.path.join(os.path.dirname(__file__), "fixtures", "no_users"))
+
+# The longest modules (make test --durations), longest first: pytest-xdist's --dist loadfile hands files out in
+# collection order, so these start at once and the quick unit tests fill in at the end, instead of one worker
+# finishing a long module alone.
+SLOW_FIRST = [
+    "tests/pipelines/test_compass_pipeline.py",
+    "tests/pipelines/test_price_refresh.py",
+    "tests/pipelines/test_multiprocess.py",
+    "tests/pipelines/ops/test_inbox_refresh.py",
+    "tests/pipelines/test_foundation.py",
+    "tests/badinput/test_corpus.py",
+    "tests/compass/router/test_router.py",
+    "tests/pipelines/test_crash_recovery.py",
+    "tests/assets/router/test_router_assets.py",
+    "tests/compass/mlcompass/decisions/test_rank_uncertainty.py",
+    "tests/pipelines/test_backfill.py",
+    "tests/assets/cascade/test_bad_input.py",
+    "tests/assets/oracle/test_bad_input.py",
+    "tests/pipelines/test_refusals.py",
+    "tests/pipelines/test_outside_readers.py",
+]
+
+
+def pytest_collection_modifyitems(items):
+    missing = [path for path in SLOW_FIRST if not os.path.exists(os.path.join(os.path.dirname(__file__), "..", path))]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py SLOW_FIRST names modules that do not exist: {missing}")
+    rank = {path: i for i, path in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))  # stable: the rest keep order

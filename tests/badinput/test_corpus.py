@@ -1,9 +1,7 @@
 """Every corpus entry through `compass run --config`: one line naming file, row and column, exit 2, no trace,
 and the warehouse byte-identical; the accepted edge cases load. (Issue 17: bad-input corpus.)"""
 
-import shutil
 
-import dagster as dg
 import numpy as np
 import pytest
 
@@ -11,9 +9,8 @@ from compass.ingest.ingest import ingest_table
 from compass.ingest.load import load_config
 from pipelines.cli import main
 from tests.badinput.corpus import CORPUS
-from tests.paths import ROOT
-from tests.pipelines.conftest import TINY_CONFIG
-from tests.pipelines.helpers import assert_same_tables, run_refresh, snapshot
+from tests.pipelines.conftest import TINY_CONFIG, tiny_copy
+from tests.pipelines.helpers import assert_same_tables, snapshot, use_folder
 
 
 def _config(case, folder):
@@ -30,18 +27,10 @@ def _config(case, folder):
 
 @pytest.fixture(scope="module")
 def baseline(tmp_path_factory):
-    root = tmp_path_factory.mktemp("corpus")
-    (root / "home").mkdir()
-    shutil.copy(ROOT / "dagster.yaml", root / "home")
-    (root / "no_cases").mkdir()
+    work = tiny_copy(tmp_path_factory, tmp_path_factory.mktemp("corpus") / "tiny")
     with pytest.MonkeyPatch.context() as mp:
-        for k, v in {"DAGSTER_HOME": root / "home", "COMPASS_DB": root / "warehouse.duckdb",
-                     "COMPASS_CONFIG": TINY_CONFIG, "COMPASS_CASES": root / "no_cases"}.items():
-            mp.setenv(k, str(v))
-        mp.chdir(root)
-        with dg.DagsterInstance.get() as instance:
-            run_refresh(instance)
-        yield root / "warehouse.duckdb", snapshot(root / "warehouse.duckdb"), mp
+        use_folder(mp, work, TINY_CONFIG, {})
+        yield work / "warehouse.duckdb", snapshot(work / "warehouse.duckdb"), mp
 
 
 @pytest.mark.parametrize("case", [c for c in CORPUS if not c.accepted], ids=lambda c: c.id)

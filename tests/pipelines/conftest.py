@@ -1,4 +1,4 @@
-"""A throw-away Dagster instance + warehouse per test, fed by a small real-data config."""
+"""Throw-away Dagster instances + warehouses, fed by small real-data configs, refreshed once per session and copied."""
 
 import shutil
 
@@ -10,21 +10,31 @@ from tests.paths import FIXTURES, ROOT
 TINY_CONFIG = FIXTURES / "tiny" / "config.yaml"
 
 
+def _refresh_tiny(folder) -> None:
+    from tests.pipelines.helpers import run_refresh, save_report, throwaway_instance
+
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, folder, TINY_CONFIG, {}) as instance:
+        save_report(run_refresh(instance), folder)
+
+
+def tiny_copy(tmp_path_factory, dest):
+    """A private copy at `dest` of the tiny fixture refreshed once per session (`built_once`), laid out as
+    `helpers.use_folder` expects."""
+    from tests.pipelines.helpers import built_once
+
+    shutil.copytree(built_once(tmp_path_factory, "tiny", _refresh_tiny), dest)
+    return dest
+
+
 @pytest.fixture
-def pipeline_env(tmp_path, monkeypatch):
-    """Yields (instance, warehouse path); COMPASS_CONFIG defaults to the tiny fixture."""
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
-    db = tmp_path / "warehouse.duckdb"
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
-    monkeypatch.setenv("COMPASS_DB", str(db))
-    monkeypatch.setenv("COMPASS_CONFIG", str(TINY_CONFIG))
-    (tmp_path / "no_cases").mkdir()
-    monkeypatch.setenv("COMPASS_CASES", str(tmp_path / "no_cases"))  # the shipped cases need the full data
-    monkeypatch.chdir(tmp_path)
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        yield instance, db
+def tiny_refreshed(tmp_path_factory, tmp_path, monkeypatch):
+    """A throw-away Dagster instance and warehouse after one refresh of the tiny fixture (a `tiny_copy`), the
+    environment pointed at it: (instance, warehouse path, RefreshReport of that refresh)."""
+    from tests.pipelines.helpers import load_report, throwaway_instance
+
+    work = tiny_copy(tmp_path_factory, tmp_path / "tiny")
+    with throwaway_instance(monkeypatch, work, TINY_CONFIG, {}) as instance:
+        yield instance, work / "warehouse.duckdb", load_report(work)
 
 
 COMPASS_SMALL = FIXTURES / "compass_small"
@@ -38,13 +48,9 @@ def compass_small_env(root) -> dict[str, str]:
             "COMPASS_SCENARIOS": str(data / "scenarios")}
 
 
-@pytest.fixture(scope="session")
-def compass_small_baseline(tmp_path_factory):
-    """compass_small refreshed once in process, shared read-only by the modules that start from it (copy it
-    before changing anything). Yields (folder, RefreshReport)."""
-    from tests.pipelines.helpers import run_refresh
+def _refresh_compass_small(root) -> None:
+    from tests.pipelines.helpers import run_refresh, save_report
 
-    root = tmp_path_factory.mktemp("compass_small")
     shutil.copytree(COMPASS_SMALL, root / "data")
     (root / "home").mkdir()
     shutil.copy(ROOT / "dagster.yaml", root / "home")
@@ -52,5 +58,14 @@ def compass_small_baseline(tmp_path_factory):
         for k, v in compass_small_env(root).items():
             mp.setenv(k, v)
         with dg.DagsterInstance.from_config(str(root / "home")) as instance:
-            report = run_refresh(instance)
-    yield root, report
+            save_report(run_refresh(instance), root)
+
+
+@pytest.fixture(scope="session")
+def compass_small_baseline(tmp_path_factory):
+    """compass_small refreshed once per session (`built_once`: shared by the xdist workers), read-only for the
+    modules that start from it (copy it before changing anything). Yields (folder, RefreshReport)."""
+    from tests.pipelines.helpers import built_once, load_report
+
+    root = built_once(tmp_path_factory, "compass_small", _refresh_compass_small)
+    return root, load_report(root)

@@ -1,8 +1,12 @@
 """Shared helpers for pipeline tests: run a refresh, read materializations, snapshot tables,
 a throw-away Dagster instance + warehouse."""
 
+import dataclasses
+import fcntl
+import json
+import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -59,19 +63,14 @@ def config_with_extra(config, tmp, extra: list[tuple[str, str]]):
     return out
 
 
-@contextmanager
-def throwaway_instance(mp: pytest.MonkeyPatch, folder: Path, config: Path,
-                       env: Mapping[str, str | None]) -> Iterator[dg.DagsterInstance]:
-    """The Dagster instance of `folder`, with `mp` pointing the environment at it.
-
-    A new `folder` is laid out first: dagster_home/ with the repo's dagster.yaml, an empty
-    no_cases/ (no ML Compass case partitions). `mp` sets DAGSTER_HOME, COMPASS_DB
-    (folder/warehouse.duckdb), COMPASS_CONFIG (`config`), COMPASS_CASES, then `env` (None
-    deletes a variable), and changes into `folder`; undoing is left to `mp`'s owner.
-    """
+def use_folder(mp: pytest.MonkeyPatch, folder: Path, config: Path, env: Mapping[str, str | None]) -> None:
+    """Point the environment at `folder`, laying it out first if new: dagster_home/ with the repo's dagster.yaml, an
+    empty no_cases/ (no ML Compass case partitions). `mp` sets DAGSTER_HOME, COMPASS_DB (folder/warehouse.duckdb),
+    COMPASS_CONFIG (`config`), COMPASS_CASES, then `env` (None deletes a variable), and changes into `folder`;
+    undoing is left to `mp`'s owner."""
     home = folder / "dagster_home"
     if not home.exists():
-        home.mkdir()
+        home.mkdir(parents=True)
         shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
         (folder / "no_cases").mkdir()
     mp.setenv("DAGSTER_HOME", str(home))
@@ -84,8 +83,40 @@ def throwaway_instance(mp: pytest.MonkeyPatch, folder: Path, config: Path,
         else:
             mp.setenv(name, value)
     mp.chdir(folder)
-    with dg.DagsterInstance.from_config(str(home)) as instance:
+
+
+@contextmanager
+def throwaway_instance(mp: pytest.MonkeyPatch, folder: Path, config: Path,
+                       env: Mapping[str, str | None]) -> Iterator[dg.DagsterInstance]:
+    """The Dagster instance of `folder`, with `mp` pointing the environment at it (`use_folder`)."""
+    use_folder(mp, folder, config, env)
+    with dg.DagsterInstance.from_config(str(folder / "dagster_home")) as instance:
         yield instance
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """A folder that `build` fills once per test session, whichever pytest-xdist worker asks first: the others wait
+    on a file lock, then reuse it. Read-only for its users (copy it before changing anything)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the session's folder, above the workers' own
+    folder = base / f"shared_{name}"
+    with open(base / f"shared_{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".complete").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            (folder / ".complete").touch()
+    return folder
+
+
+def save_report(report: RefreshReport, folder: Path) -> None:
+    (folder / "refresh_report.json").write_text(json.dumps(dataclasses.asdict(report)))
+
+
+def load_report(folder: Path) -> RefreshReport:
+    return RefreshReport(**json.loads((folder / "refresh_report.json").read_text()))
 
 
 def materialize_branch(instance: dg.DagsterInstance, branch: list[dg.AssetKey], datasets: list[str] | None = None,
@@ -108,16 +139,18 @@ def materialize_branch(instance: dg.DagsterInstance, branch: list[dg.AssetKey], 
 
 
 def branch_fixtures(name: str, config: Path, env: Mapping[str, str | None], materialize):
-    """The three fixtures of a branch's tests: `baseline` (session: a folder with `materialize(instance)` run once),
+    """The three fixtures of a branch's tests: `baseline` (a folder with `materialize(instance)` run once per session,
+    `built_once`),
     `materialized` (module: the baseline read-only, (instance, db path, folder)) and `<name>_env` (a private copy
     of the baseline that a test may modify, (instance, db path))."""
 
-    @pytest.fixture(scope="session", name="baseline")
-    def baseline(tmp_path_factory) -> Path:
-        folder = tmp_path_factory.mktemp(f"{name}_baseline")
+    def build(folder: Path) -> None:
         with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, folder, config, env) as instance:
             materialize(instance)
-        return folder
+
+    @pytest.fixture(scope="session", name="baseline")
+    def baseline(tmp_path_factory) -> Path:
+        return built_once(tmp_path_factory, f"{name}_baseline", build)
 
     @pytest.fixture(scope="module", name="materialized")
     def materialized(baseline):

@@ -15,8 +15,8 @@ import pytest
 
 from pipelines.refresh import unfinished_runs
 from tests.paths import ROOT
-from tests.pipelines.conftest import TINY_CONFIG
-from tests.pipelines.helpers import config_with_extra, run_refresh, snapshot
+from tests.pipelines.conftest import TINY_CONFIG, tiny_copy
+from tests.pipelines.helpers import config_with_extra, run_refresh, snapshot, throwaway_instance, use_folder
 
 HOOKS = Path(__file__).parent / "subprocess_hooks"
 
@@ -43,31 +43,14 @@ def states(tmp_path_factory):
     config = config_with_extra(TINY_CONFIG, base, [
         ("models", "model_id,display_name,organization\npa-model-z,PA Z,PA\n"),
         ("benchmark_scores", "model_id,benchmark,score,score_scale\npa-model-z,gpqa_diamond,0.5,fraction\n")])
-    before_dir, clean_dir = base / "before", base / "clean"
-    with pytest.MonkeyPatch.context() as mp:
-        _env(mp, before_dir, TINY_CONFIG)
-        with dg.DagsterInstance.get() as instance:
-            run_refresh(instance)
-        before = _content(before_dir / "warehouse.duckdb")
-        shutil.copytree(before_dir, clean_dir)
-        _env(mp, clean_dir, config)
-        with dg.DagsterInstance.get() as instance:
-            run_refresh(instance)
-        after = _content(clean_dir / "warehouse.duckdb")
+    before_dir = tiny_copy(tmp_path_factory, base / "before")
+    clean_dir = tiny_copy(tmp_path_factory, base / "clean")
+    before = _content(before_dir / "warehouse.duckdb")
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, clean_dir, config, {}) as instance:
+        run_refresh(instance)
+    after = _content(clean_dir / "warehouse.duckdb")
     assert not _same(before.get("raw.models"), after.get("raw.models"))
     return before_dir, before, after, config
-
-
-def _env(mp: pytest.MonkeyPatch, folder: Path, config: Path) -> dict[str, str]:
-    (folder / "home").mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "dagster.yaml", folder / "home" / "dagster.yaml")
-    (folder / "no_cases").mkdir(exist_ok=True)
-    env = {"DAGSTER_HOME": str(folder / "home"), "COMPASS_DB": str(folder / "warehouse.duckdb"),
-           "COMPASS_CONFIG": str(config), "COMPASS_CASES": str(folder / "no_cases")}
-    for name, value in env.items():
-        mp.setenv(name, value)
-    mp.chdir(folder)
-    return env
 
 
 # Inside the raw/models write; inside raw/benchmark_scores (models already committed): the only two tables the
@@ -77,8 +60,8 @@ def test_sigkill_inside_a_write_then_next_refresh_recovers(states, tmp_path, mon
     before_dir, before, after, config = states
     work = tmp_path / "work"
     shutil.copytree(before_dir, work)
-    env = _env(monkeypatch, work, config)
-    env = {**os.environ, **env, "COMPASS_KILL_AT_COMMIT": str(kill_at_commit),
+    use_folder(monkeypatch, work, config, {})
+    env = {**os.environ, "COMPASS_KILL_AT_COMMIT": str(kill_at_commit),
            "PYTHONPATH": os.pathsep.join([str(HOOKS), str(ROOT)])}
     proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "run"], check=False, env=env, cwd=work,
                           capture_output=True, text=True, timeout=600)

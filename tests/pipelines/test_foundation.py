@@ -11,9 +11,8 @@ from tests.pipelines.helpers import (
 )
 
 
-def test_second_refresh_recomputes_nothing_downstream(pipeline_env):
-    instance, db = pipeline_env
-    first = run_refresh(instance)
+def test_second_refresh_recomputes_nothing_downstream(tiny_refreshed):
+    instance, db, first = tiny_refreshed
     before = snapshot(db)
     second = run_refresh(instance)
     # No input changed: no source is read again (pipelines.refresh.sources_to_read), no run at all.
@@ -33,9 +32,8 @@ def test_second_refresh_recomputes_nothing_downstream(pipeline_env):
         ("model_costs", "model_id,provider,input_usd_per_mtok,output_usd_per_mtok\nnobody,x,1,1\n", 1, "model_id"),
     ],
 )
-def test_rejected_input_leaves_warehouse_unchanged(pipeline_env, tmp_path, monkeypatch, table, text, row, column):
-    instance, db = pipeline_env
-    run_refresh(instance)
+def test_rejected_input_leaves_warehouse_unchanged(tiny_refreshed, tmp_path, monkeypatch, table, text, row, column):
+    instance, db, _ = tiny_refreshed
     before = snapshot(db)
     bad = tmp_path / "bad.csv"
     bad.write_text(text)
@@ -52,11 +50,9 @@ def test_rejected_input_leaves_warehouse_unchanged(pipeline_env, tmp_path, monke
     assert_same_tables(before, snapshot(db))
 
 
-def test_status_lists_tables_with_row_counts(pipeline_env, capsys):
+def test_status_lists_tables_with_row_counts(tiny_refreshed, capsys):
     from pipelines.cli import main
 
-    instance, _ = pipeline_env
-    run_refresh(instance)
     assert main(["status"]) == 0
     out = capsys.readouterr().out
     table_part, _, tail = out.partition("\n\n")
@@ -66,14 +62,14 @@ def test_status_lists_tables_with_row_counts(pipeline_env, capsys):
     assert lines["raw.models"][-1] != "-"  # a data version is shown
 
 
-def test_rejected_config_applies_nothing_not_half(pipeline_env, tmp_path, monkeypatch, capsys):
+def test_rejected_config_applies_nothing_not_half(tiny_refreshed, tmp_path, monkeypatch, capsys):
     """Issue 17's reproduction: config A adds a model and its score; config B (without A's model file) carries a
     non-numeric score. B must be refused before any raw table is written, so raw.models keeps pa-model-x."""
     from pipelines.cli import main
     from tests.pipelines.conftest import TINY_CONFIG
     from tests.pipelines.helpers import config_with_extra
 
-    instance, db = pipeline_env
+    instance, db, _ = tiny_refreshed
     a_dir, b_dir = tmp_path / "a", tmp_path / "b"
     a_dir.mkdir()
     b_dir.mkdir()

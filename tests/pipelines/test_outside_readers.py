@@ -14,7 +14,7 @@ from pipelines.cli import main
 from resources.warehouse import Warehouse
 from tests.paths import ROOT
 from tests.pipelines.conftest import TINY_CONFIG
-from tests.pipelines.helpers import config_with_extra, run_refresh
+from tests.pipelines.helpers import config_with_extra
 
 
 def _models_in_replica(path) -> int:
@@ -22,9 +22,8 @@ def _models_in_replica(path) -> int:
         return con.execute("select count(*) from raw.models").fetchone()[0]
 
 
-def test_replica_readable_throughout_a_refresh_and_second_run_refused(pipeline_env, tmp_path, capsys):
-    instance, db = pipeline_env
-    run_refresh(instance)
+def test_replica_readable_throughout_a_refresh_and_second_run_refused(tiny_refreshed, tmp_path, capsys):
+    _, db, _ = tiny_refreshed
     wh = Warehouse(db)
     replica = wh.replica_path
     assert replica.name == "warehouse.read.duckdb" and _models_in_replica(replica) == 3
