@@ -28,6 +28,19 @@ def run_refresh(instance: dg.DagsterInstance, multiprocess: bool = False) -> Ref
     return refresh(defs, instance, SOURCE_KEYS, multiprocess=multiprocess)
 
 
+# Two of the shipped scenarios: a module that needs no more saves the other three's decision partitions (one
+# Dagster run each) in every refresh.
+SOME_SCENARIOS = ["cost_aware_high", "pure_capability"]
+
+
+def some_scenarios(folder: Path) -> Path:
+    """A scenario folder (for COMPASS_SCENARIOS) with SOME_SCENARIOS."""
+    folder.mkdir()
+    for name in SOME_SCENARIOS:
+        shutil.copy(ROOT / "scenarios" / f"{name}.yaml", folder)
+    return folder
+
+
 def snapshot(db) -> dict[str, pd.DataFrame]:
     """Every table of the warehouse, sorted, for byte-level comparisons."""
     wh = Warehouse(db)

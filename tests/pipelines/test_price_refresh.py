@@ -16,7 +16,15 @@ from pipelines.definitions import defs
 from pipelines.refresh import sources_to_read
 from resources.warehouse import STAMP_COLUMNS, Warehouse
 from tests.paths import FIXTURES
-from tests.pipelines.helpers import SOURCE_KEYS, config_with_extra, run_refresh, snapshot, throwaway_instance
+from tests.pipelines.helpers import (
+    SOME_SCENARIOS,
+    SOURCE_KEYS,
+    config_with_extra,
+    run_refresh,
+    snapshot,
+    some_scenarios,
+    throwaway_instance,
+)
 
 OPS = FIXTURES / "ops"
 CUT = "model_id,provider,input_usd_per_mtok,output_usd_per_mtok,source,as_of\ngpt-4o,azure,0.1,0.1,llmstats,2026-11-22\n"
@@ -49,7 +57,7 @@ def price_cut(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("price")
     for folder in ("warm", "cold"):
         (tmp / folder).mkdir()
-    cases = {"COMPASS_CASES": str(_cases(tmp / "cases"))}
+    cases = {"COMPASS_CASES": str(_cases(tmp / "cases")), "COMPASS_SCENARIOS": str(some_scenarios(tmp / "scenarios"))}
     config = config_with_extra(OPS / "config.yaml", tmp, [("model_costs", CUT)])
     with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, tmp / "warm", OPS / "config.yaml", cases) as instance:
         assert not run_refresh(instance).failed
@@ -102,7 +110,7 @@ def test_only_what_the_price_reaches_runs_and_the_decisions_children_share_their
     decisions = ("targets", "recommendations", "leaderboards", "policy_values", "lambda_path", "rank_uncertainty",
                  "leaderboard_changes")
     scenarios = sorted({k.split("|")[1].rstrip("]") for k in derived if "|" in k})
-    assert len(scenarios) == 5
+    assert scenarios == sorted(SOME_SCENARIOS)
     assert derived == sorted(["raw/model_costs", "datasets/model_costs", "compass/case_catalog[ops_nine]",
                               "compass/case_catalog[ops_tiny]",
                               "compass/cost_side[ops_tiny]", "compass/frontier_sensitivity[ops_tiny]",
@@ -123,7 +131,8 @@ def test_an_edited_case_field_below_the_measures_reaches_tiers_and_decisions(pri
     path.write_text(path.read_text().replace("\nn_tiers: 3\n", "\nn_tiers: 2\n"))
     config = config_with_extra(OPS / "config.yaml", tmp, [("model_costs", CUT)])
     with pytest.MonkeyPatch.context() as mp, \
-            throwaway_instance(mp, tmp / "warm", config, {"COMPASS_CASES": str(tmp / "cases")}) as instance:
+            throwaway_instance(mp, tmp / "warm", config, {"COMPASS_CASES": str(tmp / "cases"),
+                                                          "COMPASS_SCENARIOS": str(tmp / "scenarios")}) as instance:
         report = run_refresh(instance)
     assert not report.failed
     assert sorted(wh.read("compass.tiers", where)["tier"].unique()) == [1, 2]

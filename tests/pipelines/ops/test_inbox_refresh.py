@@ -19,7 +19,7 @@ from pipelines.sensors import inbox_sensor
 from resources.configs import scenario_files
 from resources.warehouse import Warehouse, WarehouseResource
 from tests.paths import FIXTURES, ROOT
-from tests.pipelines.helpers import SOURCE_KEYS, assert_same_tables, snapshot
+from tests.pipelines.helpers import SOURCE_KEYS, assert_same_tables, snapshot, some_scenarios
 
 FIXTURE = FIXTURES / "ops"
 NEW_MODEL = "gpt-4.1-mini"
@@ -44,6 +44,7 @@ def ops_env(tmp_path_factory):
         mp.setenv("COMPASS_DB", str(tmp / "warehouse.duckdb"))
         mp.setenv("COMPASS_CONFIG", str(FIXTURE / "config.yaml"))
         mp.setenv("COMPASS_CASES", str(FIXTURE / "cases"))
+        mp.setenv("COMPASS_SCENARIOS", str(some_scenarios(tmp / "scenarios")))
         mp.setenv("COMPASS_INBOX", str(inbox))
         mp.setenv("COMPASS_ACCEPTED", str(accepted))
         mp.chdir(tmp)
