@@ -21,7 +21,7 @@ import hashlib
 import os
 import shutil
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import dagster as dg
@@ -198,26 +198,36 @@ class Warehouse:
         With `history_version`, the same transaction appends the rows to
         history.<schema>_<table> unless that version of those rows is already there.
         """
-        schema = table.split(".")[0]
+        self.replace_many([(table, frame, where, history_version)])
+        return len(frame)
+
+    def replace_many(self, writes: Iterable[tuple[str, pd.DataFrame, Mapping[str, object] | None, str | None]]) -> None:
+        """`replace` for several (table, frame, where, history_version) in one transaction: all land or none,
+        with one connection and one checkpoint for all of them."""
         with self.connect() as con:
             con.execute("begin transaction")
             try:
-                con.execute(f"create schema if not exists {schema}")
-                con.register("incoming", _typed_nulls(frame))
-                if where is None:
-                    con.execute(f"create or replace table {table} as select * from incoming")
-                else:
-                    self._insert_own_rows(con, table, frame, where)
-                if history_version is not None:
-                    self._append_history(con, table, where, history_version)
+                for table, frame, where, history_version in writes:
+                    self._replace_in(con, table, frame, where, history_version)
                 con.execute("commit")
                 con.execute("checkpoint")  # fold the WAL into the file: read-only attaches do not replay it
             except Exception:
                 con.execute("rollback")
                 raise
-            finally:
-                con.unregister("incoming")
-        return len(frame)
+
+    def _replace_in(self, con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame,
+                    where: Mapping[str, object] | None, history_version: str | None) -> None:
+        con.execute(f"create schema if not exists {table.split('.')[0]}")
+        con.register("incoming", _typed_nulls(frame))
+        try:
+            if where is None:
+                con.execute(f"create or replace table {table} as select * from incoming")
+            else:
+                self._insert_own_rows(con, table, frame, where)
+            if history_version is not None:
+                self._append_history(con, table, where, history_version)
+        finally:
+            con.unregister("incoming")
 
     def delete_rows(self, tables: list[str], where: Mapping[str, object]) -> None:
         """Delete the rows of each existing table selected by `where`, all in one transaction (no history)."""
@@ -242,11 +252,14 @@ class Warehouse:
 
     def holds_version(self, table: str, where: Mapping[str, object] | None, version: str) -> bool:
         """True when the rows of `table` selected by `where` are exactly the published `version`."""
-        if not self.table_exists(table):
+        if not self.path.exists():
             return False
         clause, params = _where(where)
-        found = self.query(f"select distinct data_version from {table}{clause}", params)["data_version"]
-        return list(found) == [version]
+        with self.connect(read_only=True) as con:  # one connection for the check and the read
+            if not self._exists(con, table):
+                return False
+            found = con.execute(f"select distinct data_version from {table}{clause}", params).fetchall()
+        return found == [(version,)]
 
     @staticmethod
     def _insert_own_rows(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, where: Mapping[str, object]) -> None:
