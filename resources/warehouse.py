@@ -218,16 +218,14 @@ class Warehouse:
     def _replace_in(self, con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame,
                     where: Mapping[str, object] | None, history_version: str | None) -> None:
         con.execute(f"create schema if not exists {table.split('.')[0]}")
-        con.register("incoming", _typed_nulls(frame))
-        try:
-            if where is None:
-                con.execute(f"create or replace table {table} as select * from incoming")
-            else:
-                self._insert_own_rows(con, table, frame, where)
-            if history_version is not None:
-                self._append_history(con, table, where, history_version)
-        finally:
-            con.unregister("incoming")
+        con.register("incoming", _typed_nulls(frame))  # on an error the caller rolls back and closes `con`
+        if where is None:
+            con.execute(f"create or replace table {table} as select * from incoming")
+        else:
+            self._insert_own_rows(con, table, frame, where)
+        if history_version is not None:
+            self._append_history(con, table, where, history_version)
+        con.unregister("incoming")
 
     def delete_rows(self, tables: list[str], where: Mapping[str, object]) -> None:
         """Delete the rows of each existing table selected by `where`, all in one transaction (no history)."""
@@ -248,7 +246,7 @@ class Warehouse:
     def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
         schema, name = table.split(".")
         return con.execute("select count(*) from information_schema.tables where table_catalog = 'warehouse' "
-                           "and table_schema = ? and table_name = ?", [schema, name]).fetchone()[0] > 0
+                           "and table_schema = ? and table_name = ?", [schema, name]).fetchall()[0][0] > 0
 
     def holds_version(self, table: str, where: Mapping[str, object] | None, version: str) -> bool:
         """True when the rows of `table` selected by `where` are exactly the published `version`."""
@@ -278,7 +276,7 @@ class Warehouse:
         _add_missing_columns(con, history)
         seen = dict(where or {}, data_version=version)
         clause, params = _where(seen)
-        if con.execute(f"select count(*) from {history}{clause}", params).fetchone()[0] == 0:
+        if con.execute(f"select count(*) from {history}{clause}", params).fetchall()[0][0] == 0:
             cols = ", ".join(f'"{c}"' for c in con.execute("select * from incoming limit 0").df().columns)
             con.execute(f"insert into {history} ({cols}) select {cols} from incoming")
 
