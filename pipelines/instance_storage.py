@@ -8,7 +8,7 @@ These subclasses keep one engine per database file, its connections pooled, and
 commit with `synchronous=NORMAL`: in WAL mode the database stays consistent on
 any crash and a killed process loses nothing; a power cut may lose the last
 commits, so a run can look unfinished, and `pipelines.refresh.fail_orphaned_runs`
-marks it failed and re-runs its assets. Same files, same schema and the same
+marks it failed and the refresh re-runs its assets (as after a SIGKILL). Same files, same schema and the same
 places as Dagster's default (history/runs.db, history/runs/*.db under the
 instance's home, taken from the instance itself): a home opens with either.
 Dagster is pinned (==1.13.27 in pyproject.toml): these subclass private classes,
