@@ -66,20 +66,24 @@ class _Engines:
         self.engines.clear()
 
 
-class LocalRunStorage(SqliteRunStorage):
-    """SqliteRunStorage on kept connections, in the registering instance's history/runs.db."""
-
-    def __init__(self, inst_data=None):  # the database opens when the instance registers (its home)
-        self._inst_data, self._engines = inst_data, _Engines()
-        super(SqliteRunStorage, self).__init__()
+class _InstanceHome:
+    """No configuration: the storage opens in the home of the instance that registers it."""
 
     @classmethod
     def config_type(cls) -> dict:
         return {}
 
     @classmethod
-    def from_config_value(cls, inst_data, config_value) -> LocalRunStorage:
+    def from_config_value(cls, inst_data, config_value):
         return cls(inst_data)
+
+
+class LocalRunStorage(_InstanceHome, SqliteRunStorage):
+    """SqliteRunStorage on kept connections, in the registering instance's history/runs.db."""
+
+    def __init__(self, inst_data=None):  # the database opens when the instance registers (its home)
+        self._inst_data, self._engines = inst_data, _Engines()
+        super(SqliteRunStorage, self).__init__()
 
     def register_instance(self, instance: dg.DagsterInstance) -> None:
         # Dagster's own set-up of the file (creation, migrations); this object keeps only its address.
@@ -96,19 +100,11 @@ class LocalRunStorage(SqliteRunStorage):
         super().dispose()
 
 
-class LocalEventLogStorage(SqliteEventLogStorage):
+class LocalEventLogStorage(_InstanceHome, SqliteEventLogStorage):
     """SqliteEventLogStorage on kept connections, in the registering instance's history/runs/."""
 
     def __init__(self, inst_data=None):  # the shards open when the instance registers (its home)
         self._pending_inst_data, self._engines = inst_data, _Engines(KEPT_SHARDS)
-
-    @classmethod
-    def config_type(cls) -> dict:
-        return {}
-
-    @classmethod
-    def from_config_value(cls, inst_data, config_value) -> LocalEventLogStorage:
-        return cls(inst_data)
 
     def register_instance(self, instance: dg.DagsterInstance) -> None:
         super().__init__(_event_logs_directory(instance.root_directory), self._pending_inst_data)
