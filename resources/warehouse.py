@@ -250,14 +250,21 @@ class Warehouse:
 
     def holds_version(self, table: str, where: Mapping[str, object] | None, version: str) -> bool:
         """True when the rows of `table` selected by `where` are exactly the published `version`."""
+        return self.data_versions(table, where) == [version]
+
+    def data_versions(self, table: str, where: Mapping[str, object] | None = None) -> list[str] | None:
+        """The distinct published data versions of the rows of `table` selected by `where`, sorted ([] when the
+        table does not exist; None when it has no data_version column: not published by an asset)."""
         if not self.path.exists():
-            return False
+            return []
         clause, params = _where(where)
-        with self.connect(read_only=True) as con:  # one connection for the check and the read
+        with self.connect(read_only=True) as con:  # one connection for the checks and the read
             if not self._exists(con, table):
-                return False
-            found = con.execute(f"select distinct data_version from {table}{clause}", params).fetchall()
-        return found == [(version,)]
+                return []
+            if "data_version" not in con.execute(f"select * from {table} limit 0").df().columns:
+                return None
+            return [v for (v,) in con.execute(f"select distinct data_version from {table}{clause} order by 1",
+                                              params).fetchall()]
 
     @staticmethod
     def _insert_own_rows(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, where: Mapping[str, object]) -> None:

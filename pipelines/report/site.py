@@ -84,7 +84,8 @@ def board_table(board: pd.DataFrame) -> pd.DataFrame:
 # What each page was last written from (`SiteWriter`), kept in the site folder.
 MANIFEST = "pages.json"
 # The code that turns tables into pages: a change rewrites every page.
-_SITE_CODE = hashlib.sha256(b"".join(Path(__file__).with_name(f).read_bytes() for f in ("site.py", "html.py", "charts.py"))
+_SITE_CODE = hashlib.sha256(b"".join(Path(__file__).with_name(f).read_bytes()
+                                     for f in ("site.py", "html.py", "charts.py"))
                             + plotly.__version__.encode()).hexdigest()
 
 
@@ -94,15 +95,11 @@ def tables_digest(wh: Warehouse, tables: Sequence[str], where: Mapping[str, obje
     `where`), the site's code and `extra`: equal digests, equal pages. None when a table has no data versions
     (not published by an asset): the page is then always rewritten."""
     h = hashlib.sha256((_SITE_CODE + extra).encode())
-    clause = " where " + " and ".join(f'"{k}" = ?' for k in where) if where else ""
     for name in tables:
-        if not wh.table_exists(name):
-            h.update(f"{name}: none;".encode())
-            continue
-        if "data_version" not in wh.query(f"select * from {name} limit 0").columns:
+        versions = wh.data_versions(name, where)
+        if versions is None:
             return None
-        versions = wh.query(f"select distinct data_version from {name}{clause} order by 1", list((where or {}).values()))
-        h.update(f"{name}: {','.join(versions['data_version'].astype(str))};".encode())
+        h.update(f"{name}: {','.join(versions)};".encode())
     return h.hexdigest()
 
 
