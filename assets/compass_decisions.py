@@ -16,7 +16,7 @@ from compass.mlcompass import decisions as dec
 from compass.mlcompass.plots import targets_plot
 from resources import readers, settings
 from resources.configs import cases, scenario_for
-from resources.publish import publish_many, save_figure
+from resources.publish import publish_assets, publish_many, save_figure
 from resources.warehouse import WarehouseResource, frame_version
 
 CODE_VERSION = "compass-decisions-1"
@@ -76,26 +76,31 @@ def decisions(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
                                        data_version=dg.DataVersion(f"skipped:{frame_version(pd.DataFrame([str(skip)]))}"))
         return
     target_rows, wide = dec.targets_frame(inputs)
-    recs = dec.recommendations_frame(inputs, target_rows)
+    selections = dec.selections_frame(inputs)
+    recs = dec.recommendations_frame(inputs, target_rows, selections)
     board = dec.leaderboard_frame(inputs)
-    values = dec.policy_values_frame(inputs)
+    values = dec.policy_values_frame(inputs, selections)
     mean_pick = recs.loc[recs["policy"] == "mlc_mean", "model_id"]
     figure = save_figure(targets_plot(inputs.measures, inputs.costs, wide, list(mean_pick.dropna()),
                                       f"{case.case_id} / {inputs.scenario.name}"),
                          case.case_id, f"targets_{inputs.scenario.name}")
-    yield publish_many(context, wh, {"compass.targets": target_rows}, where, asset_key=DECISION_KEYS["targets"],
-                       metadata={"feasible": bool(wide["feasible"].any()), "targets_vs_selected": figure})
-    yield publish_many(context, wh, {"compass.recommendations": recs}, where, asset_key=DECISION_KEYS["recommendations"],
-                       metadata={"mlc_mean": str(mean_pick.iloc[0]) if len(mean_pick) else "-"})
-    yield publish_many(context, wh, {"compass.leaderboards": board}, where, asset_key=DECISION_KEYS["leaderboards"],
-                       metadata={"feasible_models": len(board), "top": ", ".join(board["model_id"].head(5)),
-                                 "utility_source": dec.utility_source(inputs), "filters": inputs.filter_note or "none",
-                                 "targets_vs_selected": figure})
-    yield publish_many(context, wh, {"compass.policy_values": values}, where, asset_key=DECISION_KEYS["policy_values"],
-                       metadata={"mlc_mean": float(values.set_index("policy").loc["mlc_mean", "value"])})
     path = dec.lambda_path_frame(board)
-    yield publish_many(context, wh, {"compass.lambda_path": path}, where, asset_key=DECISION_KEYS["lambda_path"],
-                       metadata={"switches": max(len(path) - 1, 0), "leaders": " -> ".join(path["model_id"].astype(str))})
+    # One transaction for the five tables: a case x scenario's decisions are never half-published.
+    yield from publish_assets(context, wh, {
+        DECISION_KEYS["targets"]: ({"compass.targets": target_rows},
+                                   {"feasible": bool(wide["feasible"].any()), "targets_vs_selected": figure}),
+        DECISION_KEYS["recommendations"]: ({"compass.recommendations": recs},
+                                           {"mlc_mean": str(mean_pick.iloc[0]) if len(mean_pick) else "-"}),
+        DECISION_KEYS["leaderboards"]: ({"compass.leaderboards": board},
+                                        {"feasible_models": len(board), "top": ", ".join(board["model_id"].head(5)),
+                                         "utility_source": dec.utility_source(inputs),
+                                         "filters": inputs.filter_note or "none", "targets_vs_selected": figure}),
+        DECISION_KEYS["policy_values"]: ({"compass.policy_values": values},
+                                         {"mlc_mean": float(values.set_index("policy").loc["mlc_mean", "value"])}),
+        DECISION_KEYS["lambda_path"]: ({"compass.lambda_path": path},
+                                       {"switches": max(len(path) - 1, 0),
+                                        "leaders": " -> ".join(path["model_id"].astype(str))}),
+    }, where)
 
 
 @dg.asset(key=["compass", "rank_uncertainty"], deps=[["compass", "rank_bootstrap"], DECISION_KEYS["leaderboards"]],

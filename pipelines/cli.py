@@ -243,8 +243,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 2
     start = time.monotonic()
     out = Path(args.out) if args.out else site_dir()
-    pages = build_site(wh, out)
-    print(f"report: {len(pages)} pages in {time.monotonic() - start:.1f} s; open {out / 'index.html'}")
+    site = build_site(wh, out)
+    print(f"report: {len(site.pages)} pages ({len(site.rewritten)} rewritten) in {time.monotonic() - start:.1f} s; "
+          f"open {out / 'index.html'}")
     return 0
 
 

@@ -1,7 +1,8 @@
 """Publishing: how an asset writes its tables to the warehouse and reports what it wrote to Dagster.
 
 `publish_many` replaces the asset's own rows, keeps history and returns the
-materialization with a content-hash data version; `save_figure` writes a figure
+materialization with a content-hash data version (`publish_assets`: several assets of one step, one
+transaction); `save_figure` writes a figure
 under var/reports/ and returns it as inline metadata for the Dagster UI.
 """
 
@@ -40,24 +41,43 @@ def publish_many(
     refresh's `run_id` and `refreshed_at`; `history.<schema>_<table>` keeps every
     distinct version ever published (for `--as-of` and `compass diff`).
     """
-    version = frame_version(pd.concat([f.assign(_table=t) for t, f in tables.items()], ignore_index=True))
-    stamp = {"data_version": version, "run_id": context.run.run_id,
-             "refreshed_at": pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)}
-    meta: dict[str, object] = {**(metadata or {})}
-    unchanged = all(wh.holds_version(t, where, version) for t in tables)
-    for table, frame in tables.items():
-        meta[f"rows:{table}"] = len(frame)
-        if unchanged:
-            continue
-        rows = frame.assign(**{k: v for k, v in (where or {}).items() if k not in frame.columns}, **stamp)
-        wh.replace(table, rows, where, history_version=version if history else None)
-        context.log.info(f"{table}: wrote {len(frame)} rows")
-    meta["unchanged"] = unchanged
-    first = next(iter(tables.values()))
-    meta["dagster/row_count"] = len(first)
-    if len(first):
-        meta["preview"] = dg.MetadataValue.md(first.head(10).to_markdown(index=False))
-    return dg.MaterializeResult(asset_key=asset_key, metadata=meta, data_version=dg.DataVersion(version))
+    return publish_assets(context, wh, {asset_key: (tables, metadata)}, where, history)[0]
+
+
+def publish_assets(
+    context: dg.AssetExecutionContext,
+    wh: Warehouse,
+    outputs: Mapping[dg.AssetKey | None, tuple[Mapping[str, pd.DataFrame], Mapping[str, object] | None]],
+    where: Mapping[str, object] | None = None,
+    history: bool = True,
+) -> list[dg.MaterializeResult]:
+    """`publish_many` for several assets of one multi-asset step ({asset key: (tables, metadata)}): every changed
+    table is written in one transaction, and one result per asset is returned (each with its own data version)."""
+    refreshed_at = pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)
+    versions = {key: frame_version(pd.concat([f.assign(_table=t) for t, f in tables.items()], ignore_index=True))
+                for key, (tables, _) in outputs.items()}
+    with wh.reading():
+        unchanged = {key: all(wh.holds_version(t, where, versions[key]) for t in tables)
+                     for key, (tables, _) in outputs.items()}
+    writes, results = [], []
+    for key, (tables, metadata) in outputs.items():
+        stamp = {"data_version": versions[key], "run_id": context.run.run_id, "refreshed_at": refreshed_at}
+        meta: dict[str, object] = {**(metadata or {})}
+        for table, frame in tables.items():
+            meta[f"rows:{table}"] = len(frame)
+            if not unchanged[key]:
+                rows = frame.assign(**{k: v for k, v in (where or {}).items() if k not in frame.columns}, **stamp)
+                writes.append((table, rows, where, versions[key] if history else None))
+        meta["unchanged"] = unchanged[key]
+        first = next(iter(tables.values()))
+        meta["dagster/row_count"] = len(first)
+        if len(first):
+            meta["preview"] = dg.MetadataValue.md(first.head(10).to_markdown(index=False))
+        results.append(dg.MaterializeResult(asset_key=key, metadata=meta, data_version=dg.DataVersion(versions[key])))
+    if writes:
+        wh.replace_many(writes)
+        context.log.info("wrote " + ", ".join(f"{table} ({len(rows)} rows)" for table, rows, _, _ in writes))
+    return results
 
 
 def publish(

@@ -21,7 +21,7 @@ import hashlib
 import os
 import shutil
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import dagster as dg
@@ -198,26 +198,34 @@ class Warehouse:
         With `history_version`, the same transaction appends the rows to
         history.<schema>_<table> unless that version of those rows is already there.
         """
-        schema = table.split(".")[0]
+        self.replace_many([(table, frame, where, history_version)])
+        return len(frame)
+
+    def replace_many(self, writes: Iterable[tuple[str, pd.DataFrame, Mapping[str, object] | None, str | None]]) -> None:
+        """`replace` for several (table, frame, where, history_version) in one transaction: all land or none,
+        with one connection and one checkpoint for all of them."""
         with self.connect() as con:
             con.execute("begin transaction")
             try:
-                con.execute(f"create schema if not exists {schema}")
-                con.register("incoming", _typed_nulls(frame))
-                if where is None:
-                    con.execute(f"create or replace table {table} as select * from incoming")
-                else:
-                    self._insert_own_rows(con, table, frame, where)
-                if history_version is not None:
-                    self._append_history(con, table, where, history_version)
+                for table, frame, where, history_version in writes:
+                    self._replace_in(con, table, frame, where, history_version)
                 con.execute("commit")
                 con.execute("checkpoint")  # fold the WAL into the file: read-only attaches do not replay it
             except Exception:
                 con.execute("rollback")
                 raise
-            finally:
-                con.unregister("incoming")
-        return len(frame)
+
+    def _replace_in(self, con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame,
+                    where: Mapping[str, object] | None, history_version: str | None) -> None:
+        con.execute(f"create schema if not exists {table.split('.')[0]}")
+        con.register("incoming", _typed_nulls(frame))  # on an error the caller rolls back and closes `con`
+        if where is None:
+            con.execute(f"create or replace table {table} as select * from incoming")
+        else:
+            self._insert_own_rows(con, table, frame, where)
+        if history_version is not None:
+            self._append_history(con, table, where, history_version)
+        con.unregister("incoming")
 
     def delete_rows(self, tables: list[str], where: Mapping[str, object]) -> None:
         """Delete the rows of each existing table selected by `where`, all in one transaction (no history)."""
@@ -238,15 +246,25 @@ class Warehouse:
     def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
         schema, name = table.split(".")
         return con.execute("select count(*) from information_schema.tables where table_catalog = 'warehouse' "
-                           "and table_schema = ? and table_name = ?", [schema, name]).fetchone()[0] > 0
+                           "and table_schema = ? and table_name = ?", [schema, name]).fetchall()[0][0] > 0
 
     def holds_version(self, table: str, where: Mapping[str, object] | None, version: str) -> bool:
         """True when the rows of `table` selected by `where` are exactly the published `version`."""
-        if not self.table_exists(table):
-            return False
+        return self.data_versions(table, where) == [version]
+
+    def data_versions(self, table: str, where: Mapping[str, object] | None = None) -> list[str] | None:
+        """The distinct published data versions of the rows of `table` selected by `where`, sorted ([] when the
+        table does not exist; None when it has no data_version column: not published by an asset)."""
+        if not self.path.exists():
+            return []
         clause, params = _where(where)
-        found = self.query(f"select distinct data_version from {table}{clause}", params)["data_version"]
-        return list(found) == [version]
+        with self.connect(read_only=True) as con:  # one connection for the checks and the read
+            if not self._exists(con, table):
+                return []
+            if "data_version" not in con.execute(f"select * from {table} limit 0").df().columns:
+                return None
+            return [v for (v,) in con.execute(f"select distinct data_version from {table}{clause} order by 1",
+                                              params).fetchall()]
 
     @staticmethod
     def _insert_own_rows(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, where: Mapping[str, object]) -> None:
@@ -265,7 +283,7 @@ class Warehouse:
         _add_missing_columns(con, history)
         seen = dict(where or {}, data_version=version)
         clause, params = _where(seen)
-        if con.execute(f"select count(*) from {history}{clause}", params).fetchone()[0] == 0:
+        if con.execute(f"select count(*) from {history}{clause}", params).fetchall()[0][0] == 0:
             cols = ", ".join(f'"{c}"' for c in con.execute("select * from incoming limit 0").df().columns)
             con.execute(f"insert into {history} ({cols}) select {cols} from incoming")
 

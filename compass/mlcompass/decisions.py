@@ -30,8 +30,8 @@ UNATTAINABLE_FLOOR = 1.01
 
 __all__ = [
     "DecisionInputs", "UNATTAINABLE_FLOOR", "case_utility_tables", "numeric_lambda", "scenario_floors",
-    "target_search", "targets_frame", "recommendations_frame", "policy_values_frame", "leaderboard_frame",
-    "NotApplicable", "with_person_weights", "with_filters", "utility_source", "lambda_path_frame",
+    "target_search", "targets_frame", "selections_frame", "recommendations_frame", "policy_values_frame",
+    "leaderboard_frame", "NotApplicable", "with_person_weights", "with_filters", "utility_source", "lambda_path_frame",
     "rank_uncertainty_frame",
 ]
 # Groups listed by name in a refusal; the rest are counted.
@@ -260,13 +260,30 @@ def _baseline_scores(inputs: DecisionInputs) -> pd.DataFrame:
     return inputs.raw_scores[[c for c in inputs.raw_scores.columns if spec.selects(c)]]
 
 
-def recommendations_frame(inputs: DecisionInputs, target_rows: pd.DataFrame) -> pd.DataFrame:
+def _policy_arguments(inputs: DecisionInputs) -> tuple[tuple, dict]:
+    """The arguments of `policy_selections` and `policy_values` for one scenario (Tables 5-6)."""
+    outcomes = _outcomes_for_policies(inputs)
+    if outcomes.empty:  # structural case: no observed behaviour to call "actual"
+        outcomes = pd.DataFrame({"model_id": [], "context_group": [], "outcome": []})
+    return ((inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), outcomes, "highest_mean"),
+            {"group_col": "context_group", "outcome_col": "outcome", "raw_scores": _baseline_scores(inputs),
+             "selection_costs": inputs.tier_costs})
+
+
+def selections_frame(inputs: DecisionInputs) -> pd.DataFrame:
+    """Table 6's selected model per policy and type (`policy_selections`), shared by `recommendations_frame` and
+    `policy_values_frame`, which would otherwise each compute it."""
+    args, kwargs = _policy_arguments(inputs)
+    return policy_selections(*args, **kwargs)
+
+
+def recommendations_frame(inputs: DecisionInputs, target_rows: pd.DataFrame,
+                          selections: pd.DataFrame | None = None) -> pd.DataFrame:
     """Problem (7) per type, mean and robust (ties -> lower cost), the projection variant, and Table 6's policies
-    (the MLC ones selected on tier costs as in the paper, and at actual cost: `policy_values`)."""
+    (the MLC ones selected on tier costs as in the paper, and at actual cost: `policy_values`). `selections`:
+    `selections_frame(inputs)` when already computed."""
     s, floors = inputs.scenario, scenario_floors(inputs)
-    sel = policy_selections(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs),
-                            _outcomes_for_policies(inputs), "highest_mean", group_col="context_group",
-                            outcome_col="outcome", raw_scores=_baseline_scores(inputs), selection_costs=inputs.tier_costs)
+    sel = selections_frame(inputs) if selections is None else selections
     rows = [(r.policy, r.group, r.model_id) for r in sel.itertuples()]
     for policy, part in target_rows[target_rows["policy"] != "per_type"].groupby("policy"):
         if not part["feasible"].all():
@@ -291,15 +308,12 @@ def _measures_text(inputs: DecisionInputs) -> pd.Series:
     return pd.Series([", ".join(f"{c}={v:.3f}" for c, v in row.items()) for _, row in m.iterrows()], index=m.index)
 
 
-def policy_values_frame(inputs: DecisionInputs) -> pd.DataFrame:
+def policy_values_frame(inputs: DecisionInputs, selections: pd.DataFrame | None = None) -> pd.DataFrame:
     """Table 5: actual, MLC (per type, mean, robust; selected on tier costs as in §5.6-5.7, and at actual cost)
-    and single-metric baselines (mean ± sd) for one scenario, all evaluated at actual cost."""
-    outcomes = _outcomes_for_policies(inputs)
-    if outcomes.empty:  # structural case: no observed behaviour to call "actual"
-        outcomes = pd.DataFrame({"model_id": [], "context_group": [], "outcome": []})
-    return policy_values(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), outcomes, "highest_mean",
-                         group_col="context_group", outcome_col="outcome", raw_scores=_baseline_scores(inputs),
-                         selection_costs=inputs.tier_costs)
+    and single-metric baselines (mean ± sd) for one scenario, all evaluated at actual cost. `selections`:
+    `selections_frame(inputs)` when already computed."""
+    args, kwargs = _policy_arguments(inputs)
+    return policy_values(*args, selections=selections, **kwargs)
 
 
 def lambda_path_frame(board: pd.DataFrame) -> pd.DataFrame:

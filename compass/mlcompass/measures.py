@@ -247,6 +247,7 @@ def extract_measures(
     pa_iterations: int = 100,
     seed: int = 0,
     fast: bool | None = None,
+    standardized: tuple[ImputationResult, np.ndarray] | None = None,
 ) -> MeasureResult:
     """Internal measures x(m) in [0,1]^I from raw capability data (§4.3, EC §8.3).
 
@@ -255,7 +256,9 @@ def extract_measures(
     previous run) keeps factor names and signs stable; otherwise factors are ordered by
     explained variance and oriented so their loadings sum to a positive number.
     `fast=None` takes the fast path (module docstring) above `EXACT_MAX_MODELS` models;
-    True / False force it / the exact path (same method; see the tests for how close).
+    True / False force it / the exact path (same method; see the tests for how close). `standardized`: the
+    `standardized_input(x_raw, seed, fast)` of this same x_raw when already computed (several extractions of one
+    x_raw, as in the sensitivity grid, impute it once).
     """
     validate_matrix(x_raw)
     if not 0.0 <= loading_threshold < 1.0:
@@ -266,7 +269,7 @@ def extract_measures(
         raise ValueError(f"need at least 4 models and 2 benchmarks, got shape {x_raw.shape}")
     if fast is None:
         fast = x_raw.shape[0] > EXACT_MAX_MODELS
-    imputation, z = standardized_input(x_raw, seed=seed, fast=fast)
+    imputation, z = standardized or standardized_input(x_raw, seed=seed, fast=fast)
     pa = parallel_analysis(z, n_iter=pa_iterations, seed=seed, method="wishart" if fast else "data")
     corr = correlation(z)
     if n_factors is None:

@@ -151,6 +151,7 @@ def policy_values(
     interactions: pd.DataFrame,
     actual_criterion: str,
     dataset: str | None = None,
+    selections: pd.DataFrame | None = None,
     **kwargs,
 ) -> pd.DataFrame:
     """Table 5 row block for one scenario: DataFrame[policy, value, sd].
@@ -159,12 +160,13 @@ def policy_values(
     mlc_mean, mlc_robust (single-model values, sd NaN), with `selection_costs` the
     same MLC rows selected at actual cost (suffix _actual_cost), baselines (mean and
     sd across single-metric rules), then one row per baseline rule "baseline:<col>".
-    kwargs go to `policy_selections`.
+    kwargs go to `policy_selections`; `selections`: its result for these same arguments, when already computed.
     """
     lam = scenario.resolve_lambda(dataset)
     names = list(measures.columns)
     fns = {g: as_utility_fn(u, names) for g, u in utilities.items()}
-    sel = policy_selections(measures, costs, utilities, scenario, interactions, actual_criterion, dataset=dataset, **kwargs)
+    sel = selections if selections is not None else policy_selections(
+        measures, costs, utilities, scenario, interactions, actual_criterion, dataset=dataset, **kwargs)
     w = pd.Series(scenario.context_weights or {g: 1.0 for g in fns}, dtype=float)[list(fns)]
     w = w / w.sum()
     variants = [""] + ([ACTUAL_COST_SUFFIX] if kwargs.get("selection_costs") is not None else [])

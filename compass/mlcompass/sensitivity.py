@@ -14,9 +14,9 @@ per input set.
 Every cell reuses the estimation core unchanged: `compass.mlcompass.measures.extract_measures`
 (§4.3, EC §8.3), `compass.mlcompass.pareto.pareto_tiers` (§4.4 Step 1),
 `compass.mlcompass.ces_fit.fit_ces` (problem (3)) and `compass.mlcompass.cost_fit.fit_cost_side`
-(§4.4 Step 3). The grid loop is ours: measures are extracted once per I, and the capability side
-(tiers, CES fit) once per (I, T, eps) because it takes no cost input; only the cost side varies
-with the aggregation.
+(§4.4 Step 3). The grid loop is ours: x_raw is imputed once, measures are extracted once per I,
+and the capability side (tiers, CES fit) once per (I, T, eps) because it takes no cost input; only
+the cost side varies with the aggregation.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import pandas as pd
 
 from compass.mlcompass.ces_fit import fit_ces
 from compass.mlcompass.cost_fit import Aggregation, fit_cost_side
-from compass.mlcompass.imputation import validate_matrix
-from compass.mlcompass.measures import MeasureResult, extract_measures
+from compass.mlcompass.imputation import EXACT_MAX_MODELS, validate_matrix
+from compass.mlcompass.measures import MeasureResult, extract_measures, standardized_input
 from compass.mlcompass.pareto import pareto_tiers
 
 #: Columns of the `frontier_sensitivity` table, in order.
@@ -165,11 +165,15 @@ def frontier_sensitivity(
     _validate_inputs(x_raw, costs, grid)
     cost = costs.reindex(x_raw.index).dropna()
     rows: list[dict] = []
+    standardized = None  # the imputed, standardized x_raw (§4.3), the same for every I: computed once
     for k in grid.n_factors:
         try:
+            if standardized is None:
+                standardized = standardized_input(x_raw, seed=seed, fast=x_raw.shape[0] > EXACT_MAX_MODELS)
             measures: MeasureResult | None = extract_measures(
                 x_raw, n_factors=k, loading_threshold=grid.loading_threshold,
                 max_factors_per_variable=grid.max_factors_per_variable, pa_iterations=grid.pa_iterations, seed=seed,
+                standardized=standardized,
             )
             extract_error = ""
         except ValueError as exc:  # data-dependent, e.g. an empty factor after sparsification;

@@ -1,4 +1,5 @@
-"""The report/site asset at the end of the graph: every refresh that changes a table it shows rewrites the site.
+"""The report/site asset at the end of the graph: every refresh that changes a table it shows rewrites the pages
+that show it (pipelines.report.site.SiteWriter keeps the others).
 
 Defined here rather than in assets/ because the site builder is application code (pipelines/) and assets
 may not import it; pipelines/definitions.py registers it with assets.automation.REPORT_CONDITION.
@@ -6,7 +7,7 @@ may not import it; pipelines/definitions.py registers it with assets.automation.
 
 import dagster as dg
 
-from pipelines.report.site import build_site, live_boards, recommendations
+from pipelines.report.site import build_site, recommendations
 from resources.settings import site_dir, writer_pool
 from resources.warehouse import WarehouseResource
 
@@ -25,10 +26,10 @@ def report_site(context: dg.AssetExecutionContext, warehouse: WarehouseResource)
     charts, changes, one page per study, provenance. Opens from disk with no network."""
     root = site_dir()
     wh = warehouse.get()
-    pages = build_site(wh, root)
+    site = build_site(wh, root)
     size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    top = recommendations(live_boards(wh))
+    top = recommendations(site.boards)
     return dg.MaterializeResult(metadata={
-        "pages": len(pages), "size_mb": round(size / 2**20, 2),
+        "pages": len(site.pages), "rewritten": len(site.rewritten), "size_mb": round(size / 2**20, 2),
         "index": dg.MetadataValue.path(str((root / "index.html").resolve())),
         "recommendations": dg.MetadataValue.md(top.to_markdown(index=False) if len(top) else "no leaderboards")})

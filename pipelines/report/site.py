@@ -8,13 +8,16 @@ resources.readers; markup is pipelines.report.html, charts pipelines.report.char
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import plotly
 
 from compass.mlcompass.frontier import ces_score
 from pipelines.report import charts
@@ -32,12 +35,13 @@ BOARD_COLUMNS = {"rank": "rank", "rank_interval": "90 % rank interval", "p_rank1
 
 @dataclass
 class Slice:
-    """A study page: written when `table` exists, with `body` building its content."""
+    """A study page: written when `table` exists, with `body` building its content from the tables `reads`."""
 
     name: str
     title: str
     table: str
     body: Callable[[Warehouse], str]
+    reads: tuple[str, ...]
 
 
 def slug(*parts: str) -> str:
@@ -77,19 +81,63 @@ def board_table(board: pd.DataFrame) -> pd.DataFrame:
     return shown.rename(columns=BOARD_COLUMNS)
 
 
+# What each page was last written from (`SiteWriter`), kept in the site folder.
+MANIFEST = "pages.json"
+# The code that turns tables into pages: a change rewrites every page.
+_SITE_CODE = hashlib.sha256(b"".join(Path(__file__).with_name(f).read_bytes()
+                                     for f in ("site.py", "html.py", "charts.py"))
+                            + plotly.__version__.encode()).hexdigest()
+
+
+def tables_digest(wh: Warehouse, tables: Sequence[str], where: Mapping[str, object] | None = None,
+                  extra: str = "") -> str | None:
+    """What a page shows, as the published data versions of the `tables` it reads (their rows selected by
+    `where`), the site's code and `extra`: equal digests, equal pages. None when a table has no data versions
+    (not published by an asset): the page is then always rewritten."""
+    h = hashlib.sha256((_SITE_CODE + extra).encode())
+    for name in tables:
+        versions = wh.data_versions(name, where)
+        if versions is None:
+            return None
+        h.update(f"{name}: {','.join(versions)};".encode())
+    return h.hexdigest()
+
+
 class SiteWriter:
-    """Writes pages under `root` with the shared navigation."""
+    """Writes pages under `root` with the shared navigation; a page whose inputs did not change since it was
+    written (same `inputs` digest, same navigation) is kept as it is (issue 17: a price change rewrites the
+    pages it reaches, not the studies)."""
 
     def __init__(self, root: Path, nav: list[tuple[str, str]]):
-        self.root, self.nav, self.pages = root, nav, []
+        self.root, self.nav, self.pages, self.rewritten = root, nav, [], []
+        manifest = root / MANIFEST
+        self.before: dict[str, str] = json.loads(manifest.read_text()) if manifest.exists() else {}
+        self.after: dict[str, str] = {}
 
-    def write(self, href: str, title: str, body: str, charts_used: bool = False) -> None:
-        depth = href.count("/")
-        text = page(title, body, self.nav, depth, scripts=[charts.PLOTLY_JS] if charts_used else [])
+    def write(self, href: str, title: str, body: str | Callable[[], str], charts_used: bool = False,
+              inputs: str | None = None) -> None:
+        """Write the page; with `inputs` (a `tables_digest` of what `body()` shows), only when they changed."""
         path = self.root / href
+        key = hashlib.sha256(f"{inputs}|{title}|{self.nav}|{charts_used}".encode()).hexdigest() if inputs else None
+        self.pages.append(href)
+        if key is not None:
+            self.after[href] = key
+            if self.before.get(href) == key and path.exists():
+                return
+        depth = href.count("/")
+        text = page(title, body() if callable(body) else body, self.nav, depth,
+                    scripts=[charts.PLOTLY_JS] if charts_used else [])
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-        self.pages.append(href)
+        self.rewritten.append(href)
+
+    def finish(self, folders: Sequence[str]) -> None:
+        """Drop the pages of `folders` not written this time (a case or scenario gone) and save the manifest."""
+        for folder in folders:
+            for path in (self.root / folder).glob("*.html"):
+                if path.relative_to(self.root).as_posix() not in self.pages:
+                    path.unlink()
+        (self.root / MANIFEST).write_text(json.dumps(self.after, indent=0, sort_keys=True))
 
 
 def live_boards(wh: Warehouse) -> dict[tuple[str, str], pd.DataFrame]:
@@ -259,14 +307,20 @@ def tables_body(*tables: tuple[str, str]) -> Callable[[Warehouse], str]:
 
 
 SLICES = [
-    Slice("oracle", "Oracle frontier", "oracle.estimates", oracle_body),
-    Slice("cascades", "Cascades", "cascade.curves", cascades_body),
+    Slice("oracle", "Oracle frontier", "oracle.estimates", oracle_body,
+          ("oracle.summary", "oracle.estimates", "oracle.single_models")),
+    Slice("cascades", "Cascades", "cascade.curves", cascades_body,
+          ("cascade.curves", "cascade.optimal_model_map", "cascade.auc_summary", "cascade.critical_prices")),
     Slice("clusters", "Cluster benchmark", "clusters.benchmark",
           tables_body(("clusters.benchmark", "Clustering benchmark (§5.3)"),
-                      ("clusters.segmentation", "User segmentation"))),
-    Slice("router", "Router", "router.evaluation", router_body),
-    Slice("matching", "Matching", "matching.summary", tables_body(("matching.summary", "Matching study"))),
+                      ("clusters.segmentation", "User segmentation")), ("clusters.benchmark", "clusters.segmentation")),
+    Slice("router", "Router", "router.evaluation", router_body,
+          ("router.evaluation", "router.overlap", "router.policies")),
+    Slice("matching", "Matching", "matching.summary", tables_body(("matching.summary", "Matching study")),
+          ("matching.summary",)),
 ]
+# What a case's capability-cost page reads (frontier_body), its rows selected by case_id.
+FRONTIER_READS = ("compass.measures", "compass.frontier", "compass.costs", "compass.tiers", "compass.lambda_path")
 
 
 def provenance_body(wh: Warehouse) -> str:
@@ -277,16 +331,24 @@ def provenance_body(wh: Warehouse) -> str:
             + section("Raw names not imported (data/unmatched_names.csv)", provenance.unmatched_names()))
 
 
-def build_site(wh: Warehouse, root: Path) -> list[str]:
-    """Write the whole site under `root` (replacing its pages) and return the pages written, root-relative
-    (every read on one warehouse connection)."""
+@dataclass
+class Site:
+    """A written site: every page (root-relative), those rewritten this time, the leaderboards it shows."""
+
+    pages: list[str]
+    rewritten: list[str]
+    boards: dict[tuple[str, str], pd.DataFrame]
+
+
+def build_site(wh: Warehouse, root: Path) -> Site:
+    """Write the site under `root` (every read on one warehouse connection): the pages whose inputs changed since
+    they were written (index, leaderboards, changes and provenance every time), dropping those of vanished
+    leaderboards."""
     with wh.reading():
         boards = live_boards(wh)
         slices = [s for s in SLICES if wh.table_exists(s.table)]
         nav = ([("index.html", "Recommendations"), ("changes.html", "Changes")]
                + [(f"{s.name}.html", s.title) for s in slices] + [("provenance.html", "Provenance")])
-        for folder in ("leaderboards", "frontier"):
-            shutil.rmtree(root / folder, ignore_errors=True)
         charts.write_plotly_js(root)
         site = SiteWriter(root, nav)
         site.write("index.html", "LLM Compass: recommendations", index_body(wh, boards))
@@ -294,10 +356,13 @@ def build_site(wh: Warehouse, root: Path) -> list[str]:
             site.write(board_href(case_id, scenario), f"{case_id} / {scenario}: leaderboard", leaderboard_body(board))
         for case_id in sorted({c for c, _ in boards}):
             scenarios = [s for c, s in boards if c == case_id]
-            site.write(frontier_href(case_id), f"{case_id}: capability vs cost", frontier_body(wh, case_id, scenarios),
-                       charts_used=True)
+            site.write(frontier_href(case_id), f"{case_id}: capability vs cost",
+                       functools.partial(frontier_body, wh, case_id, scenarios), charts_used=True,
+                       inputs=tables_digest(wh, FRONTIER_READS, {"case_id": case_id}, "|".join(scenarios)))
         site.write("changes.html", "Changes since the previous refresh", changes_body(wh))
         for s in slices:
-            site.write(f"{s.name}.html", s.title, s.body(wh), charts_used=True)
+            site.write(f"{s.name}.html", s.title, functools.partial(s.body, wh), charts_used=True,
+                       inputs=tables_digest(wh, s.reads))
         site.write("provenance.html", "Provenance and freshness", provenance_body(wh))
-        return site.pages
+        site.finish(["leaderboards", "frontier"])
+        return Site(site.pages, site.rewritten, boards)

@@ -8,7 +8,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from pipelines.report.site import board_href, build_site
+from pipelines.report.site import board_href, build_site, frontier_href
 from resources.warehouse import Warehouse
 from tests.pipelines.report.pages import pages, parse, table_rows
 
@@ -75,11 +75,11 @@ def test_a_slice_page_appears_only_when_its_table_exists(site, tmp_path):
     folder, wh = site
     copy = Warehouse(tmp_path / "warehouse.duckdb")
     shutil.copy(wh.path, copy.path)
-    assert "router.html" not in build_site(copy, tmp_path / "before")
+    assert "router.html" not in build_site(copy, tmp_path / "before").pages
     copy.replace("router.evaluation", pd.DataFrame({
         "dataset": "d", "router": ["knn"] * 3 + ["mlp"] * 3, "n_gold": 50, "pmur": [0.0, 0.5, 1.0] * 2,
         "expected_gain": [0.0, 0.375, 0.0, 0.0, 0.75, 0.0], "se": 0.01, "mc_rounds": 2}))
-    written = build_site(copy, tmp_path / "after")
+    written = build_site(copy, tmp_path / "after").pages
     assert "router.html" in written and "matching.html" not in written
     rows = table_rows(tmp_path / "after" / "router.html", "table0")  # mean gain over the PMUR grid per router
     assert [(r["router"], float(r["mean_gain"])) for r in rows] == [("knn", 0.125), ("mlp", 0.25)]
@@ -104,3 +104,25 @@ def test_key_assets_show_their_figure_in_the_dagster_ui(compass_small_baseline):
     first = Warehouse(root / "warehouse.duckdb").query("select scenario, model_id from compass.leaderboards where rank = 1")
     assert shown.count("small_open") == len(first) == 2
     assert all(f"| {s} " in shown and f"| {m} " in shown for s, m in first.itertuples(index=False))
+
+
+def test_a_rebuild_rewrites_only_the_pages_whose_tables_changed(site, tmp_path):
+    """Issue 17: the study pages are kept when their tables kept their data versions; a changed table rewrites its
+    page (with the new rows), and the page of a vanished leaderboard goes."""
+    folder, wh = site
+    copy = Warehouse(tmp_path / "warehouse.duckdb")
+    shutil.copy(wh.path, copy.path)
+    out = tmp_path / "site"
+    first = build_site(copy, out)
+    assert sorted(first.rewritten) == sorted(first.pages)
+    always = {"index.html", "changes.html", "provenance.html", *(p for p in first.pages if p.startswith("leaderboards/"))}
+    assert set(build_site(copy, out).rewritten) == always  # oracle.html, cascades.html, frontier/* kept
+    summary = copy.read("oracle.summary")
+    copy.replace("oracle.summary", summary.assign(dataset="renamed_ds", data_version="v2"))
+    gone = copy.read("compass.leaderboards").iloc[0]
+    copy.delete_rows(["compass.leaderboards"], {"case_id": gone["case_id"], "scenario": gone["scenario"]})
+    third = build_site(copy, out)
+    assert set(third.rewritten) - always == {"oracle.html", frontier_href(gone["case_id"])}  # one λ path fewer
+    assert "renamed_ds" in (out / "oracle.html").read_text()
+    assert not (out / board_href(gone["case_id"], gone["scenario"])).exists()
+    assert board_href(gone["case_id"], gone["scenario"]) not in third.pages

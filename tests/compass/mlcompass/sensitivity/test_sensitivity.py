@@ -127,6 +127,25 @@ def test_failed_cells_are_reported_not_raised(known_catalog):
     assert np.isnan(bad[FINITE].to_numpy(dtype=float)).all()
 
 
+def test_x_raw_is_imputed_once_for_every_number_of_factors(known_catalog, monkeypatch):
+    """Issue 17: the imputation (§4.3) does not depend on I, so the grid does it once; each I's cells still equal
+    the direct pipeline (above) bit for bit."""
+    from compass.mlcompass import measures
+
+    x_raw, costs, _ = known_catalog
+    calls = []
+    real = measures.impute_low_rank
+    monkeypatch.setattr(measures, "impute_low_rank", lambda *a, **k: calls.append(1) or real(*a, **k))
+    grid = SensitivityGrid(n_factors=(1, 2), n_tiers=(3,), eps=(0.0,), aggregation=("median",),
+                           cost_scaling="max", pa_iterations=5)
+    table = frontier_sensitivity(x_raw, costs, grid)
+    assert len(calls) == 1
+    for k in (1, 2):
+        direct = extract_measures(x_raw, n_factors=k, pa_iterations=5).measures
+        ces = fit_ces(direct, pareto_tiers(direct, eps=0.0, n_tiers=3))
+        assert _cell(table, n_factors=k)["b"] == ces.b
+
+
 def test_summary_is_mean_and_sd_per_variable_value():
     table = pd.DataFrame({
         "n_factors": [2, 2, 3, 3], "n_tiers": [3, 4, 3, 4], "eps": [0.0] * 4, "aggregation": ["median"] * 4,

@@ -1,0 +1,66 @@
+"""The local Dagster storage of dagster.yaml (pipelines/instance_storage.py): kept SQLite connections, Dagster's
+own files and places, readable by Dagster's default storage and back."""
+
+import shutil
+import sqlite3
+
+import dagster as dg
+import pytest
+
+from resources.settings import ROOT
+
+
+@dg.asset
+def tiny() -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"n": 1})
+
+
+def _home(tmp_path, yaml: str | None):
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    if yaml is None:
+        (home / "dagster.yaml").unlink(missing_ok=True)
+    else:
+        shutil.copy(ROOT / yaml, home / "dagster.yaml")
+    return home
+
+
+def _materialize(home, times: int) -> None:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        for _ in range(times):
+            assert dg.materialize([tiny], instance=instance).success
+
+
+def test_a_run_reuses_its_sqlite_connections(tmp_path, monkeypatch):
+    """Dagster's default opens a connection per read and per event; the local storage keeps them (17 here: a
+    few per database, one set-up connection per new run shard)."""
+    home = _home(tmp_path, "dagster.yaml")
+    _materialize(home, 1)  # databases created
+    opened = []
+    real = sqlite3.dbapi2.connect  # what SQLAlchemy's pysqlite dialect calls
+    monkeypatch.setattr(sqlite3.dbapi2, "connect", lambda *a, **k: opened.append(a[0]) or real(*a, **k))
+    _materialize(home, 3)
+    assert len(opened) < 30, opened  # Dagster's default: 124 (58 of runs.db, 16 of each run's shard)
+
+
+def test_commits_use_normal_sync_in_wal_mode(tmp_path):
+    home = _home(tmp_path, "dagster.yaml")
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        with instance.run_storage.connect() as conn:
+            assert conn.exec_driver_sql("pragma synchronous").scalar() == 1  # NORMAL
+            assert conn.exec_driver_sql("pragma journal_mode").scalar() == "wal"
+
+
+@pytest.mark.parametrize("first, second", [("dagster.yaml", None), (None, "dagster.yaml")])
+def test_a_home_opens_with_either_storage(tmp_path, first, second):
+    """Same files in the same places: runs and materializations written by one storage are read by the other."""
+    home = _home(tmp_path, first)
+    _materialize(home, 2)
+    assert (home / "history" / "runs.db").exists() and (home / "history" / "runs" / "index.db").exists()
+    home = _home(tmp_path, second)
+    _materialize(home, 1)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert instance.get_runs_count() == 3
+        records = instance.fetch_materializations(dg.AssetKey("tiny"), limit=10).records
+        assert len(records) == 3
+        assert type(instance.run_storage).__name__ == ("LocalRunStorage" if second else "SqliteRunStorage")
