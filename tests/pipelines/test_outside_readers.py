@@ -30,7 +30,9 @@ def test_replica_readable_throughout_a_refresh_and_second_run_refused(tiny_refre
 
     config = config_with_extra(TINY_CONFIG, tmp_path, [("models", "model_id,display_name\npa-model-y,PA Y\n")])
     attempts = tmp_path / "network_attempts.txt"
+    # Slow commits keep the subprocess's refresh (a second or two of work) long enough to be watched.
     env = {**os.environ, "COMPASS_CONFIG": str(config), "COMPASS_NO_NETWORK": str(attempts),
+           "COMPASS_SLOW_COMMIT_S": "0.5",
            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "subprocess_hooks"), str(ROOT)])}
     proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run"], env=env, cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

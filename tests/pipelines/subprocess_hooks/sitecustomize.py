@@ -5,6 +5,7 @@ scaffolding, not product code:
   <file> (the pipeline must need no network at run time).
 * COMPASS_KILL_AT_COMMIT=N: SIGKILL the process at the N-th warehouse commit, after the transaction's
   statements ran and before `commit` reaches DuckDB, i.e. inside a warehouse write.
+* COMPASS_SLOW_COMMIT_S=S: wait S seconds before each warehouse commit (a refresh long enough to be watched).
 """
 
 import os
@@ -34,15 +35,17 @@ if _NO_NETWORK:
     socket.socket.connect = _guarded_connect
 
 _AT = int(os.environ.get("COMPASS_KILL_AT_COMMIT", "0"))
-if _AT:
+_SLOW = float(os.environ.get("COMPASS_SLOW_COMMIT_S", "0"))
+if _AT or _SLOW:
     import contextlib
+    import time
 
     from resources import warehouse
 
     _commits = 0
     _warehouse_connect = warehouse.Warehouse.connect
 
-    class _Killing:
+    class _Hooked:
         def __init__(self, con):
             self._con = con
 
@@ -52,14 +55,15 @@ if _AT:
                 _commits += 1
                 if _commits == _AT:
                     os.kill(os.getpid(), signal.SIGKILL)
+                time.sleep(_SLOW)
             return self._con.execute(sql, *args, **kwargs)
 
         def __getattr__(self, name):
             return getattr(self._con, name)
 
     @contextlib.contextmanager
-    def _connect_killing(self, read_only=False):
+    def _connect_hooked(self, read_only=False):
         with _warehouse_connect(self, read_only) as con:
-            yield _Killing(con)
+            yield _Hooked(con)
 
-    warehouse.Warehouse.connect = _connect_killing
+    warehouse.Warehouse.connect = _connect_hooked
