@@ -22,6 +22,8 @@ import plotly
 from compass.mlcompass.frontier import ces_score
 from pipelines.report import charts
 from pipelines.report.html import esc, link, page, table
+from pipelines.report.pages import cascades, clusters, matching, oracle, router
+from pipelines.report.sections import section
 from resources import provenance, readers
 from resources.warehouse import Warehouse
 
@@ -31,17 +33,6 @@ BOARD_COLUMNS = {"rank": "rank", "rank_interval": "90 % rank interval", "p_rank1
                  "usd_query": "USD/query", "raw_cost": "cost (case unit)", "cost": "normalized cost",
                  "utility": "utility", "score": "score", "binding": "binding constraints",
                  "imputed_share": "imputed share", "tier": "tier", "why": "why this model"}
-
-
-@dataclass
-class Slice:
-    """A study page: written when `table` exists, with `body` building its content from the tables `reads`."""
-
-    name: str
-    title: str
-    table: str
-    body: Callable[[Warehouse], str]
-    reads: tuple[str, ...]
 
 
 def slug(*parts: str) -> str:
@@ -217,108 +208,7 @@ def changes_body(wh: Warehouse) -> str:
             + "<h2>Leaderboards without changes</h2>" + table(quiet))
 
 
-KEY_COLUMNS = ["case_id", "scenario", "dataset", "model_set", "archetype"]  # shown first: what a row is about
-
-
-def section(title: str, frame: pd.DataFrame, note: str = "") -> str:
-    """A heading, a note and the frame as a sortable table, its key columns first, run stamps dropped."""
-    frame = frame.drop(columns=["refreshed_at"], errors="ignore")
-    keys = [c for c in KEY_COLUMNS if c in frame.columns]
-    frame = frame[keys + [c for c in frame.columns if c not in keys]]
-    return f"<h2>{esc(title)}</h2>" + (f'<p class="note">{esc(note)}</p>' if note else "") + table(frame, sortable=True)
-
-
-def oracle_body(wh: Warehouse) -> str:
-    summary = readers.published(wh, "oracle.summary")
-    estimates = readers.published(wh, "oracle.estimates")
-    singles = readers.published(wh, "oracle.single_models")
-    parts = [section("Per dataset: best single model vs the oracle", summary)]
-    for i, (dataset, est) in enumerate(estimates.groupby("dataset", sort=True)):
-        label = est["estimator"] + " (" + est["model_set"] + ")"
-        fig = charts.points_with_intervals(est.assign(label=label), "cost", "quality", "label",
-                                           f"{dataset}: oracle estimators with intervals", "quality_lo", "quality_hi",
-                                           group="model_set")
-        single = singles[singles["dataset"] == dataset]
-        if len(single):
-            fig.add_scatter(x=single["cost"], y=single["quality"], mode="markers", name="single models",
-                            text=single["model_id"], hovertemplate="%{text}<extra></extra>",
-                            marker=dict(symbol="x", size=8, color="#777"))
-        parts.append(charts.figure_div(fig, f"chart-oracle-{i}"))
-    return "".join(parts) + section("Estimates", estimates)
-
-
-def cascades_body(wh: Warehouse) -> str:
-    curves = readers.published(wh, "cascade.curves")
-    parts = []
-    for i, (dataset, part) in enumerate(curves.groupby("dataset", sort=True) if len(curves) else []):
-        x, y = ("cost", "error") if {"cost", "error"} <= set(part.columns) else part.columns[:2]
-        group = [c for c in ("cascade", "method") if c in part.columns]
-        part = part.assign(curve=part[group].astype(str).agg(" ".join, axis=1)) if group else part.assign(curve="")
-        parts.append(charts.figure_div(charts.curves(part, x, y, "curve", f"{dataset}: test error vs cost"),
-                                       f"chart-cascade-{i}"))
-    maps = readers.published(wh, "cascade.optimal_model_map")
-    maps = maps[maps["split"] == "test"] if "split" in maps else maps
-    for i, (dataset, part) in enumerate(maps.groupby("dataset", sort=True) if len(maps) else []):
-        fig = charts.points_with_intervals(part.assign(label=part["best_system"]), "lambda_error", "lambda_latency",
-                                           "label", f"{dataset}: the best system per price of error and of latency",
-                                           group="best_system", log_x=True)
-        parts.append(charts.figure_div(fig, f"chart-economics-{i}"))
-    for table_name, title in (("cascade.auc_summary", "Area under the error-cost curves"),
-                              ("cascade.critical_prices", "Critical prices (economics)")):
-        frame = readers.published(wh, table_name)
-        if len(frame):
-            parts.append(section(title, frame.head(500)))
-    return "".join(parts) or '<p class="note">No cascade results (cascades need datasets with confidences).</p>'
-
-
-def router_body(wh: Warehouse) -> str:
-    """Seed 003: efficiency gain against primary-model usage per routing dataset (largest gold size), the mean gain
-    per router and gold size, the overlap diagnostic and the dollar budgets."""
-    evaluation = readers.published(wh, "router.evaluation")
-    parts = []
-    for i, (dataset, part) in enumerate(evaluation.groupby("dataset", sort=True)):
-        part = part[part["n_gold"] == part["n_gold"].max()]
-        parts.append(charts.figure_div(charts.curves(
-            part, "pmur", "expected_gain", "router",
-            f"{dataset}: gain over random routing vs share sent to the primary model (n_gold = {part['n_gold'].iloc[0]})"),
-            f"chart-router-{i}"))
-    mean = (evaluation.groupby(["dataset", "n_gold", "router"], as_index=False)
-            .agg(mean_gain=("expected_gain", "mean"), mean_se=("se", "mean"), mc_rounds=("mc_rounds", "first")))
-    overlap = readers.published(wh, "router.overlap")
-    if len(overlap):
-        overlap = overlap.groupby(["dataset", "label_kind"], as_index=False).agg(
-            n=("n", "first"), share_inside=("share_inside", "first"), auc=("auc", "first"))
-    policies = readers.published(wh, "router.policies")
-    return ("".join(parts)
-            + section("Mean gain over the PMUR grid (gold units per query; 0 = random routing)", mean)
-            + (section("Overlap of gold and preference queries (AUC 0.5: same distribution)", overlap)
-               if len(overlap) else "")
-            + (section("Budgets: threshold w per share of queries to the primary model, in dollars and normalized",
-                       policies.head(500)) if len(policies) else ""))
-
-
-def tables_body(*tables: tuple[str, str]) -> Callable[[Warehouse], str]:
-    """A page of sortable tables, one per (table, title) that exists (slices whose pages are plain tables)."""
-    def body(wh: Warehouse) -> str:
-        frames = [(title, readers.published(wh, name)) for name, title in tables]
-        return "".join(section(title, f.head(500))
-                       for title, f in frames if len(f)) or '<p class="note">No rows.</p>'
-    return body
-
-
-SLICES = [
-    Slice("oracle", "Oracle frontier", "oracle.estimates", oracle_body,
-          ("oracle.summary", "oracle.estimates", "oracle.single_models")),
-    Slice("cascades", "Cascades", "cascade.curves", cascades_body,
-          ("cascade.curves", "cascade.optimal_model_map", "cascade.auc_summary", "cascade.critical_prices")),
-    Slice("clusters", "Cluster benchmark", "clusters.benchmark",
-          tables_body(("clusters.benchmark", "Clustering benchmark (§5.3)"),
-                      ("clusters.segmentation", "User segmentation")), ("clusters.benchmark", "clusters.segmentation")),
-    Slice("router", "Router", "router.evaluation", router_body,
-          ("router.evaluation", "router.overlap", "router.policies")),
-    Slice("matching", "Matching", "matching.summary", tables_body(("matching.summary", "Matching study")),
-          ("matching.summary",)),
-]
+SLICES = [oracle.SLICE, cascades.SLICE, clusters.SLICE, router.SLICE, matching.SLICE]
 # What a case's capability-cost page reads (frontier_body), its rows selected by case_id.
 FRONTIER_READS = ("compass.measures", "compass.frontier", "compass.costs", "compass.tiers", "compass.lambda_path")
 
