@@ -19,6 +19,7 @@ table{border-collapse:collapse;font-size:.86em;margin:.5em 0 1em}th,td{border:1p
 th{background:#eef1f6;text-align:left}th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#889}
 td.num{text-align:right;font-variant-numeric:tabular-nums}tr:nth-child(even) td{background:#f4f6f9}
 #leaderboard td:last-child{min-width:22em}
+.verdict{font-size:1.1em;background:#eef6ee;border-left:4px solid #2e7d32;padding:.6em 1em}
 .note{color:#556;font-size:.9em}.chart{width:100%;max-width:1100px;height:520px}
 """
 
@@ -52,6 +53,11 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 
 def esc(text: object) -> str:
     return html.escape(str(text))
+
+
+def verdict(text: str) -> str:
+    """The page's answer in plain words, first on a study page (class `verdict`, so tests and tools find it)."""
+    return f'<p class="verdict">{esc(text)}</p>'
 
 
 def link(href: str, text: str) -> str:
