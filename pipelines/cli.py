@@ -28,6 +28,50 @@ def prepare_environment(config: str | None = None, db: str | None = None) -> Non
     os.environ.setdefault("COMPASS_DB", str(ROOT / DEFAULT_DB))
 
 
+class UsageError(Exception):
+    """A mistake in what was typed (an unknown case, scenario, dataset or file): one line, exit code 2."""
+
+
+def choices(names) -> str:
+    names = sorted(names)
+    return ", ".join(names) if names else "(none)"
+
+
+def known_case(case_id: str):
+    """The case study `case_id`, or a UsageError naming the valid ones."""
+    from resources.configs import cases
+
+    known = cases()
+    if case_id not in known:
+        raise UsageError(f"unknown case {case_id!r}; valid cases: {choices(known)}")
+    return known[case_id]
+
+
+def resolve_scenario(name_or_path: str, case):
+    """(name, scenario with a numeric λ) for a shipped scenario's name or a scenario YAML file's path."""
+    import yaml
+
+    from compass.mlcompass.decisions import numeric_lambda
+    from compass.mlcompass.scenarios import Scenario
+    from resources.configs import scenario_files, scenario_for
+
+    shipped = scenario_files()
+    if name_or_path in shipped:
+        return name_or_path, scenario_for(name_or_path, case)
+    path = Path(name_or_path)
+    if not path.is_file():
+        kind = "scenario file" if path.suffix in (".yaml", ".yml") or "/" in name_or_path else "scenario"
+        raise UsageError(f"unknown {kind} {name_or_path!r}; shipped scenarios: {choices(shipped)}, "
+                         "or the path of a scenario YAML file")
+    try:
+        scenario = Scenario.from_yaml(path)
+    except KeyError as exc:
+        raise UsageError(f"{path}: missing key {exc}") from None
+    except (ValueError, TypeError, yaml.YAMLError) as exc:
+        raise UsageError(f"{path}: {' '.join(str(exc).split())}") from None
+    return scenario.name, numeric_lambda(scenario, case)
+
+
 def _warehouse():
     from resources.warehouse import Warehouse
 
@@ -127,20 +171,41 @@ LEADERBOARD_COLUMNS = {"rank": "rank", "rank_90": "rank_90", "p_rank1": "p_rank1
                        "extrapolated": "extrapolated"}
 
 
+def board_text(board) -> str:
+    """The leaderboard as a person reads it: dollars with `$`, probabilities and shares in %, no "e-05"."""
+    from pipelines.formatting import number, pct, usd
+
+    shown = board.copy()
+    for col, fmt in (("usd_per_mtok", usd), ("usd_per_query", usd), ("p_rank1", pct), ("imputed_share", pct)):
+        if col in shown:
+            shown[col] = shown[col].map(fmt)
+    return shown.to_string(index=False, float_format=number)
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from compass.mlcompass.decisions import leaderboard_frame
     from compass.mlcompass.explain import explain
     from resources import readers
-    from resources.configs import cases, scenario_for
+    from resources.configs import scenario_files
 
+    case = known_case(args.case)
+    name, scenario = resolve_scenario(args.scenario, case)
     wh = _warehouse()
-    board = readers.leaderboard_view(wh, args.case, args.scenario, args.as_of)
-    if board.empty:
-        print(f"no leaderboard for case {args.case!r}, scenario {args.scenario!r}"
-              + (f" as of {args.as_of}" if args.as_of else "") + "; run `compass run` first", file=sys.stderr)
-        return 2
+    if args.scenario in scenario_files():
+        board = readers.leaderboard_view(wh, args.case, name, args.as_of)
+        if board.empty:
+            raise UsageError(f"no leaderboard for case {args.case!r}, scenario {name!r}"
+                             + (f" as of {args.as_of}" if args.as_of else "") + "; run `compass run` first")
+    else:  # an ad-hoc scenario file: ranked now, from the warehouse's decision inputs
+        if args.as_of:
+            raise UsageError("--as-of needs a shipped scenario's name (ad-hoc scenario files have no history)")
+        board = leaderboard_frame(readers.decision_inputs(wh, case, scenario))
+        board = board.merge(readers.prices(wh, case.case_id)[["model_id", "usd_mtok", "usd_query"]],
+                            on="model_id", how="left")
     # the 90 % rank interval and P(rank 1) next to the rank (compass.rank_uncertainty), prices next to the cost
-    board["rank_90"] = (board["rank_lo"].astype("Int64").astype(str) + "-"
-                        + board["rank_hi"].astype("Int64").astype(str)).where(board["rank_lo"].notna())
+    if "rank_lo" in board:
+        board["rank_90"] = (board["rank_lo"].astype("Int64").astype(str) + "-"
+                            + board["rank_hi"].astype("Int64").astype(str)).where(board["rank_lo"].notna())
     board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
     board = board.head(args.top).dropna(axis=1, how="all")  # older versions lack the diagnostics
     if args.format == "csv":
@@ -148,24 +213,22 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     elif args.format == "json":
         print(board.to_json(orient="records", date_format="iso"))
     else:
-        print(board.to_string(index=False, float_format=lambda v: f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.3g}"))
+        print(board_text(board))
         if args.as_of is None:
-            case = cases()[args.case]
-            print("\n" + explain(readers.decision_inputs(wh, case, scenario_for(args.scenario, case))))
+            print("\n" + explain(readers.decision_inputs(wh, case, scenario)))
     return 0
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from compass.mlcompass.decisions import leaderboard_frame, numeric_lambda
+    from compass.mlcompass.decisions import leaderboard_frame
     from compass.mlcompass.explain import explain
-    from compass.mlcompass.scenarios import Scenario
     from pipelines.summary import price_text
     from resources import readers
-    from resources.configs import cases
 
+    case = known_case(args.case)
+    _, scenario = resolve_scenario(args.scenario, case)
     wh = _warehouse()
-    case = cases()[args.case]
-    inputs = readers.decision_inputs(wh, case, numeric_lambda(Scenario.from_yaml(args.scenario), case))
+    inputs = readers.decision_inputs(wh, case, scenario)
     print(explain(inputs))
     board = leaderboard_frame(inputs)
     if len(board):
@@ -183,8 +246,7 @@ def cmd_oracle(args: argparse.Namespace) -> int:
     if summary.empty:
         known = wh.query("select distinct dataset from oracle.summary order by 1")["dataset"].tolist() \
             if wh.table_exists("oracle.summary") else []
-        print(f"error: no oracle results for dataset {args.dataset!r}; materialized: {known}", file=sys.stderr)
-        return 2
+        raise UsageError(f"no oracle results for dataset {args.dataset!r}; valid datasets: {choices(known)}")
     estimates = wh.read("oracle.estimates", {"dataset": args.dataset})
     hidden = ["data_version", "run_id", "refreshed_at"]
     with pd.option_context("display.width", 200, "display.max_columns", 30):
@@ -213,8 +275,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     pairs = pairs[(pairs["case_id"] == args.case) if args.case else pairs["case_id"].notna()]
     pairs = pairs[(pairs["scenario"] == args.scenario) if args.scenario else pairs["scenario"].notna()]
     if pairs.empty:
-        print(f"no leaderboard for case {args.case or '*'!r}, scenario {args.scenario or '*'!r}", file=sys.stderr)
-        return 2
+        raise UsageError(f"no leaderboard for case {args.case or '*'!r}, scenario {args.scenario or '*'!r}; "
+                         f"published: {choices(c + '/' + s for c, s in readers.leaderboard_pairs(wh).itertuples(index=False))}")
     known = cases()
     with dg.DagsterInstance.get() as instance:
         found = [(c, s, leaderboard_changes(readers.decision_inputs(wh, known[c], scenario_for(s, known[c])),
@@ -262,7 +324,11 @@ def cmd_cascade(args: argparse.Namespace) -> int:
     try:
         if not np.isfinite(args.lam) or args.lam < 0:
             raise ValueError(f"--lambda must be a finite number >= 0, got {args.lam}")
-        records = readers.cascade_records(_warehouse(), args.dataset)
+        wh = _warehouse()
+        datasets = wh.query("select distinct dataset from raw.query_records")["dataset"].tolist()
+        if args.dataset not in datasets:
+            raise UsageError(f"unknown dataset {args.dataset!r}; valid datasets: {choices(datasets)}")
+        records = readers.cascade_records(wh, args.dataset)
         if records is None:
             raise ValueError(f"dataset {args.dataset!r} has no confidence signal; cascades need confidences")
         known = sorted(records["model_id"].unique())
@@ -301,14 +367,14 @@ def build_parser() -> argparse.ArgumentParser:
     oracle.set_defaults(func=cmd_oracle)
     board = sub.add_parser("leaderboard", help="a scenario leaderboard of a case study, and why the leader wins")
     board.add_argument("--case", required=True)
-    board.add_argument("--scenario", required=True, help="scenario name (a file stem in scenarios/)")
+    board.add_argument("--scenario", required=True, help="a shipped scenario's name (file stem in scenarios/) or a YAML file")
     board.add_argument("--top", type=int, default=10)
     board.add_argument("--format", choices=["table", "csv", "json"], default="table")
     board.add_argument("--as-of", dest="as_of", help="YYYY-MM-DD: the leaderboard as of an earlier refresh")
     board.set_defaults(func=cmd_leaderboard)
     rec = sub.add_parser("recommend", help="recommendation for a scenario YAML file (need not be a partition)")
     rec.add_argument("--case", required=True)
-    rec.add_argument("--scenario", required=True, help="path to a scenario YAML file")
+    rec.add_argument("--scenario", required=True, help="a shipped scenario's name or the path of a scenario YAML file")
     rec.set_defaults(func=cmd_recommend)
     diff = sub.add_parser("diff", help="what changed on each leaderboard since its previous version, and why")
     diff.add_argument("--case", help="only this case study")
@@ -332,9 +398,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command; a mistake in what was typed or read is one line on stderr and exit code 2, never a traceback
+    (COMPASS_DEBUG=1 re-raises, for developers)."""
+    from compass.ingest.errors import IngestError
+
     args = build_parser().parse_args(argv)
     prepare_environment(getattr(args, "config_sub", None) or args.config, args.db)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (UsageError, IngestError, FileNotFoundError) as exc:
+        if os.environ.get("COMPASS_DEBUG"):
+            raise
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

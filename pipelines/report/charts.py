@@ -97,3 +97,23 @@ def curves(frame: pd.DataFrame, x: str, y: str, group: str, title: str, log_x: b
                                  hovertemplate=f"{name}<br>{x} %{{x:.4g}}<br>{y} %{{y:.4g}}<extra></extra>"))
     fig.update_layout(title=title, xaxis=dict(title=x, type="log" if log_x else "linear"), yaxis=dict(title=y), **LAYOUT)
     return fig
+
+
+def curves_with_bands(frame: pd.DataFrame, x: str, y: str, lo: str, hi: str, group: str, title: str,
+                      x_title: str, y_title: str, reference: float | None = None) -> go.Figure:
+    """One line per `group` with its shaded interval [lo, hi]; axes titled in words; an optional horizontal
+    reference line (e.g. 0 = random routing)."""
+    fig = go.Figure()
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    for i, (name, part) in enumerate(frame.groupby(group, sort=False)):
+        part, colour = part.sort_values(x), palette[i % len(palette)]
+        fig.add_trace(go.Scatter(x=pd.concat([part[x], part[x][::-1]]), y=pd.concat([part[hi], part[lo][::-1]]),
+                                 fill="toself", fillcolor=colour, opacity=0.15, line=dict(width=0), hoverinfo="skip",
+                                 showlegend=False, legendgroup=str(name)))
+        fig.add_trace(go.Scatter(x=part[x], y=part[y], mode="lines+markers", name=str(name), legendgroup=str(name),
+                                 line=dict(color=colour), marker=dict(size=4),
+                                 hovertemplate=f"{name}<br>{x_title} %{{x:.0%}}<br>{y_title} %{{y:.3f}}<extra></extra>"))
+    if reference is not None:
+        fig.add_hline(y=reference, line=dict(color="#777", dash="dot"))
+    fig.update_layout(title=title, xaxis=dict(title=x_title, tickformat=".0%"), yaxis=dict(title=y_title), **LAYOUT)
+    return fig

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from pipelines.formatting import number
+
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2330;background:#fafbfc}
 header{background:#1d2330;color:#fff;padding:.6em 1.2em}header a{color:#cfe3ff;margin-right:1em;text-decoration:none}
@@ -65,7 +67,10 @@ def link(href: str, text: str) -> str:
 
 
 def _number(value: float, digits: int) -> str:
-    return f"{value:.{digits}g}" if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6) else f"{value:,.{digits}f}"
+    """`digits` decimals, or `digits` significant digits below 0.001; never scientific notation."""
+    if value != 0 and abs(value) < 1e-3:
+        return number(value, digits)
+    return f"{value:,.0f}" if abs(value) >= 1e6 else f"{value:,.{digits}f}"
 
 
 def _cell(value: object, digits: int) -> str:

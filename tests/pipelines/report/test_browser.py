@@ -4,6 +4,8 @@ console error and no request leaving the machine, the leaderboard sorts, and eve
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +92,36 @@ def test_every_chart_draws_its_points_and_a_non_blank_image(site, browser):
             drawn = browser.evaluate("document.querySelectorAll('#chart-frontier .scatterlayer path.point').length")
             assert drawn == n_models + n_tiers  # every model, and each tier level
     assert charts >= 3
+
+
+STUDY_PAGES = ("oracle.html", "cascades.html", "clusters.html", "router.html", "matching.html")
+MAX_SERIES = 8  # legend entries a chart may have: more is spaghetti
+SCIENTIFIC = r"\b\d(?:\.\d+)?e[-+]?\d+\b"
+ARTIFACTS = Path(__file__).resolve().parents[3] / "var" / "test-artifacts" / "screenshots"
+
+
+def test_every_study_page_opens_with_its_verdict_above_the_fold(site, browser):
+    folder, _ = site
+    found = [folder / name for name in STUDY_PAGES if (folder / name).exists()]
+    assert found, "the fixture writes at least one study page"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for page in found:
+        browser.open(page.as_uri())
+        box = browser.evaluate("(() => { const v = document.querySelector('main .verdict');"
+                               " if (!v) return null; const r = v.getBoundingClientRect();"
+                               " return [r.top, v.textContent.trim().length, window.innerHeight]; })()")
+        assert box is not None, f"{page.name}: no element of class verdict"
+        top, length, height = box
+        assert length > 20 and top < height, f"{page.name}: verdict empty or below the fold"
+        browser.screenshot("body").save(ARTIFACTS / page.name.replace(".html", ".png"))
+
+
+def test_no_page_prints_scientific_notation_and_no_chart_is_spaghetti(site, browser):
+    folder, _ = site
+    for page in pages(folder):
+        browser.open(page.as_uri())
+        text = browser.evaluate("document.querySelector('main').innerText")
+        assert not re.search(SCIENTIFIC, text, flags=re.I), f"{page.name}: {re.search(SCIENTIFIC, text, re.I)[0]}"
+        series = browser.evaluate("[...document.querySelectorAll('.js-plotly-plot')]"
+                                  ".map(e => e.data.filter(t => t.showlegend !== false).length)")
+        assert all(n <= MAX_SERIES for n in series), f"{page.name}: {series} series"

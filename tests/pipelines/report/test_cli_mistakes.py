@@ -1,0 +1,90 @@
+"""Every `compass` read command answers a mistake (unknown case, scenario, dataset or file; a broken scenario file)
+with one line on stderr naming it and the valid choices, exit code 2 and no traceback; a shipped scenario's name
+and a scenario file's path are both accepted wherever a scenario is asked for."""
+
+import io
+import re
+
+import pandas as pd
+import pytest
+
+from pipelines.cli import board_text, main
+from tests.pipelines.conftest import compass_small_env
+
+CASE, SCENARIO = "small_open", "cost_aware_low"
+
+
+@pytest.fixture
+def small(compass_small_baseline, monkeypatch):
+    root, _ = compass_small_baseline
+    for k, v in compass_small_env(root).items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("COMPASS_DEBUG", raising=False)
+    return root
+
+
+def one_line_error(capsys, argv: list[str], *named: str) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert err.startswith("error: ")
+    for word in named:
+        assert word in err, (word, err)
+    return err
+
+
+def bad_yaml(tmp_path, text: str) -> str:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+MISTAKES = [
+    (["leaderboard", "--case", "nope", "--scenario", SCENARIO], ("'nope'", CASE)),
+    (["leaderboard", "--case", CASE, "--scenario", "nope"], ("'nope'", SCENARIO)),
+    (["leaderboard", "--case", CASE, "--scenario", "scenarios/nope.yaml"], ("scenarios/nope.yaml", SCENARIO)),
+    (["recommend", "--case", "nope", "--scenario", SCENARIO], ("'nope'", CASE)),
+    (["recommend", "--case", CASE, "--scenario", "nope"], ("'nope'", SCENARIO)),
+    (["recommend", "--case", CASE, "--scenario", "scenarios/nope.yaml"], ("scenarios/nope.yaml", SCENARIO)),
+    (["diff", "--case", "nope"], ("'nope'", f"{CASE}/{SCENARIO}")),
+    (["oracle", "--dataset", "nope"], ("'nope'", "valid datasets")),
+    (["cascade", "--dataset", "nope", "--models", "a,b", "--lambda", "1"], ("'nope'", "valid datasets")),
+]
+
+
+@pytest.mark.parametrize("argv,named", MISTAKES, ids=[" ".join(a[:3]) for a, _ in MISTAKES])
+def test_an_unknown_name_is_one_line_naming_it_and_the_choices(small, capsys, argv, named):
+    one_line_error(capsys, argv, *named)
+
+
+@pytest.mark.parametrize("command", ["leaderboard", "recommend"])
+@pytest.mark.parametrize("text,named", [("name: x\nlam: [\n", "line"), ("- a list\n", "mapping"),
+                                        ("lam: low\n", "name"), ("name: x\nfilters: {colour: red}\n", "colour")])
+def test_a_broken_scenario_file_is_one_line_naming_the_file(small, capsys, tmp_path, command, text, named):
+    path = bad_yaml(tmp_path, text)
+    one_line_error(capsys, [command, "--case", CASE, "--scenario", path], path, named)
+
+
+def test_a_scenario_file_and_its_shipped_name_give_the_same_recommendation(small, capsys):
+    assert main(["recommend", "--case", CASE, "--scenario", SCENARIO]) == 0
+    by_name = capsys.readouterr().out
+    assert main(["recommend", "--case", CASE, "--scenario", f"scenarios/{SCENARIO}.yaml"]) == 0
+    assert capsys.readouterr().out == by_name and by_name.strip()
+
+
+def test_a_leaderboard_of_a_scenario_file_ranks_like_the_published_one(small, capsys):
+    assert main(["leaderboard", "--case", CASE, "--scenario", SCENARIO, "--format", "csv", "--top", "5"]) == 0
+    published = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert main(["leaderboard", "--case", CASE, "--scenario", f"scenarios/{SCENARIO}.yaml", "--format", "csv",
+                 "--top", "5"]) == 0
+    ad_hoc = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert ad_hoc["model_id"].tolist() == published["model_id"].tolist() and len(published) == 5
+
+
+def test_the_table_prints_dollars_and_percentages_never_scientific_notation():
+    board = pd.DataFrame({"rank": [1, 2], "model_id": ["a", "b"], "usd_per_mtok": [0.05, 12.5],
+                          "usd_per_query": [4.588e-05, 0.0001198], "p_rank1": [0.7, 0.3],
+                          "normalized_cost": [2.5e-05, 0.5], "utility": [0.91234567, 0.00001234]})
+    text = board_text(board)
+    assert "$0.0000459" in text and "$0.000120" in text and "$12.50" in text and "70.0 %" in text
+    assert not re.search(r"\de[-+]\d", text), text
