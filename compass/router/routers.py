@@ -29,7 +29,9 @@ from sklearn.preprocessing import StandardScaler
 from compass.router.learners import LearnerSpec, out_of_sample, predict
 
 ROUTERS = ("oracle", "pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap")
-OVERLAP = (0.05, 0.95)  # overlap region of p̂(s): the density ratio f_Q/f_Q' is bounded by 19·m/n either way
+# §2.11 overlap region: the density ratio f_gold(s) / f_pref(s) within [1/19, 19]. It is p̂/(1 − p̂) · (1 − κ)/κ with
+# κ = n/(n + m), so the region does not move with the gold share (at κ = 1/2 it is p̂ ∈ [0.05, 0.95]).
+OVERLAP_RATIO = 19.0
 
 
 @dataclass
@@ -86,11 +88,12 @@ def fit_delta(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray
     return final, clipped
 
 
-def overlap_region(X_g: np.ndarray, X_p: np.ndarray, bounds: tuple[float, float] = OVERLAP,
+def overlap_region(X_g: np.ndarray, X_p: np.ndarray, ratio: float = OVERLAP_RATIO,
                    seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """§2.11 with a probabilistic classifier as the density-ratio estimate (Sugiyama et al. 2012): cross-fitted
     p̂(s) = Pr(gold | s) over the stacked rows [X_g; X_p] (standardized features, L2 penalty C = 1), and the mask of
-    rows inside `bounds`.
+    rows whose density ratio f_gold/f_pref = p̂/(1 − p̂) · (1 − κ)/κ lies in [1/ratio, ratio], κ = n/(n + m): the
+    class prior is divided out, so identical distributions overlap at any gold share (tested).
 
     A logistic regression, not the learner class H: a forest's vote shares are not calibrated probabilities, and a
     leaf that never split on the direction separating the two pools reaches far into the other pool, so a forest
@@ -100,11 +103,14 @@ def overlap_region(X_g: np.ndarray, X_p: np.ndarray, bounds: tuple[float, float]
     folds = StratifiedKFold(5, shuffle=True, random_state=seed)
     classifier = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000))
     p = cross_val_predict(classifier, S, T, cv=folds, method="predict_proba")[:, 1]
-    return p, (p >= bounds[0]) & (p <= bounds[1])
+    kappa = T.mean()
+    with np.errstate(divide="ignore"):
+        density_ratio = p / (1 - p) * (1 - kappa) / kappa
+    return p, (density_ratio >= 1 / ratio) & (density_ratio <= ratio)
 
 
 def _fit_overlap_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
-                        overlap: tuple[float, float] = OVERLAP, **meta) -> FittedRouter:
+                        overlap: float = OVERLAP_RATIO, **meta) -> FittedRouter:
     """§2.11: Δ̂ from the DR-learner on the overlapping rows of D, gold re-scaled to the preference variance within
     the overlap, eq. 6 on all gold rows plus the overlapping preference rows. With fewer than 10 overlapping
     rows of either kind there is nothing to debias: the router is the gold-only one (preference_used = 0)."""

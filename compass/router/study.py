@@ -23,7 +23,7 @@ from compass.router.evaluation import PMUR_GRID, efficiency_gain
 from compass.router.export import forest_nodes
 from compass.router.learners import LearnerSpec
 from compass.router.normalize import scale_constant
-from compass.router.routers import OVERLAP, fit_router, overlap_region
+from compass.router.routers import OVERLAP_RATIO, fit_router, overlap_region
 from compass.router.synthetic import make_data
 
 REAL_ROUTERS = ("pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap")
@@ -118,15 +118,18 @@ def evaluate(labels: pd.DataFrame, design: StudyDesign,
     return table.assign(learner=design.learner.kind, n_test=n_test, n_preference=len(data.preference)), last
 
 
-def overlap(labels: pd.DataFrame, d: int = 50, bounds: tuple[float, float] = OVERLAP, bins: int = 10,
+def overlap(labels: pd.DataFrame, d: int = 50, ratio: float = OVERLAP_RATIO, bins: int = 10,
             seed: int = 0) -> pd.DataFrame:
     """Positivity diagnostic (spec §5.3): out-of-sample p̂(s) = Pr(gold | s) for every row, its histogram per
-    label kind, the share of rows inside the overlap region and the AUC of telling gold from preference
-    queries apart (0.5: same distribution; 1: disjoint, no overlap)."""
+    label kind, the share of rows inside the overlap region (density ratio within [1/ratio, ratio]; `overlap_lo`,
+    `overlap_hi` are the same region as bounds on p̂ at this data's gold share κ) and the AUC of telling gold from
+    preference queries apart (0.5: same distribution; 1: disjoint, no overlap)."""
     data = split_labels(labels)
     embedder = fit_features(pd.concat([data.gold, data.preference]), d, seed)
     X_g, X_p = embed_queries(embedder, data.gold), embed_queries(embedder, data.preference)
-    p, inside = overlap_region(X_g, X_p, bounds, seed)
+    p, inside = overlap_region(X_g, X_p, ratio, seed)
+    prior_odds = len(X_g) / len(X_p)  # κ/(1 − κ): p̂/(1 − p̂) = density ratio · κ/(1 − κ)
+    bounds = tuple(o / (1 + o) for o in (prior_odds / ratio, prior_odds * ratio))
     is_gold = np.concatenate([np.ones(len(X_g), bool), np.zeros(len(X_p), bool)])
     auc = float(roc_auc_score(is_gold, p))
     edges = np.linspace(0, 1, bins + 1)
@@ -135,7 +138,8 @@ def overlap(labels: pd.DataFrame, d: int = 50, bounds: tuple[float, float] = OVE
         counts, _ = np.histogram(p[mask], edges)
         out.append(pd.DataFrame({"label_kind": kind, "bin_lo": edges[:-1], "bin_hi": edges[1:], "count": counts,
                                  "n": int(mask.sum()), "share_inside": float(inside[mask].mean()),
-                                 "overlap_lo": bounds[0], "overlap_hi": bounds[1], "auc": auc}))
+                                 "overlap_lo": bounds[0], "overlap_hi": bounds[1], "density_ratio_max": ratio,
+                                 "auc": auc}))
     return pd.concat(out, ignore_index=True)
 
 
