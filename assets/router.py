@@ -17,6 +17,7 @@ import pandas as pd
 from assets.datasets import PER_QUERY_MODEL_COSTS
 from assets.partitions import route_dataset_partitions
 from assets.sources import RAW_KEYS
+from compass.router.evaluation import calibration, paired_comparisons
 from compass.router.learners import LearnerSpec
 from compass.router.plots import gain_curves, overlap_histogram
 from compass.router.study import (
@@ -82,14 +83,23 @@ def router_evaluation(context: dg.AssetExecutionContext, config: RouterStudyConf
                       warehouse: WarehouseResource) -> dg.MaterializeResult:
     """§4.1 on real labels: Monte Carlo re-splits of the gold rows into test and n training rows, every router of
     §2.8 plus the overlap-truncated meta-router of §2.11, efficiency gain against primary-model usage
-    (router.evaluation); the last round's held-out predictions at the largest n (router.test_predictions)."""
+    (router.evaluation); the last round's held-out predictions at the largest n (router.test_predictions); each
+    round's mean gain over the usage grid (router.evaluation_rounds) and every router against random, gold-only and
+    preference-only routing paired across rounds with 95 % t-intervals (router.comparisons); ψ̂ binned against
+    the realized gold gain on the last round's held-out queries, with Spearman's ρ (router.calibration)."""
     wh, design = warehouse.get(), config.design()
-    evaluation, last = evaluate(readers.route_labels(wh, context.partition_key), design,
-                                progress=lambda i, n: context.log.info(f"round step {i}/{n}"))
+    evaluation, last, rounds = evaluate(readers.route_labels(wh, context.partition_key), design,
+                                        progress=lambda i, n: context.log.info(f"round step {i}/{n}"))
     figure = save_figure(gain_curves(evaluation, context.partition_key), "router", context.partition_key)
     mean = evaluation.groupby(["router", "n_gold"])["expected_gain"].mean().unstack()
+    r_test = last["test"]["outcome"].to_numpy(float)
+    calibrations = pd.concat([calibration(psi, r_test).assign(router=name) for name, psi in last["psi"].items()],
+                             ignore_index=True)
     return publish_many(context, wh, {"router.evaluation": evaluation,
-                                      "router.test_predictions": test_predictions(last)}, _where(context),
+                                      "router.test_predictions": test_predictions(last),
+                                      "router.evaluation_rounds": rounds,
+                                      "router.comparisons": paired_comparisons(rounds),
+                                      "router.calibration": calibrations}, _where(context),
                         metadata={"mc_rounds": design.mc_rounds, "n_estimators": design.learner.n_estimators,
                                   "mean_gain_over_pmur": dg.MetadataValue.md(mean.to_markdown(floatfmt=".4f")),
                                   "gain_curves": figure})

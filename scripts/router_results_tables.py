@@ -38,7 +38,7 @@ def real_table() -> pd.DataFrame:
     design = StudyDesign(n_gold=(50, 100, 200), mc_rounds=10, learner=LearnerSpec(n_estimators=100))
     parts = []
     for dataset, name in REAL.items():
-        evaluation, _ = evaluate(labels[labels["dataset"] == dataset], design)
+        evaluation, *_ = evaluate(labels[labels["dataset"] == dataset], design)
         parts.append(evaluation.assign(dataset=name))
         print(f"... {dataset} done", file=sys.stderr, flush=True)
     return table(pd.concat(parts), ["dataset", "n_gold"])

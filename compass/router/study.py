@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,7 @@ from sklearn.metrics import roc_auc_score
 
 from compass.router.decision import choose_w, route_to_primary
 from compass.router.embed import Embedder, fit_embedder
-from compass.router.evaluation import PMUR_GRID, efficiency_gain
+from compass.router.evaluation import PMUR_GRID, efficiency_gain, interior_mean
 from compass.router.export import forest_nodes
 from compass.router.learners import LearnerSpec
 from compass.router.normalize import scale_constant
@@ -77,12 +78,19 @@ def _cate_kwargs(name: str, design: StudyDesign, seed: int) -> dict:
     return {"cate": cate}
 
 
-def evaluate(labels: pd.DataFrame, design: StudyDesign,
-             progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, dict]:
-    """Efficiency gain per (router, n_gold, PMUR), mean and standard error over Monte Carlo rounds.
+class Evaluation(NamedTuple):
+    """What `evaluate` returns: router.evaluation's rows (no `dataset`), the last round's test-set predictions at
+    the largest n ({"psi": {router: ψ̂}, "test": gold test rows}, for the policy table) and one row per
+    (router, n_gold, round) with the round's mean gain over the usage grid (for paired comparisons)."""
 
-    Returns (rows of router.evaluation without `dataset`, the last round's test-set predictions at the largest
-    n: {"psi": {router: ψ̂}, "test": gold test rows}) for the policy table."""
+    table: pd.DataFrame
+    last: dict
+    rounds: pd.DataFrame
+
+
+def evaluate(labels: pd.DataFrame, design: StudyDesign,
+             progress: Callable[[int, int], None] | None = None) -> Evaluation:
+    """Efficiency gain per (router, n_gold, PMUR), mean and standard error over Monte Carlo rounds."""
     data = split_labels(labels)
     n_test = int(np.ceil(design.test_share * len(data.gold)))
     sizes = sorted({min(n, len(data.gold) - n_test) for n in design.n_gold})
@@ -115,7 +123,10 @@ def evaluate(labels: pd.DataFrame, design: StudyDesign,
             if progress is not None:
                 progress(done, steps)
     table = _summarize(gains, ("router", "n_gold"))
-    return table.assign(learner=design.learner.kind, n_test=n_test, n_preference=len(data.preference)), last
+    rounds = pd.DataFrame([{"router": name, "n_gold": n, "round": i, "mean_gain": float(interior_mean(g))}
+                           for (name, n), runs in gains.items() for i, g in enumerate(runs)])
+    return Evaluation(table.assign(learner=design.learner.kind, n_test=n_test, n_preference=len(data.preference)),
+                      last, rounds)
 
 
 def overlap(labels: pd.DataFrame, d: int = 50, ratio: float = OVERLAP_RATIO, bins: int = 10,

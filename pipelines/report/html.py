@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -73,10 +73,13 @@ def _number(value: float, digits: int) -> str:
     return f"{value:,.0f}" if abs(value) >= 1e6 else f"{value:,.{digits}f}"
 
 
-def _cell(value: object, digits: int) -> str:
-    """A table cell; numbers are right-aligned and carry their exact value for the sorter."""
+def _cell(value: object, digits: int, shown: Callable[[object], str] | None = None) -> str:
+    """A table cell; numbers are right-aligned and carry their exact value for the sorter; `shown` formats a number
+    for people (e.g. pipelines.formatting.usd) while the sorter keeps the value."""
     if value is None or (not isinstance(value, (str, bool)) and pd.isna(value)):
         return "<td></td>"
+    if shown is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f'<td class="num" data-value="{value!r}">{esc(shown(value))}</td>'
     if isinstance(value, bool):
         return f"<td>{'yes' if value else 'no'}</td>"
     if isinstance(value, int):
@@ -87,8 +90,10 @@ def _cell(value: object, digits: int) -> str:
 
 
 def table(frame: pd.DataFrame, sortable: bool = False, digits: int = 4, html_columns: Sequence[str] = (),
-          table_id: str | None = None) -> str:
-    """An HTML table of `frame`; `html_columns` hold markup (links) and are not escaped."""
+          table_id: str | None = None, formats: Mapping[str, Callable[[object], str]] | None = None) -> str:
+    """An HTML table of `frame`; `html_columns` hold markup (links) and are not escaped; `formats` maps a column to
+    how its numbers are shown (the sorter keeps their values)."""
+    formats = formats or {}
     if frame.empty:
         return '<p class="note">(no rows)</p>'
     attrs = (f' id="{esc(table_id)}"' if table_id else "") + (' class="sortable"' if sortable else "")
@@ -98,7 +103,7 @@ def table(frame: pd.DataFrame, sortable: bool = False, digits: int = 4, html_col
         cells = []
         for col, value in zip(frame.columns, record):
             value = value.item() if hasattr(value, "item") else value  # numpy scalars -> Python
-            cells.append(f"<td>{value}</td>" if col in html_columns else _cell(value, digits))
+            cells.append(f"<td>{value}</td>" if col in html_columns else _cell(value, digits, formats.get(col)))
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table{attrs}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 

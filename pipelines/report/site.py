@@ -20,8 +20,9 @@ import pandas as pd
 import plotly
 
 from compass.mlcompass.frontier import ces_score
+from pipelines.formatting import pct, usd
 from pipelines.report import charts
-from pipelines.report.html import esc, link, page, table
+from pipelines.report.html import esc, link, page, table, verdict
 from pipelines.report.pages import cascades, clusters, matching, oracle, router
 from pipelines.report.sections import section
 from resources import provenance, readers
@@ -147,14 +148,31 @@ def recommendations(boards: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame
     return pd.DataFrame(rows).dropna(axis=1, how="all")
 
 
+# How the front page and the leaderboards show numbers to people (the sorter keeps the values).
+PEOPLE = {"price USD/Mtok": usd, "USD/query": usd, "P(rank 1)": pct}
+
+
+def front_verdict(summary: pd.DataFrame) -> str:
+    """Per case: the model most scenarios recommend, and who wins the others."""
+    sentences = []
+    for case_id, part in summary.groupby("case", sort=True):
+        counts = part["recommended"].value_counts()
+        lead = counts.index[0]
+        others = part[part["recommended"] != lead]
+        rest = "; ".join(f"{m} under {', '.join(g['scenario'])}" for m, g in others.groupby("recommended", sort=True))
+        sentences.append(f"{case_id}: {lead} in {counts.iloc[0]} of {len(part)} scenarios" + (f" ({rest})" if rest else ""))
+    return "Recommended: " + ". ".join(sentences) + "."
+
+
 def index_body(wh: Warehouse, boards: dict[tuple[str, str], pd.DataFrame]) -> str:
     pages = [link(board_href(c, s), "leaderboard") + " · " + link(frontier_href(c), "capability–cost") for c, s in boards]
     summary = recommendations(boards).assign(pages=pages) if boards else pd.DataFrame()
     when = readers.published(wh, "compass.leaderboards")["refreshed_at"].max() if boards else None
-    return (f'<p class="note">The recommended model (rank 1) of every case study and scenario. Warehouse '
+    return (verdict(front_verdict(summary)) if len(summary) else "") + (
+            f'<p class="note">The recommended model (rank 1) of every case study and scenario. Warehouse '
             f'refreshed {esc(when or "never")}; the 90 % rank interval comes from the bootstrap of the measures and '
             "utilities (compass.rank_uncertainty).</p>"
-            + table(summary, sortable=True, html_columns=["pages"], table_id="recommendations"))
+            + table(summary, sortable=True, html_columns=["pages"], table_id="recommendations", formats=PEOPLE))
 
 
 def leaderboard_body(board: pd.DataFrame) -> str:

@@ -20,54 +20,58 @@ X_TITLE = "share of queries sent to the primary model"
 Y_TITLE = "gain over random routing (gold units per query)"
 
 
-def best_points(evaluation: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset (its largest gold sample) and learned router: the share of primary-model queries with the
-    largest lower 90 % bound of the gain over random routing (0 and 1 excluded: every router equals random there)."""
-    largest = evaluation.groupby("dataset")["n_gold"].transform("max")
-    inner = evaluation[(evaluation["n_gold"] == largest) & evaluation["pmur"].between(0, 1, inclusive="neither")
-                       & ~evaluation["router"].isin(REFERENCE_ROUTERS)]
-    inner = inner.assign(lo=inner["expected_gain"] - Z90 * inner["se"], hi=inner["expected_gain"] + Z90 * inner["se"])
-    return inner.loc[inner.groupby(["dataset", "router"])["lo"].idxmax()].sort_values(["dataset", "lo"],
-                                                                                      ascending=[True, False])
+def largest_n(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows at each dataset's largest gold sample."""
+    return frame[frame["n_gold"] == frame.groupby("dataset")["n_gold"].transform("max")]
 
 
-def dataset_verdict(dataset: str, best: pd.DataFrame) -> str:
-    """One sentence: the learned router whose gain over random routing is surely positive at some share, or none."""
-    top = best.iloc[0]
-    gain = f"{number(top.expected_gain, 2)} ± {number(Z90 * top.se, 1)}"
-    if top.lo > 0:
-        return (f"On {dataset}, deploy {top.router}: it gains {gain} gold units per query over random routing when "
-                f"{pct(top.pmur, default_decimals=0)} of queries go to the primary model (90 % interval, n_gold = "
-                f"{int(top.n_gold)}, {int(top.mc_rounds)} rounds).")
-    return (f"On {dataset}, no learned router beats random routing beyond its 90 % interval at any share "
-            f"(best: {top.router}, {gain} at {pct(top.pmur, default_decimals=0)} to the primary model; "
-            f"n_gold = {int(top.n_gold)}, {int(top.mc_rounds)} rounds): route at random or send everything to one model.")
+def dataset_verdict(dataset: str, comparisons: pd.DataFrame) -> str:
+    """One sentence from the paired comparisons at the largest gold size: the learned router with the largest mean
+    gain over random routing whose interval excludes 0, and whether it beats gold-only; or that none does."""
+    vs_random = comparisons[(comparisons["baseline"] == "random") & ~comparisons["router"].isin(REFERENCE_ROUTERS)]
+    vs_random = vs_random.sort_values("mean_difference", ascending=False)
+    top = vs_random.iloc[0]
+    rounds, n_gold, level = int(top.mc_rounds), int(top.n_gold), pct(top.level, default_decimals=0)
+    gain = f"{number(top.mean_difference, 2)} ({number(top.lo, 2)} to {number(top.hi, 2)})"
+    if not (top.distinguishable and top.mean_difference > 0):
+        return (f"On {dataset}, no learned router's gain over random routing is distinguishable from zero "
+                f"(best: {top.router}, {gain} gold units per query averaged over the usage grid; {level} paired "
+                f"intervals, {rounds} rounds, n_gold = {n_gold}).")
+    vs_gold = comparisons[(comparisons["router"] == top.router) & (comparisons["baseline"] == "gold_only")]
+    beyond = ""
+    if top.router != "gold_only" and len(vs_gold):
+        g = vs_gold.iloc[0]
+        beyond = (f"; against gold-only {number(g.mean_difference, 2)} ({number(g.lo, 2)} to {number(g.hi, 2)}), "
+                  + ("distinguishable" if g.distinguishable else "not distinguishable"))
+    return (f"On {dataset}, {top.router} gains {gain} gold units per query over random routing, averaged over the "
+            f"usage grid ({level} paired intervals, {rounds} rounds, n_gold = {n_gold}){beyond}.")
 
 
-def router_verdict(evaluation: pd.DataFrame) -> str:
-    best = best_points(evaluation)
-    return " ".join(dataset_verdict(d, part) for d, part in best.groupby("dataset", sort=True))
+def router_verdict(comparisons: pd.DataFrame) -> str:
+    return " ".join(dataset_verdict(d, part) for d, part in largest_n(comparisons).groupby("dataset", sort=True))
 
 
-def charted_routers(part: pd.DataFrame, best: pd.DataFrame) -> list[str]:
-    """The oracle bound, gold-only and the best learned routers, at most CHARTED lines (no spaghetti)."""
-    learned = [r for r in best["router"] if r != "gold_only"]
+def charted_routers(part: pd.DataFrame, comparisons: pd.DataFrame) -> list[str]:
+    """The oracle bound, gold-only and the two learned routers with the largest mean gain, CHARTED lines at most."""
+    ranked = comparisons[comparisons["baseline"] == "random"].sort_values("mean_difference", ascending=False)
+    learned = [r for r in ranked["router"] if r not in ("gold_only",) + REFERENCE_ROUTERS]
     wanted = [r for r in ("oracle", "gold_only") if r in set(part["router"])] + learned
     return wanted[:CHARTED]
 
 
 def router_body(wh: Warehouse) -> str:
-    """Seed 003: the verdict per dataset, the gain curves of a few routers with 90 % bands (largest gold size),
+    """Seed 003: the verdict per dataset from the paired comparisons, the gain curves of a few routers with 90 % bands,
     the mean gain per router and gold size, the overlap diagnostic and the dollar budgets."""
     evaluation = readers.published(wh, "router.evaluation")
-    best = best_points(evaluation)
-    parts = [verdict(router_verdict(evaluation)),
+    comparisons = largest_n(readers.published(wh, "router.comparisons"))
+    parts = [verdict(router_verdict(comparisons)) if len(comparisons) else "",
              '<p class="note">Gain: the expected gold-label improvement over a random router that sends the same share '
-             "of queries to the primary model (0 = random). Bands: ± 1.645 standard errors across Monte Carlo "
-             "re-splits, per share (not paired between routers). The oracle uses the test labels: an upper bound.</p>"]
+             "of queries to the primary model (0 = random), averaged over the usage grid for the comparisons. "
+             "Intervals are paired across Monte Carlo re-splits (same split, same test queries); the bands in the "
+             "charts are ± 1.645 standard errors per share. The oracle uses the test labels: an upper bound.</p>"]
     for i, (dataset, part) in enumerate(evaluation.groupby("dataset", sort=True)):
         part = part[part["n_gold"] == part["n_gold"].max()]
-        shown = charted_routers(part, best[best["dataset"] == dataset])
+        shown = charted_routers(part, comparisons[comparisons["dataset"] == dataset])
         part = part[part["router"].isin(shown)].assign(lo=lambda f: f["expected_gain"] - Z90 * f["se"],
                                                        hi=lambda f: f["expected_gain"] + Z90 * f["se"])
         part = part.assign(router=pd.Categorical(part["router"], shown, ordered=True)).sort_values("router")
@@ -82,10 +86,12 @@ def router_body(wh: Warehouse) -> str:
         overlap = overlap.groupby(["dataset", "label_kind"], as_index=False).agg(
             n=("n", "first"), share_inside=("share_inside", "first"), auc=("auc", "first"))
     policies = readers.published(wh, "router.policies")
-    table = best[["dataset", "router", "n_gold", "pmur", "expected_gain", "lo", "hi", "mc_rounds"]].rename(
-        columns={"pmur": "share_to_primary", "lo": "gain_lo_90", "hi": "gain_hi_90"})
+    calibration = readers.published(wh, "router.calibration")
     return ("".join(parts)
-            + section("Each learned router at its best share (largest lower 90 % bound)", table)
+            + section("Paired comparisons at the largest gold size (gain averaged over the usage grid)",
+                      comparisons.drop(columns=["level"], errors="ignore"))
+            + (section("Is ψ̂ calibrated? Held-out queries in quantile bins of ψ̂: the realized gold gain "
+                       "(last round; Spearman's ρ per router)", calibration) if len(calibration) else "")
             + "<details><summary>Full tables</summary>"
             + section("Mean gain over the share grid (gold units per query; 0 = random routing)", mean)
             + (section("Overlap of gold and preference queries (AUC 0.5: same distribution)", overlap)
@@ -96,4 +102,4 @@ def router_body(wh: Warehouse) -> str:
 
 
 SLICE = Slice("router", "Router", "router.evaluation", router_body,
-              ("router.evaluation", "router.overlap", "router.policies"))
+              ("router.evaluation", "router.comparisons", "router.calibration", "router.overlap", "router.policies"))

@@ -95,8 +95,13 @@ def test_evaluation_protocol_on_real_labels():
     router (routing all or nothing is the random router), and rounds are averaged at fixed PMUR."""
     design = StudyDesign(n_gold=(40, 500), mc_rounds=2, learner=LearnerSpec(n_estimators=20), d=10,
                          routers=("gold_only", "meta_dr"))
-    table, last = evaluate(LABELS, design)
+    table, last, rounds = evaluate(LABELS, design)
     assert sorted(table["n_gold"].unique()) == [40, 90 - 27]
+    # each round's interior mean gain, per router and size, averages to the table's interior mean
+    inner = table[table["pmur"].between(0, 1, inclusive="neither")].groupby(["router", "n_gold"])["expected_gain"].mean()
+    assert rounds.groupby(["router", "n_gold"])["mean_gain"].mean().to_numpy() == pytest.approx(
+        inner.loc[rounds.groupby(["router", "n_gold"]).size().index].to_numpy())
+    assert len(rounds) == 2 * 2 * 2
     assert (table["n_test"] == 27).all() and (table["mc_rounds"] == 2).all() and len(last["test"]) == 27
     ends = table[table["pmur"].isin([0.0, 1.0])]
     assert np.allclose(ends["expected_gain"], 0, atol=1e-12)
