@@ -1,7 +1,10 @@
-"""Print the two meta-router tables of docs/results.md (seed 003): efficiency gain on the embedded real labels
-and on the spec's synthetic generator with known truth, each mean over the PMUR grid ± the mean Monte Carlo SE.
+"""Print the meta-router tables of docs/results/router.md (seed 003): efficiency gain on the embedded real labels
+and on the spec's synthetic generator with known truth, each mean over the PMUR grid ± the mean Monte Carlo SE;
+`paired`: every router against random, gold-only and preference-only routing paired across rounds (95 % t-intervals)
+and ψ̂'s calibration (Spearman's ρ with the realized gold gain on held-out queries), n_gold = 100, 20 rounds.
 
-Usage: .venv/bin/python scripts/router_results_tables.py [real|synthetic ...]   (both by default; ~30-60 min)
+Usage: .venv/bin/python scripts/router_results_tables.py [real|synthetic|paired ...]   (real and synthetic by
+default; ~30-60 min; paired ~20 min)
 """
 
 import os
@@ -16,11 +19,12 @@ import pandas as pd  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from compass.router.evaluation import calibration, paired_comparisons  # noqa: E402
 from compass.router.learners import LearnerSpec  # noqa: E402
 from compass.router.study import StudyDesign, evaluate, evaluate_synthetic  # noqa: E402
 
 REAL = {"arena_alpaca_mixtral": "arena, Mixtral", "arena_alpaca_claude21": "arena, Claude 2.1",
-        "gsm8k_alpaca_mixtral": "GSM8K, Mixtral"}
+        "gsm8k_alpaca_mixtral": "GSM8K, Mixtral", "mmlu_alpaca_mixtral": "MMLU, Mixtral"}
 COLUMNS = {"oracle": "oracle", "gold_only": "gold-only", "preference_only": "pref-only", "pooled": "pooled",
            "mean_shift": "mean-shift", "meta_r": "meta (R)", "meta_dr": "meta (DR)",
            "meta_dr_overlap": "meta (DR, overlap)"}
@@ -50,9 +54,29 @@ def synthetic_table() -> pd.DataFrame:
     return table(evaluation, ["preset", "n_gold"])
 
 
+def paired_table() -> pd.DataFrame:
+    """Per dataset and router: mean gain over random, and the paired differences against gold-only and
+    preference-only, each 'mean (lo, hi)' with a star where the 95 % interval excludes 0; Spearman ρ of ψ̂."""
+    labels = pd.read_parquet(ROOT / "data" / "route_labels.parquet")
+    design = StudyDesign(n_gold=(100,), mc_rounds=20, learner=LearnerSpec(n_estimators=100))
+    rows = []
+    for dataset, name in REAL.items():
+        _, last, rounds = evaluate(labels[labels["dataset"] == dataset], design)
+        r_test = last["test"]["outcome"].to_numpy(float)
+        for router, part in paired_comparisons(rounds).groupby("router", sort=False):
+            cells = {b: f"{m:+.3f} ({lo:+.3f}, {hi:+.3f})" + ("*" if d else "") for b, m, lo, hi, d in
+                     part[["baseline", "mean_difference", "lo", "hi", "distinguishable"]].itertuples(index=False)}
+            rho = calibration(last["psi"][router], r_test)["spearman"].iloc[0]
+            rows.append({"dataset": name, "router": COLUMNS.get(router, router), "vs random": cells.get("random"),
+                         "vs gold-only": cells.get("gold_only", "–"), "vs pref-only": cells.get("preference_only", "–"),
+                         "Spearman ψ̂ vs r (last round)": f"{rho:+.2f}"})
+        print(f"... {dataset} done", file=sys.stderr, flush=True)
+    return pd.DataFrame(rows)
+
+
 def main(which: list[str]) -> None:
     for name in which or ["real", "synthetic"]:
-        frame = {"real": real_table, "synthetic": synthetic_table}[name]()
+        frame = {"real": real_table, "synthetic": synthetic_table, "paired": paired_table}[name]()
         print(f"\n{name}:\n\n{frame.to_markdown(index=False)}\n", flush=True)
 
 
