@@ -135,11 +135,13 @@ def router_deployment(context: dg.AssetExecutionContext, config: RouterStudyConf
                       warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The router `compass route` serves: the DR meta-router (§3.3) fitted on every gold and preference row, with
     its embedder as arrays (router.embedders: term, idf, loadings) and its forest as node arrays (router.forests),
-    and what it was fitted on (router.deployments). No pickle: a gateway can load these tables as they are."""
+    what it was fitted on (router.deployments), and the cross-fitted held-out ψ̂ of every gold query on which
+    `compass route` chooses App. A.1's threshold w (router.deployment_holdout). No pickle: a gateway can load these tables as they are."""
     wh, design = warehouse.get(), config.design()
-    embedder, nodes, facts = fit_deployment(readers.route_labels(wh, context.partition_key), design)
+    embedder, nodes, facts, holdout = fit_deployment(readers.route_labels(wh, context.partition_key), design)
     return publish_many(context, wh, {"router.deployments": pd.DataFrame([facts]),
-                                      "router.embedders": embedder.to_frame(), "router.forests": nodes},
+                                      "router.embedders": embedder.to_frame(), "router.forests": nodes,
+                                      "router.deployment_holdout": holdout},
                         _where(context), metadata={k: v for k, v in facts.items() if k != "scale_c"}, history=False)
 
 

@@ -34,6 +34,10 @@ def read_queries(path: Path, embedder_kind: str) -> pd.DataFrame:
         raise QueryFileError(f"{path}: column {column!r} is missing (columns present: {list(frame.columns)})")
     if frame.empty:
         raise QueryFileError(f"{path}: no queries")
+    blank = np.flatnonzero(frame[column].str.strip() == "")
+    if len(blank):
+        raise QueryFileError(f"{path}: row {blank[0] + 1}, column {column}: blank query "
+                             f"({len(blank)} blank row(s)); remove it or give its text")
     if column == "embedding":
         vectors = []
         for row, text in enumerate(frame["embedding"], start=1):
@@ -48,9 +52,9 @@ def read_queries(path: Path, embedder_kind: str) -> pd.DataFrame:
 
 
 def export_router(path: Path, embedder, nodes: pd.DataFrame, facts: dict,
-                  prices: tuple[tuple[float, float], tuple[float, float]] | None) -> None:
-    """One JSON file: what the router is, the rule, the pair's prices, the embedder's arrays and the forest's node
-    arrays per tree."""
+                  prices: tuple[tuple[float, float], tuple[float, float]] | None, threshold: dict) -> None:
+    """One JSON file: what the router is, the rule, the threshold w of the budget (App. A.1, chosen on held-out gold
+    queries), the pair's prices, the embedder's arrays and the forest's node arrays per tree."""
     trees = [{c: tree[c].tolist() for c in ("left", "right", "feature", "threshold", "value")}
              for _, tree in nodes.sort_values(["tree", "node"]).groupby("tree", sort=True)]
     walk = ("psi_hat = mean over trees of the leaf value reached by x (go left iff x[feature] <= threshold); "
@@ -60,6 +64,7 @@ def export_router(path: Path, embedder, nodes: pd.DataFrame, facts: dict,
             "route to model_p iff psi_hat > w (normalized costs, eq. 4); ")
     doc = {"router": {k: (v.item() if hasattr(v, "item") else v) for k, v in facts.items()},
            "rule": rule + walk,
+           "threshold": threshold,
            "prices_usd_per_mtok": None if prices is None else {
                "model_p": {"input": prices[0][0], "output": prices[0][1]},
                "model_a": {"input": prices[1][0], "output": prices[1][1]}},
@@ -74,6 +79,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     from compass.router.decision import choose_w, route_to_primary
     from compass.router.export import forest_predict
     from compass.router.study import embed_queries, query_costs
+    from pipelines.formatting import pct, usd
     from resources import readers
     from resources.warehouse import Warehouse
 
@@ -83,12 +89,6 @@ def cmd_route(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     prices = readers.router_pair_prices(Warehouse(), args.dataset)
-    if args.export:
-        export_router(Path(args.export), embedder, nodes, facts, prices)
-        print(f"wrote the {args.dataset} router ({facts['router']}, {facts['n_trees']} trees) to {args.export}",
-              file=sys.stderr)
-    if args.queries is None:
-        return 0
     budget = {"max_primary_share": args.budget_share, "max_cost_share": args.max_cost_share}
     if budget["max_primary_share"] is None and budget["max_cost_share"] is None:
         budget["max_primary_share"] = DEFAULT_SHARE
@@ -96,32 +96,56 @@ def cmd_route(args: argparse.Namespace) -> int:
         if value is not None and not 0 <= value <= 1:
             print(f"error: {flag} must be in [0, 1], got {value}", file=sys.stderr)
             return 2
+    if budget["max_cost_share"] is not None and prices is None:
+        print(f"error: --max-cost-share needs prices for {facts['model_p']} and {facts['model_a']} in "
+              f"raw.model_costs (router.prices has none for {args.dataset!r}); use --budget-share", file=sys.stderr)
+        return 2
+    try:
+        holdout = readers.router_holdout(Warehouse(), args.dataset)
+    except LookupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    # App. A.1: w is chosen once, on the held-out gold queries, and then applied to any batch (one query included)
+    # Remark 2: real per-query dollars when the pair is priced, else the paper's normalized C_p = 1, C_a = 0
+    def costs(rows: pd.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray]:
+        return query_costs(rows, *prices) if prices else (np.ones(n), np.zeros(n))
+
+    held_p, held_a = costs(holdout, len(holdout))
+    held_psi = holdout["psi_hat"].to_numpy(float)
+    w = choose_w(held_psi, held_p - held_a, cost_p=held_p, cost_a=held_a, **budget)
+    held_share = float(route_to_primary(held_psi, w, held_p - held_a).mean())
+    threshold = {"w": w, "cost_basis": "usd" if prices else "normalized", **budget,
+                 "share_to_primary_on_held_out": held_share, "held_out_queries": len(holdout),
+                 "psi_units": "normalized (gold labels times scale_c)", "scale_c": facts["scale_c"]}
+    if args.export:
+        export_router(Path(args.export), embedder, nodes, facts, prices, threshold)
+        print(f"wrote the {args.dataset} router ({facts['router']}, {facts['n_trees']} trees, w = {w:.4g}) to "
+              f"{args.export}", file=sys.stderr)
+    if args.queries is None:
+        return 0
     try:
         queries = read_queries(Path(args.queries), embedder.kind)
     except QueryFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if budget["max_cost_share"] is not None and prices is None:
-        print(f"error: --max-cost-share needs prices for {facts['model_p']} and {facts['model_a']} in "
-              f"raw.model_costs (router.prices has none for {args.dataset!r}); use --budget-share", file=sys.stderr)
-        return 2
     psi = forest_predict(nodes, embed_queries(embedder, queries))
-    # Remark 2: real per-query dollars when the pair is priced, else the paper's normalized C_p = 1, C_a = 0
-    cost_p, cost_a = query_costs(queries, *prices) if prices else (np.ones(len(psi)), np.zeros(len(psi)))
-    w = choose_w(psi, cost_p - cost_a, cost_p=cost_p, cost_a=cost_a, **budget)
+    cost_p, cost_a = costs(queries, len(psi))
     to_p = route_to_primary(psi, w, cost_p - cost_a)  # eq. 4: ψ̂(q) > w·(C_p(q) − C_a(q))
     out = pd.DataFrame({"query_id": queries["query_id"], "psi_hat": psi,
+                        "psi_hat_gold_units": psi / facts["scale_c"],
                         "route": np.where(to_p, facts["model_p"], facts["model_a"])})
     spend = ""
     if prices:
         out["cost_usd"] = np.where(to_p, cost_p, cost_a)
-        spend = f"; ${out['cost_usd'].sum():.4f} against ${cost_p.sum():.4f} for always-{facts['model_p']}"
+        spend = f"; {usd(out['cost_usd'].sum())} against {usd(cost_p.sum())} for always-{facts['model_p']}"
     out.to_csv(args.out or sys.stdout, index=False)
-    limits = ", ".join(f"{name} {value:g}" for name, value in (("share", budget["max_primary_share"]),
-                                                               ("cost share", budget["max_cost_share"]))
-                       if value is not None)
-    print(f"{to_p.sum()} of {len(out)} queries to {facts['model_p']} (budget: {limits}; w = {w:.4g}), the rest to "
-          f"{facts['model_a']}{spend}", file=sys.stderr)
+    limits = ", ".join(f"{name} {pct(value, default_decimals=0)}" for name, value in (
+        ("share", budget["max_primary_share"]), ("cost share", budget["max_cost_share"])) if value is not None)
+    print(f"{to_p.sum()} of {len(out)} queries to {facts['model_p']} ({pct(to_p.mean(), default_decimals=0)} of this "
+          f"batch; {pct(held_share, default_decimals=0)} of the {len(holdout)} held-out gold queries; budget: "
+          f"{limits}; w = {w:.4g} chosen on those held-out queries), the rest to {facts['model_a']}{spend}. "
+          f"psi_hat is in the router's normalized units (gold labels x {facts['scale_c']:.3g}); psi_hat_gold_units "
+          "is the expected gold-label gain of the primary model", file=sys.stderr)
     return 0
 
 

@@ -415,6 +415,15 @@ def router_test_predictions(wh: Warehouse, dataset: str) -> tuple[dict[str, np.n
     return psi, test
 
 
+def router_holdout(wh: Warehouse, dataset: str) -> pd.DataFrame:
+    """The served router's held-out ψ̂ on the gold queries (router.deployment_holdout): what w is chosen on."""
+    rows = wh.read("router.deployment_holdout", {"dataset": dataset})
+    if rows.empty:
+        raise LookupError(f"router.deployment_holdout has no rows for dataset {dataset!r}: materialize "
+                          "router/deployment again (deployments before the held-out threshold lack them)")
+    return rows.drop(columns=STAMP_COLUMNS, errors="ignore")
+
+
 def router_deployment(wh: Warehouse, dataset: str) -> tuple[Embedder, pd.DataFrame, dict]:
     """The served router of a dataset (router.deployments, router.embedders, router.forests)."""
     facts = wh.read("router.deployments", {"dataset": dataset})

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import KFold
 
 from compass.router.decision import choose_w, route_to_primary
 from compass.router.embed import Embedder, fit_embedder
@@ -201,22 +202,44 @@ def policies(psi: dict[str, np.ndarray], test: pd.DataFrame, cost_p: np.ndarray,
     return pd.DataFrame(rows)
 
 
-def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "meta_dr") -> tuple[Embedder, pd.DataFrame, dict]:
+class Deployment(NamedTuple):
+    """What a gateway serves: the embedder, the forest as node arrays, the facts of the fit, and the held-out ψ̂ of
+    every gold query (cross-fitted: each from a router that did not see it) on which App. A.1 chooses w."""
+
+    embedder: Embedder
+    nodes: pd.DataFrame
+    facts: dict
+    holdout: pd.DataFrame
+
+
+HOLDOUT_FOLDS = 3  # cross-fitting folds of the gold rows for the held-out ψ̂ that w is chosen on
+
+
+def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "meta_dr") -> Deployment:
     """The router a gateway serves: fitted on every gold and preference row, random forest exported as node arrays
-    (compass.router.export). Returns (embedder, forest nodes, facts: scale constant, rows used)."""
+    (compass.router.export); and, for App. A.1's threshold, each gold query's ψ̂ from a router fitted without its
+    fold (HOLDOUT_FOLDS-fold cross-fitting over the gold rows, every preference row kept), so that w is chosen on
+    held-out gold data at fit time and never on the batch being routed."""
     if design.learner.kind != "random_forest":
         raise ValueError("only random-forest routers are exported as node arrays; use learner kind 'random_forest'")
     data = split_labels(labels)
     embedder = fit_features(pd.concat([data.gold, data.preference]), design.d, design.seed)
     r, y = data.gold["outcome"].to_numpy(float), data.preference["outcome"].to_numpy(float)
     c = scale_constant(r, y, design.normalization)
-    fitted = fit_router(router, design.learner, embed_queries(embedder, data.gold), c * r, embed_queries(embedder, data.preference),
-                        y, **_cate_kwargs(router, design, design.seed))
+    X_g, X_p = embed_queries(embedder, data.gold), embed_queries(embedder, data.preference)
+    kwargs = _cate_kwargs(router, design, design.seed)
+    fitted = fit_router(router, design.learner, X_g, c * r, X_p, y, **kwargs)
+    held_out = np.empty(len(r))
+    for train, held in KFold(HOLDOUT_FOLDS, shuffle=True, random_state=design.seed).split(X_g):
+        fold = fit_router(router, design.learner, X_g[train], c * r[train], X_p, y, **kwargs)
+        held_out[held] = fold.psi(X_g[held])
+    keep = [col for col in ("query_id", "query_text", "tokens_out_p", "tokens_out_a") if col in data.gold]
+    holdout = data.gold[keep].assign(outcome=r, psi_hat=held_out)
     facts = {"router": router, "model_p": str(labels["model_p"].iloc[0]), "model_a": str(labels["model_a"].iloc[0]),
              "learner": design.learner.kind, "d": embedder.dim, "embedder": embedder.kind,
              "scale_c": c, "n_gold": len(r), "n_preference": len(y), "preference_used": fitted.preference_used,
-             "n_trees": len(fitted.model.estimators_)}
-    return embedder, forest_nodes(fitted.model), facts
+             "n_trees": len(fitted.model.estimators_), "holdout_folds": HOLDOUT_FOLDS}
+    return Deployment(embedder, forest_nodes(fitted.model), facts, holdout)
 
 
 def _summarize(gains: dict[tuple, list[np.ndarray]], keys: tuple[str, ...]) -> pd.DataFrame:

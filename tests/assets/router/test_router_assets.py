@@ -13,7 +13,8 @@ import pytest
 from compass.router.embed import Embedder
 from compass.router.evaluation import PMUR_GRID
 from compass.router.export import forest_predict
-from compass.router.study import embed_queries
+from compass.router.decision import choose_w
+from compass.router.study import embed_queries, query_costs
 from pipelines.cli import main
 from resources import readers
 from resources.warehouse import Warehouse
@@ -70,15 +71,32 @@ def test_served_router_and_the_route_command(warehouse, tmp_path, capsys):
     assert main(["route", "--dataset", "arena_small", "--queries", str(path), "--budget-share", "0.3",
                  "--out", str(out), "--export", str(tmp_path / "router.json")]) == 0
     routes = pd.read_csv(out)
-    assert len(routes) == 20 and (routes["route"] == facts["model_p"]).sum() <= 6
     psi = forest_predict(nodes, embed_queries(embedder, queries))
-    assert np.allclose(routes["psi_hat"], psi)
+    assert len(routes) == 20 and np.allclose(routes["psi_hat"], psi)
+    assert np.allclose(routes["psi_hat_gold_units"], psi / facts["scale_c"])
+    # App. A.1: w was chosen on the held-out gold queries at fit time, the same for any batch
+    holdout = readers.router_holdout(wh, "arena_small")
+    assert len(holdout) == 90 and holdout["psi_hat"].notna().all()
+    (in_p, out_p), (in_a, out_a) = readers.router_pair_prices(wh, "arena_small")
+    held_p, held_a = query_costs(holdout, (in_p, out_p), (in_a, out_a))  # the gold rows' own output tokens
+    w = choose_w(holdout["psi_hat"], held_p - held_a, max_primary_share=0.3)
+    assert ((holdout["psi_hat"] > w * (held_p - held_a)).mean()) <= 0.3
+    gap = (queries["query_text"].str.len().to_numpy(float) / 4 * (in_p - in_a) + 500 * (out_p - out_a)) / 1e6
+    assert (routes["route"] == facts["model_p"]).tolist() == (psi > w * gap).tolist()
+    # one query alone is routed by the same w, whatever the batch
+    for i in (0, 1, 2):
+        queries.iloc[[i]].to_csv(path, index=False)
+        assert main(["route", "--dataset", "arena_small", "--queries", str(path), "--budget-share", "0.3",
+                     "--out", str(out)]) == 0
+        assert pd.read_csv(out)["route"].iloc[0] == routes["route"].iloc[i]
     # the exported JSON alone reproduces ψ̂ for a query (what a gateway would do)
     doc = json.loads((tmp_path / "router.json").read_text())
     (in_p, out_p), (in_a, out_a) = readers.router_pair_prices(wh, "arena_small")
     assert doc["prices_usd_per_mtok"] == {"model_p": {"input": in_p, "output": out_p},
                                           "model_a": {"input": in_a, "output": out_a}}
     assert doc["rule"].startswith("route to model_p iff psi_hat > w * (cost_p - cost_a)")
+    assert doc["threshold"]["w"] == pytest.approx(w) and doc["threshold"]["max_primary_share"] == 0.3
+    assert doc["threshold"]["share_to_primary_on_held_out"] <= 0.3
     arrays = doc["embedder"]
     from_json = Embedder(arrays["kind"], tuple(arrays["terms"]), np.asarray(arrays["idf"]),
                          np.asarray(arrays["centre"]), np.asarray(arrays["loadings"]))
@@ -93,29 +111,47 @@ def test_served_router_and_the_route_command(warehouse, tmp_path, capsys):
 
 
 def test_route_within_a_dollar_budget(warehouse, tmp_path, capsys):
+    """The dollar budget holds on the held-out gold queries w was chosen on (App. A.1), w is the smallest that
+    meets it there, and the batch is routed by eq. 4 with that w and its own per-query dollars."""
     wh, _ = warehouse
     (in_p, out_p), (in_a, out_a) = readers.router_pair_prices(wh, "arena_small")
+    holdout = readers.router_holdout(wh, "arena_small")
     queries = pd.read_csv(FIXTURE / "route_labels.csv").head(40)[["query_id", "query_text"]]
     path, out = tmp_path / "q.csv", tmp_path / "routes.csv"
     queries.to_csv(path, index=False)
-    # Remark 2 by hand: characters / 4 input tokens, 500 output tokens (the fixture has no token counts)
-    tokens_in = queries["query_text"].str.len().to_numpy(float) / 4
-    always_p = ((tokens_in * in_p + 500 * out_p) / 1e6).sum()
-    cheap = ((tokens_in * in_a + 500 * out_a) / 1e6).sum()
-    budget = cheap + 0.25 * (always_p - cheap)
-    assert main(["route", "--dataset", "arena_small", "--queries", str(path), "--max-cost-share",
-                 f"{budget / always_p:.6f}", "--out", str(out)]) == 0
+
+    def dollars(rows):  # Remark 2 by hand: characters / 4 input tokens, 500 output tokens (a batch has no counts)
+        tokens_in = rows["query_text"].str.len().to_numpy(float) / 4
+        return (tokens_in * in_p + 500 * out_p) / 1e6, (tokens_in * in_a + 500 * out_a) / 1e6
+
+    held_p, held_a = query_costs(holdout, (in_p, out_p), (in_a, out_a))  # the gold rows' own output tokens
+    share = 0.4
+    assert main(["route", "--dataset", "arena_small", "--queries", str(path), "--max-cost-share", str(share),
+                 "--out", str(out), "--export", str(tmp_path / "r.json")]) == 0
+    w = json.loads((tmp_path / "r.json").read_text())["threshold"]["w"]
+    held_to_p = holdout["psi_hat"].to_numpy() > w * (held_p - held_a)
+    assert np.where(held_to_p, held_p, held_a).sum() <= share * held_p.sum() + 1e-12
+    # the smallest such w: the next held-out query by ψ̂ per dollar would break the budget
+    ratio = np.where(held_to_p, -np.inf, holdout["psi_hat"] / (held_p - held_a))
+    nxt = int(np.argmax(ratio))
+    assert np.where(held_to_p, held_p, held_a).sum() + (held_p - held_a)[nxt] > share * held_p.sum()
     routes = pd.read_csv(out)
-    assert routes["cost_usd"].sum() <= budget + 1e-12
+    cost_p, cost_a = dollars(queries)
     to_p = routes["route"] == readers.router_deployment(wh, "arena_small")[2]["model_p"]
-    assert 0 < to_p.sum() < 40
-    # the smallest w meeting the budget: one more query (the next by ψ̂ per dollar) would break it
-    gap = (tokens_in * (in_p - in_a) + 500 * (out_p - out_a)) / 1e6
-    ratio = np.where(to_p, -np.inf, routes["psi_hat"] / gap)
-    assert routes["cost_usd"].sum() + gap[int(np.argmax(ratio))] > budget
-    assert f"${routes['cost_usd'].sum():.4f} against ${always_p:.4f}" in capsys.readouterr().err
+    assert to_p.tolist() == (routes["psi_hat"] > w * (cost_p - cost_a)).tolist()
+    assert np.allclose(routes["cost_usd"], np.where(to_p, cost_p, cost_a))
+    assert "held-out gold queries" in capsys.readouterr().err
     assert main(["route", "--dataset", "arena_small", "--queries", str(path), "--max-cost-share", "1.5"]) == 2
     assert "--max-cost-share must be in [0, 1], got 1.5" in capsys.readouterr().err
+
+
+def test_a_blank_query_is_an_error_naming_its_row(warehouse, tmp_path, capsys):
+    path = tmp_path / "q.csv"
+    path.write_text("query_id,query_text\na,hello there\nb,   \n")
+    capsys.readouterr()
+    assert main(["route", "--dataset", "arena_small", "--queries", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "row 2, column query_text: blank query" in err, err
 
 
 def test_bad_query_file_and_unknown_dataset(warehouse, tmp_path, capsys):
