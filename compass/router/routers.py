@@ -10,6 +10,8 @@ after PCA, spec §2.1), gold labels r already scale-normalized (`normalize`), pr
 * meta_r, meta_dr   §3.3: Δ̂ by the R-learner (S3) or DR-learner (S4) on the pooled data with
                     t = 1 for gold rows, then eq. 6: one regression on D_G ∪ {(q′, y + Δ̂(q′))}
 * oracle            gold labels for every training query (needs r on the preference queries too)
+* routellm_mf, routellm_sw   what practitioners deploy instead (compass.router.routellm): RouteLLM's matrix-
+                    factorization and similarity-weighted ranking routers on the pooled labels
 * meta_dr_overlap   §2.11 (spec §2.11), proposed but not evaluated in the paper: when gold and preference
                     queries come from different distributions, keep every gold row and only the preference
                     rows inside the overlap region (the propensity p̂(s) = Pr(gold | s) inside `overlap`, i.e.
@@ -27,8 +29,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from compass.router.learners import LearnerSpec, out_of_sample, predict
+from compass.router.routellm import MatrixFactorizationRouter, SimilarityWeightedRouter
 
-ROUTERS = ("oracle", "pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap")
+ROUTERS = ("oracle", "pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap",
+           "routellm_mf", "routellm_sw")
 # §2.11 overlap region: the density ratio f_gold(s) / f_pref(s) within [1/19, 19]. It is p̂/(1 − p̂) · (1 − κ)/κ with
 # κ = n/(n + m), so the region does not move with the gold share (at κ = 1/2 it is p̂ ∈ [0.05, 0.95]).
 OVERLAP_RATIO = 19.0
@@ -147,6 +151,9 @@ def fit_router(name: str, spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p
         return FittedRouter(name, model, delta, clipped, preference_used=len(y))
     elif name == "meta_dr_overlap":
         return _fit_overlap_router(spec, X_g, r, X_p, y, **meta)
+    elif name in ("routellm_mf", "routellm_sw"):
+        pooled = MatrixFactorizationRouter() if name == "routellm_mf" else SimilarityWeightedRouter()
+        return FittedRouter(name, pooled.fit(np.vstack([X_g, X_p]), np.concatenate([r, y])), preference_used=len(y))
     else:
         raise ValueError(f"unknown router {name!r}; use one of {ROUTERS}")
     return FittedRouter(name, model, preference_used=0 if name in ("gold_only", "oracle") else len(y))

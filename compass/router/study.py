@@ -28,7 +28,8 @@ from compass.router.normalize import scale_constant
 from compass.router.routers import OVERLAP_RATIO, fit_router, overlap_region
 from compass.router.synthetic import make_data
 
-REAL_ROUTERS = ("pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap")
+REAL_ROUTERS = ("pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "routellm_mf",
+                "routellm_sw", "meta_dr_overlap")
 MIN_GOLD_TRAIN = 10  # gold training rows below which the scale constant and the forests are meaningless
 BUDGET_SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 

@@ -21,7 +21,8 @@ from resources.warehouse import Warehouse
 from tests.paths import ROOT
 
 FIXTURE = ROOT / "tests" / "fixtures" / "router"
-ROUTERS = {"pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap"}
+ROUTERS = {"pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap", "routellm_mf",
+           "routellm_sw"}
 
 
 @pytest.fixture(scope="module")
