@@ -1,7 +1,7 @@
 """Print the meta-router tables of docs/results/router.md (seed 003): efficiency gain on the embedded real labels
 and on the spec's synthetic generator with known truth, each mean over the PMUR grid ± the mean Monte Carlo SE;
 `paired`: every router against random, gold-only and preference-only routing paired across rounds (95 % t-intervals)
-and ψ̂'s calibration (Spearman's ρ with the realized gold gain on held-out queries), n_gold = 100, 20 rounds.
+and ψ̂'s calibration (Spearman's ρ with the realized gold gain on held-out queries), n_gold = 100, 10 rounds, 50 trees.
 
 Usage: .venv/bin/python scripts/router_results_tables.py [real|synthetic|paired ...]   (real and synthetic by
 default; ~30-60 min; paired ~20 min)
@@ -58,7 +58,7 @@ def paired_table() -> pd.DataFrame:
     """Per dataset and router: mean gain over random, and the paired differences against gold-only and
     preference-only, each 'mean (lo, hi)' with a star where the 95 % interval excludes 0; Spearman ρ of ψ̂."""
     labels = pd.read_parquet(ROOT / "data" / "route_labels.parquet")
-    design = StudyDesign(n_gold=(100,), mc_rounds=20, learner=LearnerSpec(n_estimators=100))
+    design = StudyDesign(n_gold=(100,), mc_rounds=10, learner=LearnerSpec(n_estimators=50))
     rows = []
     for dataset, name in REAL.items():
         _, last, rounds = evaluate(labels[labels["dataset"] == dataset], design)
