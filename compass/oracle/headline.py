@@ -53,3 +53,26 @@ def headline(estimate: float, sota: float, naive: float, split_sample: float, to
         return Headline(float(np.clip(estimate, lo, hi)), lo, hi, "clipped",
                         f"estimate {estimate:.4f} is outside [{lo:.4f}, {hi:.4f}]; published clipped")
     return Headline(float(estimate), lo, hi, "", "")
+
+
+def headline_consistent(estimate: np.ndarray, published: np.ndarray, flag: np.ndarray, sota: np.ndarray,
+                        naive: np.ndarray, split_sample: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Per row, whether a published headline agrees with its range recomputed from the range's ends (the
+    best single model, the split-sample and the naive oracle; not from `headline`'s own lo/hi).
+
+    A row is consistent when its flag is "" exactly for an identified estimate inside
+    [max(SOTA, split-sample), naive] and then the published value is the estimate itself; a "range" row has no
+    estimate and no point; any other flag publishes a value inside the range. A headline that moves the
+    estimate, or flags (or fails to flag) the wrong rows, is inconsistent.
+    """
+    est, pub, sota, naive, split = (np.asarray(a, dtype=float) for a in (estimate, published, sota, naive,
+                                                                           split_sample))
+    flag = np.asarray(flag, dtype=object)
+    lo = np.minimum(np.where(np.isfinite(split), np.maximum(sota, split), sota), naive)
+    finite = np.isfinite(est)
+    inside = finite & (est >= lo - tol) & (est <= naive + tol) & ~(np.isfinite(split) & (est < split - tol))
+    point_ok = (flag == "") & inside & (np.abs(pub - est) <= tol)
+    range_ok = (flag == "range") & ~finite & np.isnan(pub)
+    other_ok = np.isin(flag, ["clipped", "below_split_sample"]) & finite & ~inside & (pub >= lo - tol) & (
+        pub <= naive + tol)
+    return point_ok | range_ok | other_ok

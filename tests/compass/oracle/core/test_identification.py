@@ -94,3 +94,20 @@ def test_analyze_flags_an_estimate_below_the_split_sample_bound(monkeypatch):
     s = analyze(arr, estimators=("naive", "split_sample", "too_low"), recommended="too_low", n_boot=0).summary
     assert s["headline_flag"] == "below_split_sample"
     assert s["oracle_estimate"] == pytest.approx(split - 0.05) and s["oracle_quality"] == pytest.approx(split)
+
+
+def test_headline_check_recomputes_the_range_and_catches_a_moved_or_unflagged_headline():
+    """The asset check `headline_consistent`: every rule of `headline` passes it, and headlines broken the
+    ways a regression could break them fail it (the old check, 'published value inside [SOTA, naive] or
+    flagged', passed all three broken rows)."""
+    from compass.oracle.headline import headline_consistent
+
+    sota, naive, split = 0.80, 0.95, 0.81
+    good = [headline(e, sota, naive, split) for e in (0.85, 0.97, 0.79, float("nan"))]
+    est = [0.85, 0.97, 0.79, float("nan")]
+    ok = headline_consistent(est, [h.quality for h in good], [h.flag for h in good], [sota] * 4, [naive] * 4,
+                             [split] * 4)
+    assert ok.all()
+    broken = headline_consistent([0.97, 0.85, 0.90], [0.95, 0.84, 0.90], ["", "", "clipped"], [sota] * 3,
+                                 [naive] * 3, [split] * 3)  # clipped unflagged, point moved, flagged in range
+    assert not broken.any()
