@@ -323,26 +323,36 @@ def markov_error(model: CascadeModel, cascade: tuple[str, ...], data: CascadeDat
     """The Markov-copula model's own error (Sec. 2.2's Markov assumption, Table 2.3): at each threshold
     vector, the model's P(correct) and E[cost] (Algorithm 1) next to the plug-in values, the cascade run
     on `data` itself. Columns: point, pred_accuracy, plugin_accuracy, accuracy_gap_points, pred_cost,
-    plugin_cost, cost_gap_pct (model minus plug-in; + over-predicts)."""
+    plugin_cost, cost_gap_pct (model minus plug-in; + over-predicts), plugin_confidence (the mean calibrated
+    confidence of the answering models on `data`) and calibration_gap_points = 100 (plugin_confidence -
+    plugin_accuracy): the part of accuracy_gap_points a perfect model of the confidences would still make
+    because the calibrators miss on `data` (zero in expectation on the rows they were fitted on)."""
     pred_acc, pred_cost = model.evaluate(cascade, thresholds)
     error, cost = evaluate_thresholds(data.p, data.y, data.c, thresholds)
+    confidence = 1 - evaluate_thresholds(data.p, data.p, data.c, thresholds)[0]
     return pd.DataFrame({"point": np.arange(len(thresholds)), "pred_accuracy": pred_acc, "plugin_accuracy": 1 - error,
                          "accuracy_gap_points": 100 * (pred_acc - (1 - error)), "pred_cost": pred_cost,
-                         "plugin_cost": cost, "cost_gap_pct": 100 * (pred_cost / cost - 1)})
+                         "plugin_cost": cost, "cost_gap_pct": 100 * (pred_cost / cost - 1),
+                         "plugin_confidence": confidence,
+                         "calibration_gap_points": 100 * (confidence - (1 - error))})
 
 
 def markov_error_table(cal: pd.DataFrame, chain: tuple[str, ...]) -> pd.DataFrame:
-    """`markov_error` at Rational Tuning's thresholds for every prefix k = 2..K of `chain`, on train (the
-    rows the model was fitted on, so the gap is the model's structure, not sampling): per point, with k."""
+    """`markov_error` at Rational Tuning's thresholds for every prefix k = 2..K of `chain`, with `split`:
+    'test' (out of sample: the model and the thresholds are fitted on train, the cascade runs on test; first
+    when there is a test split) and 'train' (the rows the model was fitted on, so the gap there is the model's
+    structure, not sampling). Per point, with k and split."""
     train_cal = cal[cal["split"] == "train"]
     model = fit_cascade_model(train_cal, list(chain), copula=RT_COPULAS["rt"])
+    splits = ["test", "train"] if has_test(cal) else ["train"]
     parts = []
     for k in range(2, len(chain) + 1):
         cascade = tuple(chain[:k])
         tuned = rational_tuning(model, cascade=cascade)
         thresholds = tuned[threshold_columns(k)].to_numpy(float)
-        parts.append(markov_error(model, cascade, CascadeData.of(cal, cascade, "train"), thresholds)
-                     .assign(cascade=">".join(cascade), k=k))
+        for split in splits:
+            parts.append(markov_error(model, cascade, CascadeData.of(cal, cascade, split), thresholds)
+                         .assign(cascade=">".join(cascade), k=k, split=split))
     return pd.concat(parts, ignore_index=True)
 
 
