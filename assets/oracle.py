@@ -23,7 +23,8 @@ from resources import readers, settings
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "oracle-2"  # 2: identified headlines (headline_flag), the PGM estimator, regimes in the validation
+CODE_VERSION = "oracle-3"  # 2: identified headlines (headline_flag), the PGM estimator, regimes in the validation;
+# 3: cost_saving_flag and aiq_flag (the headline flag follows the cost saving and AIQ)
 NAIVE_CHECK = "naive_oracle_at_least_best_single_model"
 HEADLINE_CHECK = "headline_inside_identified_range_or_flagged"  # recomputed from the range ends (headline_consistent)
 _ANALYSIS_KEYS = {name: dg.AssetKey(["oracle", name]) for name in ("estimates", "frontier", "summary")}

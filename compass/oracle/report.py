@@ -7,7 +7,7 @@ frontier       [estimator, alpha, quality, cost]                      §4.4, Fig
 summary        {sota_model, sota_quality, sota_cost, oracle_quality, oracle_estimate,
                 headline_lo, headline_hi, headline_flag, headline_note,
                 error_rate_reduction, error_rate_reduction_lo, error_rate_reduction_hi,
-                cost_saving_at_sota_quality, aiq}                      Tables 1–2 (`headline`)
+                cost_saving_at_sota_quality, aiq, cost_saving_flag, aiq_flag}  Tables 1–2 (`headline`)
 posthoc        [k, quality, cost]                                     §4.5, Tables 4–5
 """
 
@@ -137,5 +137,8 @@ def analyze(
             if len(rec_front) and best["cost"] > 0 else float("nan")
         ),
         "aiq": aiq(rec_front) if len(rec_front) else float("nan"),
+        # The cost saving and AIQ come from the same estimator's frontier: its quality's flag follows them.
+        "cost_saving_flag": head.flag,
+        "aiq_flag": head.flag,
     }
     return OracleReport(single, naive_curve(arrays), estimates, frontier, summary, posthoc_curve(arrays))

@@ -92,7 +92,7 @@ def test_analyze_flags_an_estimate_below_the_split_sample_bound(monkeypatch):
     split = split_sample_oracle(arr)[0]
     monkeypatch.setitem(ESTIMATORS, "too_low", lambda a: (split - 0.05, 1.0))
     s = analyze(arr, estimators=("naive", "split_sample", "too_low"), recommended="too_low", n_boot=0).summary
-    assert s["headline_flag"] == "below_split_sample"
+    assert s["headline_flag"] == s["cost_saving_flag"] == s["aiq_flag"] == "below_split_sample"
     assert s["oracle_estimate"] == pytest.approx(split - 0.05) and s["oracle_quality"] == pytest.approx(split)
 
 
