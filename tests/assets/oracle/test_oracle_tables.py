@@ -175,5 +175,6 @@ def test_cli_line_carries_the_headline_flag_to_cost_saving_and_aiq():
     line = oracle_headline_line(flagged)
     assert "95.6 % [below_split_sample]" in line and "AIQ 0.500 [below_split_sample]" in line
     g1 = SimpleNamespace(**{**vars(flagged), "headline_flag": "range", "oracle_quality": float("nan"),
-                            "cost_saving_flag": "range", "aiq_flag": "range"})
-    assert "oracle in [0.6100, 0.7000] [range]" in oracle_headline_line(g1)
+                            "cost_saving_flag": "range", "aiq_flag": "range", "headline_ci_lo": 0.58,
+                            "headline_ci_hi": 0.72})
+    assert "oracle in [0.6100, 0.7000] (95 % CI [0.5800, 0.7200]) [range]" in oracle_headline_line(g1)
