@@ -406,17 +406,26 @@ def _pair_frame(cal: pd.DataFrame, model: str, split: str) -> pd.DataFrame:
                          "latency_s": rows["latency_ms"].astype(float) / 1000.0, "p_true": rows["p_correct"]})
 
 
+def big_alone_reward(big: pd.DataFrame, lambda_error: np.ndarray, lambda_latency: np.ndarray) -> np.ndarray:
+    """Expected reward of sending every query straight to M_big (eq. 3.10, Fig. 3.5's comparison), on its rows."""
+    return -(big["cost_usd"].mean() + lambda_latency * big["latency_s"].mean()
+             + lambda_error * (1 - big["correct"].mean()))
+
+
 def two_model_cascade_tables(records: pd.DataFrame, dataset: str) -> dict[str, pd.DataFrame]:
     """Ch. 3's cascade findings on every consecutive pair M_small -> M_big of the primary (Llama) chain:
-    the test reward of the threshold re-tuned on train for each price of error (App. 3D, Fig. 3.5) and the
-    cascade error rate's decomposition across deferral thresholds on test (CER, Fig. 3.6)."""
+    the test reward of the threshold re-tuned on train for each price of error and of latency (App. 3D, Fig. 3.5),
+    beside the test reward of M_big alone (`big_alone_reward`, `cascade_beats_big`), and the cascade error rate's
+    decomposition across deferral thresholds on test (CER of eq. 3.25, Fig. 3.6)."""
     cal, _ = calibrated_records(records, dataset)
     chain = [m for m in CHAINS[PRIMARY_CHAIN] if m in set(cal["model_id"])]
     rewards, cer = [], []
     for small, big in zip(chain[:-1], chain[1:]):
         s_tr, b_tr, s_te, b_te = (_pair_frame(cal, m, split) for split in ("train", "test") for m in (small, big))
         pair = {"small": small, "big": big}
-        rewards.append(tuned_cascade_rewards(s_tr, b_tr, s_te, b_te, LAMBDA_ERRORS).assign(**pair))
+        tuned = tuned_cascade_rewards(s_tr, b_tr, s_te, b_te, LAMBDA_ERRORS, LAMBDA_LATENCIES)
+        alone = big_alone_reward(b_te, tuned["lambda_error"].to_numpy(), tuned["lambda_latency"].to_numpy())
+        rewards.append(tuned.assign(big_alone_reward=alone, cascade_beats_big=tuned["reward"] > alone, **pair))
         cer.append(cer_curve(s_te, b_te).assign(**pair))
     return {"cascade.tuned_rewards": pd.concat(rewards, ignore_index=True),
             "cascade.cer_curve": pd.concat(cer, ignore_index=True)}
