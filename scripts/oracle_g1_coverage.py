@@ -3,9 +3,11 @@
 Synthetic data only (`compass.oracle.synthetic.generate`, the two regimes of `compass.oracle.validation.REGIMES`).
 For each regime, number of models L and prompt count N, `--reps` seeded draws at G = 1: how often the true oracle
 lies in the identified range [max(SOTA, split-sample), naive] (`headline`) and in its interval (`range_interval`).
+With `--warehouse PATH` it also prints, for every real dataset of that warehouse, each model set's range and its
+interval (what `oracle.summary` publishes as headline_lo/hi, headline_ci_lo/hi).
 Results: docs/results/oracle.md, "The G = 1 range and its uncertainty".
 
-    .venv/bin/python scripts/oracle_g1_coverage.py [--reps 200]
+    .venv/bin/python scripts/oracle_g1_coverage.py [--reps 200] [--warehouse var/warehouse.duckdb]
 """
 
 import argparse
@@ -41,10 +43,33 @@ def coverage(regime: str, n_models: int, n_prompts: int, reps: int) -> dict:
             "ci_extra_width_points": 100 * np.mean(width)}
 
 
+def real_ranges(path: str) -> pd.DataFrame:
+    """Each real dataset's identified range and its 95 % interval, per model set, from a warehouse's records."""
+    from resources import readers
+    from resources.warehouse import Warehouse
+
+    wh = Warehouse(path)
+    rows = []
+    for dataset in sorted(wh.query("select distinct dataset from oracle.summary")["dataset"]):
+        for ms in readers.oracle_dataset(wh, dataset).sets:
+            arrays = ms.arrays
+            head = headline(float("nan"), float(arrays.p_hat.mean(axis=0).max()), naive_oracle(arrays)[0],
+                            split_sample_oracle(arrays)[0])
+            lo, hi = range_interval(arrays.p_hat)
+            rows.append({"dataset": dataset, "model_set": ms.name, "G": arrays.min_generations,
+                         "prompts": arrays.n_prompts, "range_lo": head.lo, "range_hi": head.hi, "ci95_lo": lo,
+                         "ci95_hi": hi})
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200)
+    parser.add_argument("--warehouse", help="also print the real datasets' ranges from this warehouse")
     args = parser.parse_args()
+    if args.warehouse:
+        with pd.option_context("display.width", 160, "display.float_format", "{:.4f}".format):
+            print(real_ranges(args.warehouse).to_string(index=False))
     rows = [coverage(regime, l, n, args.reps) for regime in REGIMES for l in (2, 5, 10, 20) for n in (200, 1000)]
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 160, "display.float_format", "{:.3f}".format):
