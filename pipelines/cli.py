@@ -179,7 +179,7 @@ def oracle_headline_line(row) -> str:
     from pipelines.formatting import number, pct
 
     def flagged(text: str, flag: object) -> str:
-        return f"{text} [{flag}]" if isinstance(flag, str) and flag else text
+        return f"{text} [{flag}]" if isinstance(flag, str) and flag and text != "–" else text  # no value, no flag
 
     flag_q = row.headline_flag
     quality = (f"in [{number(row.headline_lo, 4)}, {number(row.headline_hi, 4)}] (95 % CI "
