@@ -33,9 +33,12 @@ from resources import readers, settings
 from resources.publish import publish_many, save_figure
 from resources.warehouse import Warehouse, WarehouseResource
 
-CODE_VERSION = "cascade-4"  # 2: Table 2.8 without the calibration leak, Table 2.4 on test, markov_error, Ch. 3 pairs;
+CODE_VERSION = "cascade-5"  # 2: Table 2.8 without the calibration leak, Table 2.4 on test, markov_error, Ch. 3 pairs;
 # 3: SQUAREM-accelerated EM (marginal parameters move within the old EM's stopping tolerance);
 # 4: smooth-quantile table nodes stop one Newton step earlier (RT curves move <= 3e-15 relative, L-BFGS-B variants more)
+# 5: EM sums each model over its own points (fits independent of the batch's padding, move at rounding level x the
+#    EM tolerance); markov_error on the test split too (column split) with calibration_gap_points; tuned_rewards
+#    over the latency-price grid with big_alone_reward; the CER figure
 SKIPPED = "no confidence signal"
 ECE_CHECK = "ece_within_unit_interval"
 CURVE_CHECK = "error_in_unit_interval_cost_nonnegative"

@@ -15,6 +15,7 @@ from assets.partitions import dataset_partitions
 from compass.oracle import prepare as op
 from compass.oracle import validation
 from compass.oracle.estimators import RECOMMENDED
+from compass.oracle.headline import headline_consistent
 from compass.oracle.naive import naive_curve
 from compass.oracle.plots import bias_decay_plot, entropy_uplift_plot, frontier_plot
 from compass.oracle.posthoc import posthoc_curve
@@ -22,9 +23,10 @@ from resources import readers, settings
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "oracle-2"  # 2: identified headlines (headline_flag), the PGM estimator, regimes in the validation
+CODE_VERSION = "oracle-3"  # 2: identified headlines (headline_flag), the PGM estimator, regimes in the validation;
+# 3: cost_saving_flag and aiq_flag (the headline flag follows the cost saving and AIQ)
 NAIVE_CHECK = "naive_oracle_at_least_best_single_model"
-HEADLINE_CHECK = "headline_inside_identified_range_or_flagged"
+HEADLINE_CHECK = "headline_inside_identified_range_or_flagged"  # recomputed from the range ends (headline_consistent)
 _ANALYSIS_KEYS = {name: dg.AssetKey(["oracle", name]) for name in ("estimates", "frontier", "summary")}
 _deps = [DATASET_RECORDS, DATASET_PRICES]
 _common = dict(partitions_def=dataset_partitions, group_name="oracle", code_version=CODE_VERSION,
@@ -103,12 +105,15 @@ def oracle_analysis(context: dg.AssetExecutionContext, config: OracleConfig, war
         asset_key=_ANALYSIS_KEYS["summary"], check_name=NAIVE_CHECK, passed=bool((slack >= -1e-12).all()),
         metadata={"min_naive_minus_sota": float(slack.min())},
     )
-    point = summary["headline_flag"] == ""
-    q = summary["oracle_quality"]
-    inside = (q >= summary["sota_quality"] - 1e-9) & (q <= summary["naive_quality"] + 1e-9)
+    est = tables["oracle.estimates"]
+    split = est[est["estimator"] == "split_sample"].set_index("model_set")["quality"]
+    ok = headline_consistent(summary["oracle_estimate"], summary["oracle_quality"], summary["headline_flag"],
+                             summary["sota_quality"], summary["naive_quality"],
+                             summary["model_set"].map(split).astype(float))
     yield dg.AssetCheckResult(
-        asset_key=_ANALYSIS_KEYS["summary"], check_name=HEADLINE_CHECK, passed=bool((inside | ~point).all()),
-        metadata={"flags": {str(r.model_set): str(r.headline_flag) for r in summary.itertuples()}},
+        asset_key=_ANALYSIS_KEYS["summary"], check_name=HEADLINE_CHECK, passed=bool(ok.all()),
+        metadata={"flags": {str(r.model_set): str(r.headline_flag) for r in summary.itertuples()},
+                  "inconsistent_model_sets": [str(m) for m in summary.loc[~ok, "model_set"]]},
     )
 
 

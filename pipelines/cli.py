@@ -237,6 +237,22 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     return 0
 
 
+def oracle_headline_line(row) -> str:
+    """One oracle.summary row for people: the oracle, cost saving and AIQ, each with its headline flag."""
+    from pipelines.formatting import number, pct
+
+    def flagged(text: str, flag: object) -> str:
+        return f"{text} [{flag}]" if isinstance(flag, str) and flag and text != "–" else text  # no value, no flag
+
+    flag_q = row.headline_flag
+    quality = (f"in [{number(row.headline_lo, 4)}, {number(row.headline_hi, 4)}] (95 % CI "
+               f"[{number(getattr(row, 'headline_ci_lo', None), 4)}, {number(getattr(row, 'headline_ci_hi', None), 4)}])"
+               if flag_q == "range" else number(row.oracle_quality, 4))
+    return (f"{row.model_set}: oracle {flagged(quality, flag_q)}, cost saving at SOTA quality "
+            f"{flagged(pct(row.cost_saving_at_sota_quality), getattr(row, 'cost_saving_flag', flag_q))}, "
+            f"AIQ {flagged(number(row.aiq, 3), getattr(row, 'aiq_flag', flag_q))}")
+
+
 def cmd_oracle(args: argparse.Namespace) -> int:
     """Print a dataset's oracle summary row(s) and estimator table from the warehouse."""
     import pandas as pd
@@ -251,6 +267,9 @@ def cmd_oracle(args: argparse.Namespace) -> int:
     hidden = ["data_version", "run_id", "refreshed_at"]
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(summary.drop(columns=hidden, errors="ignore").T.to_string(header=False))
+        print()
+        for row in summary.itertuples():
+            print(oracle_headline_line(row))
         print()
         cols = ["model_set", "estimator", "quality", "quality_lo", "quality_hi", "cost", "recommended", "identified",
                 "cost_basis"]

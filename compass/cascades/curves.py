@@ -17,13 +17,33 @@ import pandas as pd
 from scipy.stats import wilcoxon
 
 
+def _dominated_by_a_cheaper_bin(c: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Exact O(m) pre-filter for `pareto_mask`: True where a point is certainly dominated.
+
+    Costs are cut into m equal-width bins; a point whose error is no lower than the best error of every
+    strictly cheaper bin is dominated (a point in a lower bin has a strictly lower cost, since the bin index
+    is monotone in cost), so dropping it never drops a Pareto point. Leaves the O(m log m) sort only the
+    survivors (on a k = 5 threshold grid, ~0.1 % of the points)."""
+    m = c.size
+    lo, hi = float(c.min()), float(c.max())
+    if m < 64 or not hi > lo:
+        return np.zeros(m, dtype=bool)
+    idx = ((c - lo) * (m / (hi - lo))).astype(np.intp)
+    np.minimum(idx, m - 1, out=idx)
+    best = np.full(m, np.inf)
+    np.minimum.at(best, idx, e)
+    best_cheaper = np.minimum.accumulate(np.concatenate([[np.inf], best[:-1]]))
+    return e >= best_cheaper[idx]
+
+
 def pareto_mask(cost: np.ndarray, error: np.ndarray) -> np.ndarray:
     """Boolean mask of the Pareto-optimal points for (min cost, min error).
 
     A point is dropped when another point is no worse in both metrics and
     strictly better in one (the Skyline operator, Börzsönyi et al. 2001, used in
     §2.4 via `paretoset`). Exact duplicates keep their first occurrence.
-    O(m log m) via a sort on (cost, error).
+    An exact O(m) pre-filter (`_dominated_by_a_cheaper_bin`) removes most dominated points, then a
+    sort on (cost, error) of the survivors, O(s log s).
     """
     c = np.asarray(cost, dtype=float)
     e = np.asarray(error, dtype=float)
@@ -31,7 +51,8 @@ def pareto_mask(cost: np.ndarray, error: np.ndarray) -> np.ndarray:
         raise ValueError(f"cost and error must be 1-D arrays of equal length, got {c.shape} and {e.shape}")
     if np.any(~np.isfinite(c)) or np.any(~np.isfinite(e)):
         raise ValueError("cost and error must be finite")
-    order = np.lexsort((e, c))  # by cost, then error
+    alive = np.flatnonzero(~_dominated_by_a_cheaper_bin(c, e))
+    order = alive[np.lexsort((e[alive], c[alive]))]  # by cost, then error; ties keep the first occurrence
     e_sorted = e[order]
     best_before = np.minimum.accumulate(np.concatenate([[np.inf], e_sorted[:-1]]))
     keep_sorted = e_sorted < best_before

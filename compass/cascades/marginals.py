@@ -206,11 +206,13 @@ def _weighted_beta_mles(s1: np.ndarray, s2: np.ndarray, total: np.ndarray, a: np
 
 @dataclass(frozen=True)
 class _PaddedBatch:
-    """Arrays of points in (0, 1) padded into one (rows, max size) batch; the padding has weight 0."""
+    """Arrays of points in (0, 1) padded into one (rows, max size) batch; the padding has weight 0 and is never
+    summed (``sums``), so a fit does not depend on the width of the batch it runs in."""
 
     logx: np.ndarray
     log1mx: np.ndarray
     w: np.ndarray
+    sizes: np.ndarray  # each row's number of points
 
     @classmethod
     def of(cls, xs: list[np.ndarray]) -> "_PaddedBatch":
@@ -218,7 +220,13 @@ class _PaddedBatch:
         w = np.zeros_like(padded)
         for i, x in enumerate(xs):
             padded[i, : x.size], w[i, : x.size] = x, 1.0
-        return cls(np.log(padded), np.log1p(-padded), w)
+        return cls(np.log(padded), np.log1p(-padded), w, np.array([x.size for x in xs]))
+
+    def sums(self, a: np.ndarray) -> np.ndarray:
+        """Each row's sum over its own points only (last axis), as a fit of that row alone sums them. Summing the
+        padding too would change numpy's pairwise-summation blocks with the batch's width, moving the log-likelihood
+        at rounding level, which the |dLL| < tol stopping rule turns into parameter changes of ~1e-4."""
+        return np.stack([np.add.reduce(a[i, ..., :n], axis=-1) for i, n in enumerate(self.sizes)])
 
     def densities(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Component-1 density term pi Beta(x | a1, b1) and the mixture density of theta = (pi, a1, b1, a2, b2)
@@ -238,11 +246,11 @@ class _PaddedBatch:
     def loglik(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """E-step: per row, the log-likelihood of theta and the component-1 responsibilities."""
         d1, dens = self.densities(theta)
-        return (self.w * np.log(dens)).sum(axis=1), d1 / dens
+        return self.sums(np.log(dens)), d1 / dens
 
     def rows(self, keep: np.ndarray) -> "_PaddedBatch":
         """The rows ``keep`` (same padding: every row's sums stay those of the full batch)."""
-        return _PaddedBatch(self.logx[keep], self.log1mx[keep], self.w[keep])
+        return _PaddedBatch(self.logx[keep], self.log1mx[keep], self.w[keep], self.sizes[keep])
 
     def m_step(self, theta: np.ndarray, r1: np.ndarray) -> np.ndarray:
         """M-step from responsibilities ``r1``: pi = mean r1 and the weighted beta MLE of each component
@@ -250,12 +258,12 @@ class _PaddedBatch:
         resp = np.empty((len(r1), 2, r1.shape[1]))  # (rows, component, size)
         np.multiply(self.w, r1, out=resp[:, 0])
         np.multiply(self.w, np.subtract(1, r1, out=resp[:, 1]), out=resp[:, 1])
-        total = resp.sum(axis=2)
-        a, b = _weighted_beta_mles(np.einsum("rjs,rs->rj", resp, self.logx).ravel(),
-                                   np.einsum("rjs,rs->rj", resp, self.log1mx).ravel(), total.ravel(),
+        total = self.sums(resp)
+        a, b = _weighted_beta_mles(self.sums(resp * self.logx[:, None]).ravel(),
+                                   self.sums(resp * self.log1mx[:, None]).ravel(), total.ravel(),
                                    theta[:, 1::2].ravel(), theta[:, 2::2].ravel())  # (a1, a2), (b1, b2)
         out = np.empty_like(theta)
-        out[:, 0] = total[:, 0] / self.w.sum(axis=1)
+        out[:, 0] = total[:, 0] / self.sizes
         out[:, 1::2], out[:, 2::2] = a.reshape(-1, 2), b.reshape(-1, 2)
         return out
 

@@ -88,18 +88,31 @@ def optimal_map_plot(best: pd.DataFrame, dataset: str):
 
 
 def two_model_cascades_plot(rewards: pd.DataFrame, cer: pd.DataFrame, dataset: str):
-    """Fig. 3.6 (cascade error rate vs deferral rate on test) and Fig. 3.5's tuned deferral vs the price of error."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 3.4))
+    """Fig. 3.6a (CER = Cov(1_D, 1_err^small), eq. 3.25, vs the deferral rate on test), the cascade error rate vs
+    deferral, and Fig. 3.5's comparison: the tuned cascade's test reward minus M_big alone's across the price of
+    error, at the lowest and the highest price of latency (above zero: the cascade wins)."""
+    fig, (cer_ax, err_ax, gain_ax) = plt.subplots(1, 3, figsize=(13.5, 3.6))
     for (small, big), g in cer.groupby(["small", "big"], sort=False):
         g = g.sort_values("defer_rate")
-        left.plot(g["defer_rate"], g["error_rate"], marker=".", lw=1, label=f"{small} -> {big}")
-    left.set_xlabel("deferral rate (test)")
-    left.set_ylabel("cascade error rate (test)")
-    left.legend(fontsize=6)
-    for (small, big), g in rewards[rewards["lambda_latency"] == 0].groupby(["small", "big"], sort=False):
-        right.semilogx(g["lambda_error"], g["defer_rate"], marker="o", lw=1, label=f"{small} -> {big}")
-    right.set_xlabel("price of error lambda_E ($)")
-    right.set_ylabel("deferral rate of the tuned threshold (test)")
-    fig.suptitle(f"{dataset}: two-model cascades (thesis Ch. 3)", fontsize=9)
+        label = f"{small} -> {big}"
+        cer_ax.plot(g["defer_rate"], g["cer"], marker=".", lw=1, label=label)
+        err_ax.plot(g["defer_rate"], g["error_rate"], marker=".", lw=1, label=label)
+    cer_ax.set_xlabel("deferral rate (test)")
+    cer_ax.set_ylabel("CER: Cov(deferral, small model's error)")
+    cer_ax.legend(fontsize=6)
+    err_ax.set_xlabel("deferral rate (test)")
+    err_ax.set_ylabel("cascade error rate (test)")
+    latencies = sorted(rewards["lambda_latency"].unique())
+    for (small, big), g in rewards.groupby(["small", "big"], sort=False):
+        for ll, style in ((latencies[0], "-"), (latencies[-1], "--")):
+            h = g[g["lambda_latency"] == ll].sort_values("lambda_error")
+            gain_ax.semilogx(h["lambda_error"], h["reward"] - h["big_alone_reward"], style, marker="o", ms=3, lw=1,
+                             label=f"{small} -> {big}, latency ${60 * ll:g}/min")
+    gain_ax.axhline(0.0, color="#777", lw=0.8)
+    gain_ax.set_yscale("symlog", linthresh=1e-5)
+    gain_ax.set_xlabel("price of an error (USD)")
+    gain_ax.set_ylabel("cascade minus big model alone (USD per query)")
+    gain_ax.legend(fontsize=5)
+    fig.suptitle(f"{dataset}: two-model cascades (thesis Ch. 3, Figs. 3.5-3.6)", fontsize=9)
     fig.tight_layout()
     return fig

@@ -323,26 +323,36 @@ def markov_error(model: CascadeModel, cascade: tuple[str, ...], data: CascadeDat
     """The Markov-copula model's own error (Sec. 2.2's Markov assumption, Table 2.3): at each threshold
     vector, the model's P(correct) and E[cost] (Algorithm 1) next to the plug-in values, the cascade run
     on `data` itself. Columns: point, pred_accuracy, plugin_accuracy, accuracy_gap_points, pred_cost,
-    plugin_cost, cost_gap_pct (model minus plug-in; + over-predicts)."""
+    plugin_cost, cost_gap_pct (model minus plug-in; + over-predicts), plugin_confidence (the mean calibrated
+    confidence of the answering models on `data`) and calibration_gap_points = 100 (plugin_confidence -
+    plugin_accuracy): the part of accuracy_gap_points a perfect model of the confidences would still make
+    because the calibrators miss on `data` (zero in expectation on the rows they were fitted on)."""
     pred_acc, pred_cost = model.evaluate(cascade, thresholds)
     error, cost = evaluate_thresholds(data.p, data.y, data.c, thresholds)
+    confidence = 1 - evaluate_thresholds(data.p, data.p, data.c, thresholds)[0]
     return pd.DataFrame({"point": np.arange(len(thresholds)), "pred_accuracy": pred_acc, "plugin_accuracy": 1 - error,
                          "accuracy_gap_points": 100 * (pred_acc - (1 - error)), "pred_cost": pred_cost,
-                         "plugin_cost": cost, "cost_gap_pct": 100 * (pred_cost / cost - 1)})
+                         "plugin_cost": cost, "cost_gap_pct": 100 * (pred_cost / cost - 1),
+                         "plugin_confidence": confidence,
+                         "calibration_gap_points": 100 * (confidence - (1 - error))})
 
 
 def markov_error_table(cal: pd.DataFrame, chain: tuple[str, ...]) -> pd.DataFrame:
-    """`markov_error` at Rational Tuning's thresholds for every prefix k = 2..K of `chain`, on train (the
-    rows the model was fitted on, so the gap is the model's structure, not sampling): per point, with k."""
+    """`markov_error` at Rational Tuning's thresholds for every prefix k = 2..K of `chain`, with `split`:
+    'test' (out of sample: the model and the thresholds are fitted on train, the cascade runs on test; first
+    when there is a test split) and 'train' (the rows the model was fitted on, so the gap there is the model's
+    structure, not sampling). Per point, with k and split."""
     train_cal = cal[cal["split"] == "train"]
     model = fit_cascade_model(train_cal, list(chain), copula=RT_COPULAS["rt"])
+    splits = ["test", "train"] if has_test(cal) else ["train"]
     parts = []
     for k in range(2, len(chain) + 1):
         cascade = tuple(chain[:k])
         tuned = rational_tuning(model, cascade=cascade)
         thresholds = tuned[threshold_columns(k)].to_numpy(float)
-        parts.append(markov_error(model, cascade, CascadeData.of(cal, cascade, "train"), thresholds)
-                     .assign(cascade=">".join(cascade), k=k))
+        for split in splits:
+            parts.append(markov_error(model, cascade, CascadeData.of(cal, cascade, split), thresholds)
+                         .assign(cascade=">".join(cascade), k=k, split=split))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -396,17 +406,26 @@ def _pair_frame(cal: pd.DataFrame, model: str, split: str) -> pd.DataFrame:
                          "latency_s": rows["latency_ms"].astype(float) / 1000.0, "p_true": rows["p_correct"]})
 
 
+def big_alone_reward(big: pd.DataFrame, lambda_error: np.ndarray, lambda_latency: np.ndarray) -> np.ndarray:
+    """Expected reward of sending every query straight to M_big (eq. 3.10, Fig. 3.5's comparison), on its rows."""
+    return -(big["cost_usd"].mean() + lambda_latency * big["latency_s"].mean()
+             + lambda_error * (1 - big["correct"].mean()))
+
+
 def two_model_cascade_tables(records: pd.DataFrame, dataset: str) -> dict[str, pd.DataFrame]:
     """Ch. 3's cascade findings on every consecutive pair M_small -> M_big of the primary (Llama) chain:
-    the test reward of the threshold re-tuned on train for each price of error (App. 3D, Fig. 3.5) and the
-    cascade error rate's decomposition across deferral thresholds on test (CER, Fig. 3.6)."""
+    the test reward of the threshold re-tuned on train for each price of error and of latency (App. 3D, Fig. 3.5),
+    beside the test reward of M_big alone (`big_alone_reward`, `cascade_beats_big`), and the cascade error rate's
+    decomposition across deferral thresholds on test (CER of eq. 3.25, Fig. 3.6)."""
     cal, _ = calibrated_records(records, dataset)
     chain = [m for m in CHAINS[PRIMARY_CHAIN] if m in set(cal["model_id"])]
     rewards, cer = [], []
     for small, big in zip(chain[:-1], chain[1:]):
         s_tr, b_tr, s_te, b_te = (_pair_frame(cal, m, split) for split in ("train", "test") for m in (small, big))
         pair = {"small": small, "big": big}
-        rewards.append(tuned_cascade_rewards(s_tr, b_tr, s_te, b_te, LAMBDA_ERRORS).assign(**pair))
+        tuned = tuned_cascade_rewards(s_tr, b_tr, s_te, b_te, LAMBDA_ERRORS, LAMBDA_LATENCIES)
+        alone = big_alone_reward(b_te, tuned["lambda_error"].to_numpy(), tuned["lambda_latency"].to_numpy())
+        rewards.append(tuned.assign(big_alone_reward=alone, cascade_beats_big=tuned["reward"] > alone, **pair))
         cer.append(cer_curve(s_te, b_te).assign(**pair))
     return {"cascade.tuned_rewards": pd.concat(rewards, ignore_index=True),
             "cascade.cer_curve": pd.concat(cer, ignore_index=True)}

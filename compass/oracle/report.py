@@ -5,9 +5,9 @@ curve          [generations, quality, cost]                           O_biased(G
 estimates      [estimator, quality, quality_lo, quality_hi, cost, recommended, identified]   Table 6
 frontier       [estimator, alpha, quality, cost]                      §4.4, Figs. 6–11
 summary        {sota_model, sota_quality, sota_cost, oracle_quality, oracle_estimate,
-                headline_lo, headline_hi, headline_flag, headline_note,
+                headline_lo, headline_hi, headline_ci_lo, headline_ci_hi, headline_flag, headline_note,
                 error_rate_reduction, error_rate_reduction_lo, error_rate_reduction_hi,
-                cost_saving_at_sota_quality, aiq}                      Tables 1–2 (`headline`)
+                cost_saving_at_sota_quality, aiq, cost_saving_flag, aiq_flag}  Tables 1–2 (`headline`)
 posthoc        [k, quality, cost]                                     §4.5, Tables 4–5
 """
 
@@ -23,7 +23,7 @@ from compass.oracle.bias_correction import bias_corrected_frontier
 from compass.oracle.bootstrap import bootstrap_interval
 from compass.oracle.estimators import RECOMMENDED, Estimator, get_estimator
 from compass.oracle.frontier import aiq, cost_saving, default_alphas, error_rate_reduction, pareto, sweep
-from compass.oracle.headline import headline
+from compass.oracle.headline import headline, range_interval
 from compass.oracle.naive import naive_curve
 from compass.oracle.posthoc import posthoc_curve
 from compass.oracle.records import OracleArrays
@@ -118,6 +118,7 @@ def analyze(
     split = float(quality["split_sample"]) if "split_sample" in quality else get_estimator("split_sample")(arrays)[0]
     naive = float(quality["naive"]) if "naive" in quality else get_estimator("naive")(arrays)[0]
     head = headline(float(quality[recommended]), sota_q, naive, split)
+    ci_lo, ci_hi = range_interval(arrays.p_hat)
     rec_front = frontier[frontier["estimator"] == recommended]
     summary = {
         "sota_model": str(best["model_id"]),
@@ -127,6 +128,8 @@ def analyze(
         "oracle_estimate": float(quality[recommended]),
         "headline_lo": head.lo,
         "headline_hi": head.hi,
+        "headline_ci_lo": ci_lo,  # 95 % confidence interval around the range (`range_interval`)
+        "headline_ci_hi": ci_hi,
         "headline_flag": head.flag,
         "headline_note": head.note,
         "error_rate_reduction": error_rate_reduction(head.quality, sota_q),
@@ -137,5 +140,8 @@ def analyze(
             if len(rec_front) and best["cost"] > 0 else float("nan")
         ),
         "aiq": aiq(rec_front) if len(rec_front) else float("nan"),
+        # The cost saving and AIQ come from the same estimator's frontier: its quality's flag follows them.
+        "cost_saving_flag": head.flag,
+        "aiq_flag": head.flag,
     }
     return OracleReport(single, naive_curve(arrays), estimates, frontier, summary, posthoc_curve(arrays))

@@ -27,7 +27,7 @@ from scipy.optimize import curve_fit
 from scipy.stats import binom
 
 from compass.oracle.estimators import ESTIMATORS, RECOMMENDED, get_estimator
-from compass.oracle.headline import headline
+from compass.oracle.headline import headline, range_interval
 from compass.oracle.records import build_arrays
 from compass.oracle.report import identified_estimate
 from compass.oracle.synthetic import generate, generate_counts
@@ -44,7 +44,8 @@ REGIMES: dict[str, dict[str, tuple[float, float]]] = {
 }
 HEADLINE = "headline"  # pseudo-estimator: what oracle.summary would publish (`compass.oracle.headline`)
 STUDY_COLUMNS = ["scenario", "regime", "n_prompts", "n_models", "generations", "estimator", "true_oracle",
-                 "estimate", "bias", "rmse", "identified_share", "below_split_share", "range_covers_share"]
+                 "estimate", "bias", "rmse", "identified_share", "below_split_share", "range_covers_share",
+                 "range_ci_covers_share"]
 
 
 def validation_study(
@@ -68,7 +69,8 @@ def validation_study(
     `below_split_share` is how often the estimate falls below the split-sample
     oracle (a lower bound in expectation); on the headline row
     `range_covers_share` is how often the truth lies in the published range
-    [max(SOTA, split-sample), naive].
+    [max(SOTA, split-sample), naive] and `range_ci_covers_share` how often in its 95 % confidence
+    interval (`compass.oracle.headline.range_interval`).
     """
     names = list(ESTIMATORS) if estimators is None else list(estimators)
     for required in ("naive", "split_sample", recommended):
@@ -80,7 +82,7 @@ def validation_study(
         for g in generations:
             for l in n_models:
                 est: dict[str, list[float]] = {n: [] for n in [*fns, HEADLINE]}
-                truths, covered = [], []
+                truths, covered, ci_covered = [], [], []
                 for r in range(n_reps):
                     data = generate(n_prompts, l, g, seed=seed + 1000 * r + 17 * g + l, **REGIMES[regime])
                     arrays = build_arrays(data.records, dataset=f"G{g}_L{l}")
@@ -91,6 +93,8 @@ def validation_study(
                     head = headline(est[recommended][-1], sota, est["naive"][-1], est["split_sample"][-1])
                     est[HEADLINE].append(head.quality)
                     covered.append(head.lo <= data.true_oracle <= head.hi)
+                    ci_lo, ci_hi = range_interval(arrays.p_hat)
+                    ci_covered.append(ci_lo <= data.true_oracle <= ci_hi)
                 truth_arr = np.asarray(truths)
                 split = np.asarray(est["split_sample"])
                 for name, values in est.items():
@@ -102,7 +106,8 @@ def validation_study(
                                  float(err.mean()) if ok.any() else np.nan,
                                  float(np.sqrt(np.mean(err**2))) if ok.any() else np.nan,
                                  float(ok.mean()), float(np.mean(v[ok] < split[ok] - 1e-9)) if ok.any() else np.nan,
-                                 float(np.mean(covered)) if name == HEADLINE else np.nan))
+                                 float(np.mean(covered)) if name == HEADLINE else np.nan,
+                                 float(np.mean(ci_covered)) if name == HEADLINE else np.nan))
     return pd.DataFrame(rows, columns=STUDY_COLUMNS)
 
 
@@ -135,7 +140,8 @@ def g1_evidence(study: pd.DataFrame) -> dict[str, float | str]:
     head = study[(study["generations"] == 1) & (study["estimator"] == HEADLINE)]
     return {"g1_best_estimator": str(rmse.idxmin()) if len(rmse) else "none",
             "g1_best_rmse": float(rmse.min()) if len(rmse) else float("nan"),
-            "g1_range_coverage": float(head["range_covers_share"].mean()) if len(head) else float("nan")}
+            "g1_range_coverage": float(head["range_covers_share"].mean()) if len(head) else float("nan"),
+            "g1_range_ci_coverage": float(head["range_ci_covers_share"].mean()) if len(head) else float("nan")}
 
 
 def expected_biased_identical(p: float, n_models: int, generations: int) -> float:

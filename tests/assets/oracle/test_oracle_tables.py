@@ -155,5 +155,26 @@ def test_cli_prints_summary_and_estimators(materialized, monkeypatch, capsys):
     rows = [line.split() for line in out.splitlines()]
     assert any(r[:2] == ["all", "bias_corrected"] and "True" in r for r in rows)  # recommended flag shown
     assert any(r[:2] == ["all", "naive"] and "False" in r for r in rows)
+    for row in summary.itertuples():  # one line per model set: the oracle, cost saving and AIQ with their flags
+        line = next(ln for ln in out.splitlines() if ln.startswith(f"{row.model_set}: oracle "))
+        assert line.count(f"[{row.headline_flag}]") == (3 if row.headline_flag else 0)
     assert main(["oracle", "--dataset", "nope"]) == 2
     assert "no oracle results for dataset 'nope'" in capsys.readouterr().err
+
+
+def test_cli_line_carries_the_headline_flag_to_cost_saving_and_aiq():
+    """livecodebench's priced set (issue 28): a 95.6 % saving from an estimate below the split-sample bound must
+    not print unflagged; a G = 1 range prints as a range."""
+    from types import SimpleNamespace
+
+    from pipelines.cli import oracle_headline_line
+
+    flagged = SimpleNamespace(model_set="priced", headline_flag="below_split_sample", oracle_quality=0.61,
+                              headline_lo=0.61, headline_hi=0.7, cost_saving_at_sota_quality=0.956, aiq=0.5,
+                              cost_saving_flag="below_split_sample", aiq_flag="below_split_sample")
+    line = oracle_headline_line(flagged)
+    assert "95.6 % [below_split_sample]" in line and "AIQ 0.500 [below_split_sample]" in line
+    g1 = SimpleNamespace(**{**vars(flagged), "headline_flag": "range", "oracle_quality": float("nan"),
+                            "cost_saving_flag": "range", "aiq_flag": "range", "headline_ci_lo": 0.58,
+                            "headline_ci_hi": 0.72})
+    assert "oracle in [0.6100, 0.7000] (95 % CI [0.5800, 0.7200]) [range]" in oracle_headline_line(g1)

@@ -37,6 +37,17 @@ def test_pareto_mask_matches_brute_force():
     assert len(kept_pairs) == mask.sum()
 
 
+def test_pareto_mask_prefilter_keeps_every_pareto_point_of_a_dense_cloud():
+    """The O(m) bin pre-filter must never drop a Pareto point: a 3,000-point cloud whose front crosses
+    many bins, against the quadratic brute force."""
+    rng = np.random.default_rng(1)
+    cost = rng.random(3000)
+    err = 1.0 - np.sqrt(cost) + 0.02 * rng.random(3000)
+    mask = pareto_mask(cost, err)
+    assert mask.sum() > 20
+    np.testing.assert_array_equal(mask, ~dominated_brute(cost, err))
+
+
 def test_auc_closed_form_piecewise_linear():
     # error = 0.5 - 0.4 c on [0, 0.5], then flat 0.3 on [0.5, 1].
     cost = np.array([0.0, 0.5, 1.0])

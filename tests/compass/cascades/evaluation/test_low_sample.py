@@ -4,6 +4,7 @@ subsample per seed that all its cascades share."""
 
 import dataclasses
 
+import numpy as np
 import pandas as pd
 
 from compass.cascades import study as cs
@@ -44,3 +45,31 @@ def test_low_sample_ids_are_shared_and_balanced():
     assert 20 <= len(ids) <= 30 and ids.is_unique  # 3 rounds x 5 models x (right, wrong), minus collisions
     y = cs.pivot(cal, "correct", split="train", models=llama).loc[ids]
     assert ((y == 1).any() & (y == 0).any()).all()  # every model sees a right and a wrong answer
+
+
+def test_low_sample_curves_ignore_the_confidences_of_training_rows_outside_the_subsample():
+    """Invariance: the n <= 30 curves learn only from their subsample, so scrambling the confidences of every
+    other training row leaves them unchanged (they change if the calibrators, marginals or copulas see the full
+    training split, or if the subsample's calibrator output is not the one used). The full-sample curves move."""
+    rec = cs.prepare_records(records(), "mmlu")
+    settings = dataclasses.replace(SETTINGS, low_sample_seeds=(0,))
+    chains = cs.chains_for(rec)
+    cascades = [c for c in cs.study_cascades(chains, settings) if len(c[1]) <= 3]
+    cal, _ = cs.calibrated_records(rec, "mmlu")
+    ids = set(cs.low_sample_ids(cal, max(chains.values(), key=len), seed=0))
+    outside = (rec["split"] == "train") & ~rec["query_id"].isin(ids)
+    scrambled = rec.copy()
+    rng = np.random.default_rng(0)
+    scrambled.loc[outside, "confidence"] = rng.permutation(scrambled.loc[outside, "confidence"].to_numpy())
+
+    def curves_of(frame: pd.DataFrame) -> pd.DataFrame:
+        c, _ = cs.calibrated_records(frame, "mmlu")
+        return cs.cascade_curves(frame, c, "mmlu", chains, cascades, settings)[0]
+
+    before, after = curves_of(rec), curves_of(scrambled)
+    low = before["sample"] != "full"
+    assert low.sum() > 0
+    pd.testing.assert_frame_equal(before[low].reset_index(drop=True),
+                                  after[after["sample"] != "full"].reset_index(drop=True))
+    full_before, full_after = (f.loc[f["sample"] == "full", "thresholds"].reset_index(drop=True) for f in (before, after))
+    assert not full_before.equals(full_after)  # the scrambling reached the full-sample fit

@@ -26,3 +26,22 @@ def test_two_model_cascade_tables_on_consecutive_llama_pairs():
         # a near-free error (1e-4 $) keeps almost every query on the cheap model; an expensive one defers most
         assert r["defer_rate"].iloc[0] < 0.05 and r["defer_rate"].iloc[-1] > 0.2
         assert r["defer_rate"].is_monotonic_increasing
+
+
+def test_tuned_rewards_cover_the_latency_grid_and_compare_with_the_big_model_alone():
+    """Fig. 3.5: every (price of error, price of latency) of the grid, and M_big alone's test reward recomputed
+    here from the raw rows; at a near-free error the cascade with a cheaper first model beats the big model alone."""
+    rec = cs.prepare_records(records(), "mmlu")
+    rewards = cs.two_model_cascade_tables(rec, "mmlu")["cascade.tuned_rewards"]
+    assert set(rewards["lambda_latency"]) == set(cs.LAMBDA_LATENCIES)
+    assert len(rewards) == len(cs.LAMBDA_ERRORS) * len(cs.LAMBDA_LATENCIES) * (len(LLAMA) - 1)
+    test = rec[rec["split"] == "test"]
+    for row in rewards.sample(10, random_state=0).itertuples():
+        big = test[test["model_id"] == row.big]
+        want = -(big["cost_usd"].mean() + row.lambda_latency * big["latency_ms"].mean() / 1000
+                 + row.lambda_error * (1 - big["correct"].mean()))
+        assert row.big_alone_reward == pytest.approx(want, rel=1e-9)
+        assert row.cascade_beats_big == (row.reward > row.big_alone_reward)
+    cheap = rewards[rewards["lambda_error"] == rewards["lambda_error"].min()]
+    # 3B -> 8B: the small model costs half as much, so a near-free error favours the cascade; 1B and 3B cost the same
+    assert cheap.loc[cheap["big"] == LLAMA[2], "cascade_beats_big"].all()

@@ -113,6 +113,19 @@ def test_an_array_that_stops_early_leaves_the_batch_with_its_own_fit():
     assert fit_beta_mixtures([fast, slow]) == [fit_beta_mixtures([fast, fast])[0], fit_beta_mixtures([slow, slow])[0]]
 
 
+@pytest.mark.parametrize("max_iter", [60, 2000])
+def test_a_fit_does_not_depend_on_the_width_of_its_batch(max_iter):
+    """Padding: an array fitted alone and in batches padded to 1.5x, 4x and 13x its size gets bit-identical
+    parameters, at the default stopping rule and at a 60-step cut-off (summing the zero-weight padding used to move
+    a fit by up to 1.8e-4 relative, 2 % at the cut-off)."""
+    rng = np.random.default_rng(7)
+    x = np.where(rng.random(297) < 0.4, rng.beta(1.5, 4.0, 297), rng.beta(4.0, 1.5, 297))
+    alone = fit_beta_mixture(x, max_iter=max_iter)
+    for width in (445, 1188, 3861):
+        other = rng.beta(2.0, 2.0, width)
+        assert fit_beta_mixtures([x, other], max_iter=max_iter)[0] == alone, width
+
+
 def test_fit_marginal_counts_masses_and_guards_small_n():
     rng = np.random.default_rng(0)
     phi = np.concatenate([np.full(30, 0.1), np.full(50, 0.95), 0.1 + 0.85 * rng.beta(3, 2, 220)])

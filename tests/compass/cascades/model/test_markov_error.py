@@ -5,6 +5,7 @@ that the queries reaching model 3 are the ones it fails). Synthetic data, tests 
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from compass.cascades import study as cs
 from compass.cascades.markov_model import fit_cascade_model
@@ -42,3 +43,24 @@ def test_markov_error_grows_when_the_truth_is_not_markov():
     markov = np.mean([k3_gap(synthetic_calibrated(n_train=4000, k=3, rho=0.7, seed=s)) for s in (1, 2, 3)])
     broken = np.mean([k3_gap(non_markov_calibrated(4000, seed=s)) for s in (1, 2, 3)])
     assert broken - markov > 1.0 and broken > 3.0
+
+
+def test_markov_error_table_reports_the_test_split_out_of_sample():
+    """A synthetic world whose test answers are right 15 points less often than their calibrated confidence says
+    (the calibration shift MedMCQA's splits show): the table's test rows see it, in accuracy_gap_points and
+    calibration_gap_points, its train rows do not, and the test plug-in accuracy is that of the test labels."""
+    cal = synthetic_calibrated(n_train=3000, n_test=3000, k=3, rho=0.7, seed=4)
+    test = cal["split"] == "test"
+    rng = np.random.default_rng(5)
+    cal.loc[test, "correct"] = (rng.random(test.sum()) < cal.loc[test, "p_correct"] - 0.15).astype(float)
+    table = cs.markov_error_table(cal, ("m0", "m1", "m2"))
+    assert set(table["split"]) == {"train", "test"}
+    gap = table.groupby("split")[["accuracy_gap_points", "calibration_gap_points"]].mean()
+    assert abs(gap.loc["train", "accuracy_gap_points"]) < 3 and abs(gap.loc["train", "calibration_gap_points"]) < 2
+    assert 12 < gap.loc["test", "calibration_gap_points"] < 18 and gap.loc["test", "accuracy_gap_points"] > 10
+    # the test plug-in is the test labels' own accuracy: routing m0 -> m1 by hand at the median threshold
+    phi, y = (cs.pivot(cal, col, split="test") for col in ("p_correct", "correct"))
+    t = float(np.quantile(phi["m0"], 0.5))
+    out = cs.markov_error(fit_cascade_model(cal[~test], ["m0", "m1"]), ("m0", "m1"),
+                          cs.CascadeData.of(cal, ("m0", "m1"), "test"), np.array([[t]]))
+    assert out["plugin_accuracy"].iloc[0] == pytest.approx(np.where(phi["m0"] > t, y["m0"], y["m1"]).mean())

@@ -92,5 +92,43 @@ def test_analyze_flags_an_estimate_below_the_split_sample_bound(monkeypatch):
     split = split_sample_oracle(arr)[0]
     monkeypatch.setitem(ESTIMATORS, "too_low", lambda a: (split - 0.05, 1.0))
     s = analyze(arr, estimators=("naive", "split_sample", "too_low"), recommended="too_low", n_boot=0).summary
-    assert s["headline_flag"] == "below_split_sample"
+    assert s["headline_flag"] == s["cost_saving_flag"] == s["aiq_flag"] == "below_split_sample"
     assert s["oracle_estimate"] == pytest.approx(split - 0.05) and s["oracle_quality"] == pytest.approx(split)
+
+
+def test_headline_check_recomputes_the_range_and_catches_a_moved_or_unflagged_headline():
+    """The asset check `headline_consistent`: every rule of `headline` passes it, and headlines broken the
+    ways a regression could break them fail it (the old check, 'published value inside [SOTA, naive] or
+    flagged', passed all three broken rows)."""
+    from compass.oracle.headline import headline_consistent
+
+    sota, naive, split = 0.80, 0.95, 0.81
+    good = [headline(e, sota, naive, split) for e in (0.85, 0.97, 0.79, float("nan"))]
+    est = [0.85, 0.97, 0.79, float("nan")]
+    ok = headline_consistent(est, [h.quality for h in good], [h.flag for h in good], [sota] * 4, [naive] * 4,
+                             [split] * 4)
+    assert ok.all()
+    broken = headline_consistent([0.97, 0.85, 0.90], [0.95, 0.84, 0.90], ["", "", "clipped"], [sota] * 3,
+                                 [naive] * 3, [split] * 3)  # clipped unflagged, point moved, flagged in range
+    assert not broken.any()
+
+
+def test_g1_range_interval_covers_the_truth_at_least_nominally_where_the_range_does_not():
+    """Synthetic high-accuracy PGM draws at G = 1 (10 models, 200 prompts, like a small real benchmark): the
+    identified range misses the truth often (its lower end, the sample SOTA, is biased upward), its 95 %
+    interval (`range_interval`) covers it in at least 95 % of 40 draws."""
+    from compass.oracle.headline import range_interval
+    from compass.oracle.records import build_arrays
+    from compass.oracle.synthetic import generate
+    from compass.oracle.validation import REGIMES
+
+    range_hits, ci_hits = [], []
+    for r in range(40):
+        data = generate(200, 10, 1, seed=500 + r, **REGIMES["high_accuracy"])
+        arr = build_arrays(data.records, dataset="g1")
+        head = headline(float("nan"), float(arr.p_hat.mean(axis=0).max()), naive_oracle(arr)[0],
+                        split_sample_oracle(arr)[0])
+        lo, hi = range_interval(arr.p_hat)
+        range_hits.append(head.lo <= data.true_oracle <= head.hi)
+        ci_hits.append(lo <= data.true_oracle <= hi)
+    assert np.mean(range_hits) < 0.9 and np.mean(ci_hits) >= 0.95
