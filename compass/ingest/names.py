@@ -1,0 +1,100 @@
+"""New model names from live sources: matched, never guessed (issue 36, item 3).
+
+A spelling a connector reads resolves, in this order, through
+
+1. the aliases file a person keeps (`confirmed`: alias_key -> canonical id; an id not yet in the catalog enters
+   as a new model: a person's decision, not a guess);
+2. the alias table and the catalog's ids (`alias_lookup`);
+3. the canonicalization rules (`compass.ingest.canonical.canonical_id`: dated snapshots, effort suffixes, family
+   spellings) when the id they give is in the catalog.
+
+Any other spelling is *unmatched*. Its candidates are the catalog ids of the same family (the leading run of
+letters of the canonical spelling, e.g. `claude`, `gpt`, `qwen`) ranked by `difflib`'s ratio between the rule-
+canonical spelling and the id. At or above `threshold` the name is held back (`pending`: a probable variant of a
+known model; its rows wait until a person confirms a match in the aliases file). Below it, a spelling a quality
+source scores (benchmark rows) enters as a `new` model under its rule-canonical id, so a model release reaches
+the leaderboards with no hand-written file; a spelling only a price list names stays out (`unmatched`). Nothing
+is merged to an existing model without the rules or a person saying so.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+
+import pandas as pd
+
+from compass.ingest.aliases import alias_key
+from compass.ingest.canonical import canonical_id
+
+MATCHED, CONFIRMED, PENDING, NEW, UNMATCHED = "matched", "confirmed", "pending", "new", "unmatched"
+N_CANDIDATES = 3
+_FAMILY = re.compile(r"^[a-z]+")
+
+MATCH_COLUMNS = ["raw_name", "model_id", "status", "best_candidate", "similarity", "candidates"]
+
+
+def family(key: str) -> str:
+    """The leading run of letters of a spelling (`claude-opus-5` -> `claude`), '' when it starts otherwise."""
+    found = _FAMILY.match(key)
+    return found.group(0) if found else ""
+
+
+def candidates(name: str, ids_by_family: Mapping[str, list[str]], n: int = N_CANDIDATES) -> list[tuple[str, float]]:
+    """The `n` catalog ids of the spelling's family most similar to its rule-canonical spelling, best first."""
+    key = canonical_id(name)
+    pool = ids_by_family.get(family(key), [])
+    scored = [(i, difflib.SequenceMatcher(None, key, i, autojunk=False).ratio()) for i in pool]
+    return sorted(scored, key=lambda s: (-s[1], s[0]))[:n]
+
+
+def match_names(names: Iterable[str], lookup: Mapping[str, str], confirmed: Mapping[str, str], scored: set[str],
+                threshold: float) -> pd.DataFrame:
+    """One row per distinct spelling: MATCH_COLUMNS. `model_id` is set for matched, confirmed and new spellings
+    (their rows enter) and empty for pending and unmatched ones (held back). `scored`: the spellings a quality
+    source scores (only they may enter as new models)."""
+    known = sorted(set(lookup.values()))
+    ids_by_family: dict[str, list[str]] = {}
+    for model_id in known:
+        ids_by_family.setdefault(family(alias_key(model_id)), []).append(model_id)
+    rows = []
+    for name in sorted(set(names)):
+        key = alias_key(name)
+        if key in confirmed:
+            rows.append((name, confirmed[key], CONFIRMED, None, None, None))
+            continue
+        found = lookup.get(key) or lookup.get(alias_key(canonical_id(name)))
+        if found is not None:
+            rows.append((name, found, MATCHED, None, None, None))
+            continue
+        best = candidates(name, ids_by_family)
+        text = "; ".join(f"{i} ({s:.2f})" for i, s in best) or None
+        top_id, top = best[0] if best else (None, 0.0)
+        if top >= threshold:
+            status, model_id = PENDING, None
+        elif name in scored:
+            status, model_id = NEW, canonical_id(name)
+        else:
+            status, model_id = UNMATCHED, None
+        rows.append((name, model_id, status, top_id, round(top, 4) if best else None, text))
+    return pd.DataFrame(rows, columns=MATCH_COLUMNS)
+
+
+def best_variant_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model_id, benchmark, source) of resolved scores: the best-scoring spelling (effort or snapshot
+    variant), whose raw name is kept in `variant` (as the default-data build does)."""
+    return (scores.sort_values(["model_id", "benchmark", "source", "score", "raw_name"],
+                               ascending=[True, True, True, False, True])
+            .drop_duplicates(["model_id", "benchmark", "source"]).rename(columns={"raw_name": "variant"}))
+
+
+def exact_variant_costs(costs: pd.DataFrame) -> pd.DataFrame:
+    """One price per (model_id, provider, source) of resolved prices: the spelling that is the id itself, else the
+    newest dated one (greatest alias key), kept in `variant`."""
+    ranked = costs.assign(_exact=[alias_key(r) == m for r, m in zip(costs["raw_name"], costs["model_id"])],
+                          _key=costs["raw_name"].map(alias_key))
+    return (ranked.sort_values(["model_id", "provider", "source", "_exact", "_key"],
+                               ascending=[True, True, True, False, False])
+            .drop_duplicates(["model_id", "provider", "source"]).drop(columns=["_exact", "_key"])
+            .rename(columns={"raw_name": "variant"}))
