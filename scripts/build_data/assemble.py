@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 from compass.ingest.aliases import alias_key
 from compass.ingest.schemas import RAW_TABLES
 
-from .canonical import canonical_id
+from compass.ingest.canonical import canonical_id
 from .common import SOURCE_PRIORITY
 
 HF_CAP = 400

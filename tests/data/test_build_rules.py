@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
-from build_data.canonical import canonical_id  # noqa: E402
+from compass.ingest.canonical import canonical_id  # noqa: E402
 from build_data.record_sources import read_livecodebench  # noqa: E402
 
 CASES = {

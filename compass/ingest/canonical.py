@@ -1,4 +1,4 @@
-"""Canonical model ids for the embedded default data.
+"""Canonical model ids: the rules that turn an upstream spelling into one id (default data and pipeline).
 
 Rules (applied to `compass.ingest.aliases.alias_key(raw)`, so the canonical id is a
 function of the lookup key and two spellings with the same key can never map to
