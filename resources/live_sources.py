@@ -34,7 +34,7 @@ from compass.ingest.aliases import alias_key, alias_lookup
 from compass.ingest.ingest import ingest_table
 from compass.ingest.load import TABLE_ORDER, ConnectorSource, SourceConfig, SourceFile
 from compass.ingest.names import (
-    CONFIRMED, MATCHED, NEW, best_variant_scores, exact_variant_costs, match_names,
+    CONFIRMED, MATCHED, best_variant_scores, exact_variant_costs, match_names,
 )
 from compass.ingest.schemas import RAW_TABLES
 from compass.ingest.untrusted import UntrustedInput, extract_zip
@@ -232,6 +232,7 @@ def _match(config: SourceConfig, results: list[SourceResult]) -> pd.DataFrame:
     """MATCH_COLUMNS for every spelling of every source; new models of quality sources are then known to the
     others (a price list naming a model a leaderboard just brought in)."""
     lookup, confirmed = _catalog_lookup(config)
+    catalog = set(lookup.values())
     parsed = [r.parsed for r in results if r.parsed is not None]
     names = {n for p in parsed for f in p.values() if "raw_name" in f for n in f["raw_name"].dropna()}
     scored = {n for p in parsed if "benchmark_scores" in p for n in p["benchmark_scores"]["raw_name"].dropna()}
@@ -240,7 +241,8 @@ def _match(config: SourceConfig, results: list[SourceResult]) -> pd.DataFrame:
     entered = first[first["status"].isin([NEW, CONFIRMED])]["model_id"]
     lookup = {**lookup, **{alias_key(m): m for m in entered}}
     again = match_names(first[first["model_id"].isna()]["raw_name"], lookup, confirmed, scored, threshold)
-    return pd.concat([first[first["model_id"].notna()], again], ignore_index=True).set_index("raw_name")
+    matches = pd.concat([first[first["model_id"].notna()], again], ignore_index=True).set_index("raw_name")
+    return matches.assign(in_catalog=matches["model_id"].isin(catalog))
 
 
 def _stage_tables(result: SourceResult, matches: pd.DataFrame) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
@@ -277,9 +279,10 @@ def _stage_tables(result: SourceResult, matches: pd.DataFrame) -> tuple[dict[str
 
 
 def _new_models(result: SourceResult, matches: pd.DataFrame, counts: dict) -> pd.DataFrame:
-    """raw.models rows of the models this source brings in (new, or confirmed to an id not in the catalog): the
+    """raw.models rows of the models this source names that the catalog lacks (new, confirmed to a new id, or new
+    from another source; a later file's row of the same id wins, as for any file): the
     connector's metadata of the spelling where it has some, else the id and the spelling as display name."""
-    entered = matches[matches.index.isin(counts) & (matches["status"] == NEW)]
+    entered = matches[matches.index.isin(counts) & matches["model_id"].notna() & ~matches["in_catalog"]]
     if entered.empty:
         return pd.DataFrame(columns=["model_id"])
     meta = result.parsed.get("models", pd.DataFrame(columns=["raw_name"]))

@@ -10,7 +10,9 @@ A spelling a connector reads resolves, in this order, through
 
 Any other spelling is *unmatched*. Its candidates are the catalog ids of the same family (the leading run of
 letters of the canonical spelling, e.g. `claude`, `gpt`, `qwen`) ranked by `difflib`'s ratio between the rule-
-canonical spelling and the id. At or above `threshold` the name is held back (`pending`: a probable variant of a
+canonical spelling and the id, halved when their version numbers disagree (neither list of numbers is a prefix
+of the other: `gpt-5.5-pro` is not a variant of `gpt-5.2-pro`, `claude-sonnet-5-5` not of `claude-sonnet-4-5`,
+while `grok-code-fast` may be `grok-code-fast-1`). At or above `threshold` the name is held back (`pending`: a probable variant of a
 known model; its rows wait until a person confirms a match in the aliases file). Below it, a spelling a quality
 source scores (benchmark rows) enters as a `new` model under its rule-canonical id, so a model release reaches
 the leaderboards with no hand-written file; a spelling only a price list names stays out (`unmatched`). Nothing
@@ -31,6 +33,9 @@ from compass.ingest.canonical import canonical_id
 MATCHED, CONFIRMED, PENDING, NEW, UNMATCHED = "matched", "confirmed", "pending", "new", "unmatched"
 N_CANDIDATES = 3
 _FAMILY = re.compile(r"^[a-z]+")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# A candidate whose version numbers disagree with the name's scores this fraction of its string similarity.
+OTHER_VERSION = 0.5
 
 MATCH_COLUMNS = ["raw_name", "model_id", "status", "best_candidate", "similarity", "candidates"]
 
@@ -41,11 +46,18 @@ def family(key: str) -> str:
     return found.group(0) if found else ""
 
 
+def similarity(key: str, model_id: str) -> float:
+    """difflib's ratio of two spellings, times OTHER_VERSION when their version numbers disagree."""
+    ratio = difflib.SequenceMatcher(None, key, model_id, autojunk=False).ratio()
+    a, b = _NUMBER.findall(key), _NUMBER.findall(model_id)
+    shorter, longer = sorted((a, b), key=len)
+    return ratio if longer[:len(shorter)] == shorter else OTHER_VERSION * ratio
+
+
 def candidates(name: str, ids_by_family: Mapping[str, list[str]], n: int = N_CANDIDATES) -> list[tuple[str, float]]:
     """The `n` catalog ids of the spelling's family most similar to its rule-canonical spelling, best first."""
     key = canonical_id(name)
-    pool = ids_by_family.get(family(key), [])
-    scored = [(i, difflib.SequenceMatcher(None, key, i, autojunk=False).ratio()) for i in pool]
+    scored = [(i, similarity(key, i)) for i in ids_by_family.get(family(key), [])]
     return sorted(scored, key=lambda s: (-s[1], s[0]))[:n]
 
 
