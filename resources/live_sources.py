@@ -34,7 +34,7 @@ from compass.ingest.aliases import alias_key, alias_lookup
 from compass.ingest.ingest import ingest_table
 from compass.ingest.load import TABLE_ORDER, ConnectorSource, SourceConfig, SourceFile
 from compass.ingest.names import (
-    CONFIRMED, MATCHED, best_variant_scores, exact_variant_costs, match_names,
+    CONFIRMED, MATCHED, NEW, best_variant_scores, exact_variant_costs, match_names,
 )
 from compass.ingest.schemas import RAW_TABLES
 from compass.ingest.untrusted import UntrustedInput, extract_zip
