@@ -19,6 +19,7 @@ changed*: unchanged files keep their bytes and modification time, so `SourcesRes
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import email.utils
 import hashlib
@@ -118,9 +119,9 @@ def refresh_live_sources(config: SourceConfig, now: dt.datetime | None = None, r
 
 
 def _policy(entry: ConnectorSource, default: FetchPolicy) -> FetchPolicy:
-    return FetchPolicy(timeout_s=entry.timeout_s or default.timeout_s, retries=default.retries,
-                       backoff_s=default.backoff_s, max_bytes=entry.max_bytes or default.max_bytes,
-                       max_redirects=default.max_redirects)
+    chosen = {k: getattr(entry, k) for k in ("timeout_s", "retries", "backoff_s", "max_bytes")
+              if getattr(entry, k) is not None}
+    return dataclasses.replace(default, **chosen)
 
 
 # ------------------------------------------------------------------ gather and parse one source

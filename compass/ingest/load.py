@@ -36,7 +36,7 @@ def default_sources(data_dir: Path = DATA_DIR) -> list[SourceFile]:
 class ConnectorSource:
     """A config entry naming a connector (compass.ingest.connectors) and what the source itself publishes: a `url`
     (fetched by resources/fetch.py) or a local `path` (a file, a folder of files or a ZIP). `max_bytes` caps each
-    file, `timeout_s` each HTTP attempt; `position` is the entry's place in the config (its rows override earlier
+    file, `timeout_s` each HTTP attempt, `retries` and `backoff_s` bound the retries; `position` is the entry's place in the config (its rows override earlier
     entries' same-key rows, as files do)."""
 
     connector: str
@@ -44,6 +44,8 @@ class ConnectorSource:
     path: Path | None = None
     max_bytes: int | None = None
     timeout_s: float | None = None
+    retries: int | None = None
+    backoff_s: float | None = None
     position: int = 0
 
     @property
@@ -121,8 +123,8 @@ def read_config(path: str | Path | None) -> SourceConfig:
         entries.append(_connector_entry(entry, i, path) if isinstance(entry, dict) and "connector" in entry
                        else _source_entry(entry, i, path))
     aliases = _relative(doc["aliases"], path) if doc.get("aliases") else None
-    if aliases is not None:
-        entries.append(SourceFile("model_aliases", aliases))
+    if aliases is not None and aliases.exists() and len(aliases.read_text().strip().splitlines()) > 1:
+        entries.append(SourceFile("model_aliases", aliases))  # not before its first line (a table has rows)
     return SourceConfig(tuple(entries), aliases, _number(doc, "stale_after_hours", STALE_AFTER_HOURS, path),
                         _number(doc, "match_threshold", MATCH_THRESHOLD, path))
 
@@ -151,7 +153,7 @@ def _connector_entry(entry: dict, i: int, config: Path) -> ConnectorSource:
     if url is not None and not url.lower().startswith(("http://", "https://")):
         raise IngestError(str(config), i, "url", f"only http(s) URLs are fetched, not {url!r}")
     limits = {}
-    for key, kind in (("max_bytes", int), ("timeout_s", float)):
+    for key, kind in (("max_bytes", int), ("timeout_s", float), ("retries", int), ("backoff_s", float)):
         if key in entry:
             try:
                 limits[key] = kind(entry[key])

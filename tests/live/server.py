@@ -1,5 +1,5 @@
 """A local HTTP server on 127.0.0.1 serving a folder, for the live-source tests (no test reaches outside the
-machine). It answers like a static file host (Last-Modified, an ETag, 304 to a matching conditional request) and
+machine). `root` is the folder served (a test may point it at its own copy). It answers like a static file host (Last-Modified, an ETag, 304 to a matching conditional request) and
 can be told to misbehave per path: `modes[path]` = "500", "slow" (sleeps past any test timeout), "truncate" (a
 Content-Length longer than the body), "redirect:<url>". `log` records (path, status) of every request."""
 
@@ -59,11 +59,12 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 @contextmanager
 def serve(folder: Path, slow_s: float = 3.0):
-    """Serve `folder` on 127.0.0.1 (a free port) in a thread; yields the server (`url(path)`, `modes`, `log`)."""
-    handler = lambda *a, **k: _Handler(*a, directory=str(folder), **k)  # noqa: E731
+    """Serve `folder` on 127.0.0.1 (a free port) in a thread; yields the server (`root`, `url(path)`, `modes`,
+    `log`)."""
+    handler = lambda *a, **k: _Handler(*a, directory=str(server.root), **k)  # noqa: E731
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    server.modes, server.log, server.slow_s = {}, [], slow_s
+    server.root, server.modes, server.log, server.slow_s = folder, {}, [], slow_s
     server.url = lambda path="": f"http://127.0.0.1:{server.server_address[1]}/{path.lstrip('/')}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
