@@ -37,7 +37,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             return self._status(404)
         body, stat = file.read_bytes(), file.stat()
         etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
-        if self.headers.get("If-None-Match") == etag:
+        if self.headers.get("If-None-Match") == etag and mode != "truncate":
             return self._status(304)
         self.send_response(200)
         self.send_header("ETag", etag)
