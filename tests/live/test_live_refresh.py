@@ -147,3 +147,31 @@ def test_a_failing_source_keeps_its_rows_and_the_others_refresh(copy, failure, m
     stale = instance.get_latest_materialization_event(FETCH_KEY).asset_materialization.metadata["stale_sources"]
     assert LIVEBENCH_URL in stale.value
 
+
+
+def test_an_aliases_line_makes_the_next_refresh_merge_a_held_back_name(copy):
+    instance, folder, _, _ = copy
+    near_miss, catalog_id = "xai/grok-4.20-0309-non-reasoning", "grok-4.20-beta-0309-non-reasoning"
+    assert not (_raw(folder, "model_costs", "litellm")["model_id"] == catalog_id).any()
+    with open(folder / "aliases.csv", "a") as aliases:
+        aliases.write(f"{near_miss},{catalog_id}\n")
+    report = run_refresh(instance)
+    assert not report.failed and "raw/model_costs" in report.materialized
+    costs = _raw(folder, "model_costs", "litellm").set_index("model_id")
+    assert costs.loc[catalog_id, "variant"] == near_miss and costs.loc[catalog_id, "input_usd_per_mtok"] == 1.25
+    names = _raw(folder, "unmatched_names")
+    assert near_miss not in set(names["raw_name"])  # confirmed: no longer listed
+    assert (_raw(folder, "model_aliases").query("alias == @near_miss")["model_id"] == catalog_id).all()
+
+
+def test_the_report_page_lists_the_held_back_names_and_the_new_models(world):
+    from pipelines.report.pages.sources import sources_body
+
+    _, base, _ = world
+    page = sources_body(Warehouse(base / "warehouse.duckdb"))
+    verdict = page.split('<p class="verdict">')[1].split("</p>")[0]
+    names = _raw(base, "unmatched_names")
+    pending, new = (int((names["status"] == s).sum()) for s in ("pending", "new"))
+    assert verdict == (f"2 live source(s), all fetched; {new} new model name(s) brought in, {pending} held back for a "
+                       "person to confirm.")
+    assert "xai/grok-4.20-0309-non-reasoning" in page and "grok-4.20-beta-0309-non-reasoning" in page
