@@ -1,7 +1,8 @@
 """A local HTTP server on 127.0.0.1 serving a folder, for the live-source tests (no test reaches outside the
 machine). `root` is the folder served (a test may point it at its own copy). It answers like a static file host (Last-Modified, an ETag, 304 to a matching conditional request) and
 can be told to misbehave per path: `modes[path]` = "500", "slow" (sleeps past any test timeout), "truncate" (a
-Content-Length longer than the body), "redirect:<url>". `log` records (path, status) of every request."""
+Content-Length longer than the body), "nolength" (no Content-Length: the body ends when the connection closes),
+"redirect:<url>". `log` records (path, status) of every request."""
 
 from __future__ import annotations
 
@@ -42,11 +43,12 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.send_response(200)
         self.send_header("ETag", etag)
         self.send_header("Last-Modified", email.utils.formatdate(stat.st_mtime, usegmt=True))
-        self.send_header("Content-Length", str(len(body) + (100 if mode == "truncate" else 0)))
+        if mode != "nolength":
+            self.send_header("Content-Length", str(len(body) + (100 if mode == "truncate" else 0)))
         self.end_headers()
         self.wfile.write(body)
         self.server.log.append((path, 200))
-        if mode == "truncate":
+        if mode in ("truncate", "nolength"):
             self.close_connection = True
 
     def _status(self, code: int, body: bytes = b"") -> None:

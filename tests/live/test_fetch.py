@@ -55,7 +55,10 @@ def test_transient_failures_are_retried_then_fail_with_one_line(site, mode, mess
 def test_oversize_bodies_are_refused(site):
     server, folder, store = site
     (folder / "big.json").write_bytes(b"[" + b"0," * 6000 + b"0]")
-    with pytest.raises(FetchFailed, match="size cap"):
+    with pytest.raises(FetchFailed, match="size cap"):  # refused on its Content-Length
+        fetch(server.url("big.json"), None, store, FAST)
+    server.modes["/big.json"] = "nolength"
+    with pytest.raises(FetchFailed, match="size cap"):  # refused while streaming
         fetch(server.url("big.json"), None, store, FAST)
 
 
