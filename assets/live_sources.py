@@ -1,4 +1,4 @@
-"""The live-sources asset `raw/fetches`: fetch, parse, match and stage every `connector:` entry of the source config
+"""The live-sources asset `live/fetches` (its tables are raw.fetches and raw.unmatched_names): fetch, parse, match and stage every `connector:` entry of the source config
 (resources.live_sources), log each fetch in raw.fetches and the names held back or brought in in
 raw.unmatched_names. The raw table assets read what it staged, so they depend on it (a schedule's run fetches
 first). Its data version changes only when what a source delivers changes: a refresh whose fetches all got 304
@@ -16,7 +16,9 @@ from resources.live_sources import FETCH_COLUMNS, UNMATCHED_COLUMNS, refresh_liv
 from resources.sources import SourcesResource
 from resources.warehouse import WarehouseResource
 
-FETCH_KEY = dg.AssetKey(["raw", "fetches"])
+# Not under `raw/`: the raw/* keys are the file sources `compass run` reads when their inputs changed
+# (pipelines.refresh.sources_to_read); this one runs first in every refresh of a config with live sources.
+FETCH_KEY = dg.AssetKey(["live", "fetches"])
 FAILED, STALE = "failed_sources", "stale_sources"
 
 

@@ -34,7 +34,7 @@ RAW_KEYS = {table: dg.AssetKey(["raw", table]) for table in TABLE_ORDER}
 
 
 def _raw_asset(table: str) -> dg.AssetsDefinition:
-    # raw/fetches stages the live sources' tables first (a schedule's run of every raw asset fetches, then reads).
+    # live/fetches stages the live sources' tables first (a schedule's run of every raw asset fetches, then reads).
     deps = [FETCH_KEY] + ([] if table == "models" else
                           [RAW_KEYS["models"]] + ([RAW_KEYS["model_aliases"]] if table != "model_aliases" else []))
 

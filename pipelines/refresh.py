@@ -192,14 +192,14 @@ def sources_to_read(defs: dg.Definitions, instance: dg.DagsterInstance, keys: li
 def _fetch_live_sources(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: list[dg.AssetKey],
                         multiprocess: bool, tags: dict[str, str] | None, progress: Callable[[str], None],
                         report: RefreshReport) -> list[dg.AssetKey]:
-    """Run raw/fetches first when it is among `source_keys` and the config names live sources (a config without
+    """Run live/fetches first when the refresh reads sources and the config names live sources (a config without
     any, such as the embedded default, stays offline); print one line per failed source. Returns the other keys."""
     from assets.live_sources import FAILED, FETCH_KEY
     from resources.sources import SourcesResource
 
     rest = [k for k in source_keys if k != FETCH_KEY]
     entries = SourcesResource().config().connectors
-    if FETCH_KEY not in source_keys or not entries:
+    if not rest or not entries:
         return rest
     result = run_selection(defs, instance, [FETCH_KEY], None, multiprocess, tags, raise_on_error=False)
     report.add(defs, instance, result, [FETCH_KEY], None)

@@ -146,6 +146,10 @@ def test_a_failing_source_keeps_its_rows_and_the_others_refresh(copy, failure, m
     assert costs.loc[("gpt-4o", "openai"), "input_usd_per_mtok"] == pytest.approx(0.1)
     stale = instance.get_latest_materialization_event(FETCH_KEY).asset_materialization.metadata["stale_sources"]
     assert LIVEBENCH_URL in stale.value
+    check = dg.AssetCheckKey(FETCH_KEY, "sources_fresh")  # stale_after_hours: 0 in this world's config
+    (last,) = instance.event_log_storage.get_asset_check_execution_history(check, limit=1)
+    evaluation = last.event.dagster_event.event_specific_data
+    assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.WARN
 
 
 
