@@ -64,3 +64,16 @@ def test_raw_names_of_record_sources_are_aliases(tables):
     aliases = set(tables["model_aliases"]["alias"])
     for name in ("DeepSeek-Coder-V2_5shots", "llama3.2-1b", "Qwen1.5-72B-Chat-greedy", "GPT-4-Turbo-1106"):
         assert name in aliases
+
+
+def test_one_spelling_per_organization(tables):
+    """`google` / `Google DeepMind` and `deepseek` / `DeepSeek` used to be different organisations."""
+    from compass.ingest.organizations import canonical_organization, organization_key
+
+    orgs = tables["models"]["organization"].dropna().unique()
+    assert all(canonical_organization(o) == o for o in orgs)
+    keys = [organization_key(o) for o in orgs]
+    assert len(keys) == len(set(keys))
+    by_id = tables["models"].set_index("model_id")["organization"]
+    assert by_id["gemini-2.5-pro"] == by_id["gemma-2-27b-it"] == "Google"
+    assert by_id["deepseek-r1"] == by_id["deepseek-v3"] == "DeepSeek"
