@@ -15,18 +15,15 @@ import re
 
 import yaml
 
-from compass.ingest.connectors.base import SCORE_COLS, FormatChange, Parsed, Payload, expect, frame, require
+from compass.ingest.connectors.base import SCORE_COLS, FormatChange, Parsed, Payload, SingleFile, expect, frame, require
 
 FIELDS = ("model", "pass_rate_2")
 MODEL_FLAG = re.compile(r"--model\s+(\S+)")
 
 
-class AiderPolyglot:
+class AiderPolyglot(SingleFile):
     name = "aider_polyglot"
     source = "aider"
-
-    def siblings(self, name: str) -> list[str]:
-        return []
 
     def parse(self, payload: Payload) -> Parsed:
         try:

@@ -91,6 +91,13 @@ class Connector(Protocol):
     def parse(self, payload: Payload) -> dict[str, pd.DataFrame]: ...
 
 
+class SingleFile:
+    """A connector whose upstream publishes one file (or one folder): no siblings to fetch."""
+
+    def siblings(self, name: str) -> list[str]:
+        return []
+
+
 class Parsed(dict):
     """`parse`'s result: table name -> frame, plus `dropped` (implausible price rows left out)."""
 

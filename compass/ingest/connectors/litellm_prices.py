@@ -12,7 +12,9 @@ import datetime as dt
 
 import pandas as pd
 
-from compass.ingest.connectors.base import COST_COLS, META_COLS, FormatChange, Parsed, Payload, frame, plausible_prices, read_json
+from compass.ingest.connectors.base import (
+    COST_COLS, META_COLS, FormatChange, Parsed, Payload, SingleFile, frame, plausible_prices, read_json,
+)
 
 # First-party LiteLLM providers (plus together_ai for open models) -> our provider id.
 PROVIDERS = {
@@ -21,17 +23,16 @@ PROVIDERS = {
     "dashscope": "alibaba", "moonshot": "moonshot", "zai": "zai", "cohere_chat": "cohere",
 }
 # The developer behind a first-party provider's models (together_ai serves others' models).
-ORGANIZATIONS = {"vertex_ai-language-models": "google", "gemini": "google", "dashscope": "alibaba", "cohere_chat": "cohere"}
+ORGANIZATIONS = {
+    "vertex_ai-language-models": "google", "gemini": "google", "dashscope": "alibaba", "cohere_chat": "cohere",
+}
 RESELLERS = {"together_ai"}
 PRICE_FIELDS = ("input_cost_per_token", "output_cost_per_token")
 
 
-class LiteLLMPrices:
+class LiteLLMPrices(SingleFile):
     name = "litellm_prices"
     source = "litellm"
-
-    def siblings(self, name: str) -> list[str]:
-        return []
 
     def parse(self, payload: Payload) -> Parsed:
         table = read_json(self.name, payload.name, payload.main())
