@@ -42,8 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from build_data import assemble, catalog_sources, price_sources, record_sources, route_sources  # noqa: E402
 from build_data.common import AS_OF  # noqa: E402
 
+from compass.ingest.canonical import canonical_id  # noqa: E402
 from compass.ingest.connectors import CONNECTORS, Parsed  # noqa: E402
 from compass.ingest.connectors.local import local_payload  # noqa: E402
+from compass.ingest.resolve import Resolver, dedupe_costs, dedupe_scores  # noqa: E402
 
 REQUIRED_SOURCES = ("llmstats", "open_llm_leaderboard_csv", "mmlu_pro", "livecodebench",
                     "rational_llm_cascades", "wildbench", "arena_hard_auto", "routellm", "alpaca_eval")
@@ -79,7 +81,7 @@ def rows(parsed: dict[str, Parsed], table: str) -> list[pd.DataFrame]:
     return [p[table] for p in parsed.values() if table in p]
 
 
-def _with_ids(df: pd.DataFrame, resolve: assemble.Resolver) -> pd.DataFrame:
+def _with_ids(df: pd.DataFrame, resolve: Resolver) -> pd.DataFrame:
     return df.assign(model_id=resolve(df["raw_name"]))
 
 
@@ -109,7 +111,7 @@ def _build(raw: Path, snapshots: Path, out: Path) -> dict[str, int]:
     interactions = record_sources.read_wildbench_interactions(raw)
 
     # LiveCodeBench abbreviations resolve through their HF / API name.
-    resolve = assemble.Resolver(dict(zip(lcb_models["raw_name"], lcb_models["api_name"].map(assemble.canonical_id))))
+    resolve = Resolver(dict(zip(lcb_models["raw_name"], lcb_models["api_name"].map(canonical_id))))
     scores = _with_ids(pd.concat([*rows(parsed, "benchmark_scores"), llmstats_scores, wildbench_scores]), resolve)
     records = _with_ids(pd.concat([mmlu, lcb, cascades], ignore_index=True), resolve)
     interactions = _with_ids(interactions, resolve)
@@ -121,7 +123,7 @@ def _build(raw: Path, snapshots: Path, out: Path) -> dict[str, int]:
     hf_scores, hf_meta = catalog_sources.hf_v2_frames(hf_rows)
     scores = pd.concat([scores, _with_ids(hf_scores, resolve)], ignore_index=True)
     catalog = known | set(hf_rows["model_id"])
-    unstable = sorted(m for m in catalog if assemble.canonical_id(m) != m)
+    unstable = sorted(m for m in catalog if canonical_id(m) != m)
     if unstable:
         raise ValueError(f"canonical ids that do not map to themselves: {unstable[:10]}")
 
@@ -139,8 +141,8 @@ def _build(raw: Path, snapshots: Path, out: Path) -> dict[str, int]:
     meta = meta[meta["model_id"].isin(catalog)]
 
     # 4. Tables.
-    benchmark_scores = assemble.dedupe_scores(scores)
-    model_costs = assemble.dedupe_costs(costs)
+    benchmark_scores = dedupe_scores(scores)
+    model_costs = dedupe_costs(costs)
     seen = pd.concat([df[["raw_name", "model_id", "source", "as_of"]]
                       for df in (scores, records, interactions, costs, meta)], ignore_index=True)
     aliases = assemble.build_aliases(seen)

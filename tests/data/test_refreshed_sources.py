@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from compass.ingest.canonical import canonical_id
 from compass.ingest.connectors import CONNECTORS
 from compass.ingest.connectors.local import local_payload
+from compass.ingest.resolve import Resolver, canonical_rows
 
 SNAPSHOTS = Path("/work/shared/data/snapshots")
 
@@ -20,13 +20,12 @@ def test_default_livebench_rows_are_the_connectors_parse_of_the_newest_release(t
     if not SNAPSHOTS.is_dir():
         pytest.skip("shared snapshots not available")
     table = SNAPSHOTS / "livebench" / "2026-08-22" / "table_2026_06_25.csv"
-    parsed = CONNECTORS["livebench"].parse(local_payload(CONNECTORS["livebench"], table))["benchmark_scores"]
-    parsed = (parsed.assign(model_id=parsed["raw_name"].map(canonical_id))
-              .sort_values("score", ascending=False).drop_duplicates(["model_id", "benchmark"]))
+    parsed = CONNECTORS["livebench"].parse(local_payload(CONNECTORS["livebench"], table))
+    parsed = canonical_rows(parsed, Resolver())["benchmark_scores"]
     ours = tables["benchmark_scores"].query("source == 'livebench'")
     merged = ours.merge(parsed, on=["model_id", "benchmark"], suffixes=("", "_parsed"), how="outer", indicator=True)
     assert (merged["_merge"] == "both").all(), merged.loc[merged["_merge"] != "both", ["model_id", "benchmark"]].head()
-    assert (merged["score"] == merged["score_parsed"]).all()
+    assert (merged["score"] == merged["score_parsed"]).all() and (merged["variant"] == merged["variant_parsed"]).all()
     assert set(ours["as_of"]) == {dt.date(2026, 6, 25)}
 
 
