@@ -10,7 +10,8 @@ from compass.ingest.connectors.lmarena_leaderboard import LMArenaLeaderboard
 from compass.ingest.connectors.models_dev import ModelsDev
 
 CONNECTORS: dict[str, Connector] = {
-    c.name: c for c in (LiteLLMPrices(), LMArenaLeaderboard(), LiveBench(), EpochBenchmarks(), ModelsDev(), AiderPolyglot())
+    c.name: c
+    for c in (LiteLLMPrices(), LMArenaLeaderboard(), LiveBench(), EpochBenchmarks(), ModelsDev(), AiderPolyglot())
 }
 
 __all__ = ["CONNECTORS", "Connector", "FormatChange", "Parsed", "Payload"]

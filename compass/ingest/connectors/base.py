@@ -14,7 +14,12 @@ callers then resolve the spelling the same way:
   snapshots, effort suffixes, family spellings, a short override table);
 * `compass.ingest.aliases` looks a spelling up in the alias table (`alias_key`), which the pipeline
   extends with confirmed matches;
-* `compass.ingest.organizations.canonical_organization` gives an organisation one spelling.
+* `compass.ingest.organizations.canonical_organization` gives an organisation one spelling (already
+  applied to the `organization` column of connector output).
+
+`compass.ingest.resolve.canonical_rows(parsed, Resolver(explicit_pairs))` is that step: it adds
+`model_id` and keeps one score per (model, benchmark, source) (the best variant) and one price per
+(model, provider, source) (the undated spelling), the raw spelling in `variant`.
 
 `scripts/build_default_data.py` (the embedded default) and the pipeline's source config
 (`connector:` entries) both call `CONNECTORS[name].parse(payload)`, so one code path turns upstream
@@ -89,6 +94,13 @@ class Connector(Protocol):
     def siblings(self, name: str) -> list[str]: ...
 
     def parse(self, payload: Payload) -> dict[str, pd.DataFrame]: ...
+
+
+class SingleFile:
+    """A connector whose upstream publishes one file (or one folder): no siblings to fetch."""
+
+    def siblings(self, name: str) -> list[str]:
+        return []
 
 
 class Parsed(dict):

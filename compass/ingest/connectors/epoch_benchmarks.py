@@ -14,7 +14,9 @@ import datetime as dt
 import numpy as np
 import pandas as pd
 
-from compass.ingest.connectors.base import META_COLS, SCORE_COLS, FormatChange, Parsed, Payload, frame, read_csv, to_date
+from compass.ingest.connectors.base import (
+    META_COLS, SCORE_COLS, FormatChange, Parsed, Payload, SingleFile, frame, read_csv, to_date,
+)
 
 # file -> (benchmark id, score column, stderr column, scale).
 BENCHMARKS: dict[str, tuple[str, str, str | None, str]] = {
@@ -57,12 +59,9 @@ def _percent(values: pd.Series) -> bool:
     return bool(pd.to_numeric(values, errors="coerce").max() > 1.5)
 
 
-class EpochBenchmarks:
+class EpochBenchmarks(SingleFile):
     name = "epoch_benchmarks"
     source = "epoch_ai_hub"
-
-    def siblings(self, name: str) -> list[str]:
-        return []
 
     def parse(self, payload: Payload) -> Parsed:
         by_base = {path.rsplit("/", 1)[-1]: data for path, data in payload.files.items()}

@@ -3,7 +3,7 @@
 The JSON is data: it is parsed with the standard decoder; the litellm package is never installed.
 Chat rows (`mode == chat`) of first-party providers (plus together_ai for open models) become
 prices per 1M tokens (per-token price x 1e6); `max_input_tokens` and `supports_reasoning` become
-metadata.
+metadata, with the organisation of first-party providers' models.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import datetime as dt
 
 import pandas as pd
 
-from compass.ingest.connectors.base import COST_COLS, META_COLS, FormatChange, Parsed, Payload, frame, plausible_prices, read_json
+from compass.ingest.connectors.base import (
+    COST_COLS, META_COLS, FormatChange, Parsed, Payload, SingleFile, frame, plausible_prices, read_json,
+)
 
 # First-party LiteLLM providers (plus together_ai for open models) -> our provider id.
 PROVIDERS = {
@@ -20,15 +22,17 @@ PROVIDERS = {
     "mistral": "mistral", "deepseek": "deepseek", "xai": "xai", "together_ai": "together_ai",
     "dashscope": "alibaba", "moonshot": "moonshot", "zai": "zai", "cohere_chat": "cohere",
 }
+# The developer behind a first-party provider's models (together_ai serves others' models).
+ORGANIZATIONS = {
+    "vertex_ai-language-models": "google", "gemini": "google", "dashscope": "alibaba", "cohere_chat": "cohere",
+}
+RESELLERS = {"together_ai"}
 PRICE_FIELDS = ("input_cost_per_token", "output_cost_per_token")
 
 
-class LiteLLMPrices:
+class LiteLLMPrices(SingleFile):
     name = "litellm_prices"
     source = "litellm"
-
-    def siblings(self, name: str) -> list[str]:
-        return []
 
     def parse(self, payload: Payload) -> Parsed:
         table = read_json(self.name, payload.name, payload.main())
@@ -49,7 +53,9 @@ class LiteLLMPrices:
             "input_usd_per_mtok": (v.get("input_cost_per_token") or 0) * 1e6,
             "output_usd_per_mtok": (v.get("output_cost_per_token") or 0) * 1e6,
         } for key, v in chat.items()]
-        meta = [{"raw_name": key, "context_window": v.get("max_input_tokens"), "reasoning": v.get("supports_reasoning")}
+        meta = [{"raw_name": key, "context_window": v.get("max_input_tokens"), "reasoning": v.get("supports_reasoning"),
+                 "organization": None if v["litellm_provider"] in RESELLERS
+                 else ORGANIZATIONS.get(v["litellm_provider"], v["litellm_provider"])}
                 for key, v in chat.items()]
         costs, dropped = plausible_prices(pd.DataFrame(rows))
         as_of = payload.as_of or dt.date.today()

@@ -47,7 +47,8 @@ class LiveBench:
         categories_name, cost_name = self.siblings(payload.name)
         categories = expect(self.name, categories_name,
                             read_json(self.name, categories_name, payload.file(categories_name)), dict, "-")
-        tasks_needed = [t for tasks in categories.values() for t in expect(self.name, categories_name, tasks, list, "-")]
+        tasks_needed = [t for tasks in categories.values()
+                        for t in expect(self.name, categories_name, tasks, list, "-")]
         table = read_csv(self.name, payload.name, payload.main(), ["model", *tasks_needed])
         tasks = table.set_index("model").apply(pd.to_numeric, errors="coerce") / 100.0
         cat_scores = pd.DataFrame({c: tasks[t].mean(axis=1, skipna=False) for c, t in categories.items()})
@@ -65,7 +66,7 @@ class LiveBench:
         if cost_name in payload.files:
             cost = read_csv(self.name, cost_name, payload.files[cost_name], COST_FIELDS)
             if cost["input_price_per_million"].isna().all():
-                raise FormatChange(self.name, cost_name, "input_price_per_million", "'input_price_per_million' is empty")
+                raise FormatChange(self.name, cost_name, "input_price_per_million", "the price column is empty")
             prices, dropped = plausible_prices(pd.DataFrame({
                 "raw_name": cost["model"], "provider": "list_price",
                 "input_usd_per_mtok": pd.to_numeric(cost["input_price_per_million"], errors="coerce"),

@@ -14,7 +14,8 @@ import datetime as dt
 import pandas as pd
 
 from compass.ingest.connectors.base import (
-    COST_COLS, META_COLS, SCORE_COLS, FormatChange, Parsed, Payload, expect, frame, plausible_prices, read_json, require, slug,
+    COST_COLS, META_COLS, SCORE_COLS, FormatChange, Parsed, Payload,
+    expect, frame, plausible_prices, read_json, require, slug,
 )
 
 RATING_FIELDS = ("rating", "rating_q025", "rating_q975")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 from compass.ingest.connectors.base import (
-    COST_COLS, META_COLS, FormatChange, Parsed, Payload, expect, frame, plausible_prices, read_json, to_date,
+    COST_COLS, META_COLS, FormatChange, Parsed, Payload, SingleFile,
+    expect, frame, plausible_prices, read_json, to_date,
 )
 
 # First-party models.dev providers (plus togetherai for open models) -> our provider id.
@@ -23,18 +24,16 @@ PROVIDERS = {
 RESELLERS = {"togetherai"}
 
 
-class ModelsDev:
+class ModelsDev(SingleFile):
     name = "models_dev"
     source = "models_dev"
-
-    def siblings(self, name: str) -> list[str]:
-        return []
 
     def parse(self, payload: Payload) -> Parsed:
         catalog = expect(self.name, payload.name, read_json(self.name, payload.name, payload.main()), dict, "-")
         present = [p for p in sorted(PROVIDERS) if p in catalog]
         if not present:
-            raise FormatChange(self.name, payload.name, "openai", "no first-party provider (openai, anthropic, ...) at the top level")
+            raise FormatChange(self.name, payload.name, "openai",
+                               "no first-party provider (openai, anthropic, ...) at the top level")
         rows, meta, updated = [], [], []
         for pid in present:
             provider = expect(self.name, payload.name, catalog[pid], dict, pid)
