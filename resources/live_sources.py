@@ -34,9 +34,8 @@ import pandas as pd
 from compass.ingest.aliases import alias_key, alias_lookup
 from compass.ingest.ingest import ingest_table
 from compass.ingest.load import TABLE_ORDER, ConnectorSource, SourceConfig, SourceFile
-from compass.ingest.names import (
-    CONFIRMED, MATCHED, NEW, best_variant_scores, exact_variant_costs, match_names,
-)
+from compass.ingest.names import CONFIRMED, MATCHED, NEW, match_names
+from compass.ingest.resolve import dedupe_costs, dedupe_scores
 from compass.ingest.schemas import RAW_TABLES
 from compass.ingest.untrusted import UntrustedInput, extract_zip
 from resources import settings
@@ -258,9 +257,9 @@ def _stage_tables(result: SourceResult, matches: pd.DataFrame) -> tuple[dict[str
             counts.setdefault(name, {})[table] = int(n)
         resolved = frame.assign(model_id=ids).dropna(subset=["model_id"])
         if table == "benchmark_scores":
-            tables[table] = best_variant_scores(resolved)
+            tables[table] = dedupe_scores(resolved)
         elif table == "model_costs":
-            tables[table] = exact_variant_costs(resolved)
+            tables[table] = dedupe_costs(resolved)
         elif table != "models":
             key = list(RAW_TABLES[table].key)
             tables[table] = resolved.drop_duplicates(key).rename(columns={"raw_name": "variant"})

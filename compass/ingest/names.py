@@ -12,7 +12,8 @@ Any other spelling is *unmatched*. Its candidates are the catalog ids of the sam
 letters of the canonical spelling, e.g. `claude`, `gpt`, `qwen`) ranked by `difflib`'s ratio between the rule-
 canonical spelling and the id, halved when their version numbers disagree (neither list of numbers is a prefix
 of the other: `gpt-5.5-pro` is not a variant of `gpt-5.2-pro`, `claude-sonnet-5-5` not of `claude-sonnet-4-5`,
-while `grok-code-fast` may be `grok-code-fast-1`). At or above `threshold` the name is held back (`pending`: a probable variant of a
+while `grok-code-fast` may be `grok-code-fast-1`); a trailing effort word the rules keep outside the families
+where it is a serving mode (`muse-spark-1.1-high`) is also tried without it. At or above `threshold` the name is held back (`pending`: a probable variant of a
 known model; its rows wait until a person confirms a match in the aliases file). Below it, a spelling a quality
 source scores (benchmark rows) enters as a `new` model under its rule-canonical id, so a model release reaches
 the leaderboards with no hand-written file; a spelling only a price list names stays out (`unmatched`). Nothing
@@ -36,6 +37,7 @@ _FAMILY = re.compile(r"^[a-z]+")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # A candidate whose version numbers disagree with the name's scores this fraction of its string similarity.
 OTHER_VERSION = 0.5
+_EFFORT = re.compile(r"(?:-(?:x?high|max|medium|low|minimal|thinking|reasoning|effort))+$")
 
 MATCH_COLUMNS = ["raw_name", "model_id", "status", "best_candidate", "similarity", "candidates"]
 
@@ -54,10 +56,16 @@ def similarity(key: str, model_id: str) -> float:
     return ratio if longer[:len(shorter)] == shorter else OTHER_VERSION * ratio
 
 
+def bare(key: str) -> str:
+    """A spelling without its trailing effort words (`muse-spark-1.1-high` -> `muse-spark-1.1`)."""
+    return _EFFORT.sub("", key) or key
+
+
 def candidates(name: str, ids_by_family: Mapping[str, list[str]], n: int = N_CANDIDATES) -> list[tuple[str, float]]:
-    """The `n` catalog ids of the spelling's family most similar to its rule-canonical spelling, best first."""
+    """The `n` ids of the spelling's family most similar to its rule-canonical spelling, best first (each pair
+    also compared without trailing effort words)."""
     key = canonical_id(name)
-    scored = [(i, similarity(key, i)) for i in ids_by_family.get(family(key), [])]
+    scored = [(i, max(similarity(key, i), similarity(bare(key), bare(i)))) for i in ids_by_family.get(family(key), [])]
     return sorted(scored, key=lambda s: (-s[1], s[0]))[:n]
 
 
@@ -65,20 +73,30 @@ def match_names(names: Iterable[str], lookup: Mapping[str, str], confirmed: Mapp
                 threshold: float) -> pd.DataFrame:
     """One row per distinct spelling: MATCH_COLUMNS. `model_id` is set for matched, confirmed and new spellings
     (their rows enter) and empty for pending and unmatched ones (held back). `scored`: the spellings a quality
-    source scores (only they may enter as new models)."""
-    known = sorted(set(lookup.values()))
+    source scores (only they may enter as new models).
+
+    Unresolved spellings are taken shortest canonical spelling first, and a new model is a candidate for the
+    ones after it: of `muse-spark-1.1-xhigh` (rules: `muse-spark-1.1`) and `muse-spark-1.1-high`, the first
+    enters and the second waits for a person, instead of both entering as two models."""
     ids_by_family: dict[str, list[str]] = {}
-    for model_id in known:
+    for model_id in sorted(set(lookup.values())):
         ids_by_family.setdefault(family(alias_key(model_id)), []).append(model_id)
-    rows = []
+    rows, unresolved = [], []
     for name in sorted(set(names)):
         key = alias_key(name)
-        if key in confirmed:
-            rows.append((name, confirmed[key], CONFIRMED, None, None, None))
+        found = confirmed.get(key)
+        if found is not None:
+            rows.append((name, found, CONFIRMED, None, None, None))
             continue
         found = lookup.get(key) or lookup.get(alias_key(canonical_id(name)))
         if found is not None:
             rows.append((name, found, MATCHED, None, None, None))
+        else:
+            unresolved.append(name)
+    entered: dict[str, str] = {}  # alias key of a new id -> the id
+    for name in sorted(unresolved, key=lambda n: (len(canonical_id(n)), n)):
+        if alias_key(canonical_id(name)) in entered:  # the rules give a model this batch brought in
+            rows.append((name, entered[alias_key(canonical_id(name))], MATCHED, None, None, None))
             continue
         best = candidates(name, ids_by_family)
         text = "; ".join(f"{i} ({s:.2f})" for i, s in best) or None
@@ -87,26 +105,9 @@ def match_names(names: Iterable[str], lookup: Mapping[str, str], confirmed: Mapp
             status, model_id = PENDING, None
         elif name in scored:
             status, model_id = NEW, canonical_id(name)
+            entered[alias_key(model_id)] = model_id
+            ids_by_family.setdefault(family(alias_key(model_id)), []).append(model_id)
         else:
             status, model_id = UNMATCHED, None
         rows.append((name, model_id, status, top_id, round(top, 4) if best else None, text))
-    return pd.DataFrame(rows, columns=MATCH_COLUMNS)
-
-
-def best_variant_scores(scores: pd.DataFrame) -> pd.DataFrame:
-    """One row per (model_id, benchmark, source) of resolved scores: the best-scoring spelling (effort or snapshot
-    variant), whose raw name is kept in `variant` (as the default-data build does)."""
-    return (scores.sort_values(["model_id", "benchmark", "source", "score", "raw_name"],
-                               ascending=[True, True, True, False, True])
-            .drop_duplicates(["model_id", "benchmark", "source"]).rename(columns={"raw_name": "variant"}))
-
-
-def exact_variant_costs(costs: pd.DataFrame) -> pd.DataFrame:
-    """One price per (model_id, provider, source) of resolved prices: the spelling that is the id itself, else the
-    newest dated one (greatest alias key), kept in `variant`."""
-    ranked = costs.assign(_exact=[alias_key(r) == m for r, m in zip(costs["raw_name"], costs["model_id"])],
-                          _key=costs["raw_name"].map(alias_key))
-    return (ranked.sort_values(["model_id", "provider", "source", "_exact", "_key"],
-                               ascending=[True, True, True, False, False])
-            .drop_duplicates(["model_id", "provider", "source"]).drop(columns=["_exact", "_key"])
-            .rename(columns={"raw_name": "variant"}))
+    return pd.DataFrame(rows, columns=MATCH_COLUMNS).sort_values("raw_name", ignore_index=True)

@@ -1,6 +1,6 @@
 """Issue 36: refreshes that fetch the public catalogs themselves. A local server (127.0.0.1) serves LiveBench's
 2026-06-25 release as upstream publishes it and a LiteLLM price JSON cut from the real one; the catalog is the
-embedded one (data/models.parquet, model_aliases). Each test starts from a copy of one refresh of the older
+embedded one from before that release (tests/fixtures/live_catalog). Each test starts from a copy of one refresh of the older
 LiveBench version."""
 
 import shutil
@@ -65,9 +65,11 @@ def test_the_first_refresh_brings_in_new_models_and_holds_back_near_misses(world
     models = set(_raw(base, "models")["model_id"])
     scores = _raw(base, "benchmark_scores", "livebench")
     # new models (no candidate at the threshold) enter under their canonical ids, effort variants collapsed
-    assert names.loc["gpt-5.6-sol-xhigh", "status"] == "new" and "gpt-5.6-sol" in models
-    assert names.loc[["claude-opus-5-high-effort", "claude-opus-5-xhigh-effort"], "model_id"].eq("claude-opus-5").all()
-    assert {"gpt-5.6-sol", "claude-opus-5"} <= set(scores["model_id"])
+    assert names.loc["gpt-5.6-sol-max", ["status", "model_id"]].tolist() == ["new", "gpt-5.6-sol"]
+    assert names.loc["claude-opus-5-high-effort", ["status", "model_id"]].tolist() == ["new", "claude-opus-5"]
+    assert {"gpt-5.6-sol", "claude-opus-5"} <= models
+    opus = set(scores.loc[scores["model_id"] == "claude-opus-5", "variant"])
+    assert opus and opus <= {"claude-opus-5-high-effort", "claude-opus-5-xhigh-effort", "claude-opus-5-max-effort"}
     # near misses are held back with their candidates, never merged: no row carries their spelling
     held = names[names["status"] == "pending"]
     assert held.loc["gemini-3.5-flash-lite-high", "best_candidate"] == "gemini-3.5-flash"

@@ -1,5 +1,5 @@
 """Matched, never guessed (compass/ingest/names.py), on near-miss spellings from the real snapshots against the
-embedded catalog: the rules resolve dated snapshots and effort suffixes; a name they do not resolve is held back
+embedded catalog as it was before them (tests/fixtures/live_catalog): the rules resolve dated snapshots and effort suffixes; a name they do not resolve is held back
 when a catalog model is similar, enters as new only from a quality source and below the threshold."""
 
 import pandas as pd
@@ -7,13 +7,15 @@ import pytest
 
 from compass.ingest.aliases import alias_key, alias_lookup
 from compass.ingest.names import match_names, similarity
-from tests.paths import ROOT
+from tests.paths import FIXTURES
+
+CATALOG = FIXTURES / "live_catalog"  # the embedded catalog before the mid-2026 rebuild
 
 
 @pytest.fixture(scope="module")
 def lookup():
-    return alias_lookup(pd.read_parquet(ROOT / "data" / "model_aliases.parquet"),
-                        pd.read_parquet(ROOT / "data" / "models.parquet")["model_id"])
+    return alias_lookup(pd.read_parquet(CATALOG / "model_aliases.parquet"),
+                        pd.read_parquet(CATALOG / "models.parquet")["model_id"])
 
 
 def test_rules_resolve_dated_snapshots_and_effort_suffixes(lookup):
@@ -50,3 +52,10 @@ def test_a_confirmed_line_wins_and_may_name_a_new_id(lookup):
     assert out.set_index("raw_name")["model_id"].to_dict() == {
         "xai/grok-4.20-0309-non-reasoning": "grok-4.20-beta-0309-non-reasoning", "kimi-k3": "kimi-k3"}
     assert set(out["status"]) == {"confirmed"}
+
+
+def test_a_batch_brings_a_model_in_once_and_holds_its_other_spellings(lookup):
+    names = ["muse-spark-1.1-high", "muse-spark-1.1-xhigh"]
+    out = match_names(names, lookup, {}, set(names), 0.85).set_index("raw_name")
+    assert out.loc["muse-spark-1.1-xhigh", ["status", "model_id"]].tolist() == ["new", "muse-spark-1.1"]
+    assert out.loc["muse-spark-1.1-high", ["status", "best_candidate"]].tolist() == ["pending", "muse-spark-1.1"]

@@ -14,7 +14,9 @@ from compass.ingest.load import read_config
 from resources.fetch import RawStore
 from resources.live_sources import refresh_live_sources, staged_files
 from tests.live.server import serve
-from tests.paths import ROOT
+from tests.paths import FIXTURES
+
+CATALOG = FIXTURES / "live_catalog"  # the embedded catalog before the mid-2026 rebuild
 
 EPOCH = Path("/work/shared/data/snapshots/epoch_ai_benchmarking_hub/2026-05-14")
 AIDER = Path("/work/shared/data/raw/aider/polyglot_leaderboard.yml")
@@ -43,8 +45,8 @@ def stage(tmp_path):
             config = tmp_path / "config.yaml"
             config.write_text(f"""replace_defaults: true
 sources:
-  - {{table: models, path: {ROOT}/data/models.parquet}}
-  - {{table: model_aliases, path: {ROOT}/data/model_aliases.parquet}}
+  - {{table: models, path: {CATALOG}/models.parquet}}
+  - {{table: model_aliases, path: {CATALOG}/model_aliases.parquet}}
   - {{connector: aider_polyglot, url: '{server.url("polyglot_leaderboard.yml")}', retries: 0}}
   - {{connector: epoch_benchmarks, url: '{server.url("benchmark_data.zip")}', retries: 0, max_bytes: {max_bytes}}}
 """)

@@ -1,4 +1,5 @@
-"""A small live-sources world for the pipeline tests: the real catalog (data/models.parquet, model_aliases),
+"""A small live-sources world for the pipeline tests: the real catalog as it was before the mid-2026 rebuild
+(tests/fixtures/live_catalog),
 LiveBench's 2026-06-25 release served as upstream publishes it (the intermediate 2026-07-23 version first, then the
 newest 2026-08-22), and a LiteLLM price JSON cut from the real one, all on a local server (tests.live.server)."""
 
@@ -8,7 +9,9 @@ import json
 from pathlib import Path
 
 from tests.live.server import place
-from tests.paths import ROOT
+from tests.paths import FIXTURES
+
+CATALOG = FIXTURES / "live_catalog"  # the embedded catalog before the mid-2026 rebuild
 
 SNAPSHOTS = Path("/work/shared/data/snapshots")
 LITELLM = Path("/work/shared/data/raw/litellm/model_prices_and_context_window.json")
@@ -40,15 +43,16 @@ def serve_litellm(site: Path, overrides: dict[str, dict] | None = None, mtime: f
 
 
 def write_config(folder: Path, base_url: str, aliases: list[str] | None = None) -> Path:
-    """The world's source config: the real catalog, LiveBench and LiteLLM by URL (fast retries), an aliases file."""
+    """The world's source config: the pre-release catalog, LiveBench and LiteLLM by URL (fast retries), an aliases
+    file."""
     (folder / "aliases.csv").write_text("alias,model_id\n" + "".join(f"{line}\n" for line in aliases or []))
     config = folder / "config.yaml"
     config.write_text(f"""replace_defaults: true
 aliases: aliases.csv
 stale_after_hours: 0
 sources:
-  - {{table: models, path: {ROOT}/data/models.parquet}}
-  - {{table: model_aliases, path: {ROOT}/data/model_aliases.parquet}}
+  - {{table: models, path: {CATALOG}/models.parquet}}
+  - {{table: model_aliases, path: {CATALOG}/model_aliases.parquet}}
   - connector: livebench
     url: {base_url}{LIVEBENCH_URL}
     timeout_s: 0.5
