@@ -29,10 +29,10 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             time.sleep(self.server.slow_s)
             return self._status(200, b"late")
         if mode.startswith("redirect:"):
+            self.server.log.append((path, 302))
             self.send_response(302)
             self.send_header("Location", mode.split(":", 1)[1])
-            self.end_headers()
-            return self.server.log.append((path, 302))
+            return self.end_headers()
         file = Path(self.translate_path(path))
         if not file.is_file():
             return self._status(404)
@@ -40,6 +40,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
         if self.headers.get("If-None-Match") == etag and mode != "truncate":
             return self._status(304)
+        self.server.log.append((path, 200))  # before answering: the client may read the log as soon as it has it
         self.send_response(200)
         self.send_header("ETag", etag)
         self.send_header("Last-Modified", email.utils.formatdate(stat.st_mtime, usegmt=True))
@@ -47,16 +48,15 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body) + (100 if mode == "truncate" else 0)))
         self.end_headers()
         self.wfile.write(body)
-        self.server.log.append((path, 200))
         if mode in ("truncate", "nolength"):
             self.close_connection = True
 
     def _status(self, code: int, body: bytes = b"") -> None:
+        self.server.log.append((self.path, code))
         self.send_response(code)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        self.server.log.append((self.path, code))
 
 
 @contextmanager
