@@ -15,7 +15,7 @@ import sys
 
 import pandas as pd
 
-from pipelines.formatting import count
+from pipelines.formatting import count, pct
 from resources.warehouse import Warehouse
 
 SCENARIOS = ["pure_capability", "cost_aware_low", "cost_aware_high", "constrained_single", "constrained_all"]
@@ -26,7 +26,7 @@ TOP = 5
 def read(path: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     wh = Warehouse(path)
     with wh.reading():
-        boards = wh.read("compass.leaderboards")[["case_id", "scenario", "rank", "model_id", "score"]]
+        boards = wh.read("compass.leaderboards")[["case_id", "scenario", "rank", "model_id", "score", "imputed_share"]]
         catalog = wh.read("compass.case_catalog")[["case_id", "model_id", "organization", "release_date"]]
     return boards, catalog
 
@@ -34,6 +34,12 @@ def read(path: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 def top(boards: pd.DataFrame, case: str, scenario: str, n: int) -> list[str]:
     part = boards[(boards["case_id"] == case) & (boards["scenario"] == scenario)].sort_values("rank")
     return list(part["model_id"].head(n))
+
+
+def imputed(boards: pd.DataFrame, case: str, scenario: str, n: int) -> str:
+    """Mean share of imputed x_raw cells over the top n (how much of their rank rests on imputation)."""
+    part = boards[(boards["case_id"] == case) & (boards["scenario"] == scenario)].sort_values("rank").head(n)
+    return pct(part["imputed_share"].mean(), default_decimals=0)
 
 
 def catalog_line(catalog: pd.DataFrame, case: str) -> str:
@@ -55,6 +61,8 @@ def section(before: tuple[pd.DataFrame, pd.DataFrame], after: tuple[pd.DataFrame
             watched = [f"{m} #{int(board.loc[m, 'rank'])}" for m in WATCH if m in board.index]
             rows.append({
                 "scenario": scenario, f"top {TOP} before": ", ".join(old[:TOP]), f"top {TOP} after": ", ".join(new[:TOP]),
+                f"imputed, top {TOP} before / after": f"{imputed(b_boards, case, scenario, TOP)} / "
+                                                       f"{imputed(a_boards, case, scenario, TOP)}",
                 "new in the top 10": ", ".join(m for m in new if m not in old) or "none",
                 "mid-2026 models ranked": ", ".join(watched) or "none",
             })
