@@ -12,6 +12,7 @@ import warnings
 
 import dagster as dg
 
+from assets.live_sources import FETCH_KEY
 from compass.ingest.errors import IngestWarning
 from compass.ingest.ingest import ingest_table, price_moves
 from compass.ingest.load import TABLE_ORDER
@@ -33,7 +34,9 @@ RAW_KEYS = {table: dg.AssetKey(["raw", table]) for table in TABLE_ORDER}
 
 
 def _raw_asset(table: str) -> dg.AssetsDefinition:
-    deps = [] if table == "models" else [RAW_KEYS["models"]] + ([RAW_KEYS["model_aliases"]] if table != "model_aliases" else [])
+    # live/fetches stages the live sources' tables first (a schedule's run of every raw asset fetches, then reads).
+    deps = [FETCH_KEY] + ([] if table == "models" else
+                          [RAW_KEYS["models"]] + ([RAW_KEYS["model_aliases"]] if table != "model_aliases" else []))
 
     @dg.asset(
         key=RAW_KEYS[table],

@@ -136,6 +136,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"\nwarning: {len(report.blocked_by)} run(s) were unfinished when the refresh started "
               f"({', '.join(report.blocked_by[:5])}); their assets count as in progress, so nothing downstream "
               "of them ran. Finish or terminate them in `make ui` (Runs), then run again.", file=sys.stderr)
+    for line in report.source_failures:  # the run completed with the source's previous rows (issue 36)
+        print(f"warning: {line}", file=sys.stderr)
     if report.failed:
         print(f"\nfailed ({len(report.failed)}): {', '.join(report.failed)}", file=sys.stderr)
         for label, message in report.errors.items():

@@ -22,6 +22,7 @@ from assets import (
     compass_frontier,
     compass_studies,
     datasets,
+    live_sources,
     matching,
     oracle,
     router,
@@ -81,9 +82,9 @@ def _condition(asset: dg.AssetsDefinition) -> dg.AutomationCondition:
     return FOLLOW_CONDITION if asset in FOLLOWERS else REFRESH_CONDITION
 
 
-ASSETS = ([_shared(a, None) for a in sources.raw_assets] + [_shared(a, _condition(a)) for a in _DERIVED]
+ASSETS = ([_shared(a, None) for a in [live_sources.raw_fetches, *sources.raw_assets]] + [_shared(a, _condition(a)) for a in _DERIVED]
           + [_shared(report_site, REPORT_CONDITION)])
-CHECKS = [*sources.raw_checks, sources.price_move_check, *compass_checks.compass_checks]
+CHECKS = [*sources.raw_checks, sources.price_move_check, live_sources.sources_fresh, *compass_checks.compass_checks]
 
 # One job per partitions definition (a run holds one partition key).
 PARTITION_GROUPS: dict[str, dg.PartitionsDefinition | None] = {

@@ -22,6 +22,7 @@ children alone. The cursor is stored in DAGSTER_HOME so consecutive refreshes
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ class RefreshReport:
     ticks: int = 0
     # Runs unfinished when the refresh started (see `unfinished_runs`): their assets' descendants waited.
     blocked_by: list[str] = field(default_factory=list)
+    # One line per live source that failed this time (connector, URL, error, age of the data kept).
+    source_failures: list[str] = field(default_factory=list)
 
     def add(self, defs: dg.Definitions, instance: dg.DagsterInstance, result, keys: list[dg.AssetKey],
             partition: str | None) -> None:
@@ -186,6 +189,29 @@ def sources_to_read(defs: dg.Definitions, instance: dg.DagsterInstance, keys: li
         return [key for key in keys if not current(key)]
 
 
+def _fetch_live_sources(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: list[dg.AssetKey],
+                        multiprocess: bool, tags: dict[str, str] | None, progress: Callable[[str], None],
+                        report: RefreshReport) -> list[dg.AssetKey]:
+    """Run live/fetches first when the refresh reads sources and the config names live sources (a config without
+    any, such as the embedded default, stays offline); print one line per failed source. Returns the other keys."""
+    from assets.live_sources import FAILED, FETCH_KEY
+    from resources.sources import SourcesResource
+
+    rest = [k for k in source_keys if k != FETCH_KEY]
+    entries = SourcesResource().config().connectors
+    if not rest or not entries:
+        return rest
+    result = run_selection(defs, instance, [FETCH_KEY], None, multiprocess, tags, raise_on_error=False)
+    report.add(defs, instance, result, [FETCH_KEY], None)
+    event = instance.get_latest_materialization_event(FETCH_KEY)
+    meta = event.asset_materialization.metadata if event is not None and event.run_id == result.run_id else {}
+    report.source_failures = json.loads(meta[FAILED].value) if FAILED in meta else []
+    for line in report.source_failures:
+        progress(line)
+    progress(f"live sources: {len(entries) - len(report.source_failures)} of {len(entries)} fetched")
+    return rest
+
+
 def tick(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: str | None) -> tuple[list[dg.RunRequest], str | None]:
     """One evaluation of the `compass_automation` sensor, exactly as the daemon runs it: (run requests, new cursor).
 
@@ -283,6 +309,7 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
     if orphans:
         progress(f"recovered: {len(orphans)} run(s) left unfinished by a killed refresh marked failed; re-running them")
     report = RefreshReport(blocked_by=unfinished_runs(instance))
+    source_keys = _fetch_live_sources(defs, instance, source_keys, multiprocess, tags, progress, report)
     changed = sources_to_read(defs, instance, source_keys)
     if changed:
         # Every file to be read is validated before any raw table is written: rejected input (IngestError)

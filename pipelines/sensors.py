@@ -4,8 +4,8 @@
   raw source assets of the tables it accepted files for. Its cursor keeps the
   content digests of accepted deliveries and its run key is the digest of the
   accepted files, so a delivery is never applied twice.
-- `daily_raw_refresh` re-reads every raw source at 06:00 UTC (new upstream
-  snapshots); an unchanged source keeps its data version.
+- `daily_raw_refresh` fetches the config's live sources (`live/fetches`: conditional requests, so an unchanged
+  upstream is a 304) and re-reads every raw source at 06:00 UTC; an unchanged source keeps its data version.
 - `compass_automation` evaluates every asset's automation condition
   (assets.automation.REFRESH_CONDITION), so only assets whose parents got a new data
   version re-run: the same logic `pipelines.refresh.refresh` ticks in-process.
@@ -19,6 +19,7 @@ import warnings
 
 import dagster as dg
 
+from assets.live_sources import FETCH_KEY
 from assets.sources import RAW_KEYS
 from compass.ingest.load import TABLE_ORDER
 from pipelines.inbox import content_digest, process_inbox
@@ -30,8 +31,9 @@ CURSOR_LIMIT = 1000
 
 raw_sources_job = dg.define_asset_job(
     "raw_sources",
-    selection=dg.AssetSelection.key_prefixes("raw"),
-    description="Re-read every raw source; declarative automation refreshes whatever got a new data version.",
+    selection=dg.AssetSelection.key_prefixes("raw") | dg.AssetSelection.assets(FETCH_KEY),
+    description="Fetch the live sources, re-read every raw source; declarative automation refreshes whatever got a "
+                "new data version.",
 )
 
 daily_raw_refresh = dg.ScheduleDefinition(
@@ -40,7 +42,7 @@ daily_raw_refresh = dg.ScheduleDefinition(
     cron_schedule="0 6 * * *",
     execution_timezone="UTC",
     default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="06:00 UTC: materialize the raw source assets.",
+    description="06:00 UTC: fetch the live sources and materialize the raw source assets.",
 )
 
 # use_user_code_server is beta in Dagster 1.13; the warning would print on every import of the definitions.

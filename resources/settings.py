@@ -20,6 +20,7 @@ assets; these functions give those fields their defaults.
 | COMPASS_SMOKE | 1: the data-independent synthetic studies at smoke size (tests) | light |
 | COMPASS_ORACLE_N_BOOT | oracle bootstrap draws | 50 |
 | (none) | the report site: `reports/site/` next to the warehouse file | var/reports/site |
+| (none) | fetched bytes (`raw/<sha256>`) and connector tables (`connectors/`) next to the warehouse file | var/ |
 | COMPASS_WRITER_POOL | Dagster pool of every warehouse writer (read at import) | none (deploy profile: duckdb) |
 """
 
@@ -56,6 +57,18 @@ def site_dir() -> Path:
     """The report site's folder: reports/site/ next to the warehouse file (var/reports/site by default), so a
     test's or a user's own warehouse gets its own site."""
     return Path(db_path()).parent / "reports" / "site"
+
+
+def raw_store_dir() -> Path:
+    """Where fetched source bytes are kept, content-addressed (resources.fetch.RawStore): raw/ next to the
+    warehouse file (var/raw by default)."""
+    return Path(db_path()).parent / "raw"
+
+
+def connectors_dir() -> Path:
+    """Where the live sources' canonical tables are staged (resources.live_sources): connectors/ next to the
+    warehouse file (var/connectors by default)."""
+    return Path(db_path()).parent / "connectors"
 
 
 def config_path() -> str | None:

@@ -8,8 +8,9 @@ from pathlib import Path
 import dagster as dg
 
 from compass.ingest.ingest import validate_all
-from compass.ingest.load import TABLE_ORDER, SourceFile, load_config
+from compass.ingest.load import TABLE_ORDER, ConnectorSource, SourceConfig, SourceFile, read_config
 from resources import settings
+from resources.live_sources import staged_files
 
 # Files accepted from the inbox (pipelines.inbox) land in <accepted>/<table>/.
 INPUT_SUFFIXES = (".csv", ".parquet", ".pq")
@@ -33,14 +34,20 @@ def accepted_files(table: str | None = None, folder: Path | None = None) -> list
 class SourcesResource(dg.ConfigurableResource):
     """Source files from a YAML config (`--config` / COMPASS_CONFIG); unset means the embedded default data.
 
+    A `connector:` entry stands for the tables resources.live_sources staged for it (at its place in the config).
     Files accepted from the inbox are appended after the configured ones, so
     they override same-key rows (e.g. a new price).
     """
 
     config_path: str | None = None
 
+    def config(self) -> SourceConfig:
+        """The parsed source config (canonical files, connector entries, aliases file, live-source settings)."""
+        return read_config(self.config_path or settings.config_path())
+
     def files(self, table: str | None = None) -> list[SourceFile]:
-        files = load_config(self.config_path or settings.config_path()) + accepted_files()
+        files = [f for e in self.config().entries
+                 for f in (staged_files(e) if isinstance(e, ConnectorSource) else [e])] + accepted_files()
         return [f for f in files if table is None or f.table == table]
 
     def validate(self, tables: list[str] | None = None) -> None:

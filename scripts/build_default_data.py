@@ -1,6 +1,6 @@
 """Build the embedded default data of llm-compass from shared/data/raw (offline, deterministic).
 
-    python scripts/build_default_data.py --raw /work/shared/data/raw --out data
+    python scripts/build_default_data.py --raw /work/shared/data/raw --snapshots /work/shared/data/snapshots --out data
 
 Writes the seven raw tables of `compass.ingest.schemas` as zstd Parquet
 (models, model_aliases, benchmark_scores, model_costs, interactions, query_records,
@@ -8,7 +8,12 @@ route_labels)
 plus `unmatched_names.csv` (source, raw_name, reason) for every name that was not
 imported. Sources, licences and every derivation step are in data/PROVENANCE.md.
 
-Canonical model ids (full rules in scripts/build_data/canonical.py):
+The six upstream formats with a connector (INPUTS below: Epoch, LMArena, LiveBench, LiteLLM,
+models.dev) are parsed by `compass.ingest.connectors`, the same code the pipeline's `connector:`
+source entries run; this script only names the local copies, joins the rows through canonical ids
+and writes the tables.
+
+Canonical model ids (full rules in compass/ingest/canonical.py):
 * one lowercase slug per model, no provider prefix (`gpt-4o`, `claude-3-5-sonnet`,
   `llama-3.1-70b-instruct`, `qwen2.5-72b-instruct`, `gemini-1.5-pro`);
 * dated snapshots collapse to the base id (`gpt-4o-2024-08-06` -> `gpt-4o`), except
@@ -24,9 +29,11 @@ interaction); price / metadata rows of other models are reported, not imported.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -35,35 +42,67 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from build_data import assemble, catalog_sources, price_sources, record_sources, route_sources  # noqa: E402
 from build_data.common import AS_OF  # noqa: E402
 
-REQUIRED_SOURCES = ("epoch_ai_benchmarking_hub", "lmarena_arena_catalog", "livebench", "llmstats", "litellm",
-                    "models_dev", "open_llm_leaderboard_csv", "mmlu_pro", "livecodebench",
+from compass.ingest.canonical import canonical_id  # noqa: E402
+from compass.ingest.connectors import CONNECTORS, Parsed  # noqa: E402
+from compass.ingest.connectors.local import local_payload  # noqa: E402
+from compass.ingest.resolve import Resolver, dedupe_costs, dedupe_scores  # noqa: E402
+
+REQUIRED_SOURCES = ("llmstats", "open_llm_leaderboard_csv", "mmlu_pro", "livecodebench",
                     "rational_llm_cascades", "wildbench", "arena_hard_auto", "routellm", "alpaca_eval")
 
 
-def _with_ids(df: pd.DataFrame, resolve: assemble.Resolver) -> pd.DataFrame:
+class Input(NamedTuple):
+    """One connector source of the default: the local copy of what the source publishes."""
+
+    connector: str
+    folder: str  # "raw" or "snapshots"
+    path: str  # inside that folder: the file (siblings are found beside it) or the export folder
+    as_of: dt.date | None  # snapshot (commit) date; None: the connector's own (LiveBench: the release date)
+
+
+# The newest usable version of each source (data/PROVENANCE.md says why each was chosen).
+INPUTS: tuple[Input, ...] = (
+    Input("epoch_benchmarks", "snapshots", "epoch_ai_benchmarking_hub/2026-05-14", dt.date(2026, 5, 14)),
+    Input("lmarena_leaderboard", "raw", "lmarena_arena_catalog/leaderboard-text.json", dt.date(2025, 12, 17)),
+    Input("livebench", "snapshots", "livebench/2026-08-22/table_2026_06_25.csv", None),
+    Input("litellm_prices", "raw", "litellm/model_prices_and_context_window.json", dt.date(2026, 11, 22)),
+    Input("models_dev", "snapshots", "models_dev/2026-07-02/data.json.gz", dt.date(2026, 7, 2)),
+)
+
+
+def read_connectors(folders: dict[str, Path]) -> dict[str, Parsed]:
+    """Every INPUTS entry parsed by its connector."""
+    return {i.connector: CONNECTORS[i.connector].parse(local_payload(CONNECTORS[i.connector], folders[i.folder] / i.path, i.as_of))
+            for i in INPUTS}
+
+
+def rows(parsed: dict[str, Parsed], table: str) -> list[pd.DataFrame]:
+    """The connectors' frames for one raw table."""
+    return [p[table] for p in parsed.values() if table in p]
+
+
+def _with_ids(df: pd.DataFrame, resolve: Resolver) -> pd.DataFrame:
     return df.assign(model_id=resolve(df["raw_name"]))
 
 
-def build(raw: Path, out: Path) -> dict[str, int]:
-    """Read every source under `raw`, write the tables into `out`; returns row counts."""
+def build(raw: Path, snapshots: Path, out: Path) -> dict[str, int]:
+    """Read every source under `raw` and `snapshots`, write the tables into `out`; returns row counts."""
     with warnings.catch_warnings():
         # Optional columns are all-null in some sources; pandas' notice about how such
         # columns enter concat dtypes changes no value here.
         warnings.filterwarnings("ignore", category=FutureWarning, message="The behavior of DataFrame concatenation")
-        return _build(raw, out)
+        return _build(raw, snapshots, out)
 
 
-def _build(raw: Path, out: Path) -> dict[str, int]:
+def _build(raw: Path, snapshots: Path, out: Path) -> dict[str, int]:
     missing = [s for s in REQUIRED_SOURCES if not (raw / s).is_dir()]
     if missing:
         raise ValueError(f"raw folder {raw} lacks source directories {missing}")
     out.mkdir(parents=True, exist_ok=True)
     report: list[pd.DataFrame] = []
+    parsed = read_connectors({"raw": raw, "snapshots": snapshots})
 
     # 1. Quality sources: they define the catalogue.
-    epoch_scores, epoch_meta = catalog_sources.read_epoch(raw)
-    arena_scores, arena_meta = catalog_sources.read_lmarena(raw)
-    livebench_scores = catalog_sources.read_livebench(raw)
     llmstats_scores, llmstats_meta, llmstats_dropped = catalog_sources.read_llmstats(raw)
     wildbench_scores = catalog_sources.read_wildbench_aggregates(raw)
     mmlu = record_sources.read_mmlu_pro(raw)
@@ -72,8 +111,8 @@ def _build(raw: Path, out: Path) -> dict[str, int]:
     interactions = record_sources.read_wildbench_interactions(raw)
 
     # LiveCodeBench abbreviations resolve through their HF / API name.
-    resolve = assemble.Resolver(dict(zip(lcb_models["raw_name"], lcb_models["api_name"].map(assemble.canonical_id))))
-    scores = _with_ids(pd.concat([epoch_scores, arena_scores, livebench_scores, llmstats_scores, wildbench_scores]), resolve)
+    resolve = Resolver(dict(zip(lcb_models["raw_name"], lcb_models["api_name"].map(canonical_id))))
+    scores = _with_ids(pd.concat([*rows(parsed, "benchmark_scores"), llmstats_scores, wildbench_scores]), resolve)
     records = _with_ids(pd.concat([mmlu, lcb, cascades], ignore_index=True), resolve)
     interactions = _with_ids(interactions, resolve)
     known = set(scores["model_id"]) | set(records["model_id"]) | set(interactions["model_id"])
@@ -84,21 +123,17 @@ def _build(raw: Path, out: Path) -> dict[str, int]:
     hf_scores, hf_meta = catalog_sources.hf_v2_frames(hf_rows)
     scores = pd.concat([scores, _with_ids(hf_scores, resolve)], ignore_index=True)
     catalog = known | set(hf_rows["model_id"])
-    unstable = sorted(m for m in catalog if assemble.canonical_id(m) != m)
+    unstable = sorted(m for m in catalog if canonical_id(m) != m)
     if unstable:
         raise ValueError(f"canonical ids that do not map to themselves: {unstable[:10]}")
 
     # 3. Prices and metadata, kept only for catalogue models.
-    litellm_costs, litellm_meta, d1 = price_sources.read_litellm(raw)
-    md_costs, md_meta, d2 = price_sources.read_models_dev(raw)
-    arena_costs, d3 = price_sources.read_lmarena_prices(raw)
-    ls_costs, d4 = price_sources.read_llmstats_prices(raw)
-    costs = _with_ids(pd.concat([litellm_costs, md_costs, arena_costs, ls_costs], ignore_index=True), resolve)
+    ls_costs, ls_dropped = price_sources.read_llmstats_prices(raw)
+    costs = _with_ids(pd.concat([*rows(parsed, "model_costs"), ls_costs], ignore_index=True), resolve)
     lcb_meta = pd.concat([  # both the leaderboard abbreviation and the HF / API name are aliases
         lcb_models.drop(columns="api_name"), lcb_models.drop(columns="raw_name").rename(columns={"api_name": "raw_name"}),
     ]).assign(source="livecodebench", as_of=AS_OF["livecodebench"])
-    meta = _with_ids(pd.concat([epoch_meta, arena_meta, llmstats_meta, hf_meta, litellm_meta, md_meta, lcb_meta],
-                               ignore_index=True), resolve)
+    meta = _with_ids(pd.concat([*rows(parsed, "models"), llmstats_meta, hf_meta, lcb_meta], ignore_index=True), resolve)
     outside = costs[~costs["model_id"].isin(catalog)]
     report.append(pd.DataFrame({"source": outside["source"], "raw_name": outside["raw_name"],
                                 "reason": "price only: no benchmark score, query record or interaction in any source"}))
@@ -106,8 +141,8 @@ def _build(raw: Path, out: Path) -> dict[str, int]:
     meta = meta[meta["model_id"].isin(catalog)]
 
     # 4. Tables.
-    benchmark_scores = assemble.dedupe_scores(scores)
-    model_costs = assemble.dedupe_costs(costs)
+    benchmark_scores = dedupe_scores(scores)
+    model_costs = dedupe_costs(costs)
     seen = pd.concat([df[["raw_name", "model_id", "source", "as_of"]]
                       for df in (scores, records, interactions, costs, meta)], ignore_index=True)
     aliases = assemble.build_aliases(seen)
@@ -127,16 +162,18 @@ def _build(raw: Path, out: Path) -> dict[str, int]:
     unmatched.to_csv(out / "unmatched_names.csv", index=False)
     counts["unmatched_names"] = len(unmatched)
     counts["dropped_llmstats_non_fraction_scores"] = llmstats_dropped
-    counts["dropped_zero_or_implausible_price_rows"] = d1 + d2 + d3 + d4
+    counts["dropped_zero_or_implausible_price_rows"] = ls_dropped + sum(p.dropped for p in parsed.values())
     return counts
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--raw", type=Path, default=Path("/work/shared/data/raw"), help="shared/data/raw folder")
+    parser.add_argument("--snapshots", type=Path, default=Path("/work/shared/data/snapshots"),
+                        help="shared/data/snapshots folder (newer upstream versions)")
     parser.add_argument("--out", type=Path, default=Path("data"), help="output folder")
     args = parser.parse_args(argv)
-    counts = build(args.raw, args.out)
+    counts = build(args.raw, args.snapshots, args.out)
     for name, n in counts.items():
         print(f"{name:40s} {n:>10,d}")
     unmatched = pd.read_csv(args.out / "unmatched_names.csv")

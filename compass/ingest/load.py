@@ -32,19 +32,80 @@ def default_sources(data_dir: Path = DATA_DIR) -> list[SourceFile]:
     return [SourceFile(t, data_dir / f"{t}.parquet") for t in TABLE_ORDER]
 
 
+@dataclass(frozen=True)
+class ConnectorSource:
+    """A config entry naming a connector (compass.ingest.connectors) and what the source itself publishes: a `url`
+    (fetched by resources/fetch.py) or a local `path` (a file, a folder of files or a ZIP). `max_bytes` caps each
+    file, `timeout_s` each HTTP attempt, `retries` and `backoff_s` bound the retries; `position` is the entry's place in the config (its rows override earlier
+    entries' same-key rows, as files do)."""
+
+    connector: str
+    url: str | None = None
+    path: Path | None = None
+    max_bytes: int | None = None
+    timeout_s: float | None = None
+    retries: int | None = None
+    backoff_s: float | None = None
+    position: int = 0
+
+    @property
+    def location(self) -> str:
+        return self.url or str(self.path)
+
+    @property
+    def slug(self) -> str:
+        """A folder name unique to this connector and location (where its staged tables live)."""
+        return f"{self.connector}-{hashlib.sha256(self.location.encode()).hexdigest()[:10]}"
+
+
+# Defaults of the live-source settings of a config (README / docs/refresh.md).
+STALE_AFTER_HOURS = 48.0
+MATCH_THRESHOLD = 0.85
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """A parsed source config: its entries in order (canonical files and connector sources), the aliases file
+    (a person's confirmed name matches, `alias,model_id` CSV, also read as a model_aliases file), after how many
+    hours a failing source's kept data is stale, and the similarity at or above which an unknown name is held back
+    as a probable match instead of entering as a new model."""
+
+    entries: tuple[SourceFile | ConnectorSource, ...]
+    aliases: Path | None = None
+    stale_after_hours: float = STALE_AFTER_HOURS
+    match_threshold: float = MATCH_THRESHOLD
+
+    @property
+    def files(self) -> list[SourceFile]:
+        return [e for e in self.entries if isinstance(e, SourceFile)]
+
+    @property
+    def connectors(self) -> list[ConnectorSource]:
+        return [e for e in self.entries if isinstance(e, ConnectorSource)]
+
+
 def load_config(path: str | Path | None) -> list[SourceFile]:
-    """Sources from a YAML config (see README 'Your own data'); None means the embedded default.
+    """The canonical files of a source config (`read_config`); None means the embedded default."""
+    return read_config(path).files
+
+
+def read_config(path: str | Path | None) -> SourceConfig:
+    """Sources from a YAML config (see docs/your-data.md); None means the embedded default.
 
     ```yaml
     replace_defaults: false
+    aliases: my_aliases.csv        # optional: confirmed matches of unmatched names (alias,model_id)
+    stale_after_hours: 48          # optional: a failing source's kept data turns stale after this
     sources:
       - table: query_records
         path: my_records.parquet   # relative to this file
         as_of: 2026-11-01          # optional
+      - connector: litellm_prices
+        url: https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json
     ```
     """
     if path is None:
-        return default_sources()
+        return SourceConfig(tuple(default_sources()))
     path = Path(path)
     try:
         doc = yaml.safe_load(path.read_text())
@@ -57,22 +118,60 @@ def load_config(path: str | Path | None) -> list[SourceFile]:
         raise IngestError(str(path), row, col, f"malformed YAML: {getattr(exc, 'problem', exc)}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("sources", []), list):
         raise IngestError(str(path), None, "sources", "config must be a mapping with a 'sources' list")
-    sources = [] if doc.get("replace_defaults", False) else default_sources()
+    entries: list[SourceFile | ConnectorSource] = [] if doc.get("replace_defaults", False) else default_sources()
     for i, entry in enumerate(doc.get("sources", []), start=1):
-        sources.append(_source_entry(entry, i, path))
-    return sources
+        entries.append(_connector_entry(entry, i, path) if isinstance(entry, dict) and "connector" in entry
+                       else _source_entry(entry, i, path))
+    aliases = _relative(doc["aliases"], path) if doc.get("aliases") else None
+    if aliases is not None and aliases.exists() and len(aliases.read_text().strip().splitlines()) > 1:
+        entries.append(SourceFile("model_aliases", aliases))  # not before its first line (a table has rows)
+    return SourceConfig(tuple(entries), aliases, _number(doc, "stale_after_hours", STALE_AFTER_HOURS, path),
+                        _number(doc, "match_threshold", MATCH_THRESHOLD, path))
+
+
+def _relative(file: object, config: Path) -> Path:
+    file = Path(str(file))
+    return (file if file.is_absolute() else (config.parent / file)).resolve()
+
+
+def _number(doc: dict, key: str, default: float, config: Path) -> float:
+    try:
+        return float(doc.get(key, default))
+    except (TypeError, ValueError):
+        raise IngestError(str(config), None, key, f"'{key}' must be a number") from None
+
+
+def _connector_entry(entry: dict, i: int, config: Path) -> ConnectorSource:
+    from compass.ingest.connectors import CONNECTORS
+
+    name = str(entry["connector"])
+    if name not in CONNECTORS:
+        raise IngestError(str(config), i, "connector", f"unknown connector '{name}'; use one of {sorted(CONNECTORS)}")
+    if ("url" in entry) == ("path" in entry):
+        raise IngestError(str(config), i, "sources", f"connector '{name}' needs exactly one of 'url' and 'path'")
+    url = str(entry["url"]) if "url" in entry else None
+    if url is not None and not url.lower().startswith(("http://", "https://")):
+        raise IngestError(str(config), i, "url", f"only http(s) URLs are fetched, not {url!r}")
+    limits = {}
+    for key, kind in (("max_bytes", int), ("timeout_s", float), ("retries", int), ("backoff_s", float)):
+        if key in entry:
+            try:
+                limits[key] = kind(entry[key])
+            except (TypeError, ValueError):
+                raise IngestError(str(config), i, key, f"'{key}' must be a number") from None
+    return ConnectorSource(name, url, _relative(entry["path"], config) if "path" in entry else None,
+                           position=i, **limits)
 
 
 def _source_entry(entry: object, i: int, config: Path) -> SourceFile:
     if not isinstance(entry, dict) or "table" not in entry or "path" not in entry:
-        raise IngestError(str(config), i, "sources", "each source needs 'table' and 'path'")
+        raise IngestError(str(config), i, "sources", "each source needs 'table' and 'path' (or 'connector' and "
+                          "'url' or 'path')")
     table = str(entry["table"])
     if table not in RAW_TABLES:
         raise IngestError(str(config), i, "table", f"unknown table '{table}'; use one of {list(RAW_TABLES)}")
-    file = Path(entry["path"])
-    file = file if file.is_absolute() else (config.parent / file)
     as_of = entry.get("as_of")
-    return SourceFile(table, file.resolve(), pd.Timestamp(as_of).date() if as_of else None)
+    return SourceFile(table, _relative(entry["path"], config), pd.Timestamp(as_of).date() if as_of else None)
 
 
 def read_file(source: SourceFile) -> pd.DataFrame:

@@ -23,7 +23,7 @@ from compass.mlcompass.frontier import ces_score
 from pipelines.formatting import pct, usd
 from pipelines.report import charts
 from pipelines.report.html import esc, link, page, table, verdict
-from pipelines.report.pages import cascades, clusters, matching, oracle, router
+from pipelines.report.pages import cascades, clusters, matching, oracle, router, sources
 from pipelines.report.sections import section
 from resources import provenance, readers
 from resources.warehouse import Warehouse
@@ -226,7 +226,7 @@ def changes_body(wh: Warehouse) -> str:
             + "<h2>Leaderboards without changes</h2>" + table(quiet))
 
 
-SLICES = [oracle.SLICE, cascades.SLICE, clusters.SLICE, router.SLICE, matching.SLICE]
+SLICES = [oracle.SLICE, cascades.SLICE, clusters.SLICE, router.SLICE, matching.SLICE, sources.SLICE]
 # What a case's capability-cost page reads (frontier_body), its rows selected by case_id.
 FRONTIER_READS = ("compass.measures", "compass.frontier", "compass.costs", "compass.tiers", "compass.lambda_path")
 

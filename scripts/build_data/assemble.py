@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 from compass.ingest.aliases import alias_key
 from compass.ingest.schemas import RAW_TABLES
 
-from .canonical import canonical_id
+from compass.ingest.resolve import Resolver
 from .common import SOURCE_PRIORITY
 
 HF_CAP = 400
@@ -25,17 +25,6 @@ HF_ORIGINAL_ORGS = {
     "upstage", "openchat", "HuggingFaceH4", "NousResearch", "berkeley-nest", "Nexusflow", "ibm-granite",
     "bigcode", "codellama", "lmsys", "stabilityai", "Snowflake", "openbmb", "teknium", "HuggingFaceTB",
 }
-
-
-class Resolver:
-    """raw spelling -> canonical id, with per-source explicit pairs keyed by alias_key."""
-
-    def __init__(self, explicit: dict[str, str] | None = None) -> None:
-        self.explicit = {alias_key(k): v for k, v in (explicit or {}).items()}
-
-    def __call__(self, names: pd.Series) -> pd.Series:
-        ids = {n: self.explicit.get(alias_key(n)) or canonical_id(n) for n in names.dropna().unique()}
-        return names.map(ids)
 
 
 def priority(source: pd.Series) -> pd.Series:
@@ -67,30 +56,6 @@ def select_hf_v2(hf: pd.DataFrame, resolve: Resolver, known: set[str], cap: int 
         "reason": "hf_v2 row not imported: merged/flagged/non-official, a duplicate precision or re-upload, or beyond the 400-model cap",
     })
     return selected, report
-
-
-def dedupe_scores(scores: pd.DataFrame) -> pd.DataFrame:
-    """One row per (model_id, benchmark, source): the best-scoring variant (effort/snapshot).
-
-    The raw spelling that produced the kept row is kept in the extra column `variant`.
-    """
-    return (scores.sort_values(["model_id", "benchmark", "source", "score", "raw_name"], ascending=[True, True, True, False, True])
-            .drop_duplicates(["model_id", "benchmark", "source"])
-            .rename(columns={"raw_name": "variant"}))
-
-
-def dedupe_costs(costs: pd.DataFrame) -> pd.DataFrame:
-    """One price per (model_id, provider, source): the undated spelling if present, else the
-    newest dated snapshot (greatest alias_key); blended = (3*input + output)/4."""
-    costs = costs.assign(
-        exact=[alias_key(r) == m for r, m in zip(costs["raw_name"], costs["model_id"])],
-        key=costs["raw_name"].map(alias_key),
-    )
-    costs = (costs.sort_values(["model_id", "provider", "source", "exact", "key"], ascending=[True, True, True, False, False])
-             .drop_duplicates(["model_id", "provider", "source"])
-             .drop(columns=["exact", "key"]).rename(columns={"raw_name": "variant"}))
-    costs["blended_usd_per_mtok"] = (3 * costs["input_usd_per_mtok"] + costs["output_usd_per_mtok"]) / 4
-    return costs
 
 
 META_FIELDS = ["display_name", "organization", "release_date", "open_weights", "params_b", "context_window", "reasoning"]

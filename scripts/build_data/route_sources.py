@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .canonical import canonical_id
+from compass.ingest.canonical import canonical_id
 
 AS_OF = {"arena_bench_v1": "2023-12-14", "routellm": "2024-07-01", "alpaca_eval": "2024-06-07"}
 PRIMARY = "gpt-4-1106-preview"

@@ -17,7 +17,9 @@ SAME_MODEL = {
     ],
     "llama-3-70b-instruct": ["Meta-Llama-3-70B-Instruct", "meta-llama/Meta-Llama-3-70B-Instruct", "llama-3-70b-instruct"],
     "claude-3-5-sonnet": ["claude-3-5-sonnet-20240620", "claude-3-5-sonnet-20241022"],
-    "claude-opus-4-1": ["claude-opus-4-1-20250805", "claude-4-1-opus-20250805-thinking-32k", "claude-opus-4-1-20250805_16K"],
+    # (LiveBench's old-order `claude-4-1-opus-...` left with its 2026-01-08 release; the rule is in test_build_rules)
+    "claude-opus-4-1": ["claude-opus-4-1-20250805", "claude-opus-4-1-20250805-thinking-16k", "claude-opus-4-1-20250805_16K"],
+    "claude-fable-5": ["claude-fable-5-max-effort", "claude-fable-5", "anthropic/claude-fable-5"],
     "o3-mini": ["o3-mini-2025-01-31_high", "o3-mini", "o3-mini-high"],
     "qwen2.5-coder-32b-instruct": ["qwen2.5-32b-coder-instruct", "Qwen2.5-Coder-32B-Instruct"],
     "gemini-1.5-pro": ["gemini-1.5-pro-002_5shots", "gemini-1.5-pro-002", "Gemini-Pro-1.5 (n=1)"],
@@ -62,3 +64,16 @@ def test_raw_names_of_record_sources_are_aliases(tables):
     aliases = set(tables["model_aliases"]["alias"])
     for name in ("DeepSeek-Coder-V2_5shots", "llama3.2-1b", "Qwen1.5-72B-Chat-greedy", "GPT-4-Turbo-1106"):
         assert name in aliases
+
+
+def test_one_spelling_per_organization(tables):
+    """`google` / `Google DeepMind` and `deepseek` / `DeepSeek` used to be different organisations."""
+    from compass.ingest.organizations import canonical_organization, organization_key
+
+    orgs = tables["models"]["organization"].dropna().unique()
+    assert all(canonical_organization(o) == o for o in orgs)
+    keys = [organization_key(o) for o in orgs]
+    assert len(keys) == len(set(keys))
+    by_id = tables["models"].set_index("model_id")["organization"]
+    assert by_id["gemini-2.5-pro"] == by_id["gemma-2-27b-it"] == "Google"
+    assert by_id["deepseek-r1"] == by_id["deepseek-v3"] == "DeepSeek"

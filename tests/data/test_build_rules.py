@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
-from build_data.canonical import canonical_id  # noqa: E402
+from compass.ingest.canonical import canonical_id  # noqa: E402
 from build_data.record_sources import read_livecodebench  # noqa: E402
 
 CASES = {
@@ -30,6 +30,15 @@ CASES = {
     "kimi-k2-thinking": "kimi-k2-thinking",  # separate weights, not a mode
     "gpt-3.5-turbo-0125": "gpt-3.5-turbo-0125",  # pinned: LiveCodeBench evaluates 0301 and 0125
     "gpt-3.5-turbo-1106": "gpt-3.5-turbo",
+    "claude-4-1-opus-20250805-thinking-32k": "claude-opus-4-1",  # old order, dated, thinking budget
+    # mid-2026 LiveBench spellings (table_2026_06_25)
+    "claude-fable-5-max-effort": "claude-fable-5",
+    "claude-opus-5-max-effort": "claude-opus-5",
+    "gpt-5.6-sol-max": "gpt-5.6-sol",
+    "gpt-5.1-codex-max": "gpt-5.1-codex-max",  # a model, not an effort level
+    "gpt-5.1-codex-max-high": "gpt-5.1-codex-max",
+    "muse-spark-1.2-xhigh": "muse-spark-1.2",
+    "gpt-5.5-pro-pre-release_xhigh": "gpt-5.5-pro-pre-release",  # a pre-release checkpoint stays distinct
 }
 
 

@@ -18,15 +18,15 @@ def test_dagster_definitions_validate(tmp_path):
 
 def test_shared_attributes_are_applied_to_every_asset():
     """Definitions apply the shared attributes once: the refresh condition on every derived asset (none on the
-    raw sources, which the refresh and the schedule run; the report's own at the end), the kinds, and one
-    partition per backfill run."""
+    raw sources and live/fetches, which the refresh and the schedule run; the report's own at the end), the kinds,
+    and one partition per backfill run."""
     import dagster as dg
 
     from assets.automation import FOLLOW_CONDITION, REFRESH_CONDITION, REPORT_CONDITION
     from pipelines.definitions import ASSETS, FOLLOWERS, KINDS, PER_PARTITION
 
     specs = [(a, spec) for a in ASSETS for spec in a.specs]
-    conditions = {"raw": None, "report": REPORT_CONDITION}
+    conditions = {"raw": None, "live": None, "report": REPORT_CONDITION}
     followers = {key for a in FOLLOWERS for key in a.keys}
     assert followers == {dg.AssetKey(["compass", "rank_uncertainty"]), dg.AssetKey(["compass", "leaderboard_changes"])}
     for asset, spec in specs:

@@ -1,4 +1,4 @@
-"""Canonical model ids for the embedded default data.
+"""Canonical model ids: the rules that turn an upstream spelling into one id (default data and pipeline).
 
 Rules (applied to `compass.ingest.aliases.alias_key(raw)`, so the canonical id is a
 function of the lookup key and two spellings with the same key can never map to
@@ -12,11 +12,13 @@ two different ids):
    unversioned moving aliases (`gemini-pro-latest`, `mistral-large-latest`,
    `qwen-plus-latest`) point at whatever is newest and keep their own id.
 2. Reasoning-effort and thinking-budget variants collapse to the base model:
-   `-high-effort`, `-thinking-64k-high-effort`, `(16K thinking)` everywhere; `_high`,
+   `-high-effort`, `-max-effort`, `-thinking-64k-high-effort`, `(16K thinking)` and `-xhigh`
+   (an effort level only, never a model name) everywhere; `_high`,
    `_xhigh`, `_medium`, `_low`, `_minimal`, `_none`, `_unknown`, `-highthinking`,
    `-nothinking`, `_32K`, `-thinking` (and Claude `_max`, `-base`) only for families
    where they are a serving *mode* of the same weights (Claude, Gemini, DeepSeek,
-   GLM, GPT, o-series, Grok), so `mistral-medium` or `minimax-m1-80k` keep their
+   GLM, GPT, o-series, Grok), and GPT's `-max` effort (LiveBench's `gpt-5.6-sol-max`) except
+   for Codex models, where `-max` names a model (`gpt-5.1-codex-max`), so `mistral-medium` or `minimax-m1-80k` keep their
    names. Kimi / Qwen / OLMo `-thinking` checkpoints are separate weights and keep
    their own id.
 3. Dated snapshot spellings collapse to the base id: `-2024-08-06`, `-20240620`,
@@ -123,7 +125,8 @@ _SUFFIX_RULES: tuple[re.Pattern[str], ...] = tuple(
         r"-web-?app$",
         r"-v1[.\-]0$",
         # effort / thinking budget (rule 2)
-        r"-(?:thinking-auto-|thinking-\d+k-)?(?:x?high|medium|low|minimal|none|unknown)-effort$",
+        r"-(?:thinking-auto-|thinking-\d+k-)?(?:x?high|medium|low|minimal|none|unknown|max)-effort$",
+        r"-xhigh$",
         r"-\(\d+k-thinking\)$",
         # dated snapshots (rule 3)
         r"-20\d\d-\d\d-\d\d$",
@@ -146,6 +149,8 @@ _MODE_RULES: tuple[re.Pattern[str], ...] = tuple(
 # LiveBench's Claude `-base` (thinking off) and Epoch's `_max` effort; elsewhere `-base`
 # names a pre-trained checkpoint (`deepseek-v3-base`) and `-max` a model (`gpt-5.1-codex-max`).
 _CLAUDE_ONLY = re.compile(r"-(?:max|base)$")
+# LiveBench's GPT `-max` effort (`gpt-5.6-sol-max`); Codex `-max` is a model (`gpt-5.1-codex-max`).
+_GPT_MAX = re.compile(r"-max$")
 _GEMINI_RULES: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (r"-00\d$", r"-preview$"))
 
 
@@ -163,6 +168,8 @@ def _strip_suffixes(key: str) -> str:
                 key = rule.sub("", key)
         if family == "claude":
             key = _CLAUDE_ONLY.sub("", key)
+        if family == "gpt" and "codex" not in key:
+            key = _GPT_MAX.sub("", key)
         if family == "gemini":
             for rule in _GEMINI_RULES:
                 key = rule.sub("", key)

@@ -1,0 +1,95 @@
+"""Epoch AI Benchmarking Hub export (CC-BY-4.0): the benchmark-data ZIP or folder of CSVs.
+
+One score per file row (`Model version` x the file's score column); accuracy columns become
+fractions when the file stores percents (any value > 1.5), with their standard error. The
+Epoch Capabilities Index file gives `eci` (scale `index`) and model metadata (display name,
+organization, release date, open weights). Files are found by their base name, so a ZIP's
+`benchmark_data/` prefix does not matter; every file below is required.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+
+from compass.ingest.connectors.base import (
+    META_COLS, SCORE_COLS, FormatChange, Parsed, Payload, SingleFile, frame, read_csv, to_date,
+)
+
+# file -> (benchmark id, score column, stderr column, scale).
+BENCHMARKS: dict[str, tuple[str, str, str | None, str]] = {
+    "epoch_capabilities_index.csv": ("eci", "ECI Score", None, "index"),
+    "gpqa_diamond.csv": ("gpqa_diamond", "mean_score", "stderr", "fraction"),
+    "math_level_5.csv": ("math_level_5", "mean_score", "stderr", "fraction"),
+    "otis_mock_aime_2024_2025.csv": ("otis_mock_aime", "mean_score", "stderr", "fraction"),
+    "frontiermath.csv": ("frontiermath", "mean_score", "stderr", "fraction"),
+    "frontiermath_tier_4.csv": ("frontiermath_tier_4", "mean_score", "stderr", "fraction"),
+    "hle_external.csv": ("hle", "Accuracy", "Accuracy Standard Error", "fraction"),
+    "simpleqa_verified.csv": ("simpleqa_verified", "mean_score", "stderr", "fraction"),
+    "swe_bench_verified.csv": ("swe_bench_verified", "mean_score", "stderr", "fraction"),
+    "swe_bench_bash.csv": ("swe_bench_bash", "% Resolved", None, "fraction"),
+    "terminalbench_external.csv": ("terminal_bench", "Accuracy mean", "Accuracy SE", "fraction"),
+    "aider_polyglot_external.csv": ("aider_polyglot", "Percent correct", None, "fraction"),
+    "live_bench_external.csv": ("livebench", "Global average", None, "fraction"),
+    "weirdml_external.csv": ("weirdml", "Accuracy", "Accuracy SE", "fraction"),
+    "arc_agi_external.csv": ("arc_agi", "Score", None, "fraction"),
+    "arc_agi_2_external.csv": ("arc_agi_2", "Score", None, "fraction"),
+    "chess_puzzles.csv": ("chess_puzzles", "mean_score", "stderr", "fraction"),
+    "simplebench_external.csv": ("simplebench", "Score (AVG@5)", None, "fraction"),
+    "gso_external.csv": ("gso", "Score OPT@1", None, "fraction"),
+    "cybench_external.csv": ("cybench", "Unguided % Solved", None, "fraction"),
+    "fictionlivebench_external.csv": ("fictionlivebench_120k", "120k token score", None, "fraction"),
+    "video_mme_external.csv": ("video_mme", "Overall (no subtitles)", None, "fraction"),
+    "mmlu_external.csv": ("mmlu", "EM", None, "fraction"),
+    "gsm8k_external.csv": ("gsm8k", "EM", None, "fraction"),
+    "bbh_external.csv": ("bbh", "Average", None, "fraction"),
+    "hella_swag_external.csv": ("hellaswag", "Overall accuracy", None, "fraction"),
+    "wino_grande_external.csv": ("winogrande", "Accuracy", None, "fraction"),
+    "trivia_qa_external.csv": ("triviaqa", "EM", None, "fraction"),
+    "webdev_arena_external.csv": ("webdev_arena", "Arena Score", None, "elo"),
+}
+ECI = "epoch_capabilities_index.csv"
+MODEL = "Model version"
+ECI_META = (MODEL, "Display name", "Model name", "Organization", "Release date", "Model accessibility")
+
+
+def _percent(values: pd.Series) -> bool:
+    return bool(pd.to_numeric(values, errors="coerce").max() > 1.5)
+
+
+class EpochBenchmarks(SingleFile):
+    name = "epoch_benchmarks"
+    source = "epoch_ai_hub"
+
+    def parse(self, payload: Payload) -> Parsed:
+        by_base = {path.rsplit("/", 1)[-1]: data for path, data in payload.files.items()}
+        missing = [f for f in BENCHMARKS if f not in by_base]
+        if missing:
+            raise FormatChange(self.name, payload.name, missing[0], f"the export lacks the file {missing[0]!r}")
+        scores = []
+        for fname, (bench, col, se_col, scale) in BENCHMARKS.items():
+            df = read_csv(self.name, fname, by_base[fname], [MODEL, col] + ([se_col] if se_col else []))
+            df = df[df[MODEL].notna() & pd.to_numeric(df[col], errors="coerce").notna()]
+            percent = scale == "fraction" and _percent(df[col])
+            score = pd.to_numeric(df[col]) / (100.0 if percent else 1.0)
+            stderr = np.nan
+            if se_col is not None:
+                stderr = pd.to_numeric(df[se_col], errors="coerce") / (100.0 if percent else 1.0)
+            scores.append(pd.DataFrame({"raw_name": df[MODEL].str.strip(), "benchmark": bench, "score": score,
+                                        "score_scale": scale, "stderr": stderr}))
+        eci = read_csv(self.name, ECI, by_base[ECI], ECI_META)
+        if eci.empty:
+            raise FormatChange(self.name, ECI, MODEL, "the capabilities index has no rows")
+        access = eci["Model accessibility"]
+        meta = pd.DataFrame({
+            "raw_name": eci[MODEL].str.strip(),
+            "display_name": eci["Display name"].fillna(eci["Model name"]),
+            "organization": eci["Organization"],
+            "release_date": to_date(eci["Release date"]),
+            "open_weights": np.where(access.isna(), None, access.str.startswith("Open weights", na=False)),
+        })
+        as_of = payload.as_of or dt.date.today()
+        return Parsed({"benchmark_scores": frame(pd.concat(scores, ignore_index=True), SCORE_COLS, self.source, as_of),
+                       "models": frame(meta, META_COLS, self.source, as_of)})

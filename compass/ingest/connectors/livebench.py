@@ -1,0 +1,77 @@
+"""LiveBench release tables (`public/table_<date>.csv`, with `categories_<date>.json` and, from
+the 2026-06-25 release on, `cost_<date>.csv` beside it).
+
+benchmark_scores: the 23 tasks `livebench_task_<task>` (percent / 100), the 7 category means
+`livebench_<category>` (mean of the category's tasks, missing if one task is) and
+`livebench_global` (mean of the category means, as on the LiveBench site).
+model_costs (when the cost file is present): the per-token list prices LiveBench priced each model
+at (`input_price_per_million`, `output_price_per_million`), provider `list_price`; the cost file's
+per-question USD (`cost_per_question`) rides along as an extra column.
+`as_of` defaults to the release date in the file name.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pandas as pd
+
+from compass.ingest.connectors.base import (
+    COST_COLS, SCORE_COLS, FormatChange, Parsed, Payload, expect, frame, plausible_prices, read_csv, read_json, slug,
+)
+from compass.ingest.errors import IngestError
+
+TABLE = re.compile(r"^table_(\d{4})_(\d\d)_(\d\d)\.csv$")
+COST_FIELDS = ("model", "input_price_per_million", "output_price_per_million", "cost_per_question")
+
+
+def release(name: str) -> str:
+    """`2026_06_25` from `table_2026_06_25.csv` (a path prefix is ignored)."""
+    match = TABLE.match(name.rsplit("/", 1)[-1])
+    if match is None:
+        raise IngestError(name, None, None, "livebench: expected a release table named table_YYYY_MM_DD.csv")
+    return "_".join(match.groups())
+
+
+class LiveBench:
+    name = "livebench"
+    source = "livebench"
+
+    def siblings(self, name: str) -> list[str]:
+        date = release(name)
+        return [f"categories_{date}.json", f"cost_{date}.csv"]
+
+    def parse(self, payload: Payload) -> Parsed:
+        date = release(payload.name)
+        categories_name, cost_name = self.siblings(payload.name)
+        categories = expect(self.name, categories_name,
+                            read_json(self.name, categories_name, payload.file(categories_name)), dict, "-")
+        tasks_needed = [t for tasks in categories.values()
+                        for t in expect(self.name, categories_name, tasks, list, "-")]
+        table = read_csv(self.name, payload.name, payload.main(), ["model", *tasks_needed])
+        tasks = table.set_index("model").apply(pd.to_numeric, errors="coerce") / 100.0
+        cat_scores = pd.DataFrame({c: tasks[t].mean(axis=1, skipna=False) for c, t in categories.items()})
+        wide = pd.concat([
+            tasks.add_prefix("livebench_task_"),
+            cat_scores.add_prefix("livebench_"),
+            cat_scores.mean(axis=1, skipna=False).rename("livebench_global"),
+        ], axis=1)
+        wide.columns = [slug(c) for c in wide.columns]
+        long = wide.rename_axis("raw_name").reset_index().melt("raw_name", var_name="benchmark", value_name="score")
+        long = long.dropna(subset=["score"]).assign(score_scale="fraction")
+        as_of = payload.as_of or dt.date(*map(int, date.split("_")))
+        tables = {"benchmark_scores": frame(long, SCORE_COLS, self.source, as_of)}
+        dropped = 0
+        if cost_name in payload.files:
+            cost = read_csv(self.name, cost_name, payload.files[cost_name], COST_FIELDS)
+            if cost["input_price_per_million"].isna().all():
+                raise FormatChange(self.name, cost_name, "input_price_per_million", "the price column is empty")
+            prices, dropped = plausible_prices(pd.DataFrame({
+                "raw_name": cost["model"], "provider": "list_price",
+                "input_usd_per_mtok": pd.to_numeric(cost["input_price_per_million"], errors="coerce"),
+                "output_usd_per_mtok": pd.to_numeric(cost["output_price_per_million"], errors="coerce"),
+                "cost_per_question_usd": pd.to_numeric(cost["cost_per_question"], errors="coerce"),
+            }))
+            tables["model_costs"] = frame(prices, [*COST_COLS, "cost_per_question_usd"], self.source, as_of)
+        return Parsed(tables, dropped)

@@ -1,0 +1,69 @@
+"""Connector rows (named by upstream spelling, `raw_name`) -> canonical rows (named by `model_id`).
+
+The one step between `compass.ingest.connectors` and the canonical raw tables, used by the
+embedded-default build and by the pipeline alike:
+
+* `Resolver` names each spelling's canonical id: an explicit pair first (a confirmed alias, a
+  source's own abbreviation table), else the rules of `compass.ingest.canonical.canonical_id`;
+* `dedupe_scores` keeps one score per (model, benchmark, source): the best-scoring variant (effort
+  level or dated snapshot), its spelling in `variant`;
+* `dedupe_costs` keeps one price per (model, provider, source): the undated spelling, else the
+  newest dated snapshot, and adds blended = (3 x input + output) / 4;
+* `canonical_rows` applies the three to a connector's output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from compass.ingest.aliases import alias_key
+from compass.ingest.canonical import canonical_id
+
+
+class Resolver:
+    """raw spelling -> canonical id, with explicit pairs keyed by alias_key."""
+
+    def __init__(self, explicit: Mapping[str, str] | None = None) -> None:
+        self.explicit = {alias_key(k): v for k, v in (explicit or {}).items()}
+
+    def __call__(self, names: pd.Series) -> pd.Series:
+        ids = {n: self.explicit.get(alias_key(n)) or canonical_id(n) for n in names.dropna().unique()}
+        return names.map(ids)
+
+
+def dedupe_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model_id, benchmark, source): the best-scoring variant (effort/snapshot).
+
+    The raw spelling that produced the kept row is kept in the extra column `variant`.
+    """
+    return (scores.sort_values(["model_id", "benchmark", "source", "score", "raw_name"],
+                               ascending=[True, True, True, False, True])
+            .drop_duplicates(["model_id", "benchmark", "source"])
+            .rename(columns={"raw_name": "variant"}))
+
+
+def dedupe_costs(costs: pd.DataFrame) -> pd.DataFrame:
+    """One price per (model_id, provider, source): the undated spelling if present, else the
+    newest dated snapshot (greatest alias_key); blended = (3*input + output)/4."""
+    costs = costs.assign(
+        exact=[alias_key(r) == m for r, m in zip(costs["raw_name"], costs["model_id"])],
+        key=costs["raw_name"].map(alias_key),
+    )
+    costs = (costs.sort_values(["model_id", "provider", "source", "exact", "key"],
+                               ascending=[True, True, True, False, False])
+             .drop_duplicates(["model_id", "provider", "source"])
+             .drop(columns=["exact", "key"]).rename(columns={"raw_name": "variant"}))
+    costs["blended_usd_per_mtok"] = (3 * costs["input_usd_per_mtok"] + costs["output_usd_per_mtok"]) / 4
+    return costs
+
+
+def canonical_rows(parsed: Mapping[str, pd.DataFrame], resolve: Resolver) -> dict[str, pd.DataFrame]:
+    """A connector's output with `model_id` resolved: scores and costs deduplicated as above, `models`
+    rows (metadata per spelling) kept with their spelling in `raw_name` for the caller to merge."""
+    out = {}
+    for table, rows in parsed.items():
+        rows = rows.assign(model_id=resolve(rows["raw_name"]))
+        out[table] = {"benchmark_scores": dedupe_scores, "model_costs": dedupe_costs}.get(table, lambda r: r)(rows)
+    return out
