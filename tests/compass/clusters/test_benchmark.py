@@ -149,3 +149,18 @@ def test_benchmark_pins_the_separated_archetype():
     ami = _convex_ami("seven_highly_separated_10d_very_different_shapes", 3)
     assert ami == pytest.approx({"em_gmm": 0.989, "kmeans": 0.975, "hierarchical": 0.986}, abs=0.02)
     assert ami["hierarchical"] >= max(ami.values()) - 0.01
+
+
+def test_segmentation_rules_split_users_into_their_types():
+    """Catches a segmentation rule returning one segment: on a separated, aligned three-type population the
+    C1 - C2 terciles give three equal thirds and every method recovers the types (AMI > .4)."""
+    from compass.clusters.segmentation import METHODS, POPULATIONS, align, difference_terciles, segment
+
+    a = POPULATIONS["user_types_separated"]
+    data = generate(a, np.random.default_rng(0))
+    X = align(data.X, data.model.centers)
+    assert np.bincount(difference_terciles(X)).tolist() == [400, 400, 400]
+    for method in METHODS:
+        labels = segment(method, X, 3, 0)
+        assert len(set(labels[labels >= 0])) >= 2
+        assert adjusted_mutual_info_score(data.y, labels) > 0.4, method
