@@ -26,7 +26,8 @@ def initial_centers(k: int, dim: int, scale: float, packing_2d: float, rng: np.r
     does: sizing it from the arithmetic Σ r_i^p instead, which the largest cluster dominates in high
     dimension, made the ball 1.44x too wide in 10-D (1.71x in 100-D) and the data too easy (issue 30).
     The unit-ball constant cancels: radius = scale·(k/ρ_adj)^(1/p), computed in log space. Uniform in the
-    ball (radius ∝ U^(1/p)), as §5.3 and the implementation guide state.
+    ball (radius ∝ U^(1/p)) with ρ_adj = p·2^(1-p)·ρ_2D, as §5.3 and the implementation guide state;
+    repliclust 1.0.0 differs in both (radius ∝ U, ρ_adj = (p-1)·2^(2-p)·ρ_2D, a ball 6 % smaller in 10-D).
     """
     log_radius = np.log(scale) + (np.log(k) - np.log(packing_density(dim, packing_2d))) / dim
     direction = rng.standard_normal((k, dim))
