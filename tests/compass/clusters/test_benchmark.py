@@ -164,3 +164,21 @@ def test_segmentation_rules_split_users_into_their_types():
         labels = segment(method, X, 3, 0)
         assert len(set(labels[labels >= 0])) >= 2
         assert adjusted_mutual_info_score(data.y, labels) > 0.4, method
+
+
+def test_realised_overlap_is_measured_along_the_exact_axis():
+    """Catches the realised overlap measured along the LDA axis instead of the exact (Anderson-Bahadur)
+    one: for two normal clusters with unlike covariances the minimax overlap (eq. 5.4, .364) is well below
+    the LDA one (eq. 5.5, .392); the population value equals the exact overlap and the sampled one is within
+    4 SE of it."""
+    from compass.clusters.mixture import MixtureModel
+    from compass.clusters.overlap import exact_overlap
+
+    centers = np.array([[0.0, 0.0], [2.0, 1.0]])
+    model = MixtureModel(centers, np.stack([np.eye(2)] * 2), np.array([[2.0, 0.2], [0.3, 1.5]]), ("normal", "normal"))
+    covs = model.covariances
+    exact = exact_overlap(centers[0], centers[1], covs[0], covs[1])
+    pair = realised_overlaps(model, 20_000, np.random.default_rng(0)).iloc[0]
+    assert pair["lda_overlap"] > exact + 0.02
+    assert pair["population_overlap"] == pytest.approx(exact, rel=1e-6)
+    assert abs(pair["realised_overlap"] - exact) < 4 * pair["realised_se"]
