@@ -87,7 +87,13 @@ def segmentation_validation(context: dg.AssetExecutionContext, config: Segmentat
                             warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Issue 13 item 5: user populations with known segments (three user types, the PRISM imbalance) drawn
     from archetypes, segmented by the EC §8.1 rule (thresholds on C1 - C2) and by clustering; AMI / ARI
-    of each method in clusters.segmentation, so a case study can choose its segmentation on evidence."""
+    of each method in clusters.segmentation, so a case study can choose its segmentation on evidence.
+
+    A synthetic validation study with no consumer in the pipeline (only the report's cluster page reads
+    it): the embedded data hold no user coordinates to segment (interactions.user_id and context_group
+    are null in every row), so no real segmentation runs here (issue 30 item 5, not done; see
+    docs/results/clusters.md). Kept because it is cheap and is the evidence a case study that brings
+    per-user (C1, C2) coordinates would choose its segmentation by."""
     n_reps = config.n_reps or SEGMENTATION_REPS[settings.synthetic_study_size()]
     table = segmentation_study(n_reps, seed=config.seed)
     best = (table[table["metric"] == "ami"].sort_values("mean", ascending=False)
