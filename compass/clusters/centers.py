@@ -21,7 +21,8 @@ def initial_centers(k: int, dim: int, scale: float, packing_2d: float, rng: np.r
     """Centres uniform in a ball of volume V = k·v_ref/ρ_adj(p), v_ref the volume of a ball of radius `scale`.
 
     App. 4A Table .4: the cluster volumes average to the reference volume; the radii are max-min sampled in
-    log space (`maxmin.radii`), so it is their geometric mean that equals the reference. The ball is sized
+    log space (`maxmin.radii`), so it is their geometric mean that equals the reference (as in repliclust
+    1.0.0's code, whose `make_cluster_radii` docstring says arithmetic mean). The ball is sized
     for k clusters of that reference volume at density ρ_adj (§5.3), as repliclust 1.0.0's RandomCenters
     does: sizing it from the arithmetic Σ r_i^p instead, which the largest cluster dominates in high
     dimension, made the ball 1.44x too wide in 10-D (1.71x in 100-D) and the data too easy (issue 30).
