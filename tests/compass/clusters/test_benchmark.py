@@ -182,3 +182,32 @@ def test_realised_overlap_is_measured_along_the_exact_axis():
     assert pair["lda_overlap"] > exact + 0.02
     assert pair["population_overlap"] == pytest.approx(exact, rel=1e-6)
     assert abs(pair["realised_overlap"] - exact) < 4 * pair["realised_se"]
+
+
+def test_distort_applies_every_block():
+    """Catches `distort` drawing 16 blocks' weights but applying fewer: its output equals an independent
+    forward pass of the App. 4E network (written here from the spec, PyTorch's U(±1/√fan_in) initialisation
+    in the same draw order), and not the pass that applies only the first block."""
+    X = np.random.default_rng(2).normal(size=(50, 3))
+    rng = np.random.default_rng(9)
+
+    def linear(fan_in, fan_out):
+        bound = 1 / np.sqrt(fan_in)
+        return rng.uniform(-bound, bound, (fan_out, fan_in)), rng.uniform(-bound, bound, fan_out)
+
+    def forward(blocks_applied):
+        x = X / np.linalg.norm(X, axis=1).max()
+        w_emb, b_emb = linear(3, HIDDEN)
+        h = x @ w_emb.T + b_emb
+        for block in range(N_BLOCKS):
+            w, b = linear(HIDDEN, HIDDEN)
+            if block < blocks_applied:
+                z = h @ w.T + b
+                h = np.tanh((z - z.mean(1, keepdims=True)) / np.sqrt(z.var(1, keepdims=True) + 1e-5))
+        return h @ w_emb + linear(HIDDEN, 3)[1]
+
+    full = forward(16)
+    rng = np.random.default_rng(9)
+    one = forward(1)
+    out = distort(X, np.random.default_rng(9))
+    assert np.allclose(out, full, atol=1e-10) and not np.allclose(out, one, atol=1e-3)
