@@ -120,7 +120,7 @@ def fit_centers(k: int, dim: int, covs: np.ndarray, *, scale: float, packing: fl
         start = initial_centers(k, dim, scale, packing, rng)
         fit = optimize_centers(start, covs, max_overlap, min_overlap, rng=rng, **sgd)
         if best is None or fit.loss < best.loss:
-            best = dataclasses.replace(fit, restarts=attempt)
+            best = fit
         if fit.converged:
             break
-    return best
+    return dataclasses.replace(best, restarts=attempt)  # restarts run, whichever attempt was kept

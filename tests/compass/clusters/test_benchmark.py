@@ -211,3 +211,19 @@ def test_distort_applies_every_block():
     one = forward(1)
     out = distort(X, np.random.default_rng(9))
     assert np.allclose(out, full, atol=1e-10) and not np.allclose(out, one, atol=1e-3)
+
+
+def test_center_fit_restarts_when_the_sgd_does_not_converge():
+    """Catches restarts that never run, a fit that keeps the last attempt instead of the best, and a
+    `restarts` count that reports the kept attempt's index instead of the restarts run: with 2 epochs and an
+    unreachable tol, all 3 attempts run (restarts = 2), and the kept loss is the lowest of the three (here
+    the second attempt's, .00069, against .0021 for the first alone)."""
+    from compass.clusters.centers import fit_centers
+
+    covs = np.stack([np.eye(5)] * 6)
+    kw = dict(scale=1.0, packing=0.1, max_overlap=0.05, min_overlap=0.04, lam=0.01, learning_rate=0.5, max_epoch=2,
+              tol=1e-12, mode="lda")
+    three = fit_centers(6, 5, covs, n_restarts=3, rng=np.random.default_rng(3), **kw)
+    one = fit_centers(6, 5, covs, n_restarts=1, rng=np.random.default_rng(3), **kw)
+    assert (three.restarts, three.converged, one.restarts) == (2, False, 0)
+    assert three.loss == pytest.approx(0.000695, rel=0.01) and one.loss > 2 * three.loss
