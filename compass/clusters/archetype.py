@@ -71,6 +71,8 @@ class Archetype:
     learning_rate: float = 0.5
     max_epoch: int = 500
     tol: float = 1e-5
+    n_restarts: int = 3  # fresh centre initialisations when the SGD does not converge (repliclust 1.0.0)
+    calibrate_tails: bool = True  # scale non-normal clusters to meet max_overlap (compass.clusters.realised)
     overlap_mode: str | None = None  # None: 'lda' if n_clusters * dim <= 10000, else 'c2c'
     description: str = ""
 
@@ -142,6 +144,10 @@ def _coerce(source: str, key: str, value: object, default: object) -> object:
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
             raise ArchetypeError(source, key, value, "expected a list of numbers")
         return tuple(float(v) for v in value)
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ArchetypeError(source, key, value, "expected true or false")
+        return value
     if isinstance(default, str) or default is None:
         if not isinstance(value, str):
             raise ArchetypeError(source, key, value, "expected a string")
@@ -161,7 +167,7 @@ def validate(a: Archetype, source: str) -> None:
     def bad(key: str, message: str) -> ArchetypeError:
         return ArchetypeError(source, key, getattr(a, key), message)
 
-    for key in ("n_clusters", "dim", "n_samples", "max_epoch"):
+    for key in ("n_clusters", "dim", "n_samples", "max_epoch", "n_restarts"):
         if getattr(a, key) < 1:
             raise bad(key, "must be a positive whole number")
     if a.n_samples < a.n_clusters:

@@ -29,7 +29,8 @@ import numpy as np
 
 from compass.clusters import maxmin
 from compass.clusters.archetype import DISTRIBUTIONS, Archetype
-from compass.clusters.centers import initial_centers, optimize_centers
+from compass.clusters.centers import CenterFit, fit_centers
+from compass.clusters.realised import calibration
 
 QUANTILE = 0.682
 RADIAL = ("chi", "one_dimensional")
@@ -63,22 +64,30 @@ class MixtureModel:
     lengths: np.ndarray
     distributions: tuple[str, ...]
     radial: str = "chi"
+    radial_scale: tuple[float, ...] | None = None  # per cluster, realised.calibration; None: all 1
+
 
     @property
     def covariances(self) -> np.ndarray:
         """Σ_i = U_i diag(σ_i²) U_iᵀ (k, p, p)."""
         return np.einsum("kij,kj,klj->kil", self.axes, self.lengths ** 2, self.axes)
 
+    def scale_of(self, i: int) -> float:
+        """The radial scale of cluster i (1 unless calibrated)."""
+        return 1.0 if self.radial_scale is None else float(self.radial_scale[i])
+
+    def sample_cluster(self, i: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n points of cluster i (step 4), radial draws times the cluster's radial scale."""
+        dim = self.centers.shape[1]
+        v = rng.standard_normal((n, dim))
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        s = self.scale_of(i) * radial_draws(self.distributions[i], n, dim, rng, self.radial)
+        return self.centers[i] + (s[:, None] * v * self.lengths[i]) @ self.axes[i].T
+
     def sample(self, sizes: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """`sizes[i]` points from cluster i (step 4): X (n, p) and labels y (n,)."""
-        k, dim = self.centers.shape
-        parts = []
-        for i in range(k):
-            v = rng.standard_normal((sizes[i], dim))
-            v /= np.linalg.norm(v, axis=1, keepdims=True)
-            s = radial_draws(self.distributions[i], int(sizes[i]), dim, rng, self.radial)
-            parts.append(self.centers[i] + (s[:, None] * v * self.lengths[i]) @ self.axes[i].T)
-        return np.concatenate(parts), np.repeat(np.arange(k), sizes)
+        parts = [self.sample_cluster(i, int(n), rng) for i, n in enumerate(sizes)]
+        return np.concatenate(parts), np.repeat(np.arange(len(sizes)), sizes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,6 +100,7 @@ class Dataset:
     archetype: str
     center_loss: float
     converged: bool
+    restarts: int = 0
 
 
 def assign_distributions(archetype: Archetype, rng: np.random.Generator) -> tuple[str, ...]:
@@ -104,28 +114,29 @@ def assign_distributions(archetype: Archetype, rng: np.random.Generator) -> tupl
 
 
 def sample_mixture_model(archetype: Archetype, rng: np.random.Generator,
-                         radial: str = "chi") -> tuple[MixtureModel, float, bool]:
-    """Steps 1-2: covariances by max-min sampling, centres by packing initialization and overlap SGD.
-
-    Returns the model, the final overlap loss and whether it reached `tol`.
-    """
+                         radial: str = "chi") -> tuple[MixtureModel, CenterFit]:
+    """Steps 1-2: covariances by max-min sampling, centres by packing initialization and overlap SGD
+    (restarted up to `n_restarts` times when it does not converge). Returns the model and the centre fit
+    (final overlap loss, whether it reached `tol`, restarts used)."""
     a = archetype
     k, dim = a.n_clusters, a.dim
     radius = maxmin.radii(k, a.scale, a.radius_maxmin, rng)
     aspect = maxmin.aspect_ratios(k, a.aspect_ref, a.aspect_maxmin, rng)
     lengths = np.stack([maxmin.axis_lengths(r, s, dim, rng) for r, s in zip(radius, aspect)])
     axes = maxmin.orientations(k, dim, rng)
-    model = MixtureModel(np.zeros((k, dim)), axes, lengths, assign_distributions(a, rng), radial)
-    start = initial_centers(radius, dim, a.packing, rng)
-    fit = optimize_centers(start, model.covariances, a.max_overlap, a.min_overlap, lam=a.linear_penalty_weight,
-                           learning_rate=a.learning_rate, max_epoch=a.max_epoch, tol=a.tol, mode=a.mode, rng=rng)
-    return dataclasses.replace(model, centers=fit.centers), fit.loss, fit.converged
+    names = assign_distributions(a, rng)
+    scales = tuple(calibration(d, dim, a.max_overlap, radial) if a.calibrate_tails else 1.0 for d in names)
+    model = MixtureModel(np.zeros((k, dim)), axes, lengths, names, radial, scales)
+    fit = fit_centers(k, dim, model.covariances, scale=a.scale, packing=a.packing, max_overlap=a.max_overlap,
+                      min_overlap=a.min_overlap, n_restarts=a.n_restarts, rng=rng, lam=a.linear_penalty_weight,
+                      learning_rate=a.learning_rate, max_epoch=a.max_epoch, tol=a.tol, mode=a.mode)
+    return dataclasses.replace(model, centers=fit.centers), fit
 
 
 def generate(archetype: Archetype, seed: int | np.random.Generator, radial: str = "chi") -> Dataset:
     """Steps 1-4: a mixture model from the archetype, group sizes by max-min sampling, then the points."""
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    model, loss, converged = sample_mixture_model(archetype, rng, radial)
+    model, fit = sample_mixture_model(archetype, rng, radial)
     sizes = maxmin.group_sizes(archetype.n_samples, archetype.n_clusters, archetype.imbalance_ratio, rng)
     X, y = model.sample(sizes, rng)
-    return Dataset(X, y, model, archetype.name, loss, converged)
+    return Dataset(X, y, model, archetype.name, fit.loss, fit.converged, fit.restarts)

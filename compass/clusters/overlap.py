@@ -8,6 +8,7 @@ Separations q and overlaps α are two views of one number: α = 2·(1 - Φ(q)).
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import eigh
 from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
@@ -57,21 +58,36 @@ def pairwise_overlaps(centers: np.ndarray, covs: np.ndarray, mode: str = "lda") 
     return overlap_from_separation(pairwise_separations(centers, covs, mode))
 
 
-def exact_separation(mu1: np.ndarray, mu2: np.ndarray, cov1: np.ndarray, cov2: np.ndarray) -> float:
-    """max_a q(a) for two Gaussians (Anderson and Bahadur, 1962): the optimum lies on the path
-    a(t) = (tΣ₁ + (1-t)Σ₂)⁻¹ δ, t ∈ [0, 1]; a coarse grid then a bounded Brent search on t."""
-    delta = np.asarray(mu2, float) - np.asarray(mu1, float)
+def _exact_path(delta: np.ndarray, cov1: np.ndarray, cov2: np.ndarray) -> tuple[float, np.ndarray, float]:
+    """(t*, a*, q*) maximising q on the Anderson-Bahadur path a(t) = (tΣ₁ + (1-t)Σ₂)⁻¹ δ, t ∈ [0, 1]
+    (Anderson and Bahadur, 1962): a coarse grid, then a bounded Brent search on t. One generalized
+    eigendecomposition Σ₁V = Σ₂VΛ (VᵀΣ₂V = I) makes every a(t) = V (tΛ + (1-t)I)⁻¹ Vᵀδ an O(p) step."""
+    lam, vecs = eigh(cov1, cov2)
+    g = vecs.T @ delta
 
     def q_of(t: float) -> float:
-        a = np.linalg.solve(t * cov1 + (1 - t) * cov2, delta)
-        return float(axis_separation(a, delta, cov1, cov2))
+        w = g / (t * lam + (1 - t))
+        return float(w @ g / (np.sqrt(w @ (lam * w)) + np.sqrt(w @ w)))
 
     grid = np.linspace(0.0, 1.0, 33)
     values = [q_of(t) for t in grid]
     best = int(np.argmax(values))
     lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
     res = minimize_scalar(lambda t: -q_of(t), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
-    return max(float(-res.fun), values[best])
+    t, q = (float(res.x), float(-res.fun)) if -res.fun >= values[best] else (float(grid[best]), values[best])
+    return t, vecs @ (g / (t * lam + (1 - t))), q
+
+
+def exact_separation(mu1: np.ndarray, mu2: np.ndarray, cov1: np.ndarray, cov2: np.ndarray) -> float:
+    """max_a q(a) for two Gaussians (eq. 5.3), on the Anderson-Bahadur path."""
+    return _exact_path(np.asarray(mu2, float) - np.asarray(mu1, float), cov1, cov2)[2]
+
+
+def exact_axis(mu1: np.ndarray, mu2: np.ndarray, cov1: np.ndarray, cov2: np.ndarray) -> np.ndarray:
+    """The unit axis a* of the best linear classifier between two Gaussians, pointing from μ₁ to μ₂."""
+    delta = np.asarray(mu2, float) - np.asarray(mu1, float)
+    a = _exact_path(delta, cov1, cov2)[1]
+    return a / np.linalg.norm(a)
 
 
 def exact_overlap(mu1: np.ndarray, mu2: np.ndarray, cov1: np.ndarray, cov2: np.ndarray) -> float:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from assets.clusters import cluster_benchmark, segmentation_validation
+from pipelines.report.pages.clusters import clusters_body
 from resources.warehouse import Warehouse, WarehouseResource
 
 TINY = "n_clusters: 3\ndim: 2\nn_samples: 60\nmax_overlap: 0.01\nmin_overlap: 0.001\n"
@@ -50,6 +51,13 @@ def test_benchmark_tables_and_a_bad_archetype(env):
     convex = data[data["shape"] == "convex"]
     X = np.array([json.loads(c) for c in convex["coordinates"]])
     assert X.shape == (60, 2) and np.bincount(convex["label"]).sum() == 60
+
+    overlap, generation = wh.read("clusters.overlap"), wh.read("clusters.generation")
+    assert set(overlap["generator"]) == {"thesis", "calibrated"} and len(overlap) == 3 * 6  # 3 pairs x (2 x 2 thesis + 2 calibrated draws)
+    assert overlap["realised_overlap"].between(0, 1).all() and generation["converged"].all()
+    page = clusters_body(wh)
+    assert page.index('class="verdict"') < page.index("Requested against realised overlap") < page.index("benchmark")
+    assert f"of {len(overlap[overlap['generator'] == 'thesis'])} cluster pairs (thesis generator)" in page
 
     before = wh.read("clusters.benchmark")
     result = run(instance, "bad")
