@@ -46,9 +46,10 @@ class HeartOptions:
     use_cost: bool = True  # False: "CUPID w/o cost penalty" (λ ≡ 0)
     use_language: bool = True  # False: "CUPID w/o language" (ℓ ≡ 0)
     budget_guard: bool = True  # only pairs whose expected cost fits the remaining budget (spec §2.13 [I])
-    # Ties in HEART (round 1: prior everywhere) broken by lower c_m: the paper (§5.1) says round-1 selection
-    # "is driven by the language bias and the cost penalty"; the guide (λ_1 = 0) breaks them at random.
-    cost_tiebreak: bool = True
+    # Ties in HEART (round 1: prior everywhere) broken at random (the guide: λ_1 = 0 gives cost no role in round 1).
+    # True: by lower c_m, the paper's reading (§5.1: round-1 selection "is driven by the language bias and the
+    # cost penalty"); on a pool whose cheapest models are feasible that alone converges in round 1.
+    cost_tiebreak: bool = False
 
 
 class HeartUCB:
@@ -195,9 +196,14 @@ class HeartUCB:
         return int(ranked(np.round(mean @ self.belief, 12), -self.lam * self.c, self.rng.random(self.K))[0])
 
 
+HEART_METHODS = ("cupid", "cupid_no_cost", "cupid_no_language", "latent_dueling", "cupid_cost_tiebreak")
+
+
 def options_for(method: str, base: HeartOptions = HeartOptions()) -> HeartOptions:
-    """The HEART-UCB variants of Table 1: CUPID, its two ablations, the latent dueling bandit (spec §3.1-3.2).
-    The budget guard belongs to pacing: the variants without the cost penalty do not have it."""
-    return {"cupid": base, "cupid_no_cost": replace(base, use_cost=False, budget_guard=False),
+    """The HEART-UCB variants of Table 1: CUPID, its two ablations, the latent dueling bandit (spec §3.1-3.2), and
+    CUPID with the paper's round-1 cost tie-break. The budget guard belongs to pacing: the variants without the
+    cost penalty do not have it."""
+    return {"cupid": base, "cupid_cost_tiebreak": replace(base, cost_tiebreak=True),
+            "cupid_no_cost": replace(base, use_cost=False, budget_guard=False),
             "cupid_no_language": replace(base, use_language=False),
             "latent_dueling": replace(base, use_cost=False, use_language=False, budget_guard=False)}[method]
