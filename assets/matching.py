@@ -34,6 +34,8 @@ class MatchingConfig(dg.Config):
     spread: str = "std"
     normalize_costs: bool = False
     cost_tiebreak: bool = False  # round-1 ties at random (the guide); the paper's cost rule is cupid_cost_tiebreak
+    kernel_refit: bool = False  # refit the GP kernel by Laplace evidence once 5 comparisons exist ([C])
+    n_objectives: int | None = None  # L latent objectives; None: one per model ([C])
     router_usd: float = ROUTER_USD  # the auxiliary LLM's cost per round, charged to methods that read feedback
     shuffle: bool = True  # each run's pool order shuffled with its seed
 
@@ -47,7 +49,8 @@ def matching_runs(context: dg.AssetExecutionContext, config: MatchingConfig,
     wh = warehouse.get()
     the_user, pool = user(context.partition_key, wh)
     options = HeartOptions(model_inputs=config.model_inputs, spread=config.spread, normalize_costs=config.normalize_costs,
-                           cost_tiebreak=config.cost_tiebreak)
+                           cost_tiebreak=config.cost_tiebreak, kernel_refit=config.kernel_refit,
+                           n_objectives=config.n_objectives)
     session = Session(pool, the_user, token_model().call_cost(pool), options, config.feedback, config.p_flip,
                       config.shuffle, config.router_usd)
     runs, _ = run_study([session], config.methods)
