@@ -36,3 +36,13 @@ def test_the_page_opens_with_the_verdict_then_a_chart_and_a_table_for_people(tmp
     assert page.startswith('<p class="verdict">CUPID finds the user')
     assert page.index("chart-matching") < page.index("<table")
     assert "$0.0500 ± $0.00200" in page and re.search(r"85 ± 8 %", page)
+
+
+def test_the_papers_users_are_shown_beside_table_1(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    ours = summary(80.0).assign(user=lambda f: f["user"].map({"h1": "a1", "h2": "h2"}))
+    wh.replace("matching.summary", ours)
+    page = matching_body(wh)
+    assert "Table 1 beside the paper" in page
+    # CUPID on A1: ours $0.0500 ± $0.0100, the paper's $0.0560 ± $0.0160, CR 2.2, CP 100 %; RUCB's paper CP 0 % on A1
+    assert "$0.0560 ± $0.0160" in page and "2.20" in page
