@@ -12,7 +12,8 @@ cost-constrained LMA and ε-greedy, `references` the two rows that do not learn 
 always the two cheapest); `pool`, `users` and `costs` read Table 5-style pools, App. D.3-style users and
 the cost of a duel (§4.1); `simulate` is spec §5's LLM-free judge and feedback; `study` the automated
 validation of §4.1 (Table 1) with standard errors and the best-model-found rate, `verdict` when an
-advantage counts; `interactive` a person's session (§4.4), `bridge` its export to an ML Compass scenario.
+advantage counts, `paper` Table 1 as printed; `interactive` a person's session (§4.4), `bridge` its export to
+an ML Compass scenario.
 Figures are in `compass.matching.plots` (matplotlib; not imported here).
 """
 
@@ -23,6 +24,7 @@ from compass.matching.duel import Matcher, affordable_top_pair
 from compass.matching.gp import LaplacePosterior, PreferenceGP, laplace_posterior, log_evidence
 from compass.matching.heart import HEART_METHODS, HeartOptions, HeartUCB, options_for
 from compass.matching.interactive import answer_costs, request_mask, scenario_requests
+from compass.matching.paper import table_1 as paper_table_1
 from compass.matching.pool import Pool, pool_from_frame, read_pool
 from compass.matching.references import CheapestFeasible, TwoCheapest
 from compass.matching.simulate import FEEDBACK_VARIANTS, LanguageFeedback, MetadataJudge
@@ -43,7 +45,7 @@ __all__ = [
     "FEEDBACK_VARIANTS",
     # the study (§4.1, Table 1) and when an advantage counts
     "Session", "SessionResult", "simulate_session", "run_study", "summarize", "convergence", "METHODS", "TABLE_1",
-    "REFERENCES", "METHOD_LABELS", "ROUTER_USD", "advantages", "claimed_users", "beaten_baselines",
+    "REFERENCES", "METHOD_LABELS", "ROUTER_USD", "advantages", "claimed_users", "beaten_baselines", "paper_table_1",
     # a person's session (§4.4) and the bridge to a scenario
     "answer_costs", "request_mask", "scenario_requests", "learned_weights", "scenario_from_session", "session_scenario",
 ]
