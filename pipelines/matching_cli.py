@@ -51,13 +51,15 @@ def _pick(stdin: TextIO, out: TextIO) -> str | None:
 
 
 def check_flags(args: argparse.Namespace) -> None:
-    """--rounds, --budget, --max-lines and --export-scenario, before anything runs."""
+    """--rounds, --budget, --max-lines, --seed and --export-scenario, before anything runs."""
     if args.rounds < 1:
         raise FlagError(f"--rounds {args.rounds}: give a whole number of duels >= 1 (e.g. --rounds 10)")
     if not (math.isfinite(args.budget) and args.budget > 0):
         raise FlagError(f"--budget {args.budget:g}: give the session's money budget in USD > 0 (e.g. --budget 0.05)")
     if args.max_lines < 1:
         raise FlagError(f"--max-lines {args.max_lines}: give a number of lines >= 1")
+    if args.seed < 0:
+        raise FlagError(f"--seed {args.seed}: give a whole number >= 0 (e.g. --seed 0)")
     if args.export_scenario:
         target = Path(args.export_scenario)
         if target.suffix not in (".yaml", ".yml"):

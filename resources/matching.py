@@ -109,6 +109,8 @@ def read_yaml(path: Path) -> object:
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         raise IngestError(str(path), None, None, f"not valid YAML{line}: {problem}") from None
+    except UnicodeDecodeError as err:
+        raise IngestError(str(path), None, None, f"not UTF-8 text (byte {err.start}); save the user file as UTF-8 YAML") from None
 
 
 def load_user(path: Path, wh=None) -> tuple[User, Pool]:

@@ -140,9 +140,10 @@ def _seeds(value: object, origin: str, key: str) -> tuple[int, ...]:
     """A list of whole numbers, or a count n for seeds 42 .. 41 + n."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return tuple(range(FIRST_SEED, FIRST_SEED + value))
-    if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) for s in value):
+    if isinstance(value, list) and value and all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
         return tuple(value)
-    raise IngestError(origin, None, key, f"expected a count >= 1 or a non-empty list of whole numbers, got {value!r}")
+    raise IngestError(origin, None, key, f"expected a count >= 1 or a non-empty list of whole numbers >= 0, got {value!r}")
 
 
 def unknown_column(origin: str, key: str, column: object, columns: list[str]) -> IngestError:

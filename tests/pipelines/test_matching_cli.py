@@ -119,6 +119,8 @@ MISTAKES = {
     "zero budget": (dict(budget=0.0), None, ["--budget 0", "> 0"]),
     "negative budget": (dict(budget=-1.0), None, ["--budget -1", "> 0"]),
     "person's export without a case": (dict(export_scenario="{tmp}/s.yaml"), None, ["--export-scenario", "--case"]),
+    "negative seed": (dict(seed=-5), None, ["--seed -5", ">= 0"]),
+    "empty user file": (dict(simulate="{tmp}/u.yaml"), "", ["u.yaml", "expected a mapping"]),
     "export into a missing folder": (dict(export_scenario="{tmp}/no/s.yaml", case="x"), None, ["folder", "does not exist"]),
 }
 
@@ -140,6 +142,15 @@ def test_each_mistake_is_one_line_exit_2_and_writes_nothing(name, tmp_path, monk
     assert message.count("\n") == 1 and message.startswith("error: "), message
     assert all(w in message for w in words), message
     assert "=== Round" not in out.getvalue() and _files(tmp_path) == before
+
+
+def test_a_user_file_that_is_not_utf8_is_one_line(tmp_path):
+    from pipelines.matching_cli import run
+
+    (tmp_path / "u.yaml").write_bytes(b"\xff\xfename: x\n")
+    err = io.StringIO()
+    assert run(args(simulate=str(tmp_path / "u.yaml")), io.StringIO(), io.StringIO(), err) == 2
+    assert err.getvalue().count("\n") == 1 and "u.yaml" in err.getvalue() and "UTF-8" in err.getvalue()
 
 
 def test_a_mistake_through_the_command_line_shows_no_traceback(tmp_path):

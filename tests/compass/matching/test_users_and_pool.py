@@ -57,6 +57,7 @@ def test_a_missing_value_never_meets_a_constraint():
     ({"constraints": {"text_in": True}, "rounds": 2.5}, "rounds", "whole number"),
     ({"constraints": {"text_in": True}, "seeds": 0}, "seeds", "a count >= 1"),
     ({"constraints": {"text_in": True}, "heavy_seeds": [1.5]}, "heavy_seeds", "whole numbers"),
+    ({"constraints": {"text_in": True}, "seeds": [3, -1]}, "seeds", "whole numbers >= 0"),
     ({"constraints": {"text_in": True}, "judge_noise": 0.5}, "judge_noise", "[0, 0.5)"),
     ({"constraints": {"rl_tier5": {"min": 1}}}, "constraints.rl_tier5", "did you mean rl_t5"),
 ])
