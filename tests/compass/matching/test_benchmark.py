@@ -67,3 +67,22 @@ def test_two_cheapest_never_converges_where_the_cheap_models_are_infeasible():
     by = summary.set_index(["user", "method"])["converged_pct"]
     assert by[("h1", "two_cheapest")] == by[("h3", "two_cheapest")] == 0
     assert by[("h1", "cupid")] >= 70 and by[("h3", "cupid")] >= 70
+
+
+def test_an_advantage_counts_only_beyond_the_standard_error_of_the_difference():
+    """12 points ahead with SEs 10 and 10: within √(10² + 10²) ≈ 14.1, so it does not count (it would against
+    CUPID's SE alone); 15 points ahead does. Both references must be beaten."""
+    import pandas as pd
+
+    from compass.matching.verdict import advantages, claimed_users
+
+    def row(user, method, found, se):
+        return dict(user=user, method=method, best_found_pct=found, best_found_se=se)
+
+    table = pd.DataFrame([row("u", "cupid", 62.0, 10.0), row("u", "cheapest_feasible", 50.0, 10.0),
+                          row("u", "two_cheapest", 47.0, 10.0), row("v", "cupid", 65.0, 10.0),
+                          row("v", "cheapest_feasible", 50.0, 10.0), row("v", "two_cheapest", 0.0, 0.0)])
+    out = advantages(table).set_index(["user", "versus"])
+    assert np.isclose(out.loc[("u", "cheapest_feasible"), "se"], np.hypot(10.0, 10.0))
+    assert not out.loc[("u", "cheapest_feasible"), "counts"] and out.loc[("u", "two_cheapest"), "counts"]
+    assert claimed_users(table) == ["v"]
