@@ -3,7 +3,8 @@ reference rows that do not learn and beyond its standard error").
 
 For one user and one metric (best-model-found rate, convergence rate), a method's advantage over a row is the
 difference of their means; it counts when it exceeds the standard error of that difference,
-√(SE_a² + SE_b²) (independent runs). A claim needs it against both references.
+√(SE_a² + SE_b²) (as for independent runs; the study runs every method on the same seeds, and ignoring that
+pairing is conservative when outcomes correlate positively). A claim needs it against both references.
 """
 
 from __future__ import annotations
