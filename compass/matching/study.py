@@ -66,8 +66,8 @@ def make_matcher(method: str, session: Session, seed: int) -> Matcher:
         return HeartUCB(pool.features(), pool.cost_proxy, session.call_cost, user.budget_usd, user.rounds, seed,
                         options_for(method, session.heart))
     factories: dict[str, Callable[[], Matcher]] = {
-        "cheapest_feasible": lambda: CheapestFeasible(pool.cost_proxy, user.feasible(pool)),
-        "two_cheapest": lambda: TwoCheapest(pool.cost_proxy),
+        "cheapest_feasible": lambda: CheapestFeasible(pool.cost_proxy, user.feasible(pool), session.call_cost),
+        "two_cheapest": lambda: TwoCheapest(pool.cost_proxy, session.call_cost),
         "rucb": lambda: RUCB(pool.size, seed),
         "eps_greedy": lambda: EpsilonGreedy(pool.size, seed),
         "lma": lambda: LMArena(pool.size, seed),

@@ -33,6 +33,10 @@ def test_references():
     assert duel.select(1, 1.0) == (3, 1)
     duel.observe(1, 3, 1, False, 0.0)
     assert duel.best() == 1
+    # with call costs, a reference stops before a duel it cannot afford (CUPID's budget guard)
+    guarded = CheapestFeasible(c, np.array([True, False, True, False, True]), c / 100)
+    assert guarded.select(1, 0.021) == (2, 3) and guarded.select(2, 0.020) is None
+    assert TwoCheapest(c, c / 100).select(1, 0.005) is None
 
 
 def test_judge_and_feedback_follow_the_users_preference():
