@@ -12,13 +12,13 @@ from assets.partitions import user_partitions
 from compass.matching.heart import HeartOptions
 from compass.matching.plots import curves_figure
 from compass.matching.simulate import FEEDBACK_VARIANTS
-from compass.matching.study import METHOD_LABELS, METHODS, Session, run_study, summarize
+from compass.matching.study import METHOD_LABELS, METHODS, ROUTER_USD, Session, run_study, summarize
 from resources import settings
 from resources.matching import token_model, user
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "matching-1"
+CODE_VERSION = "matching-3"
 RUNS = dg.AssetKey(["matching", "runs"])
 _common = dict(partitions_def=user_partitions, group_name="matching", code_version=CODE_VERSION,
                pool=settings.writer_pool())
@@ -29,11 +29,15 @@ class MatchingConfig(dg.Config):
 
     methods: list[str] = list(METHODS)
     feedback: str = "informative"  # one of compass.matching.simulate.FEEDBACK_VARIANTS
-    p_flip: float = 0.0  # judge noise
+    p_flip: float | None = None  # judge noise; None: the user file's judge_noise
     model_inputs: str = "onehot"  # GP inputs: "onehot" (paper's app) or "metadata"
     spread: str = "std"
     normalize_costs: bool = False
-    cost_tiebreak: bool = True  # round-1 ties to the cheaper models (paper §5.1); False: at random (the guide)
+    cost_tiebreak: bool = False  # round-1 ties at random (the guide); the paper's cost rule is cupid_cost_tiebreak
+    kernel_refit: bool = False  # refit the GP kernel by Laplace evidence once 5 comparisons exist ([C])
+    n_objectives: int | None = None  # L latent objectives; None: one per model ([C])
+    router_usd: float = ROUTER_USD  # the auxiliary LLM's cost per round, charged to methods that read feedback
+    shuffle: bool = True  # each run's pool order shuffled with its seed
 
 
 @dg.asset(key=RUNS, **_common)
@@ -45,8 +49,10 @@ def matching_runs(context: dg.AssetExecutionContext, config: MatchingConfig,
     wh = warehouse.get()
     the_user, pool = user(context.partition_key, wh)
     options = HeartOptions(model_inputs=config.model_inputs, spread=config.spread, normalize_costs=config.normalize_costs,
-                           cost_tiebreak=config.cost_tiebreak)
-    session = Session(pool, the_user, token_model().call_cost(pool), options, config.feedback, config.p_flip)
+                           cost_tiebreak=config.cost_tiebreak, kernel_refit=config.kernel_refit,
+                           n_objectives=config.n_objectives)
+    session = Session(pool, the_user, token_model().call_cost(pool), options, config.feedback, config.p_flip,
+                      config.shuffle, config.router_usd)
     runs, _ = run_study([session], config.methods)
     return publish_many(context, wh, {"matching.runs": runs}, {"user": the_user.name},
                         metadata={"pool": pool.name, "feasible_models": int(the_user.feasible(pool).sum()),

@@ -8,16 +8,18 @@ pool meets is admissible (its runs report non-convergence) but warned about.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from functools import cache
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from compass.ingest.errors import IngestError, IngestWarning
 from compass.matching.costs import TokenModel
 from compass.matching.pool import Pool, read_pool
-from compass.matching.users import User
+from compass.matching.users import USER_KEYS, User
 from resources import settings
 
 
@@ -42,8 +44,6 @@ def case_pool(wh, case_id: str) -> Pool:
     """A pool from our own catalog: the case's measures C1..Ck (compass.measures), the lowest list prices over
     providers (raw.model_costs) and the model attributes of raw.models (open_weights, context_window,
     reasoning, params_b); models without both prices are left out. Needs `compass run` first."""
-    import pandas as pd
-
     from compass.matching.pool import pool_from_frame
     from resources import readers
 
@@ -65,25 +65,71 @@ def pool(name: str, wh=None) -> Pool:
     return _pool(name)
 
 
+def case_pool_for(path: Path, pool_name: str, wh) -> Pool:
+    """The `case:<case_id>` pool of a user file, or a one-line IngestError on key `pool` saying what to run first."""
+    if not wh.table_exists("compass.measures"):
+        raise IngestError(str(path), None, "pool", f"{pool_name} reads compass.measures from the warehouse {wh.path}, "
+                          "which has none yet: run `compass run` first")
+    try:
+        return case_pool(wh, pool_name[len(CASE_POOL):])
+    except ValueError as err:
+        raise IngestError(str(path), None, "pool", f"{err} (cases: `compass cases`)") from None
+
+
+def case_measures(wh, case_id: str, models: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Measures C1..Ck of a case for the models of a person's pool (matched through data/model_aliases.parquet):
+    the frame indexed by the pool's model names, and the names without measures. ValueError when the warehouse
+    has no such case."""
+    if not wh.table_exists("compass.measures"):
+        raise ValueError(f"the warehouse {wh.path} has no compass.measures yet: run `compass run` first")
+    from resources import readers
+
+    table = readers.measures(wh, case_id)
+    aliases = pd.read_parquet(settings.ROOT / "data" / "model_aliases.parquet")
+    canonical = dict(zip(aliases["alias"].str.lower(), aliases["model_id"], strict=True))
+    ids = {m: canonical.get(m.lower(), m.lower()) for m in models}
+    found = [m for m in models if ids[m] in table.index]
+    frame = table.loc[[ids[m] for m in found]].set_axis(found)
+    return frame, [m for m in models if m not in found]
+
+
 def token_model(absolute: bool = False) -> TokenModel:
     """Tokens per call from MathArena's AIME output-token counts (compass.matching.costs)."""
     return TokenModel.from_matharena(settings.MATCHING_DATA_DIR / "matharena_tokens.csv", absolute=absolute)
 
 
-def load_user(path: Path, wh=None) -> tuple[User, Pool]:
-    """One user file, validated against its pool's columns; the partition key (file stem) is its name.
-    A `case:<case_id>` pool is read from the warehouse `wh`."""
+def read_yaml(path: Path) -> object:
+    """A YAML file's content; a missing file or a syntax error is a one-line IngestError naming the line."""
+    if not path.is_file():
+        raise IngestError(str(path), None, None, "no such file; give the path of a user YAML such as users/a1.yaml")
     try:
-        spec = yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
-        raise IngestError(str(path), None, None, f"not valid YAML: {err}") from None
-    pool_name = spec.get("pool") if isinstance(spec, dict) else None
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise IngestError(str(path), None, None, f"not valid YAML{line}: {problem}") from None
+    except UnicodeDecodeError as err:
+        raise IngestError(str(path), None, None, f"not UTF-8 text (byte {err.start}); save the user file as UTF-8 YAML") from None
+
+
+def load_user(path: Path, wh=None) -> tuple[User, Pool]:
+    """One user file, validated against its pool's columns; the partition key (file stem) is its name. Under
+    COMPASS_HEAVY=1 its runs use `heavy_seeds` where it has them.
+    A `case:<case_id>` pool is read from the warehouse `wh`."""
+    spec = read_yaml(path)
+    if not isinstance(spec, dict):
+        raise IngestError(str(path), None, None, f"expected a mapping with keys {list(USER_KEYS)}, got a "
+                          f"{type(spec).__name__}; write one `key: value` per line (see users/a1.yaml)")
+    pool_name = spec.get("pool")
     is_case = isinstance(pool_name, str) and pool_name.startswith(CASE_POOL) and wh is not None
     if not is_case and pool_name not in pool_names():
         raise IngestError(str(path), None, "pool", f"unknown pool {pool_name!r}; known: {pool_names()} "
                           f"(case:<case_id> where a warehouse is read)")
-    the_pool = pool(pool_name, wh)
+    the_pool = case_pool_for(path, pool_name, wh) if is_case else pool(pool_name)
     user = User.from_dict({**spec, "name": path.stem}, str(path), list(the_pool.metadata.columns))
+    if settings.heavy() and user.heavy_seeds:
+        user = dataclasses.replace(user, seeds=user.heavy_seeds)
     if not user.feasible(the_pool).any():
         warnings.warn(f"{path}: no model of pool {pool_name!r} meets every constraint; its runs cannot converge",
                       IngestWarning, stacklevel=2)
@@ -104,14 +150,20 @@ ANSWER_COLUMNS = ("prompt", "model", "response")
 def answers(responses: str | Path | None = None):
     """Answers to show in `compass match`: the arena-bench-v1 answers shipped in data/matching/, or a
     person's own CSV with columns prompt, model, response (an IngestError names a missing column)."""
-    import pandas as pd
-
     if responses is None:
         return pd.read_parquet(settings.MATCHING_DATA_DIR / "arena_bench_v1_answers.parquet")
-    table = pd.read_csv(responses)
+    if not Path(responses).is_file():
+        raise IngestError(str(responses), None, None, "no such file; --pool takes arena_bench_v1 or the path of a CSV "
+                          f"with columns {', '.join(ANSWER_COLUMNS)}")
+    try:
+        table = pd.read_csv(responses)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise IngestError(str(responses), None, None, f"not a readable CSV ({str(err).splitlines()[0]}); need columns "
+                          f"{', '.join(ANSWER_COLUMNS)}") from None
     missing = [c for c in ANSWER_COLUMNS if c not in table]
     if missing:
-        raise IngestError(str(responses), None, missing[0], f"missing column; need {list(ANSWER_COLUMNS)}")
+        raise IngestError(str(responses), None, missing[0], f"missing column; the file has {list(table.columns)}, "
+                          f"need {list(ANSWER_COLUMNS)} (one row per prompt x model)")
     return table.assign(question_id=table.groupby("prompt", sort=False).ngroup().astype(str))
 
 
@@ -120,8 +172,6 @@ def priced_pool(table, name: str) -> tuple[Pool, list[str]]:
     table's own `input_price`, `output_price` columns (USD / 1M tokens) when it has them, else from the
     catalog: the lowest list price over providers of the embedded data/model_costs.parquet, matched through
     data/model_aliases.parquet."""
-    import pandas as pd
-
     from compass.matching.pool import pool_from_frame
 
     models = sorted(table["model"].unique())

@@ -62,7 +62,8 @@ def scenario_from_session(name: str, weights: dict[str, float], requests: Sequen
 def session_scenario(name: str, matcher, runs, requests: Sequence[int], constraints: Sequence[Constraint],
                      pool) -> tuple[dict, list[str]]:
     """The scenario of a finished HEART-UCB session on a pool with measure columns C1..Ck: weights from the
-    belief-weighted posterior mean over the models seen, requests (constraint index, −1 = "cheaper")."""
+    belief-weighted posterior mean over the models seen, requests (constraint index, −1 = "cheaper", −2 = "better by
+    my weights", which the learned weights carry)."""
     names = [c for c in pool.metadata.columns if MEASURE.fullmatch(c)]
     if not names:
         raise ValueError(f"pool {pool.name!r} has no measure columns C1, C2, ...: export needs a case pool (case:<id>)")
@@ -72,4 +73,4 @@ def session_scenario(name: str, matcher, runs, requests: Sequence[int], constrai
     for pair in runs["pair"]:
         seen[[index[m] for m in pair.split(" vs ")]] = True
     weights = learned_weights(mean @ matcher.belief, pool.metadata[names].to_numpy(float), names, seen)
-    return scenario_from_session(name, weights, [constraints[r] if r >= 0 else None for r in requests])
+    return scenario_from_session(name, weights, [constraints[r] if r >= 0 else None for r in requests if r != -2])

@@ -6,8 +6,10 @@ k((m,z),(m',z')) = s · k_M(m,m') · k_Z(z,z'): an RBF on the concatenated input
 so. A comparison "w beats l" has likelihood Φ((f_w − f_l)/(√2σ)) (eq. 1, 7-8). The Laplace posterior
 (eqs. 9-14) is computed on the rows that hold data only; every other row follows from the GP
 conditional, cov* = K** − K*D (I + W K)⁻¹ W K_D*, so a round costs O(KL·n²) for n data rows.
-Kernel hyper-parameters are fixed at BoTorch's initial values (lengthscale 0.52, outputscale 1); the
-[C] marginal-likelihood refit after 5 comparisons is not done.
+Kernel hyper-parameters start at BoTorch's initial values (lengthscale 0.52, outputscale 1); the [C]
+marginal-likelihood refit after 5 comparisons is an option of HEART-UCB (`kernel_refit`), which picks the
+grid point of largest Laplace evidence `log_evidence` (Rasmussen & Williams 2006, eq. 3.32) — a grid
+search, not BoTorch's gradient-based MAP with priors.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class LaplacePosterior:
     M: np.ndarray
     cov: np.ndarray
     log_likelihood: float
+    logdet: float = 0.0  # log det(I + W K)
 
 
 def _likelihood_terms(f: np.ndarray, winners: np.ndarray, losers: np.ndarray, sigma: float):
@@ -60,6 +63,12 @@ def _likelihood_terms(f: np.ndarray, winners: np.ndarray, losers: np.ndarray, si
         W[a, b] -= v
         W[b, a] -= v
     return float(log_ndtr(z).sum()), g, W
+
+
+def log_evidence(post: LaplacePosterior) -> float:
+    """Laplace approximation of log p(D | hyper-parameters) = log p(D | f̂) − ½ f̂ᵀK⁻¹f̂ − ½ log det(I + W K)
+    (Rasmussen & Williams 2006, eq. 3.32), for the kernel `post` was fitted with."""
+    return float(post.log_likelihood - 0.5 * post.mode @ post.alpha - 0.5 * post.logdet)
 
 
 def laplace_posterior(K: np.ndarray, winners: np.ndarray, losers: np.ndarray, sigma: float = 1.0,
@@ -87,8 +96,9 @@ def laplace_posterior(K: np.ndarray, winners: np.ndarray, losers: np.ndarray, si
         f, a, loglik, g, W, objective = f_try, a_try, ll_try, g_try, W_try, obj_try
         if converged:
             break
-    M = np.linalg.solve(I + W @ K, W)
-    return LaplacePosterior(f, a, M, K - K @ M @ K, loglik)
+    B = I + W @ K
+    M = np.linalg.solve(B, W)
+    return LaplacePosterior(f, a, M, K - K @ M @ K, loglik, float(np.linalg.slogdet(B)[1]))
 
 
 @dataclass(frozen=True)

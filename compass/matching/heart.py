@@ -15,7 +15,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from compass.matching.duel import affordable_top_pair, ranked
-from compass.matching.gp import PreferenceGP, onehot_kernel, rbf
+from compass.matching.gp import PreferenceGP, log_evidence, onehot_kernel, rbf
+
+
+# The refit's grid: model lengthscale multipliers and outputscales (BoTorch bounds the outputscale to [0.005, 200]).
+REFIT_LENGTHSCALES = (0.25, 0.5, 1.0, 2.0, 4.0)
+REFIT_OUTPUTSCALES = (0.25, 1.0, 4.0, 16.0)
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,8 @@ class HeartOptions:
     sigma: float = 1.0  # probit noise [C]/[I]
     outputscale: float = 1.0  # kernel outputscale, BoTorch initial value [C]
     lengthscale: float = 0.52  # RBF lengthscale on one-hot inputs, mode of BoTorch's Gamma(2.4, 2.7) prior [C]
+    kernel_refit: bool = False  # [C] refit (lengthscale, outputscale) by Laplace evidence once min_fit_pairs exist
+    min_fit_pairs: int = 5  # [C]
     model_inputs: str = "onehot"  # "onehot" [C] or "metadata" (standardized metadata, lengthscale √dim) [I]
     n_objectives: int | None = None  # L latent objectives; None: L = K [C]
     objective_assignment: str = "map"  # comparison stored under the MAP objective [C] ("sample": z ~ b_{t+1}) [I]
@@ -46,9 +53,10 @@ class HeartOptions:
     use_cost: bool = True  # False: "CUPID w/o cost penalty" (λ ≡ 0)
     use_language: bool = True  # False: "CUPID w/o language" (ℓ ≡ 0)
     budget_guard: bool = True  # only pairs whose expected cost fits the remaining budget (spec §2.13 [I])
-    # Ties in HEART (round 1: prior everywhere) broken by lower c_m: the paper (§5.1) says round-1 selection
-    # "is driven by the language bias and the cost penalty"; the guide (λ_1 = 0) breaks them at random.
-    cost_tiebreak: bool = True
+    # Ties in HEART (round 1: prior everywhere) broken at random (the guide: λ_1 = 0 gives cost no role in round 1).
+    # True: by lower c_m, the paper's reading (§5.1: round-1 selection "is driven by the language bias and the
+    # cost penalty"); on a pool whose cheapest models are feasible that alone converges in round 1.
+    cost_tiebreak: bool = False
 
 
 class HeartUCB:
@@ -59,12 +67,8 @@ class HeartUCB:
         self.o = options
         K = len(cost_proxy)
         L = options.n_objectives or K
-        if options.model_inputs == "metadata":
-            model_kernel = rbf(features, np.sqrt(features.shape[1]))
-        else:
-            model_kernel = onehot_kernel(K, options.lengthscale)
-        self.gp = PreferenceGP(model_kernel, onehot_kernel(L, options.lengthscale), options.outputscale, options.sigma)
-        self.K, self.L = K, L
+        self.features, self.K, self.L = features, K, L
+        self.gp = self.make_gp(1.0, options.outputscale)
         self.c = cost_proxy / cost_proxy.max() if options.normalize_costs else cost_proxy
         self.call_cost, self.budget, self.rounds = call_cost, budget, rounds
         self.rng = np.random.default_rng(seed)
@@ -89,9 +93,24 @@ class HeartUCB:
         mean, var = self.gp.predict(self.post, *self._data())
         return mean, np.sqrt(var)
 
+    def make_gp(self, scale: float, outputscale: float) -> PreferenceGP:
+        """The GP with the model lengthscale × `scale` (one-hot: 0.52 [C]; metadata: √dim [I]) and `outputscale`."""
+        if self.o.model_inputs == "metadata":
+            model_kernel = rbf(self.features, scale * np.sqrt(self.features.shape[1]))
+        else:
+            model_kernel = onehot_kernel(self.K, scale * self.o.lengthscale)
+        return PreferenceGP(model_kernel, onehot_kernel(self.L, self.o.lengthscale), outputscale, self.o.sigma)
+
     def _refit(self) -> None:
+        """Laplace posterior; with `kernel_refit` and >= min_fit_pairs comparisons, the (lengthscale, outputscale)
+        grid point of largest Laplace evidence first."""
         models, objectives = self._data()
         w, l = np.array(self.comparisons).T
+        if self.o.kernel_refit and len(self.comparisons) >= self.o.min_fit_pairs:
+            fits = [(gp, gp.fit(models, objectives, w, l)) for gp in
+                    (self.make_gp(a, s) for a in REFIT_LENGTHSCALES for s in REFIT_OUTPUTSCALES)]
+            self.gp, self.post = max(fits, key=lambda fit: log_evidence(fit[1]))
+            return
         self.post = self.gp.fit(models, objectives, w, l)
 
     # -- scores ----------------------------------------------------------------------------------------
@@ -195,9 +214,14 @@ class HeartUCB:
         return int(ranked(np.round(mean @ self.belief, 12), -self.lam * self.c, self.rng.random(self.K))[0])
 
 
+HEART_METHODS = ("cupid", "cupid_no_cost", "cupid_no_language", "latent_dueling", "cupid_cost_tiebreak")
+
+
 def options_for(method: str, base: HeartOptions = HeartOptions()) -> HeartOptions:
-    """The HEART-UCB variants of Table 1: CUPID, its two ablations, the latent dueling bandit (spec §3.1-3.2).
-    The budget guard belongs to pacing: the variants without the cost penalty do not have it."""
-    return {"cupid": base, "cupid_no_cost": replace(base, use_cost=False, budget_guard=False),
+    """The HEART-UCB variants of Table 1: CUPID, its two ablations, the latent dueling bandit (spec §3.1-3.2), and
+    CUPID with the paper's round-1 cost tie-break. The budget guard belongs to pacing: the variants without the
+    cost penalty do not have it."""
+    return {"cupid": base, "cupid_cost_tiebreak": replace(base, cost_tiebreak=True),
+            "cupid_no_cost": replace(base, use_cost=False, budget_guard=False),
             "cupid_no_language": replace(base, use_language=False),
             "latent_dueling": replace(base, use_cost=False, use_language=False, budget_guard=False)}[method]

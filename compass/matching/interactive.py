@@ -55,3 +55,17 @@ def side_by_side(left: str, right: str, width: int = 60, max_lines: int = 30) ->
     b += [""] * (len(a) - len(b))
     header = f"{'A':<{width}} | B\n{'-' * width}-+-{'-' * width}"
     return header + "\n" + "\n".join(f"{x:<{width}} | {y}" for x, y in zip(a, b, strict=True))
+
+
+def scenario_requests(requests: list[str]) -> tuple[list[None], list[str]]:
+    """A person's change requests as scenario requests (compass.matching.bridge.scenario_from_session): "cheaper"
+    becomes None (a cost sensitivity); the others have no scenario counterpart and are returned as notes."""
+    carried: list[None] = []
+    notes: list[str] = []
+    for text in filter(None, requests):
+        axis = next((KEYWORDS[w] for w in KEYWORDS if w in text.lower()), None)
+        if axis == ("cost", -1):
+            carried.append(None)
+        else:
+            notes.append(f"request {text!r}")
+    return carried, notes

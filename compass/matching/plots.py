@@ -16,8 +16,8 @@ def curves(runs: pd.DataFrame) -> pd.DataFrame:
     last = runs["round"].max()
     filled = []
     for _, run in runs.groupby(["method", "seed"], sort=False):
-        run = run.set_index("round").reindex(range(1, last + 1)).ffill()
-        filled.append(run.reset_index())
+        kept = run.set_index("round")[["method", "missed_constraints", "cumulative_cost_usd"]]
+        filled.append(kept.reindex(range(1, last + 1)).ffill().rename_axis("round").reset_index())
     full = pd.concat(filled, ignore_index=True)
     return full.groupby(["method", "round"], sort=False)[["missed_constraints", "cumulative_cost_usd"]].mean().reset_index()
 

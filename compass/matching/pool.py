@@ -54,6 +54,11 @@ class Pool:
         """c_m = price_in + price_out ($/1M tokens), the static per-model cost of the pacing penalty (§3.2.5, C.4.2)."""
         return self.price_in + self.price_out
 
+    def take(self, order: np.ndarray) -> Pool:
+        """The pool with its rows in `order` (a run's shuffled pool: index order then decides no tie)."""
+        return Pool(self.name, tuple(self.models[k] for k in order), self.price_in[order], self.price_out[order],
+                    self.reasoning[order], self.metadata.iloc[order].reset_index(drop=True))
+
     def features(self) -> np.ndarray:
         """Standardized metadata (mean 0, sd 1 per column; unknown -> 0, the column mean), for the
         metadata-kernel option of spec §2.1."""

@@ -10,6 +10,7 @@ models meeting as many constraints (the latent objective a session should recove
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -18,7 +19,9 @@ import numpy as np
 from compass.ingest.errors import IngestError
 from compass.matching.pool import Pool
 
-USER_KEYS = ("name", "pool", "constraints", "budget_usd", "rounds", "seeds", "initial_direction", "prefer")
+USER_KEYS = ("name", "pool", "constraints", "budget_usd", "rounds", "seeds", "heavy_seeds", "initial_direction", "prefer",
+             "judge_noise")
+FIRST_SEED = 42  # `seeds: n` means seeds 42, 43, ..., 41 + n (the paper's runs use 42-46)
 BOUNDS = ("min", "max")
 
 
@@ -62,6 +65,8 @@ class User:
     seeds: tuple[int, ...] = (42, 43, 44, 45, 46)
     initial_direction: str | None = None  # a constraint column; None: one drawn per run (spec §5.2)
     prefer: tuple[tuple[str, float], ...] = ()  # latent utility weights over metadata columns
+    judge_noise: float = 0.0  # probability that the simulated judge flips a duel's outcome (spec §5.1 p_flip)
+    heavy_seeds: tuple[int, ...] | None = None  # the seeds under COMPASS_HEAVY=1 (None: `seeds`)
     origin: str = field(default="<user>", compare=False)
 
     def satisfied(self, pool: Pool) -> np.ndarray:
@@ -75,6 +80,15 @@ class User:
             values = pool.metadata[column].to_numpy(float)
             out += weight * np.where(np.isnan(values), np.nanmin(values), values)
         return out
+
+    def best_models(self, pool: Pool) -> np.ndarray:
+        """The user's best models: the feasible ones of highest utility (`prefer`); every feasible model when the
+        user states no preference. A run that ends on one of them found the best model."""
+        feasible = self.feasible(pool)
+        if not self.prefer or not feasible.any():
+            return feasible
+        utility = np.where(feasible, self.utility(pool), -np.inf)
+        return utility >= utility.max() - 1e-12
 
     def feasible(self, pool: Pool) -> np.ndarray:
         """Model m meets every constraint (spec §5.1: sat(m) = |O|)."""
@@ -102,9 +116,11 @@ class User:
             raise IngestError(origin, None, "budget_usd", f"expected a number of USD > 0, got {budget!r}")
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
             raise IngestError(origin, None, "rounds", f"expected a whole number >= 1, got {rounds!r}")
-        seeds = spec.get("seeds", [42, 43, 44, 45, 46])
-        if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-            raise IngestError(origin, None, "seeds", f"expected a non-empty list of whole numbers, got {seeds!r}")
+        seeds = _seeds(spec.get("seeds", 5), origin, "seeds")
+        heavy = _seeds(spec["heavy_seeds"], origin, "heavy_seeds") if spec.get("heavy_seeds") is not None else None
+        noise = spec.get("judge_noise", 0.0)
+        if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise < 0.5:
+            raise IngestError(origin, None, "judge_noise", f"expected a probability in [0, 0.5), got {noise!r}")
         direction = spec.get("initial_direction")
         if direction is not None and direction not in raw:
             raise IngestError(origin, None, "initial_direction", f"must name one of the constraints {list(raw)}, got {direction!r}")
@@ -113,17 +129,34 @@ class User:
             raise IngestError(origin, None, "prefer", f"expected a mapping column -> weight, got {prefer!r}")
         for column, weight in prefer.items():
             if columns is not None and column not in columns:
-                raise IngestError(origin, None, f"prefer.{column}", f"unknown column {column!r}; the pool has {columns}")
+                raise unknown_column(origin, f"prefer.{column}", column, columns)
             if isinstance(weight, bool) or not isinstance(weight, (int, float)):
                 raise IngestError(origin, None, f"prefer.{column}", f"expected a number, got {weight!r}")
         return cls(str(spec["name"]), str(spec["pool"]), constraints, float(budget), rounds, tuple(seeds), direction,
-                   tuple((str(c), float(w)) for c, w in prefer.items()), origin)
+                   tuple((str(c), float(w)) for c, w in prefer.items()), float(noise), heavy, origin)
+
+
+def _seeds(value: object, origin: str, key: str) -> tuple[int, ...]:
+    """A list of whole numbers, or a count n for seeds 42 .. 41 + n."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return tuple(range(FIRST_SEED, FIRST_SEED + value))
+    if isinstance(value, list) and value and all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
+        return tuple(value)
+    raise IngestError(origin, None, key, f"expected a count >= 1 or a non-empty list of whole numbers >= 0, got {value!r}")
+
+
+def unknown_column(origin: str, key: str, column: object, columns: list[str]) -> IngestError:
+    """A one-line error for a column the pool does not have, with the closest names as the fix."""
+    close = difflib.get_close_matches(str(column), columns, n=3, cutoff=0.5)
+    hint = f"did you mean {' or '.join(close)}?" if close else f"the pool has {columns}"
+    return IngestError(origin, None, key, f"unknown column {column!r}; {hint}")
 
 
 def _constraint(column: object, value: object, origin: str, columns: list[str] | None) -> Constraint:
     key = f"constraints.{column}"
     if columns is not None and column not in columns:
-        raise IngestError(origin, None, key, f"unknown column {column!r}; the pool has {columns}")
+        raise unknown_column(origin, key, column, columns)
     if isinstance(value, bool):
         return Constraint(str(column), required=value)
     if isinstance(value, Mapping) and value and set(value) <= set(BOUNDS):

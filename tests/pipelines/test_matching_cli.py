@@ -17,7 +17,8 @@ MODELS = ["gpt-3.5-turbo", "gpt-4-1106-preview", "mistralai/Mixtral-8x7B-Instruc
 
 
 def args(**kw):
-    base = dict(pool="arena_bench_v1", budget=0.05, rounds=6, seed=0, max_lines=3)
+    base = dict(pool="arena_bench_v1", budget=0.05, rounds=6, seed=0, max_lines=3, simulate=None, inputs="metadata",
+                case=None, export_scenario=None)
     return argparse.Namespace(**{**base, **kw})
 
 
@@ -90,3 +91,109 @@ def test_a_responses_file_without_a_response_column_is_named(tmp_path):
     with pytest.raises(IngestError) as err:
         run_match(args(pool=str(path)), io.StringIO(""), io.StringIO())
     assert err.value.file == str(path) and err.value.column == "response"
+
+
+# -- mistakes: one line naming file / key / flag and the fix, exit 2, no traceback, nothing written -------------
+A1 = (ROOT / "users" / "a1.yaml").read_text()
+
+
+def _files(folder):
+    return sorted(p.relative_to(folder) for p in folder.rglob("*"))
+
+
+MISTAKES = {
+    "missing user file": (dict(simulate="{tmp}/nope.yaml"), None, ["nope.yaml", "no such file", "users/a1.yaml"]),
+    "malformed YAML": (dict(simulate="{tmp}/u.yaml"), "name: x\nconstraints: {output_price: {max: 0.4}\n",
+                       ["u.yaml", "not valid YAML at line"]),
+    "unknown column": (dict(simulate="{tmp}/u.yaml"), A1.replace("rl_t5:", "rl_tier5:"),
+                       ["u.yaml", "constraints.rl_tier5", "did you mean rl_t5"]),
+    "list, not a mapping": (dict(simulate="{tmp}/u.yaml"), "- pool: openai_zoo\n- rounds: 3\n",
+                            ["u.yaml", "expected a mapping", "got a list"]),
+    "missing answers CSV": (dict(pool="{tmp}/answers.csv"), None, ["answers.csv", "no such file", "prompt, model, response"]),
+    "CSV without response": (dict(pool="{tmp}/u.csv"), "prompt,model,answer\nhi,gpt-3.5-turbo,hello\n",
+                             ["u.csv", "column response", "missing column"]),
+    "export on openai_zoo": (dict(simulate="{tmp}/u.yaml", export_scenario="{tmp}/s.yaml"), A1,
+                             ["--export-scenario", "openai_zoo", "no measure columns", "pool: case:<case_id>"]),
+    "negative rounds": (dict(rounds=-3), None, ["--rounds -3", ">= 1"]),
+    "zero rounds": (dict(rounds=0), None, ["--rounds 0"]),
+    "zero budget": (dict(budget=0.0), None, ["--budget 0", "> 0"]),
+    "negative budget": (dict(budget=-1.0), None, ["--budget -1", "> 0"]),
+    "person's export without a case": (dict(export_scenario="{tmp}/s.yaml"), None, ["--export-scenario", "--case"]),
+    "negative seed": (dict(seed=-5), None, ["--seed -5", ">= 0"]),
+    "empty user file": (dict(simulate="{tmp}/u.yaml"), "", ["u.yaml", "expected a mapping"]),
+    "export into a missing folder": (dict(export_scenario="{tmp}/no/s.yaml", case="x"), None, ["folder", "does not exist"]),
+}
+
+
+@pytest.mark.parametrize("name", list(MISTAKES))
+def test_each_mistake_is_one_line_exit_2_and_writes_nothing(name, tmp_path, monkeypatch):
+    from pipelines.matching_cli import run
+
+    flags, content, words = MISTAKES[name]
+    flags = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v for k, v in flags.items()}
+    monkeypatch.setenv("COMPASS_DB", str(tmp_path / "w.duckdb"))
+    if content is not None:
+        path = flags.get("simulate") or flags["pool"]
+        (tmp_path / path.rsplit("/", 1)[1]).write_text(content)
+    before = _files(tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    assert run(args(**flags), io.StringIO("\n" + "a\n\n" * 6), out, err) == 2
+    message = err.getvalue()
+    assert message.count("\n") == 1 and message.startswith("error: "), message
+    assert all(w in message for w in words), message
+    assert "=== Round" not in out.getvalue() and _files(tmp_path) == before
+
+
+def test_a_user_file_that_is_not_utf8_is_one_line(tmp_path):
+    from pipelines.matching_cli import run
+
+    (tmp_path / "u.yaml").write_bytes(b"\xff\xfename: x\n")
+    err = io.StringIO()
+    assert run(args(simulate=str(tmp_path / "u.yaml")), io.StringIO(), io.StringIO(), err) == 2
+    assert err.getvalue().count("\n") == 1 and "u.yaml" in err.getvalue() and "UTF-8" in err.getvalue()
+
+
+def test_a_mistake_through_the_command_line_shows_no_traceback(tmp_path):
+    bad = tmp_path / "u.yaml"
+    bad.write_text(A1.replace("rl_t5:", "rl_tier5:"))
+    done = subprocess.run([sys.executable, "-m", "pipelines.cli", "match", "--simulate", str(bad)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().count("\n") == 0 and "constraints.rl_tier5" in done.stderr
+
+
+def test_the_shipped_answers_name_every_model_left_without_a_price():
+    out = io.StringIO()
+    assert run_match(args(rounds=1), io.StringIO("\nq\n"), out) == 0
+    first = out.getvalue().splitlines()[0]
+    answers = pd.read_parquet(ROOT / "data" / "matching" / "arena_bench_v1_answers.parquet")
+    shown = first.split(": ", 1)[1].split(" — ")[0].split(", ")
+    priced = out.getvalue().splitlines()[1].split(" models")[0]
+    assert len(shown) + int(priced) == answers["model"].nunique() and "input_price and output_price" in first
+
+
+def test_a_person_session_exports_a_scenario_the_leaderboard_loads(tmp_path, monkeypatch):
+    import duckdb
+
+    from compass.mlcompass.scenarios import Scenario
+
+    db = tmp_path / "w.duckdb"
+    measures = {"gpt-3.5-turbo": (0.9, 0.1), "gpt-4-1106-preview": (0.3, 0.8), "mistral-7b-instruct-v0.1": (0.2, 0.5),
+                "mixtral-8x7b-instruct-v0.1": (0.4, 0.9)}
+    with duckdb.connect(str(db)) as con:
+        con.execute("create schema compass")
+        con.execute("create table compass.measures (case_id varchar, model_id varchar, factor varchar, value double)")
+        con.executemany("insert into compass.measures values ('demo', ?, ?, ?)",
+                        [(m, f, v) for m, vs in measures.items() for f, v in zip(("C1", "C2"), vs, strict=True)])
+    monkeypatch.setenv("COMPASS_DB", str(db))
+    rows = [(f"question {q}", m, "GOOD answer" if m == "gpt-3.5-turbo" else f"meh answer {q}")
+            for q in range(12) for m in MODELS]
+    responses = tmp_path / "responses.csv"
+    pd.DataFrame(rows, columns=["prompt", "model", "response"]).to_csv(responses, index=False)
+    target = tmp_path / "mine.yaml"
+    from pipelines.matching_cli import run
+
+    out = io.StringIO()
+    assert run(args(pool=str(responses), rounds=8, case="demo", export_scenario=str(target)), Person(out), out) == 0
+    scenario = Scenario.from_yaml(target)
+    assert scenario.utility_weights["C1"] > scenario.utility_weights["C2"], out.getvalue()

@@ -68,3 +68,39 @@ def test_bradley_terry_reaches_the_two_model_mle():
     W2[0, 1], W2[1, 0], W2[0, 0] = 6, 2, 0
     theta = bradley_terry(W2, np.zeros(2), steps=5000, lr=0.01)
     assert theta[0] - theta[1] == pytest.approx(np.log(6 / 2), abs=1e-6) and theta.sum() == pytest.approx(0)
+
+
+def test_lma_refits_bradley_terry_at_rounds_1_2_4_6_and_names_its_argmax():
+    """C.4.1: θ is refit at rounds 1, 2, 4, 6, ... from the win matrix and best() is argmax θ of the last refit."""
+    from compass.matching.baselines import LMArena
+
+    lma = LMArena(3, seed=0)
+    lma.observe(1, 2, 0, True, 0.0)
+    W1 = np.array([[0, 0, 0], [0, 0, 0], [1, 0, 0]], float)
+    np.testing.assert_allclose(lma.theta, bradley_terry(W1, np.zeros(3)))
+    assert lma.best() == 2 and lma.theta[2] > 0
+    lma.observe(2, 1, 2, True, 0.0)  # round 2: refit again, from the previous θ
+    theta2 = lma.theta.copy()
+    np.testing.assert_allclose(theta2, bradley_terry(W1 + np.array([[0, 0, 0], [0, 0, 1], [0, 0, 0]]),
+                                                     bradley_terry(W1, np.zeros(3))))
+    lma.observe(3, 1, 0, True, 0.0)  # round 3: no refit
+    np.testing.assert_allclose(lma.theta, theta2)
+    for t in (4, 5, 6):
+        lma.observe(t, 1, 0, True, 0.0)
+    assert lma.best() == 1 and lma.theta[1] > lma.theta[2] > lma.theta[0]
+
+
+def test_cost_lma_penalizes_cost_and_paces():
+    """C.4.2: s_i = θ_i + 1/√(1 + n_i) − (α_c + λ_t) c_i, λ_{t+1} = max(0, λ_t + η(c_t − γB/T)); with equal θ the
+    anchor is drawn mostly among the cheap models."""
+    from compass.matching.baselines import CostLMA
+
+    c = np.array([0.1, 1.0, 10.0])
+    lma = CostLMA(3, 0, c, np.full(3, 0.001), budget=0.01, rounds=10, cost_weight=0.01, eta=0.5, budget_guard=False)
+    assert lma.score() == pytest.approx(1.0 - 0.01 * c)
+    lma.observe(1, 0, 1, True, 2.001)
+    assert lma.lam == pytest.approx(0.5 * (2.001 - 0.001))
+    n = np.array([1, 1, 0])
+    assert lma.score() == pytest.approx(lma.theta + 1 / np.sqrt(1 + n) - (0.01 + lma.lam) * c)
+    anchors = np.bincount([lma.select(2, 1.0)[0] for _ in range(3000)], minlength=3) / 3000
+    assert anchors[2] < 0.05 < anchors[1] < anchors[0]

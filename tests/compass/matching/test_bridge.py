@@ -45,7 +45,7 @@ def test_a_simulated_stakeholder_exports_a_scenario_that_loads(tmp_path):
                 budget_usd=0.05, rounds=15, seeds=(1,), initial_direction="C3", prefer=(("C1", 1.0),))
     session = Session(pool, user, TokenModel().call_cost(pool), HeartOptions(model_inputs="metadata"))
     result = simulate_session("cupid", session, 3)
-    spec, _ = session_scenario("stakeholder", result.matcher, result.runs, result.requests, user.constraints, pool)
+    spec, _ = session_scenario("stakeholder", result.matcher, result.runs, result.requests, user.constraints, result.pool)
     scenario = Scenario.from_yaml(write_scenario(tmp_path / "stakeholder.yaml", spec, []))
     assert scenario.name == "stakeholder" and scenario.floors == {"C3": 0.2}
     assert max(scenario.utility_weights, key=scenario.utility_weights.get) == "C1"

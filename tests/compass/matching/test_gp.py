@@ -81,3 +81,34 @@ def test_extreme_comparisons_stay_finite():
     gradient = 40 * norm.pdf(z) / ndtr(z) / np.sqrt(2)  # stationarity: K⁻¹f̂ = ∇ log-likelihood
     np.testing.assert_allclose(post.alpha, [gradient, -gradient], rtol=1e-6)
     assert np.isfinite(post.mode).all() and np.linalg.eigvalsh(post.cov).min() > 0
+
+
+def test_laplace_evidence_is_the_gaussian_integral_at_the_mode():
+    """R&W eq. 3.32 against its definition: log Z ≈ −S(f̂) + ½ log det Σ − ½ log det K (Σ the Laplace covariance)."""
+    from compass.matching.gp import laplace_posterior, log_evidence
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(6, 2))
+    K = rbf(X, 0.8) * 2.0 + 1e-6 * np.eye(6)
+    winners, losers = np.array([0, 1, 2, 0, 4, 5, 0]), np.array([1, 2, 3, 3, 0, 1, 5])
+    post = laplace_posterior(K, winners, losers, 1.0)
+    S = 0.5 * post.mode @ np.linalg.solve(K, post.mode) - post.log_likelihood
+    expected = -S + 0.5 * np.linalg.slogdet(post.cov)[1] - 0.5 * np.linalg.slogdet(K)[1]
+    assert log_evidence(post) == pytest.approx(expected, rel=1e-6)
+
+
+def test_kernel_refit_takes_the_grid_point_of_largest_evidence():
+    from compass.matching.gp import log_evidence
+    from compass.matching.heart import REFIT_LENGTHSCALES, REFIT_OUTPUTSCALES, HeartOptions, HeartUCB
+
+    cost = np.ones(6)
+    h = HeartUCB(None, cost, cost, 1.0, 20, 0, HeartOptions(kernel_refit=True, use_cost=False, n_objectives=1))
+    for t, (w, l) in enumerate([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (0, 4), (0, 5)], start=1):
+        h.observe(t, w, l, True, 0.0)
+    models, objectives = h._data()
+    wins, losses = np.array(h.comparisons).T
+    evidence = {(a, s): log_evidence(h.make_gp(a, s).fit(models, objectives, wins, losses))
+                for a in REFIT_LENGTHSCALES for s in REFIT_OUTPUTSCALES}
+    a, s = max(evidence, key=evidence.get)
+    assert h.gp.outputscale == s and np.allclose(h.gp.model_kernel, h.make_gp(a, s).model_kernel)
+    assert (a, s) != (1.0, 1.0)  # the refit moved off the initial values

@@ -1,5 +1,7 @@
 """HEART-UCB: score pieces against their formulas, the budget guard, the belief update, known-truth runs."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -89,11 +91,15 @@ def test_pacing_methods_never_exceed_the_budget(method):
     assert len(totals) == 4 * 5 + 3 and (totals <= budgets + 1e-12).all()
 
 
-def test_cupid_converges_in_every_run_for_a1_to_a4():
-    """The paper's CP = 100 % for CUPID and both ablations (Table 1), with the LLM-free user."""
-    _, summary = run_study([Session(ZOO, u, TOKENS.call_cost(ZOO)) for u in USERS],
-                           ["cupid", "cupid_no_cost", "cupid_no_language"])
-    assert (summary["converged_pct"] == 100).all() and len(summary) == 12
+def test_cupid_converges_on_a1_to_a4_and_in_round_1_with_the_papers_tie_break():
+    """Table 1's CP for CUPID over 20 seeds per user with random round-1 ties and shuffled pools: at least 85 % (the
+    heavy study measures 94-96 %); with the paper's cost tie-break every run converges in round 1, because the
+    two cheapest models are feasible for A1-A4 (the headline a lookup also reaches)."""
+    users = [replace(u, seeds=tuple(range(42, 62))) for u in USERS]
+    _, summary = run_study([Session(ZOO, u, TOKENS.call_cost(ZOO)) for u in users], ["cupid", "cupid_cost_tiebreak"])
+    by = summary.set_index("method")
+    assert (by.loc["cupid", "converged_pct"] >= 85).all() and (by.loc["cupid_cost_tiebreak", "converged_pct"] == 100).all()
+    assert (by.loc["cupid_cost_tiebreak", "rounds_to_converge"] == 1).all() and (by.loc["cupid", "over_budget_pct"] == 0).all()
 
 
 def test_known_truth_best_arm_identification():
@@ -132,3 +138,29 @@ def test_runs_table_rows():
     feasible = {"GPT-4.1-Nano", "GPT-5-Nano"}
     assert (run["feasible"] == run["best_so_far"].isin(feasible)).all()
     assert ((run["missed_constraints"] == 0) == run["feasible"]).all()
+
+
+def test_pacing_penalty_moves_the_next_pair_to_cheaper_models():
+    """§3.2.5: after a round that overspends its target, λ_2 = η_λ(c_1 − τ_1) > 0 and −λ c_m pushes the dearest
+    models out of the next pair; without the penalty the round's winner (the dearest model) stays in it."""
+    c = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    pairs = {}
+    for use_cost in (True, False):
+        h = HeartUCB(None, c, c / 1000, 0.01, 10, 0, HeartOptions(budget_guard=False, use_language=False, use_cost=use_cost))
+        h.observe(1, 5, 4, True, 0.5)
+        pairs[use_cost] = set(h.select(2, 1.0))
+        if use_cost:
+            assert h.lam == pytest.approx(0.5 * (0.5 - 0.01 / 10))
+            mean, sd = h.posterior()
+            np.testing.assert_allclose(h.scores(), (mean + 1.5 * sd) @ h.belief - h.lam * c)
+    assert pairs[True] == {0, 1} and 5 in pairs[False]
+
+
+def test_round_one_ties_go_to_the_cheapest_pair_only_under_the_paper_rule():
+    """Round 1 (prior everywhere): the paper's rule duels the two lowest c_m; the main setting draws the pair at
+    random, so across seeds it is not always the cheapest two."""
+    c = np.array([5.0, 0.2, 3.0, 0.1, 9.0, 4.0])
+    paper = [set(HeartUCB(None, c, c / 1000, 1.0, 10, s, HeartOptions(cost_tiebreak=True)).select(1, 1.0)) for s in range(10)]
+    assert all(p == {1, 3} for p in paper)
+    drawn = [set(HeartUCB(None, c, c / 1000, 1.0, 10, s).select(1, 1.0)) for s in range(10)]
+    assert sum(p == {1, 3} for p in drawn) <= 3 and len({frozenset(p) for p in drawn}) >= 4

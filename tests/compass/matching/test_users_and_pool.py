@@ -55,6 +55,11 @@ def test_a_missing_value_never_meets_a_constraint():
     ({"constraints": {"text_in": True}, "budget": 1}, "budget", "unknown key"),
     ({"constraints": {"text_in": True}, "budget_usd": -1}, "budget_usd", "> 0"),
     ({"constraints": {"text_in": True}, "rounds": 2.5}, "rounds", "whole number"),
+    ({"constraints": {"text_in": True}, "seeds": 0}, "seeds", "a count >= 1"),
+    ({"constraints": {"text_in": True}, "heavy_seeds": [1.5]}, "heavy_seeds", "whole numbers"),
+    ({"constraints": {"text_in": True}, "seeds": [3, -1]}, "seeds", "whole numbers >= 0"),
+    ({"constraints": {"text_in": True}, "judge_noise": 0.5}, "judge_noise", "[0, 0.5)"),
+    ({"constraints": {"rl_tier5": {"min": 1}}}, "constraints.rl_tier5", "did you mean rl_t5"),
 ])
 def test_bad_user_files_name_file_and_key(spec, key, words):
     with pytest.raises(IngestError) as err:
@@ -72,3 +77,16 @@ def test_call_costs_from_prices_and_matharena_tokens():
     assert cost[gpt5] == pytest.approx((150 * 1.25 + 500 * tokens.reasoning_factor * 10) / 1e6)
     aime = TokenModel.from_matharena(ROOT / "data" / "matching" / "matharena_tokens.csv", absolute=True)
     assert aime.tok_out * aime.reasoning_factor == pytest.approx((11490.0 + 11789.2) / 2)
+
+
+def test_seeds_as_a_count_and_heavy_seeds_under_compass_heavy(tmp_path, monkeypatch):
+    from resources.matching import load_user
+
+    user = User.from_dict({"name": "u", "pool": "openai_zoo", "constraints": {"text_in": True}, "seeds": 3,
+                           "heavy_seeds": 50, "judge_noise": 0.2}, "u.yaml", COLUMNS)
+    assert user.seeds == (42, 43, 44) and user.heavy_seeds == tuple(range(42, 92)) and user.judge_noise == 0.2
+    path = tmp_path / "u.yaml"
+    path.write_text("pool: openai_zoo\nconstraints: {text_in: true}\nseeds: 3\nheavy_seeds: 50\n")
+    assert len(load_user(path)[0].seeds) == 3
+    monkeypatch.setenv("COMPASS_HEAVY", "1")
+    assert len(load_user(path)[0].seeds) == 50
