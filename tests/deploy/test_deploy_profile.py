@@ -96,7 +96,7 @@ def test_storage_resolves_to_postgres_with_env_credentials(ref):
         class_from_code_pointer("dagster_postgres", "DagsterPostgresStorage").config_type(),
         ref.storage_data.config_dict,
     ).value)
-    assert url == "postgresql://dagster_user:not-a-secret@pg.example.internal:5432/dagster_db"
+    assert url == "postgresql+psycopg2://dagster_user:not-a-secret@pg.example.internal:5432/dagster_db"
     assert "not-a-secret" not in (DEPLOY / "dagster.yaml").read_text()
 
 
