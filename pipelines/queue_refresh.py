@@ -50,8 +50,8 @@ class Queue:
         plan = location.get_execution_plan(job, {}, step_keys_to_execute=None, known_state=None,
                                            instance=self.instance)
         run_tags = {**(job.run_tags or {}), **(tags or {})}
-        if partition is not None:
-            run_tags["dagster/partition"] = partition
+        if partition is not None:  # with the per-dimension tags a multi-partitioned (case x scenario) key needs
+            run_tags.update(defs.resolve_asset_graph().get(keys[0]).partitions_def.get_tags_for_partition_key(partition))
         run = self.instance.create_run(
             job_name=job.name, run_id=None, run_config={}, resolved_op_selection=job.resolved_op_selection,
             step_keys_to_execute=None, status=dg.DagsterRunStatus.NOT_STARTED, op_selection=None, root_run_id=None,
