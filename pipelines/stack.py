@@ -29,7 +29,7 @@ PG_PORT, REDIS_PORT, CODE_PORT = 5432, 6379, 4000  # deploy/dagster.yaml and dep
 # The graph of the check: the small real-data fixture with every kind of step (raw writers, checks on the compute
 # queue, per-case and per-case x scenario decision partitions), synthetic studies at smoke size.
 FIXTURES = ROOT / "tests" / "fixtures"
-VISIBILITY_TIMEOUT_S = 45  # a killed worker's unacknowledged step goes back to the queue after this
+VISIBILITY_TIMEOUT_S = 60  # a killed worker's unacknowledged step goes back to the queue after this
 
 
 def _pg_bin(name: str) -> str:
