@@ -13,6 +13,9 @@ a tick's runs to finish before the next tick. A tick's runs are submitted togeth
 from __future__ import annotations
 
 import argparse
+import logging
+import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -120,13 +123,12 @@ def refresh_through_queue(queue: Queue, source_keys: list[dg.AssetKey], timeout_
 
 def unavailable_postgres(error: BaseException) -> str | None:
     """One line naming Postgres when `error` (or its cause) is a failed connection to it; else None."""
-    import os
-
     while error is not None:
         if type(error).__name__ == "OperationalError":
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            where = f"{os.environ.get('DAGSTER_PG_HOST', '?')} (DAGSTER_PG_HOST), database {os.environ.get('DAGSTER_PG_DB', '?')}"
-            return f"the Dagster instance's Postgres at {where} is unavailable: {reason.split('(Background')[0].strip()}"
+            reason = re.sub(r"^\([\w.]+\) ", "", reason)  # "(psycopg2.OperationalError) connection to ..."
+            where = f"{os.environ.get('DAGSTER_PG_HOST', '?')} (DAGSTER_PG_HOST), database {os.environ.get('DAGSTER_PG_DB')}"
+            return f"the Dagster instance's Postgres at {where} is unavailable: {reason}"
         error = error.__cause__ or error.__context__
     return None
 
@@ -137,7 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds to wait for a tick's runs")
     args = parser.parse_args(argv)
     try:
-        instance = dg.DagsterInstance.get()
+        logging.disable(logging.WARNING)  # dagster-postgres logs each connection retry; the outcome is one line below
+        try:
+            instance = dg.DagsterInstance.get()
+        finally:
+            logging.disable(logging.NOTSET)
         with instance, WorkspaceProcessContext(instance, WorkspaceFileTarget(paths=[args.workspace])) as workspace:
             keys = [k for k in defs.resolve_asset_graph().materializable_asset_keys if k.path[0] == "raw"]
             started = time.monotonic()

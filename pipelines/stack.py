@@ -131,7 +131,10 @@ class Stack:
         self._save()
 
     def stop(self) -> None:
-        """Stop everything, the clients before the services they use."""
+        """Stop everything, the clients before the services they use (and whatever the stack tests restarted:
+        they record their processes in the state file)."""
+        if self.state_file.exists():
+            self.pids.update(json.loads(self.state_file.read_text())["pids"])
         for name in ["worker-compute", "worker-duckdb", "worker-duckdb-2", "daemon", "code-server", "redis"]:
             self.stop_one(name)
         self.stop_one("postgres", signal.SIGINT)  # fast shutdown
