@@ -134,7 +134,7 @@ def test_same_data_versions_as_a_local_run(stack, tmp_path):
                            capture_output=True, text=True)
     assert local.returncode == 0, local.stderr[-2000:]
     distributed, here = versions(stack.env()["COMPASS_DB"]), versions(tmp_path / "warehouse.duckdb")
-    assert {"compass.leaderboards", "compass.decisions", "raw.benchmark_scores"} <= here.keys(), sorted(here)
+    assert {"compass.leaderboards", "compass.recommendations", "raw.benchmark_scores"} <= here.keys(), sorted(here)
     assert differences(distributed, here) == []
 
 
