@@ -72,6 +72,7 @@ def test_instance_yaml_passes_dagster_schema(env):
     assert set(config) >= {"storage", "run_coordinator", "concurrency", "run_monitoring"}
     assert config["run_monitoring"]["enabled"] is True
     assert config["run_monitoring"]["max_resume_run_attempts"] == 0  # DefaultRunLauncher cannot resume
+    assert config["run_monitoring"]["free_slots_after_run_end_seconds"] > 0  # a dead run's writer slot comes back
 
 
 def test_storage_resolves_to_postgres_with_env_credentials(ref):
