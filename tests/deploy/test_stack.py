@@ -166,13 +166,15 @@ def test_writer_pool_holds_across_two_duckdb_workers(stack, queue, instance):
     `concurrency.pools.default_limit: 2` in deploy/dagster.yaml."""
     import dagster as dg
 
-    from assets.partitions import decision_partitions
+    from assets.partitions import case_partitions, decision_partitions
     from pipelines.definitions import ASSETS
 
     case = sorted(instance.get_dynamic_partitions("case"))[0]
     decision = next(key for a in ASSETS if a.partitions_def == decision_partitions for key in a.keys)
-    runs = [([dg.AssetKey(["raw", "models"]), dg.AssetKey(["raw", "benchmark_scores"])], None),
-            ([dg.AssetKey(["compass", "case_catalog"]), dg.AssetKey(["compass", "measures"])], case)]
+    # Runs of several steps each, so that they are in flight together (on a lightly loaded machine runs of one
+    # or two steps finished one after the other and the test had nothing to serialize).
+    runs = [([k for k in graph_keys(ASSETS, None) if k.path[0] == "raw"], None),
+            (graph_keys(ASSETS, case_partitions), case)]
     runs += [([decision], f"{case}|{scenario}") for scenario in sorted(instance.get_dynamic_partitions("scenario"))]
     stack.start_worker("worker-duckdb-2", "duckdb")
     try:
@@ -186,6 +188,10 @@ def test_writer_pool_holds_across_two_duckdb_workers(stack, queue, instance):
     assert workers == {"worker-duckdb", "worker-duckdb-2"}, f"not both duckdb workers ran writer steps: {workers}"
     assert runs_overlapped(instance, ids), "the runs did not overlap in time: nothing to serialize"
     assert overlapping_writers(steps) == []
+
+
+def graph_keys(assets, partitions_def) -> list:
+    return [key for a in assets if a.partitions_def == partitions_def for key in a.keys]
 
 
 def _wait_for_step_in(instance, run_id: str, worker: str, step: str | None, timeout_s: float = 240):
