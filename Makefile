@@ -8,7 +8,7 @@ export DAGSTER_HOME ?= $(CURDIR)/var/dagster_home
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: run test browser report ui lock bench clean
+.PHONY: run test browser report ui lock bench clean deploy-services deploy-check
 
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,19 @@ browser:
 PYTEST_WORKERS ?= 2
 test: $(STAMP) browser
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=10
+
+# The deploy profile for real (deploy/README.md): PostgreSQL and Redis from Debian's packages (installed when missing,
+# as root, like chromium above), then pipelines.stack starts them, the code server, the daemon and two Celery workers
+# on 127.0.0.1 under var/deploy/, runs a cold refresh through the run queue and tests/deploy/test_stack.py, and stops
+# everything it started (the trap covers an interrupted check too).
+deploy-services:
+	@{ command -v redis-server >/dev/null && ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; } || \
+	{ [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && echo "installing postgresql and redis-server for deploy-check" && \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server >/dev/null; } || \
+	{ echo "postgresql and redis-server are missing and cannot be installed here (Debian, as root)"; exit 1; }
+
+deploy-check: $(STAMP) deploy-services
+	@trap '$(BIN)/python -m pipelines.stack stop' EXIT INT TERM; $(BIN)/python -m pipelines.stack check
 
 ui: $(STAMP)
 	mkdir -p $(DAGSTER_HOME) && cp -n dagster.yaml $(DAGSTER_HOME)/ || true

@@ -37,6 +37,7 @@ from assets.partitions import (
     route_dataset_partitions,
     user_partitions,
 )
+from pipelines.executor import chosen_executor
 from pipelines.report.asset import report_site
 from pipelines.sensors import JOBS as OPS_JOBS
 from pipelines.sensors import SCHEDULES, SENSORS
@@ -116,8 +117,10 @@ JOBS = [
 # Both resources read COMPASS_DB / COMPASS_CONFIG (resources.settings) when a run starts, not at import.
 RESOURCES = {"warehouse": WarehouseResource(), "sources": SourcesResource()}
 
+# COMPASS_EXECUTOR=celery: every job and the automation run on Celery workers (pipelines.executor); unset: None,
+# Dagster's default executor, as before.
 defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS + OPS_JOBS, schedules=SCHEDULES, sensors=SENSORS,
-                      resources=RESOURCES)
+                      resources=RESOURCES, executor=chosen_executor())
 
 
 def get_job(name: str) -> dg.JobDefinition:

@@ -22,6 +22,8 @@ assets; these functions give those fields their defaults.
 | (none) | the report site: `reports/site/` next to the warehouse file | var/reports/site |
 | (none) | fetched bytes (`raw/<sha256>`) and connector tables (`connectors/`) next to the warehouse file | var/ |
 | COMPASS_WRITER_POOL | Dagster pool of every warehouse writer (read at import) | none (deploy profile: duckdb) |
+| COMPASS_EXECUTOR | `celery`: jobs and automation run their steps on Celery workers (read at import; deploy/README.md) | none: Dagster's default executor |
+| COMPASS_CELERY_CONFIG | run config of the Celery executor, the same file the workers get with `-y` | deploy/run_config.celery.yaml |
 """
 
 from __future__ import annotations
@@ -145,3 +147,21 @@ def writer_pool() -> str | None:
     Postgres and so holds across workers and machines (deploy/README.md).
     """
     return os.environ.get("COMPASS_WRITER_POOL") or None
+
+
+EXECUTORS = ("celery",)
+
+
+def executor() -> str | None:
+    """The executor of every job and of the automation: COMPASS_EXECUTOR (`celery`), else none, which keeps
+    Dagster's default (multiprocess; in-process for `compass run`). Anything else is a one-line error."""
+    name = os.environ.get("COMPASS_EXECUTOR") or None
+    if name is not None and name not in EXECUTORS:
+        raise ValueError(f"COMPASS_EXECUTOR={name!r}: expected one of {', '.join(EXECUTORS)} or unset")
+    return name
+
+
+def celery_config_path() -> Path:
+    """Run config of the Celery executor (`execution.config`): COMPASS_CELERY_CONFIG, else
+    deploy/run_config.celery.yaml. Workers must be started with the same file (`dagster-celery worker start -y`)."""
+    return Path(os.environ.get("COMPASS_CELERY_CONFIG") or ROOT / "deploy" / "run_config.celery.yaml")

@@ -72,6 +72,7 @@ def test_instance_yaml_passes_dagster_schema(env):
     assert set(config) >= {"storage", "run_coordinator", "concurrency", "run_monitoring"}
     assert config["run_monitoring"]["enabled"] is True
     assert config["run_monitoring"]["max_resume_run_attempts"] == 0  # DefaultRunLauncher cannot resume
+    assert config["run_monitoring"]["free_slots_after_run_end_seconds"] > 0  # a dead run's writer slot comes back
 
 
 def test_storage_resolves_to_postgres_with_env_credentials(ref):
@@ -96,7 +97,7 @@ def test_storage_resolves_to_postgres_with_env_credentials(ref):
         class_from_code_pointer("dagster_postgres", "DagsterPostgresStorage").config_type(),
         ref.storage_data.config_dict,
     ).value)
-    assert url == "postgresql://dagster_user:not-a-secret@pg.example.internal:5432/dagster_db"
+    assert url == "postgresql+psycopg2://dagster_user:not-a-secret@pg.example.internal:5432/dagster_db"
     assert "not-a-secret" not in (DEPLOY / "dagster.yaml").read_text()
 
 
@@ -244,3 +245,43 @@ def test_writer_pool_comes_from_the_environment():
     n = local.stdout.split()[-1]
     assert local.stdout.split()[0] == "['None']" and int(n) > 20
     assert deploy.stdout.split() == ["['duckdb']", n]
+
+
+def _executor_probe(env_extra: dict[str, str]):
+    """In a fresh process (COMPASS_EXECUTOR and COMPASS_WRITER_POOL are read when the definitions load): every job's
+    executor and, for refresh_unpartitioned, each step's Celery queue after routing."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from pipelines.definitions import defs\n"
+            "from pipelines.executor import route\n"
+            "from resources import settings\n"
+            "from dagster._core.execution.api import create_execution_plan\n"
+            "jobs = {j.name: j.executor_def.name for j in defs.resolve_all_job_defs()}\n"
+            "job = defs.resolve_job_def('refresh_unpartitioned')\n"
+            "plan = route(create_execution_plan(job), settings.writer_pool())\n"
+            "print(sorted(set(jobs.values())), len(jobs))\n"
+            "print(sorted({(s.key.endswith(('_valid', '_10x')), s.tags.get('dagster-celery/queue', '-')) "
+            "for s in plan.steps}))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("COMPASS_EXECUTOR", "COMPASS_WRITER_POOL")}
+    return subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2],
+                          env={**env, **CELERY_ENV, **env_extra}, capture_output=True, text=True)
+
+
+
+
+def test_executor_switch():
+    """Unset: no job gets an executor of ours (Dagster's default, as before the switch). COMPASS_EXECUTOR=celery:
+    every job (and so the automation's runs) gets the Celery executor, the writers (every asset step) the duckdb
+    queue and the checks the default queue. Anything else: a one-line error naming the variable."""
+    local = _executor_probe({})
+    celery = _executor_probe({"COMPASS_EXECUTOR": "celery", "COMPASS_WRITER_POOL": "duckdb"})
+    wrong = _executor_probe({"COMPASS_EXECUTOR": "k8s"})
+    assert local.returncode == 0 and celery.returncode == 0, local.stderr[-2000:] + celery.stderr[-2000:]
+    executors, n = local.stdout.splitlines()[0].rsplit(" ", 1)
+    assert "celery" not in executors and int(n) > 5
+    assert local.stdout.splitlines()[1] == "[(False, '-'), (True, '-')]"  # nothing routed locally
+    assert celery.stdout.splitlines()[0] == f"['celery'] {n}"
+    assert celery.stdout.splitlines()[1] == "[(False, 'duckdb'), (True, '-')]"  # writers duckdb, checks default
+    assert wrong.returncode != 0 and "COMPASS_EXECUTOR='k8s'" in wrong.stderr

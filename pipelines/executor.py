@@ -1,0 +1,62 @@
+"""The executor switch (COMPASS_EXECUTOR, resources.settings.executor): unset keeps Dagster's default; `celery` gives
+every job and the automation dagster_celery's executor, with each warehouse writer step routed to the `duckdb` queue.
+
+Writers are the steps in the writer pool (COMPASS_WRITER_POOL, `duckdb` in the deploy profile). The pool keeps them
+to one at a time across all workers and hosts (its slot lives in Postgres); the queue puts them on the worker that
+runs next to the DuckDB file. Every other step (the asset checks, the ops jobs) goes to the default queue `dagster`,
+served by compute workers on any host. A step that already carries the tag `dagster-celery/queue` keeps it.
+The executor's config is the `execution.config` of COMPASS_CELERY_CONFIG (deploy/run_config.celery.yaml), the
+file the workers are started with, so runs need no run config and broker settings live in one place.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+import yaml
+from dagster._core.execution.plan.plan import ExecutionPlan
+from dagster._core.execution.plan.step import ExecutionStep
+from dagster._core.execution.retries import RetryMode
+from dagster_celery.executor import CELERY_CONFIG, CeleryExecutor
+from dagster_celery.tags import DAGSTER_CELERY_QUEUE_TAG
+
+from resources import settings
+
+WRITER_QUEUE = "duckdb"
+
+
+def route(plan: ExecutionPlan, writer_pool: str | None) -> ExecutionPlan:
+    """`plan` with the queue tag WRITER_QUEUE on every step in `writer_pool` that names no queue itself."""
+    if writer_pool is None:
+        return plan
+
+    def routed(step):
+        if isinstance(step, ExecutionStep) and step.pool == writer_pool and DAGSTER_CELERY_QUEUE_TAG not in step.tags:
+            return step._replace(tags={**step.tags, DAGSTER_CELERY_QUEUE_TAG: WRITER_QUEUE})
+        return step
+
+    steps = {handle: routed(step) for handle, step in plan.step_dict.items()}
+    return plan._replace(step_dict=steps, step_dict_by_key={step.key: step for step in steps.values()})
+
+
+class RoutedCeleryExecutor(CeleryExecutor):
+    """dagster_celery's executor; writer steps go to WRITER_QUEUE (see `route`)."""
+
+    def execute(self, plan_context, execution_plan):
+        return super().execute(plan_context, route(execution_plan, settings.writer_pool()))
+
+
+@dg.executor(name="celery", config_schema=CELERY_CONFIG, requirements=dg.multiple_process_executor_requirements())
+def compass_celery_executor(init_context) -> RoutedCeleryExecutor:
+    config = init_context.executor_config
+    return RoutedCeleryExecutor(broker=config.get("broker"), backend=config.get("backend"),
+                                config_source=config.get("config_source"), include=config.get("include"),
+                                retries=RetryMode.from_config(config["retries"]))
+
+
+def chosen_executor() -> dg.ExecutorDefinition | None:
+    """The executor of the Definitions: None (Dagster's default) unless COMPASS_EXECUTOR=celery."""
+    if settings.executor() != "celery":
+        return None
+    path = settings.celery_config_path()
+    return compass_celery_executor.configured(yaml.safe_load(path.read_text())["execution"]["config"],
+                                              name="celery")

@@ -1,0 +1,315 @@
+"""The deploy profile as a real stack on this machine (`make deploy-check`): Postgres and Redis from Debian's
+packages, the code server, the daemon and two Celery workers, all on 127.0.0.1 with their data under var/deploy/.
+
+`Stack.start` brings the services up in order and waits for each; `Stack.stop` stops every process it started (by
+process group, the ones it started only), also when the check fails. The state (pids, ports, environment) is
+written to var/deploy/stack.json so the stack tests (tests/deploy/test_stack.py) can drive the same stack.
+
+    python -m pipelines.stack check     # start, cold refresh through the queue, stack tests, stop
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from resources.settings import ROOT
+
+PG_BIN = Path("/usr/lib/postgresql")
+HOST = "127.0.0.1"
+PG_PORT, REDIS_PORT, CODE_PORT = 5432, 6379, 4000  # deploy/dagster.yaml and deploy/workspace.yaml name 5432, 4000
+# The graph of the check: the small real-data fixture with every kind of step (raw writers, checks on the compute
+# queue, per-case and per-case x scenario decision partitions), synthetic studies at smoke size.
+FIXTURES = ROOT / "tests" / "fixtures"
+VISIBILITY_TIMEOUT_S = 60  # a killed worker's unacknowledged step goes back to the queue after this
+
+
+def _pg_bin(name: str) -> str:
+    versions = sorted(PG_BIN.glob("*/bin"), key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0)
+    if not versions:
+        raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql; make deploy-check does it)")
+    return str(versions[-1] / name)
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((HOST, port)) == 0
+
+
+@dataclass
+class Stack:
+    root: Path = field(default_factory=lambda: ROOT / "var" / "deploy")
+    pids: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def state_file(self) -> Path:
+        return self.root / "stack.json"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def env(self) -> dict[str, str]:
+        """The environment of every process of the stack (and of the refresh driver and the stack tests)."""
+        data = self.root / "data"
+        return {
+            **os.environ,
+            "DAGSTER_HOME": str(self.root / "dagster_home"),
+            "DAGSTER_PG_HOST": HOST, "DAGSTER_PG_USER": "dagster", "DAGSTER_PG_PASSWORD": "local-trust",
+            "DAGSTER_PG_DB": "dagster",
+            "DAGSTER_CELERY_BROKER_URL": f"redis://{HOST}:{REDIS_PORT}/0",
+            "DAGSTER_CELERY_BACKEND_URL": f"redis://{HOST}:{REDIS_PORT}/1",
+            "DAGSTER_CODE_SERVER_HOST": HOST,
+            "COMPASS_EXECUTOR": "celery", "COMPASS_WRITER_POOL": "duckdb",
+            "COMPASS_CELERY_CONFIG": str(self.root / "run_config.celery.yaml"),
+            "COMPASS_DB": str(self.root / "warehouse" / "warehouse.duckdb"),
+            "COMPASS_CONFIG": str(data / "config.yaml"), "COMPASS_CASES": str(data / "cases"),
+            "COMPASS_SCENARIOS": str(data / "scenarios"),
+            "COMPASS_INBOX": str(self.root / "inbox"), "COMPASS_ACCEPTED": str(self.root / "sources"),
+            "COMPASS_ARCHETYPES": str(FIXTURES / "no_archetypes"), "COMPASS_USERS": str(FIXTURES / "no_users"),
+            "COMPASS_SMOKE": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+            "PYTHONPATH": str(ROOT), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        }
+
+    # ---- processes -------------------------------------------------------------------------------------------
+
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
+        """Start `argv` in its own process group (so stopping it stops its children), output to logs/<name>.log."""
+        self.logs.mkdir(parents=True, exist_ok=True)
+        with open(self.logs / f"{name}.log", "ab") as log:
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env or self.env(), cwd=ROOT,
+                                    start_new_session=True)
+        self.pids[name] = proc.pid
+        self._save()
+        return proc.pid
+
+    def _save(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.state_file.write_text(json.dumps({"pids": self.pids, "env": {k: v for k, v in self.env().items()
+                                                                          if k.startswith(("DAGSTER", "COMPASS"))}}))
+
+    @classmethod
+    def load(cls, root: Path | None = None) -> Stack:
+        stack = cls(root) if root else cls()
+        stack.pids = json.loads(stack.state_file.read_text())["pids"] if stack.state_file.exists() else {}
+        return stack
+
+    def alive(self, name: str) -> bool:
+        pid = self.pids.get(name)
+        if pid is None:
+            return False
+        _reap()
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def send(self, name: str, sig: int) -> None:
+        if self.alive(name):
+            os.killpg(self.pids[name], sig)
+
+    def stop_one(self, name: str, sig: int = signal.SIGTERM, wait_s: float = 20) -> None:
+        """Stop the process group `name` started: `sig`, then SIGKILL after `wait_s`."""
+        self.send(name, sig)
+        deadline = time.monotonic() + wait_s
+        while self.alive(name) and time.monotonic() < deadline:
+            _reap()
+            time.sleep(0.2)
+        self.send(name, signal.SIGKILL)
+        _reap()
+        self.pids.pop(name, None)
+        self._save()
+
+    def stop(self) -> None:
+        """Stop everything, the clients before the services they use (and whatever the stack tests restarted:
+        they record their processes in the state file)."""
+        if self.state_file.exists():
+            self.pids.update(json.loads(self.state_file.read_text())["pids"])
+        for name in ["worker-compute", "worker-duckdb", "worker-duckdb-2", "daemon", "code-server", "redis"]:
+            self.stop_one(name)
+        self.stop_one("postgres", signal.SIGINT)  # fast shutdown
+        for name in list(self.pids):
+            self.stop_one(name)
+
+    # ---- services --------------------------------------------------------------------------------------------
+
+    def _wait(self, what: str, ready, timeout_s: float = 90) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            if not self.alive(what):
+                raise RuntimeError(f"{what} exited at start; see {self.logs / (what + '.log')}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} not ready after {timeout_s:.0f} s; see {self.logs / (what + '.log')}")
+            time.sleep(0.3)
+
+    def _busy(self, port: int, what: str) -> None:
+        if port_open(port):
+            raise RuntimeError(f"port {HOST}:{port} is already in use: cannot start {what} (stop what holds it)")
+
+    def start_postgres(self) -> None:
+        """A cluster of our own in var/deploy/pg (trust auth, 127.0.0.1 only), owned by `postgres` when run as root
+        (PostgreSQL refuses to run as root)."""
+        self._busy(PG_PORT, "postgres")
+        data, run = self.root / "pg", self.root / "pg-socket"
+        as_owner = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"] if os.getuid() == 0 else []
+        run.mkdir(parents=True, exist_ok=True)
+        if os.getuid() == 0:
+            shutil.chown(run, "postgres", "postgres")
+        if not (data / "PG_VERSION").exists():
+            data.mkdir(parents=True, exist_ok=True)
+            if os.getuid() == 0:
+                shutil.chown(data, "postgres", "postgres")
+            subprocess.run(as_owner + [_pg_bin("initdb"), "-D", str(data), "-U", "dagster", "--auth=trust",
+                                       "--no-sync"], check=True, capture_output=True, cwd="/")
+        self._spawn("postgres", as_owner + [_pg_bin("postgres"), "-D", str(data), "-c", f"listen_addresses={HOST}",
+                                            "-c", f"port={PG_PORT}", "-c", f"unix_socket_directories={run}",
+                                            "-c", "fsync=off"])
+        self._wait("postgres", lambda: subprocess.run(
+            [_pg_bin("pg_isready"), "-h", HOST, "-p", str(PG_PORT)], capture_output=True).returncode == 0)
+        exists = subprocess.run([_pg_bin("psql"), "-h", HOST, "-p", str(PG_PORT), "-U", "dagster", "-d", "postgres",
+                                 "-tAc", "select 1 from pg_database where datname = 'dagster'"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        if not exists:
+            subprocess.run([_pg_bin("createdb"), "-h", HOST, "-p", str(PG_PORT), "-U", "dagster", "dagster"],
+                           check=True)
+
+    def start_redis(self) -> None:
+        """Broker and result backend; the append-only file keeps queued steps over a restart."""
+        self._busy(REDIS_PORT, "redis")
+        (self.root / "redis").mkdir(parents=True, exist_ok=True)
+        self._spawn("redis", ["redis-server", "--bind", HOST, "--port", str(REDIS_PORT), "--dir",
+                              str(self.root / "redis"), "--appendonly", "yes", "--save", "", "--protected-mode", "yes"])
+        self._wait("redis", lambda: port_open(REDIS_PORT))
+
+    def restart_redis(self) -> None:
+        self.stop_one("redis")
+        self.start_redis()
+
+    def prepare(self) -> None:
+        """DAGSTER_HOME with the profile's dagster.yaml, the Celery config with a short visibility timeout, a
+        fresh warehouse and the input data."""
+        import yaml
+
+        home = self.root / "dagster_home"
+        home.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
+        config = yaml.safe_load((ROOT / "deploy" / "run_config.celery.yaml").read_text())
+        config["execution"]["config"]["config_source"]["broker_transport_options"]["visibility_timeout"] = \
+            VISIBILITY_TIMEOUT_S
+        (self.root / "run_config.celery.yaml").write_text(yaml.safe_dump(config))
+        shutil.rmtree(self.root / "warehouse", ignore_errors=True)
+        shutil.rmtree(self.root / "data", ignore_errors=True)
+        shutil.copytree(FIXTURES / "compass_small", self.root / "data")
+        for folder in ("inbox", "sources", "warehouse"):
+            (self.root / folder).mkdir(parents=True, exist_ok=True)
+
+    def start_code_server(self) -> None:
+        self._busy(CODE_PORT, "the code server")
+        self._spawn("code-server", [sys.executable, "-m", "dagster", "code-server", "start", "-m",
+                                    "pipelines.definitions", "-h", HOST, "-p", str(CODE_PORT)])
+        self._wait("code-server", lambda: port_open(CODE_PORT), timeout_s=180)
+
+    def stop_automation(self) -> None:
+        """The refresh driver ticks the automation itself (pipelines.queue_refresh); the daemon must not launch
+        the same runs a second time, nor read an inbox."""
+        for sensor in ("compass_automation", "inbox_sensor"):
+            subprocess.run([sys.executable, "-m", "dagster", "sensor", "stop", sensor, "-w", self.workspace],
+                           env=self.env(), cwd=ROOT, check=True, capture_output=True)
+
+    @property
+    def workspace(self) -> str:
+        return str(ROOT / "deploy" / "workspace.yaml")
+
+    def start_daemon(self) -> None:
+        self._spawn("daemon", [sys.executable, "-m", "dagster._daemon", "run", "-w", self.workspace])
+        self._wait("daemon", lambda: "started" in (self.logs / "daemon.log").read_text(errors="replace").lower()
+                   or "daemon" in (self.logs / "daemon.log").read_text(errors="replace").lower(), timeout_s=120)
+
+    def start_worker(self, name: str, queue: str, env: dict[str, str] | None = None) -> None:
+        """One Celery worker process (concurrency 1) consuming `queue`."""
+        log = self.logs / f"{name}.log"
+        before = log.read_text(errors="replace").count(" ready.") if log.exists() else 0
+        self._spawn(name, [str(Path(sys.executable).parent / "dagster-celery"), "worker", "start", "-A",
+                           "dagster_celery.app", "-y", str(self.root / "run_config.celery.yaml"), "-q", queue,
+                           "-n", name, "--", "--concurrency=1", "--without-gossip", "--without-mingle"], env)
+        self._wait(name, lambda: log.read_text(errors="replace").count(" ready.") > before, timeout_s=180)
+
+    def start(self, progress=print) -> None:
+        self.prepare()
+        self.start_postgres()
+        progress(f"postgres: {HOST}:{PG_PORT}, data {self.root / 'pg'} (pid {self.pids['postgres']})")
+        self.start_redis()
+        progress(f"redis: {HOST}:{REDIS_PORT}, data {self.root / 'redis'} (pid {self.pids['redis']})")
+        self.start_code_server()
+        progress(f"code server: {HOST}:{CODE_PORT} (pid {self.pids['code-server']})")
+        self.stop_automation()
+        self.start_daemon()
+        progress(f"daemon: queued run coordinator (pid {self.pids['daemon']})")
+        self.start_worker("worker-compute", "dagster")
+        progress(f"celery worker-compute: queue dagster (pid {self.pids['worker-compute']})")
+        self.start_worker("worker-duckdb", "duckdb")
+        progress(f"celery worker-duckdb: queue duckdb, pool duckdb (pid {self.pids['worker-duckdb']})")
+
+
+def _reap() -> None:
+    """Collect exited children (the stack's processes are ours), so they do not linger as zombies."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def check() -> int:
+    """Start the stack, run a cold refresh through it, run the stack tests against it, stop it (always)."""
+    started = time.monotonic()
+    stack = Stack()
+    if stack.state_file.exists():  # a previous check killed before its cleanup: stop what it left
+        Stack.load().stop()
+    shutil.rmtree(stack.root, ignore_errors=True)
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, on_signal)
+    code = 1
+    try:
+        stack.start()
+        refresh = subprocess.run([sys.executable, "-m", "pipelines.queue_refresh", "-w", stack.workspace,
+                                  "--timeout", "600"], env=stack.env(), cwd=ROOT)
+        refreshed = time.monotonic()
+        tests = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                                "tests/deploy/test_stack.py"], env={**os.environ, "COMPASS_DEPLOY_STACK":
+                                                                    str(stack.state_file)}, cwd=ROOT)
+        code = refresh.returncode or tests.returncode
+        print(f"deploy-check: {'passed' if code == 0 else 'FAILED'}; cold refresh through the queue "
+              f"{'ok' if refresh.returncode == 0 else 'failed'}, stack tests {'ok' if tests.returncode == 0 else 'failed'}; "
+              f"wall time {time.monotonic() - started:.0f} s (refresh done at {refreshed - started:.0f} s)", flush=True)
+    finally:
+        stack.stop()
+        left = [name for name in stack.pids if stack.alive(name)]
+        print(f"stopped everything it started{'; still alive: ' + ', '.join(left) if left else ''}", flush=True)
+    return code
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["check"]:
+        sys.exit(check())
+    if sys.argv[1:] == ["up"]:  # for development: leave it running, `python -m pipelines.stack stop` after
+        Stack().start()
+        sys.exit(0)
+    if sys.argv[1:] == ["stop"]:
+        Stack.load().stop()
+        sys.exit(0)
+    print("usage: python -m pipelines.stack check|up|stop", file=sys.stderr)
+    sys.exit(2)

@@ -1,0 +1,253 @@
+"""The deploy profile running for real: Postgres, Redis, code server, daemon and Celery workers started by
+`make deploy-check` (pipelines.stack), after its cold refresh through the run queue (pipelines.queue_refresh).
+
+These tests drive that live stack (COMPASS_DEPLOY_STACK names its var/deploy/stack.json); without it they skip,
+so `make test` does not need Postgres or Redis. Each test states the guarantee it checks; the mutation that turns
+it red is in its docstring.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.paths import ROOT
+
+STATE = os.environ.get("COMPASS_DEPLOY_STACK")
+pytestmark = pytest.mark.skipif(
+    not STATE or not Path(STATE).exists(),
+    reason="needs the live deploy stack (Postgres, Redis, Celery workers): run `make deploy-check`",
+)
+RUN_TIMEOUT_S = 300
+
+
+@pytest.fixture(scope="module")
+def stack():
+    """The running stack, this process's environment pointed at it (its Dagster instance and warehouse)."""
+    from pipelines.stack import Stack
+
+    stack = Stack.load(Path(STATE).parent)
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in stack.env().items():
+            mp.setenv(key, value)
+        yield stack
+
+
+@pytest.fixture(scope="module")
+def instance(stack):
+    import dagster as dg
+
+    with dg.DagsterInstance.get() as instance:
+        yield instance
+
+
+@pytest.fixture(scope="module")
+def queue(stack, instance):
+    from dagster._core.workspace.context import WorkspaceProcessContext
+    from dagster._core.workspace.load_target import WorkspaceFileTarget
+
+    from pipelines.queue_refresh import Queue
+
+    with WorkspaceProcessContext(instance, WorkspaceFileTarget(paths=[stack.workspace])) as workspace:
+        yield Queue(instance, workspace)
+
+
+def versions(db: str | Path) -> dict[str, list[str]]:
+    """Every published table's data versions (sorted, distinct), by table."""
+    from resources.warehouse import Warehouse
+
+    wh = Warehouse(db)
+    tables = wh.query("select table_schema || '.' || table_name as t from information_schema.columns "
+                      "where table_catalog = 'warehouse' and column_name = 'data_version' "
+                      "and table_schema <> 'history' order by 1")["t"]
+    return {t: sorted(wh.query(f"select distinct data_version from {t}")["data_version"].astype(str)) for t in tables}
+
+
+def differences(a: dict[str, list[str]], b: dict[str, list[str]]) -> list[str]:
+    return [f"{t}: {a.get(t)} != {b.get(t)}" for t in sorted(a.keys() | b.keys()) if a.get(t) != b.get(t)]
+
+
+def step_events(instance, run_ids):
+    """Per (run, step): the celery worker(s) that executed it and its (start, end) times, from the event log."""
+    import dagster as dg
+
+    steps: dict[tuple[str, str], dict] = {}
+    for run_id in run_ids:
+        for record in instance.all_logs(run_id):
+            event = record.dagster_event
+            if event is None or event.step_key is None:
+                continue
+            step = steps.setdefault((run_id, event.step_key), {"workers": [], "queue": None, "start": None,
+                                                                "end": None, "starts": 0})
+            if event.event_type == dg.DagsterEventType.ENGINE_EVENT:
+                meta = event.engine_event_data.metadata
+                if "Celery worker" in meta:
+                    step["workers"].append(meta["Celery worker"].value)
+                if "Submitting celery task" in (event.message or ""):
+                    step["queue"] = event.message.rsplit('"', 2)[-2]
+            elif event.event_type == dg.DagsterEventType.STEP_START:
+                step["start"], step["starts"] = step["start"] or record.timestamp, step["starts"] + 1
+            elif event.event_type in (dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE):
+                step["end"] = record.timestamp
+    return steps
+
+
+def overlapping_writers(steps) -> list[str]:
+    """Pairs of duckdb-queue steps whose execution intervals overlap (empty when the writer pool held)."""
+    writers = sorted((s["start"], s["end"], f"{run[:8]}:{key}") for (run, key), s in steps.items()
+                     if s["queue"] == "duckdb" and s["start"] and s["end"])
+    found, latest = [], None  # latest: the writer that ends last among those started so far
+    for start, end, label in writers:
+        if latest is not None and start < latest[1]:
+            found.append(f"{label} overlaps {latest[2]}")
+        if latest is None or end > latest[1]:
+            latest = (start, end, label)
+    return found
+
+
+def runs_overlapped(instance, run_ids) -> bool:
+    """Whether some two of the runs were executing at the same time (else a pool test proves nothing)."""
+    spans = sorted((r.start_time, r.end_time) for r in instance.get_run_records()
+                   if r.dagster_run.run_id in set(run_ids))
+    return any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False))
+
+
+# ---- the cold refresh make deploy-check just ran -------------------------------------------------------------
+
+
+def test_same_data_versions_as_a_local_run(stack, tmp_path):
+    """Every published table of the distributed refresh has the data versions of a local `compass run` on the same
+    inputs. Red when a worker computes differently, e.g. the duckdb worker started without COMPASS_SMOKE=1."""
+    env = {k: v for k, v in stack.env().items() if k not in ("COMPASS_EXECUTOR", "COMPASS_WRITER_POOL",
+                                                             "COMPASS_CELERY_CONFIG")}
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text((ROOT / "dagster.yaml").read_text())
+    env.update(DAGSTER_HOME=str(home), COMPASS_DB=str(tmp_path / "warehouse.duckdb"),
+               COMPASS_INBOX=str(tmp_path / "inbox"), COMPASS_ACCEPTED=str(tmp_path / "sources"))
+    local = subprocess.run([str(Path(sys.executable).parent / "compass"), "run"], env=env, cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert local.returncode == 0, local.stderr[-2000:]
+    distributed, here = versions(stack.env()["COMPASS_DB"]), versions(tmp_path / "warehouse.duckdb")
+    assert {"compass.leaderboards", "compass.recommendations", "raw.benchmark_scores"} <= here.keys(), sorted(here)
+    assert differences(distributed, here) == []
+
+
+def test_every_kind_of_step_ran_on_its_worker(instance):
+    """Writers (raw sources, per-case and per-case x scenario decision partitions) on the duckdb worker, the checks
+    on the compute worker, no step outside Celery. Red when routing breaks (pipelines.executor.route a no-op)."""
+    import dagster as dg
+
+    runs = [r for r in instance.get_runs() if "compass/test" not in r.tags]
+    steps = step_events(instance, [r.run_id for r in runs])
+    assert steps and all(s["workers"] for s in steps.values() if s["start"]), "a step ran outside Celery"
+    by_queue = {}
+    for (run_id, key), s in steps.items():
+        by_queue.setdefault(s["queue"], set()).update(w.split("@")[0] for w in s["workers"])
+    assert by_queue.get("duckdb") == {"worker-duckdb"} and by_queue.get("dagster") == {"worker-compute"}, by_queue
+    partitions = {r.tags.get("dagster/partition") for r in runs if r.status == dg.DagsterRunStatus.SUCCESS}
+    assert None in partitions and any("|" in (p or "") for p in partitions) and \
+        any(p and "|" not in p for p in partitions), partitions
+    assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs), [r.run_id for r in runs if r.status !=
+                                                                         dg.DagsterRunStatus.SUCCESS]
+
+
+# ---- the writer pool and the faults, on runs of their own ------------------------------------------------------
+
+
+def test_writer_pool_holds_across_two_duckdb_workers(stack, queue, instance):
+    """No two writer steps at once, even with two workers on the duckdb queue (as on two DuckDB-capable hosts) and
+    several runs in flight: the pool's one slot in Postgres serializes them. Red with
+    `concurrency.pools.default_limit: 2` in deploy/dagster.yaml."""
+    import dagster as dg
+
+    from assets.partitions import case_partitions, decision_partitions
+    from pipelines.definitions import ASSETS
+
+    case = sorted(instance.get_dynamic_partitions("case"))[0]
+    decision = next(key for a in ASSETS if a.partitions_def == decision_partitions for key in a.keys)
+    # Runs of several steps each, so that they are in flight together (on a lightly loaded machine runs of one
+    # or two steps finished one after the other and the test had nothing to serialize).
+    runs = [([k for k in graph_keys(ASSETS, None) if k.path[0] == "raw"], None),
+            (graph_keys(ASSETS, case_partitions), case)]
+    runs += [([decision], f"{case}|{scenario}") for scenario in sorted(instance.get_dynamic_partitions("scenario"))]
+    stack.start_worker("worker-duckdb-2", "duckdb")
+    try:
+        ids = [queue.submit(keys, partition, tags={"compass/test": "pool"}) for keys, partition in runs]
+        statuses = queue.wait(ids, RUN_TIMEOUT_S)
+    finally:
+        stack.stop_one("worker-duckdb-2")
+    assert set(statuses.values()) == {dg.DagsterRunStatus.SUCCESS}, statuses
+    steps = step_events(instance, ids)
+    workers = {w.split("@")[0] for s in steps.values() if s["queue"] == "duckdb" for w in s["workers"]}
+    assert workers == {"worker-duckdb", "worker-duckdb-2"}, f"not both duckdb workers ran writer steps: {workers}"
+    assert runs_overlapped(instance, ids), "the runs did not overlap in time: nothing to serialize"
+    assert overlapping_writers(steps) == []
+
+
+def graph_keys(assets, partitions_def) -> list:
+    return [key for a in assets if a.partitions_def == partitions_def for key in a.keys]
+
+
+def _wait_for_step_in(instance, run_id: str, worker: str, step: str | None, timeout_s: float = 240):
+    """Poll the event log until a step of `run_id` started executing on `worker` (and has not finished)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for (_, key), s in step_events(instance, [run_id]).items():
+            if (step is None or key == step) and any(w.startswith(worker) for w in s["workers"]) and s["end"] is None:
+                return key
+        time.sleep(0.1)
+    raise TimeoutError(f"no step of {run_id} started on {worker}")
+
+
+@pytest.mark.parametrize(("worker", "queue_name"), [("worker-duckdb", "duckdb"), ("worker-compute", "dagster")])
+def test_sigkill_of_a_worker_mid_step_is_redelivered(stack, queue, instance, worker, queue_name):
+    """SIGKILL of a worker (its whole process group) while it executes a step: the step's task was not acknowledged
+    (task_acks_late), the broker hands it to the restarted worker after the visibility timeout, the run completes and
+    the tables hold the same data versions. Red with `task_acks_late: false` (the run never completes)."""
+    import dagster as dg
+
+    before = versions(stack.env()["COMPASS_DB"])
+    keys = [dg.AssetKey(["raw", "models"]), dg.AssetKey(["raw", "benchmark_scores"])]
+    run_id = queue.submit(keys, None, tags={"compass/test": "kill"})
+    step = _wait_for_step_in(instance, run_id, worker, None)
+    stack.stop_one(worker, sig=9, wait_s=0)
+    stack.start_worker(worker, queue_name)
+    status = queue.wait([run_id], RUN_TIMEOUT_S)[run_id]
+    assert status == dg.DagsterRunStatus.SUCCESS
+    executions = step_events(instance, [run_id])[(run_id, step)]["workers"]
+    assert len(executions) >= 2, f"{step} was not executed again after the kill: {executions}"
+    assert differences(versions(stack.env()["COMPASS_DB"]), before) == []
+
+
+def test_broker_restart_mid_run(stack, queue, instance):
+    """Redis restarted while a run executes: that run completes or fails cleanly (a finished status), the next run
+    of the same assets completes, and nothing published changed (every write is one transaction)."""
+    import dagster as dg
+
+    before = versions(stack.env()["COMPASS_DB"])
+    keys = [dg.AssetKey(["raw", "models"]), dg.AssetKey(["raw", "benchmark_scores"])]
+    run_id = queue.submit(keys, None, tags={"compass/test": "broker"})
+    _wait_for_step_in(instance, run_id, "worker-", None)
+    stack.restart_redis()
+    first = queue.wait([run_id], RUN_TIMEOUT_S)[run_id]
+    assert first in (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE)
+    again = queue.submit(keys, None, tags={"compass/test": "broker"})
+    assert queue.wait([again], RUN_TIMEOUT_S)[again] == dg.DagsterRunStatus.SUCCESS
+    assert differences(versions(stack.env()["COMPASS_DB"]), before) == []
+
+
+def test_postgres_unavailable_is_one_clear_error(stack):
+    """Postgres not reachable at start: one line naming it, exit code 2, no traceback. Red without
+    pipelines.queue_refresh.unavailable_postgres (a page of SQLAlchemy traceback)."""
+    env = {**stack.env(), "DAGSTER_PG_HOST": "127.0.0.2"}  # loopback, where nothing listens
+    done = subprocess.run([sys.executable, "-m", "pipelines.queue_refresh", "-w", stack.workspace], env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-3000:]
+    assert "Postgres" in lines[0] and "127.0.0.2" in lines[0] and "Traceback" not in done.stderr, lines
