@@ -37,7 +37,6 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
-from itertools import combinations  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import duckdb  # noqa: E402

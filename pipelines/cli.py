@@ -241,10 +241,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
 
 def oracle_headline_line(row) -> str:
     """One oracle.summary row for people: the oracle, cost saving and AIQ, each with its headline flag."""
-    from pipelines.formatting import number, pct
-
-    def flagged(text: str, flag: object) -> str:
-        return f"{text} [{flag}]" if isinstance(flag, str) and flag and text != "–" else text  # no value, no flag
+    from pipelines.formatting import flagged, number, pct
 
     flag_q = row.headline_flag
     quality = (f"in [{number(row.headline_lo, 4)}, {number(row.headline_hi, 4)}] (95 % CI "

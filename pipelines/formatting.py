@@ -62,3 +62,8 @@ def number(value: object, digits: int = 3) -> str:
         return "0"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
     return f"{x:,.{decimals}f}"
+
+
+def flagged(text: str, flag: object) -> str:
+    """A formatted value with its flag beside it ("95.6 % [below_split_sample]"); no flag on a missing value ("–")."""
+    return f"{text} [{flag}]" if isinstance(flag, str) and flag and text != "–" else text

@@ -122,11 +122,11 @@ def grid_search_curve(
     """
     p, y, c = validate_cascade_inputs(p_train, correct_train, cost_train)
     grids = quantile_grid(p, resolution, levels)
-    mesh = np.meshgrid(*grids, indexing="ij")
-    thresholds = np.stack([g.ravel() for g in mesh], axis=1)
     err, cost = (a.ravel() for a in evaluate_grid(p, _score_target(p, y, objective), c, grids))
-    keep = pareto_mask(cost, err)
-    out = pd.DataFrame(thresholds[keep], columns=threshold_columns(p.shape[1]))
+    keep = np.flatnonzero(pareto_mask(cost, err))
+    # threshold vectors of the kept points only (C order = the grid's 'ij' order), not of all prod |grid_i| points
+    thresholds = np.stack([g[i] for g, i in zip(grids, np.unravel_index(keep, [len(g) for g in grids]))], axis=1)
+    out = pd.DataFrame(thresholds, columns=threshold_columns(p.shape[1]))
     out["train_error"] = err[keep]
     out["train_cost"] = cost[keep]
     return out.sort_values("train_cost", ignore_index=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipelines.formatting import number, pct
+from pipelines.formatting import flagged, number, pct
 from pipelines.report import charts
 from pipelines.report.html import esc, verdict
 from pipelines.report.sections import section
@@ -30,10 +30,10 @@ def oracle_verdict(summary: pd.DataFrame) -> str:
         if "n_models" in summary else summary.groupby("dataset", sort=True).head(1)
     point = widest[widest["headline_flag"] == ""]
     ranged = widest[widest["headline_flag"] == "range"]
-    flagged = widest[~widest["headline_flag"].isin(["", "range"])]
+    with_flags = widest[~widest["headline_flag"].isin(["", "range"])]
     parts = [f"Of {len(widest)} datasets, the oracle is a clean point estimate on {len(point)}"]
-    if len(flagged):
-        parts.append(f"a flagged estimate on {len(flagged)} ({', '.join(flagged['dataset'])})")
+    if len(with_flags):
+        parts.append(f"a flagged estimate on {len(with_flags)} ({', '.join(with_flags['dataset'])})")
     if len(ranged):
         uplift = 100 * (ranged["headline_hi"] - ranged["sota_quality"])
         parts.append(f"only a range on {len(ranged)} (one generation per prompt), whose top lies "
@@ -43,20 +43,17 @@ def oracle_verdict(summary: pd.DataFrame) -> str:
 
 def headline_rows(summary: pd.DataFrame) -> pd.DataFrame:
     """One row per dataset and model set, numbers formatted for people, the flag beside every headline number."""
-    def with_flag(text: str, flag: object) -> str:
-        return f"{text} [{flag}]" if isinstance(flag, str) and flag and text != "–" else text
-
     rows = []
     for r in summary.sort_values(["dataset", "model_set"]).itertuples():
         oracle = (f"{pct(r.headline_lo)} to {pct(r.headline_hi)}" if r.headline_flag == "range"
                   else pct(r.oracle_quality))
         ci = getattr(r, "headline_ci_lo", float("nan")), getattr(r, "headline_ci_hi", float("nan"))
         rows.append({"dataset": r.dataset, "model_set": r.model_set, "best single model": r.sota_model,
-                     "its quality": pct(r.sota_quality), "oracle": with_flag(oracle, r.headline_flag),
+                     "its quality": pct(r.sota_quality), "oracle": flagged(oracle, r.headline_flag),
                      "95 % interval of the range": f"{pct(ci[0])} to {pct(ci[1])}",
-                     "cost saving at SOTA quality": with_flag(pct(r.cost_saving_at_sota_quality),
+                     "cost saving at SOTA quality": flagged(pct(r.cost_saving_at_sota_quality),
                                                               getattr(r, "cost_saving_flag", r.headline_flag)),
-                     "AIQ": with_flag(number(r.aiq, 3), getattr(r, "aiq_flag", r.headline_flag))})
+                     "AIQ": flagged(number(r.aiq, 3), getattr(r, "aiq_flag", r.headline_flag))})
     return pd.DataFrame(rows)
 
 

@@ -178,3 +178,28 @@ def test_cli_line_carries_the_headline_flag_to_cost_saving_and_aiq():
                             "cost_saving_flag": "range", "aiq_flag": "range", "headline_ci_lo": 0.58,
                             "headline_ci_hi": 0.72})
     assert "oracle in [0.6100, 0.7000] (95 % CI [0.5800, 0.7200]) [range]" in oracle_headline_line(g1)
+
+
+def test_report_page_rows_carry_the_headline_flag_to_cost_saving_and_aiq():
+    """The oracle report page's headline table: the flag stands beside the oracle, the cost saving and the AIQ
+    (livecodebench's priced set, issue 28); a missing value gets no flag."""
+    import pandas as pd
+
+    from pipelines.report.pages.oracle import headline_rows
+
+    summary = pd.DataFrame([{"dataset": "livecodebench", "model_set": "priced", "sota_model": "m",
+                             "sota_quality": 0.435, "oracle_quality": 0.56, "headline_lo": 0.56, "headline_hi": 0.574,
+                             "headline_ci_lo": 0.4, "headline_ci_hi": 0.6, "headline_flag": "below_split_sample",
+                             "cost_saving_at_sota_quality": 0.956, "aiq": 0.5, "cost_saving_flag": "below_split_sample",
+                             "aiq_flag": "below_split_sample"},
+                            {"dataset": "mmlu", "model_set": "all", "sota_model": "m", "sota_quality": 0.846,
+                             "oracle_quality": float("nan"), "headline_lo": 0.846, "headline_hi": 0.971,
+                             "headline_ci_lo": 0.82, "headline_ci_hi": 0.98, "headline_flag": "range",
+                             "cost_saving_at_sota_quality": float("nan"), "aiq": 0.4, "cost_saving_flag": "range",
+                             "aiq_flag": "range"}])
+    rows = headline_rows(summary).set_index("dataset")
+    lcb = rows.loc["livecodebench"]
+    assert lcb["oracle"].endswith("[below_split_sample]")
+    assert lcb["cost saving at SOTA quality"].endswith("[below_split_sample]")
+    assert lcb["AIQ"].endswith("[below_split_sample]")
+    assert rows.loc["mmlu", "AIQ"].endswith("[range]") and "[" not in rows.loc["mmlu", "cost saving at SOTA quality"]

@@ -64,3 +64,18 @@ def test_markov_error_table_reports_the_test_split_out_of_sample():
     out = cs.markov_error(fit_cascade_model(cal[~test], ["m0", "m1"]), ("m0", "m1"),
                           cs.CascadeData.of(cal, ("m0", "m1"), "test"), np.array([[t]]))
     assert out["plugin_accuracy"].iloc[0] == pytest.approx(np.where(phi["m0"] > t, y["m0"], y["m1"]).mean())
+
+
+def test_markov_error_table_fits_the_model_on_train_only():
+    """Out of sample means the model never saw the test rows: a world whose test confidences are lower than train's
+    (and calibrated on test, so only the shift separates the splits). A model fitted on train over-predicts the test
+    accuracy; one fitted on the test rows would not (red when `markov_error_table` fits on the test split)."""
+    cal = synthetic_calibrated(n_train=3000, n_test=3000, k=3, rho=0.7, seed=6)
+    test = cal["split"] == "test"
+    rng = np.random.default_rng(7)
+    cal.loc[test, "p_correct"] = np.clip(cal.loc[test, "p_correct"] ** 2, 1e-4, 1 - 1e-4)
+    cal.loc[test, "correct"] = (rng.random(test.sum()) < cal.loc[test, "p_correct"]).astype(float)
+    gap = cs.markov_error_table(cal, ("m0", "m1", "m2")).groupby("split")[
+        ["accuracy_gap_points", "calibration_gap_points"]].mean()
+    assert abs(gap.loc["test", "calibration_gap_points"]) < 2  # the test split is calibrated on itself
+    assert gap.loc["test", "accuracy_gap_points"] > 5 and abs(gap.loc["train", "accuracy_gap_points"]) < 3
