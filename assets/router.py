@@ -34,7 +34,7 @@ from resources import readers, settings
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "router-3"  # 2: propensity forests use R's classification mtry ⌊√d⌋; 3: κ-free overlap rule
+CODE_VERSION = "router-5"  # 2: propensity forests use R's classification mtry ⌊√d⌋; 3: κ-free overlap rule; 4: resampling-corrected paired intervals; 5: RouteLLM SW weights γ^(1 + S_i/S_max)
 LIGHT = {"n_gold": [100], "mc_rounds": 2, "n_estimators": 50}
 HEAVY = {"n_gold": [50, 100, 200], "mc_rounds": 50, "n_estimators": 500}
 _common = dict(partitions_def=route_dataset_partitions, group_name="router", code_version=CODE_VERSION,

@@ -129,6 +129,9 @@ def cmd_route(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     psi = forest_predict(nodes, embed_queries(embedder, queries))
+    # a batch rarely knows its output tokens: fill them with the held-out rows' medians, the basis w was chosen on
+    queries = queries.assign(**{c: holdout[c].median() for c in ("tokens_out_p", "tokens_out_a")
+                                if c not in queries and c in holdout and holdout[c].notna().any()})
     cost_p, cost_a = costs(queries, len(psi))
     to_p = route_to_primary(psi, w, cost_p - cost_a)  # eq. 4: ψ̂(q) > w·(C_p(q) − C_a(q))
     out = pd.DataFrame({"query_id": queries["query_id"], "psi_hat": psi,

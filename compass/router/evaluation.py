@@ -34,11 +34,17 @@ def paired_comparisons(rounds: pd.DataFrame, baselines: tuple[str, ...] = ("rand
                        level: float = 0.95) -> pd.DataFrame:
     """Each router against each baseline, paired across Monte Carlo rounds (same split, same test queries).
 
-    `rounds`: router, n_gold, round, mean_gain (interior_mean of that round's EG curve). The difference per round
-    is averaged; its interval is Student-t with rounds − 1 degrees of freedom. "random" is the zero line (EG is
-    already relative to random routing). `distinguishable` says whether the interval excludes 0."""
+    `rounds`: router, n_gold, round, mean_gain (interior_mean of that round's EG curve), and n_test, n_gold_total
+    if the rounds re-split one set of gold rows. The difference per round is averaged; its interval is Student-t
+    with rounds − 1 degrees of freedom. Re-splits of one data set overlap (two test sets share n_test/n_gold_total
+    of their rows), so their differences are positively correlated and the plain variance s²/k shrinks to 0 as
+    rounds grow while the data stay fixed: with n_test, the variance is Nadeau & Bengio's (2003) corrected
+    resampled-t s²·(1/k + n_test/(n_gold_total − n_test)) (`resample_correction`; 0 for rounds on fresh data). "random" is the zero line (EG is already relative to random routing).
+    `distinguishable` says whether the interval excludes 0."""
     rows = []
     for n_gold, part in rounds.groupby("n_gold", sort=True):
+        correction = (float(part["n_test"].iloc[0]) / float(part["n_gold_total"].iloc[0] - part["n_test"].iloc[0])
+                      if "n_test" in part else 0.0)
         wide = part.pivot(index="round", columns="router", values="mean_gain")
         for baseline in baselines:
             if baseline != "random" and baseline not in wide:
@@ -49,11 +55,12 @@ def paired_comparisons(rounds: pd.DataFrame, baselines: tuple[str, ...] = ("rand
                     continue
                 diff = (wide[router] - base).to_numpy(float)
                 k = len(diff)
-                se = diff.std(ddof=1) / np.sqrt(k) if k > 1 else np.nan
+                se = diff.std(ddof=1) * np.sqrt(1 / k + correction) if k > 1 else np.nan
                 half = stats.t.ppf(0.5 + level / 2, k - 1) * se if k > 1 else np.nan
                 mean = float(diff.mean())
                 rows.append({"n_gold": n_gold, "router": router, "baseline": baseline, "mean_difference": mean,
                              "se": se, "lo": mean - half, "hi": mean + half, "level": level, "mc_rounds": k,
+                             "resample_correction": correction,
                              "distinguishable": bool(k > 1 and (mean - half > 0 or mean + half < 0))})
     return pd.DataFrame(rows)
 

@@ -5,9 +5,11 @@ With one strong and one weak model both reduce to a score of "the strong model w
 
 * matrix factorization (RouteLLM's `mf`): s(m, q) = w₂ᵀ(v_m ⊙ (W₁q + b)) and P(strong wins) = σ(s(p, q) − s(a, q)),
   which for a fixed pair is σ(aᵀq + c): an L2-regularized logistic regression of the win indicator on q;
-* similarity-weighted ranking (`sw_ranking`): each training comparison is weighted by γ^(1 + S_i − S_max), with S_i
-  the cosine similarity of its query to q (γ = 10), and the Bradley–Terry fit of the weighted comparisons between
-  two models is their weighted win share, so ψ̂(q) = the weighted mean label.
+* similarity-weighted ranking (`sw_ranking`): each training comparison is weighted by γ^(1 + S_i/S_max), with S_i
+  the cosine similarity of its query to q, S_max the largest over the training queries and γ = 10 (RouteLLM §4.1;
+  its `SWRankingRouter.get_weightings`: 10 · 10^(S_i/S_max)), and the Bradley–Terry fit of the weighted comparisons
+  between two models is a monotone function of their weighted win share, so ψ̂(q) = the weighted mean label ranks
+  queries as RouteLLM's win rate does.
 
 Both treat gold and preference labels alike (a practitioner pools whatever labels they have); neither debiases.
 """
@@ -51,7 +53,8 @@ class SimilarityWeightedRouter:
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         similarity = _unit_rows(np.asarray(X, dtype=float)) @ self.X.T  # queries × training rows, cosine
-        weights = self.gamma ** (1.0 + similarity - similarity.max(axis=1, keepdims=True))
+        s_max = np.maximum(similarity.max(axis=1, keepdims=True), 1e-12)  # a query orthogonal to every training one
+        weights = self.gamma ** (1.0 + similarity / s_max)
         return weights @ self.labels / weights.sum(axis=1)
 
 

@@ -125,7 +125,8 @@ def evaluate(labels: pd.DataFrame, design: StudyDesign,
             if progress is not None:
                 progress(done, steps)
     table = _summarize(gains, ("router", "n_gold"))
-    rounds = pd.DataFrame([{"router": name, "n_gold": n, "round": i, "mean_gain": float(interior_mean(g))}
+    rounds = pd.DataFrame([{"router": name, "n_gold": n, "round": i, "mean_gain": float(interior_mean(g)),
+                            "n_test": n_test, "n_gold_total": len(data.gold)}
                            for (name, n), runs in gains.items() for i, g in enumerate(runs)])
     return Evaluation(table.assign(learner=design.learner.kind, n_test=n_test, n_preference=len(data.preference)),
                       last, rounds)

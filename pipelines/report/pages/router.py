@@ -44,7 +44,8 @@ def dataset_verdict(dataset: str, comparisons: pd.DataFrame) -> str:
         beyond = (f"; against gold-only {number(g.mean_difference, 2)} ({number(g.lo, 2)} to {number(g.hi, 2)}), "
                   + ("distinguishable" if g.distinguishable else "not distinguishable"))
     return (f"On {dataset}, {top.router} gains {gain} gold units per query over random routing, averaged over the "
-            f"usage grid ({level} paired intervals, {rounds} rounds, n_gold = {n_gold}){beyond}.")
+            f"usage grid ({level} paired intervals, {rounds} rounds, n_gold = {n_gold}){beyond}; it is the best of "
+            f"{len(vs_random)} learned routers, and its interval is not widened for having been picked as the best.")
 
 
 def router_verdict(comparisons: pd.DataFrame) -> str:

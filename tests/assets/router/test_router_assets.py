@@ -82,7 +82,9 @@ def test_served_router_and_the_route_command(warehouse, tmp_path, capsys):
     held_p, held_a = query_costs(holdout, (in_p, out_p), (in_a, out_a))  # the gold rows' own output tokens
     w = choose_w(holdout["psi_hat"], held_p - held_a, max_primary_share=0.3)
     assert ((holdout["psi_hat"] > w * (held_p - held_a)).mean()) <= 0.3
-    gap = (queries["query_text"].str.len().to_numpy(float) / 4 * (in_p - in_a) + 500 * (out_p - out_a)) / 1e6
+    # a batch without output tokens is costed at the held-out rows' medians, the basis w was chosen on
+    tok_p, tok_a = holdout["tokens_out_p"].median(), holdout["tokens_out_a"].median()
+    gap = (queries["query_text"].str.len().to_numpy(float) / 4 * (in_p - in_a) + tok_p * out_p - tok_a * out_a) / 1e6
     assert (routes["route"] == facts["model_p"]).tolist() == (psi > w * gap).tolist()
     # one query alone is routed by the same w, whatever the batch
     for i in (0, 1, 2):
@@ -121,9 +123,10 @@ def test_route_within_a_dollar_budget(warehouse, tmp_path, capsys):
     path, out = tmp_path / "q.csv", tmp_path / "routes.csv"
     queries.to_csv(path, index=False)
 
-    def dollars(rows):  # Remark 2 by hand: characters / 4 input tokens, 500 output tokens (a batch has no counts)
+    def dollars(rows):  # Remark 2 by hand: characters / 4 input tokens, the held-out medians as output tokens
         tokens_in = rows["query_text"].str.len().to_numpy(float) / 4
-        return (tokens_in * in_p + 500 * out_p) / 1e6, (tokens_in * in_a + 500 * out_a) / 1e6
+        tok_p, tok_a = holdout["tokens_out_p"].median(), holdout["tokens_out_a"].median()
+        return (tokens_in * in_p + tok_p * out_p) / 1e6, (tokens_in * in_a + tok_a * out_a) / 1e6
 
     held_p, held_a = query_costs(holdout, (in_p, out_p), (in_a, out_a))  # the gold rows' own output tokens
     share = 0.4

@@ -61,3 +61,13 @@ def test_with_disjoint_supports_no_row_overlaps(n_gold, n_pref):
     X_g = rng.normal(size=(n_gold, 5)) + np.r_[8.0, np.zeros(4)]
     _, inside = overlap_region(X_g, rng.normal(size=(n_pref, 5)))
     assert inside.mean() <= 0.06  # the logistic fit is smooth: ~5 % of rows at the supports' edges (C = 1)
+
+
+def test_the_learned_propensity_is_what_the_dr_learner_weights_by():
+    """The routers use the learned p̂ (a forest classifier, out of sample), not the constant of the tests above.
+    With η̂ = 0 the DR estimate rests on the (T − p̂)/(p̂(1 − p̂)) term, so it recovers Δ only if the learned p̂ is
+    near κ = 0.25; a p̂ stuck at 0.5 gives 2·E[r]·κ − 2·E[y]·(1 − κ) = −0.25."""
+    X_g, r, X_p, y = world()
+    wrong_eta = (np.zeros(len(r)), np.zeros(len(y)))
+    model, _ = fit_delta(SPEC, X_g, r, X_p, y, "dr", propensity="learned", eta_hat=wrong_eta)
+    assert mean_delta(model, X_g, X_p) == pytest.approx(DELTA, abs=0.15)

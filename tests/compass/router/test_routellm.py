@@ -1,6 +1,7 @@
 """RouteLLM's two routers for one model pair (the practitioners' baselines of the comparison tables)."""
 
 import numpy as np
+import pytest
 
 from compass.router.routellm import MatrixFactorizationRouter, SimilarityWeightedRouter
 from compass.router.learners import LearnerSpec
@@ -35,3 +36,11 @@ def test_both_are_routers_fitted_on_the_pooled_labels():
         fitted = fit_router(name, LearnerSpec(n_estimators=5), X[gold], labels[gold], X[pref], labels[pref])
         assert fitted.preference_used == len(pref)
         assert np.corrcoef(fitted.psi(X), labels)[0, 1] > 0.9
+
+
+def test_similarity_is_relative_to_the_closest_training_query_as_in_routellm():
+    """RouteLLM weighs by γ^(1 + S_i/S_max): a query far from every training query (S = 0.2 and 0.1) still leans on
+    its closest one, 10² against 10^1.5, ψ̂ = (100 − 31.6)/131.6 ≈ 0.52; γ^(1 + S_i − S_max) would give ≈ 0.12."""
+    X = np.array([[0.2, np.sqrt(1 - 0.04), 0.0], [0.1, 0.0, np.sqrt(1 - 0.01)]])
+    psi = SimilarityWeightedRouter().fit(X, np.array([1.0, -1.0])).predict(np.array([[1.0, 0.0, 0.0]]))
+    assert psi[0] == pytest.approx((100 - 10**1.5) / (100 + 10**1.5), abs=1e-9)

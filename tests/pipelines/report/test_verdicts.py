@@ -20,6 +20,8 @@ def test_a_router_surely_above_random_is_named_with_its_interval_and_its_edge_ov
     text = router_verdict(comparisons(SURE))
     assert "meta_dr gains 0.050 (0.040 to 0.060)" in text and "95 % paired intervals, 10 rounds" in text
     assert "against gold-only 0.040 (0.020 to 0.060), distinguishable" in text
+    n_learned = (comparisons(SURE).query("baseline == 'random'")["router"] != "oracle").sum()
+    assert f"best of {n_learned} learned routers" in text  # picked after seeing the data: the page says so
 
 
 def test_the_same_gains_with_wide_intervals_say_no_router_beats_random():
