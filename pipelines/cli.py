@@ -124,7 +124,7 @@ LEADERBOARD_COLUMNS = {"rank": "rank", "rank_90": "rank_90", "p_rank1": "p_rank1
                        "usd_mtok": "usd_per_mtok", "usd_query": "usd_per_query", "cost": "normalized_cost",
                        "raw_cost": "raw_cost", "score": "score", "utility": "utility", "binding": "binding",
                        "tier": "tier", "imputed_share": "imputed_share", "has_outcomes": "has_outcomes",
-                       "extrapolated": "extrapolated"}
+                       "extrapolated": "extrapolated", "outcome_range": "outcome_range", "near_leader": "near_leader"}
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -141,6 +141,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     # the 90 % rank interval and P(rank 1) next to the rank (compass.rank_uncertainty), prices next to the cost
     board["rank_90"] = (board["rank_lo"].astype("Int64").astype(str) + "-"
                         + board["rank_hi"].astype("Int64").astype(str)).where(board["rank_lo"].notna())
+    if "interval_supported" in board:  # too few outcome models: no interval claimed (issue 29)
+        board["rank_90"] = board["rank_90"].mask(board["interval_supported"].eq(False), "not supported")
     board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
     board = board.head(args.top).dropna(axis=1, how="all")  # older versions lack the diagnostics
     if args.format == "csv":
@@ -151,7 +153,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(board.to_string(index=False, float_format=lambda v: f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.3g}"))
         if args.as_of is None:
             case = cases()[args.case]
-            print("\n" + explain(readers.decision_inputs(wh, case, scenario_for(args.scenario, case))))
+            print("\n" + explain(readers.decision_inputs(wh, case, scenario_for(args.scenario, case)),
+                                  readers.rank_table(wh, args.case, args.scenario)))
     return 0
 
 
