@@ -70,6 +70,8 @@ def near_tie(board: pd.DataFrame) -> pd.Series:
 def board_verdict(board: pd.DataFrame) -> str:
     """The leaderboard's answer: the leader, the near-tie group with its cheapest member, and whether the
     leader's utility is extrapolated beyond the outcome models' range."""
+    from pipelines.formatting import number  # here, not at the top: the import lines are another branch's
+
     leader = board.iloc[0]
     text = f"{leader['model_id']} leads"
     if "interval_supported" in board and not bool(board["interval_supported"].fillna(True).iloc[0]):
