@@ -170,7 +170,7 @@ LEADERBOARD_COLUMNS = {"rank": "rank", "rank_90": "rank_90", "p_rank1": "p_rank1
                        "usd_mtok": "usd_per_mtok", "usd_query": "usd_per_query", "cost": "normalized_cost",
                        "raw_cost": "raw_cost", "score": "score", "utility": "utility", "binding": "binding",
                        "tier": "tier", "imputed_share": "imputed_share", "has_outcomes": "has_outcomes",
-                       "extrapolated": "extrapolated"}
+                       "extrapolated": "extrapolated", "outcome_range": "outcome_range", "near_leader": "near_leader"}
 
 
 def board_text(board) -> str:
@@ -208,6 +208,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if "rank_lo" in board:
         board["rank_90"] = (board["rank_lo"].astype("Int64").astype(str) + "-"
                             + board["rank_hi"].astype("Int64").astype(str)).where(board["rank_lo"].notna())
+    if "interval_supported" in board:  # too few outcome models: no interval claimed (issue 29)
+        board["rank_90"] = board["rank_90"].mask(board["interval_supported"].eq(False), "not supported")
     board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
     board = board.head(args.top).dropna(axis=1, how="all")  # older versions lack the diagnostics
     if args.format == "csv":
@@ -217,7 +219,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     else:
         print(board_text(board))
         if args.as_of is None:
-            print("\n" + explain(readers.decision_inputs(wh, case, scenario)))
+            ranks = readers.rank_table(wh, args.case, name) if args.scenario in scenario_files() else None
+            print("\n" + explain(readers.decision_inputs(wh, case, scenario), ranks))
     return 0
 
 

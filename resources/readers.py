@@ -185,7 +185,21 @@ def rank_replicates(wh: Warehouse, case_id: str) -> Replicates:
         models, names = long["model_id"].unique(), long[key].unique()
         arrays.append((models, tuple(names), long[value].to_numpy(float).reshape(-1, len(models), len(names))))
     (models, factors, measure_cube), (_, groups, utility_cube) = arrays
-    return Replicates(pd.Index(models, name="model_id"), factors, groups, measure_cube, utility_cube)
+    # what the data support (n_outcome_models, model_effect_sd): constant per case, absent before issue 29
+    columns = set(wh.query("select * from compass.bootstrap_utilities limit 0").columns)
+    support = {}
+    if {"n_outcome_models", "model_effect_sd"} <= columns:
+        head = wh.query("select n_outcome_models, model_effect_sd from compass.bootstrap_utilities where case_id = ? "
+                        "limit 1", [case_id]).iloc[0]
+        support = {"n_outcome_models": int(head["n_outcome_models"]), "model_effect_sd": float(head["model_effect_sd"])}
+    return Replicates(pd.Index(models, name="model_id"), factors, groups, measure_cube, utility_cube, **support)
+
+
+def rank_table(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFrame | None:
+    """compass.rank_uncertainty of a case x scenario (what `explain` reads for the near-tie group); None if absent."""
+    if not wh.table_exists("compass.rank_uncertainty"):
+        return None
+    return wh.read("compass.rank_uncertainty", {"case_id": case_id, "scenario": scenario})
 
 
 def rank_interval_text(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFrame:
@@ -335,7 +349,8 @@ def leaderboard_view(wh: Warehouse, case_id: str, scenario: str, as_of: str | No
     dollars = prices(wh, case_id)[["model_id", "usd_mtok", "usd_query", "cost_column"]]
     board = board.drop(columns=["usd_per_interaction"], errors="ignore").merge(dollars, on="model_id", how="left")
     ranks = wh.read("compass.rank_uncertainty", {"case_id": case_id, "scenario": scenario}) if as_of is None else None
-    ranks = ranks[["model_id", "rank_lo", "rank_hi", "p_rank1"]] if ranks is not None and len(ranks) else \
+    shown = ["model_id", "rank_lo", "rank_hi", "p_rank1", "near_leader", "interval_supported", "n_outcome_models"]
+    ranks = ranks[[c for c in shown if c in ranks]] if ranks is not None and len(ranks) else \
         pd.DataFrame(columns=["model_id", "rank_lo", "rank_hi", "p_rank1"])
     models = wh.read("raw.models")[["model_id", "organization", "open_weights"]]
     return (board.merge(ranks, on="model_id", how="left").merge(models, on="model_id", how="left")

@@ -64,13 +64,32 @@ def case_tables(wh: Warehouse, case: str) -> str:
     out += ["Selected models (Table 6 shape; MLC under the paper's protocol):\n", pd.DataFrame(table6).to_markdown(index=False), ""]
     boards = wh.read("compass.leaderboards", {"case_id": case})
     ranks = wh.read("compass.rank_uncertainty", {"case_id": case})
-    boards = boards.merge(ranks[["scenario", "model_id", "p_rank1", "rank_lo", "rank_hi"]], on=["scenario", "model_id"],
-                          how="left")
-    boards["entry"] = (boards["model_id"] + " [" + boards["rank_lo"].astype("Int64").astype(str) + "-"
-                       + boards["rank_hi"].astype("Int64").astype(str) + ", p1 " + boards["p_rank1"].round(2).astype(str) + "]")
+    extra = [c for c in ("near_leader", "interval_supported") if c in ranks]
+    boards = boards.merge(ranks[["scenario", "model_id", "p_rank1", "rank_lo", "rank_hi", *extra]],
+                          on=["scenario", "model_id"], how="left")
+    interval = boards["rank_lo"].astype("Int64").astype(str) + "-" + boards["rank_hi"].astype("Int64").astype(str)
+    if "interval_supported" in boards:
+        interval = interval.mask(boards["interval_supported"].eq(False), "not supported")
+    outside = boards["measures_outside"].fillna(0).gt(0) if "measures_outside" in boards else False
+    boards["entry"] = (boards["model_id"] + " [" + interval + ", p1 " + boards["p_rank1"].round(2).astype(str) + "]"
+                       + pd.Series("", index=boards.index).mask(outside, " (extrap.)"))
     top = boards[boards["rank"] <= 5].pivot(index="rank", columns="scenario", values="entry")
-    out += ["Top 5 of each scenario leaderboard [90 % rank interval, P(rank 1)]:\n",
+    out += ["Top 5 of each scenario leaderboard [90 % rank interval, P(rank 1)]; (extrap.): outside the outcome "
+            "models' range on at least one measure:\n",
             top.reindex(columns=[s for s in SCENARIOS if s in top.columns]).reset_index().to_markdown(index=False), ""]
+    if "near_leader" in boards:
+        rows = []
+        for scenario in [s for s in SCENARIOS if s in set(boards["scenario"])]:
+            part = boards[boards["scenario"] == scenario].sort_values("rank")
+            group = part[part["near_leader"].fillna(False).astype(bool)]
+            cheapest = group.sort_values(["cost", "rank"]).iloc[0] if len(group) else part.iloc[0]
+            rows.append({"setting": scenario, "leader": part["model_id"].iloc[0],
+                         "leader cost": part["cost"].iloc[0], "models within noise of #1": len(group),
+                         "cheapest of them": cheapest["model_id"], "its cost": cheapest["cost"],
+                         "its score gap": part["score"].iloc[0] - cheapest["score"],
+                         "top 10 extrapolated": int(outside[part.index[:10]].sum()) if "measures_outside" in boards else None})
+        out += ["Near-ties (models the bootstrap cannot tell from the leader, p_ge_leader >= 5 %) and extrapolation:\n",
+                fmt(pd.DataFrame(rows)), ""]
     return "\n".join(out)
 
 
@@ -95,9 +114,11 @@ def study_tables(wh: Warehouse, case: str) -> str:
         test_auc_sd_across_groups=("test_auc", lambda v: float(v.std(ddof=0)))).reset_index()
     out += ["Utility robustness (EC Tables 11-16 shape; mean over context groups):\n", fmt(means), ""]
     held = wh.read("compass.utility_held_out", {"case_id": case})
-    cols = ["context_group", "n_models", "n_folds", "n_rows", "held_out_auc", "model_rate_auc"]
+    cols = ["context_group", "n_models", "n_folds", "n_rows", "held_out_auc", "model_rate_auc", "held_out_spearman"]
     out += ["Leave-models-out AUC of the case's utility (folds of models; model_rate_auc = ranking models by "
-            "their own observed rate, the ceiling for any utility of x):\n", fmt(held[cols]), ""]
+            "their own observed rate, the ceiling for any utility of x; held_out_spearman = rank correlation of the "
+            "held-out Û with the models' observed rates, per context):\n",
+            fmt(held[[c for c in cols if c in held]]), ""]
     return "\n".join(out)
 
 

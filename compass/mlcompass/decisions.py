@@ -299,7 +299,11 @@ def recommendations_frame(inputs: DecisionInputs, target_rows: pd.DataFrame,
     # The selected model's tier and measures next to each recommendation (EC Tables 17-26).
     chosen = table["model_id"].map(_measures_text(inputs))
     tier = table["model_id"].map(inputs.model_info["tier"] if "tier" in inputs.model_info else {})
-    return pd.concat([table, values], axis=1).assign(tier=tier.astype("Int64"), measures=chosen.astype("string"))
+    ranges = outcome_range(inputs.measures, trained_models(inputs))
+    return pd.concat([table, values], axis=1).assign(
+        tier=tier.astype("Int64"), measures=chosen.astype("string"),
+        outcome_range=table["model_id"].map(ranges["outcome_range"]).astype("string"),
+        measures_outside=table["model_id"].map(ranges["measures_outside"]).astype("Int64"))
 
 
 def _measures_text(inputs: DecisionInputs) -> pd.Series:
@@ -330,7 +334,8 @@ def rank_uncertainty_frame(replicates: Replicates, costs: pd.Series, scenario: S
     `board`, which already applied its budget, floors and filters; in leaderboard order, with the point rank."""
     if board.empty:
         return pd.DataFrame(columns=["rank", *RANK_COLUMNS])
-    table = rank_intervals(replicates, costs, scenario, models=list(board["model_id"]))
+    ordered = board.sort_values("rank")
+    table = rank_intervals(replicates, costs, scenario, models=list(ordered["model_id"]))
     return board[["rank", "model_id"]].merge(table, on="model_id").sort_values("rank").reset_index(drop=True)
 
 
@@ -351,12 +356,43 @@ def extrapolated(measures: pd.DataFrame, trained_on: pd.Index) -> pd.Series:
     return pd.Series(~inside, index=measures.index, dtype="boolean")
 
 
+def outcome_range(measures: pd.DataFrame, trained_on: pd.Index) -> pd.DataFrame:
+    """Per model and measure, whether it lies inside the range [min, max] of the models the utility was learned
+    from: `outcome_range` reads "C1 above, C2 inside" (below | inside | above per measure) and
+    `measures_outside` counts the measures outside. NA for every model when no model had outcome data."""
+    train = measures.loc[measures.index.intersection(trained_on)]
+    if train.empty:
+        return pd.DataFrame({"outcome_range": pd.Series(pd.NA, index=measures.index, dtype="string"),
+                             "measures_outside": pd.Series(pd.NA, index=measures.index, dtype="Int64")})
+    lo, hi = train.min() - 1e-12, train.max() + 1e-12
+    where = pd.DataFrame(np.where(measures < lo, "below", np.where(measures > hi, "above", "inside")),
+                         index=measures.index, columns=measures.columns)
+    text = where.apply(lambda row: ", ".join(f"{m} {w}" for m, w in row.items()), axis=1)
+    return pd.DataFrame({"outcome_range": text.astype("string"),
+                         "measures_outside": (where != "inside").sum(axis=1).astype("Int64")})
+
+
+def nearest_outcome_models(measures: pd.DataFrame, trained_on: pd.Index, model_id: str, k: int = 3) -> pd.Series:
+    """The k models with outcome data nearest to `model_id` in measure space (Euclidean): the data its Û rests
+    on. Series model_id -> distance, nearest first; empty when no model had outcome data."""
+    train = measures.loc[measures.index.intersection(trained_on)]
+    distance = np.sqrt(((train - measures.loc[model_id]) ** 2).sum(axis=1))
+    return distance.sort_values(kind="mergesort").head(k)
+
+
+def trained_models(inputs: DecisionInputs) -> pd.Index:
+    """The models whose outcomes the utility was learned from (none for a structural utility)."""
+    return pd.Index(inputs.outcomes["model_id"].unique()) if len(inputs.outcomes) else pd.Index([])
+
+
 def model_diagnostics(inputs: DecisionInputs) -> pd.DataFrame:
-    """Per model: tier, imputed_share, has_outcomes (the utility saw its outcomes) and extrapolated."""
-    trained_on = pd.Index(inputs.outcomes["model_id"].unique()) if len(inputs.outcomes) else pd.Index([])
+    """Per model: tier, imputed_share, has_outcomes (the utility saw its outcomes), extrapolated (outside the
+    outcome models' hull) and, per measure, inside or outside the outcome models' range (`outcome_range`)."""
+    trained_on = trained_models(inputs)
     out = inputs.model_info.reindex(inputs.measures.index).reindex(columns=["tier", "imputed_share"])
     return out.assign(has_outcomes=inputs.measures.index.isin(trained_on),
-                      extrapolated=extrapolated(inputs.measures, trained_on))
+                      extrapolated=extrapolated(inputs.measures, trained_on)).join(
+        outcome_range(inputs.measures, trained_on))
 
 
 def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:

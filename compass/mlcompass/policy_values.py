@@ -118,8 +118,8 @@ def policy_selections(
     rows.append(("actual_mean", "all", pooled))
     protocols = {"": costs} if selection_costs is None else {"": selection_costs, ACTUAL_COST_SUFFIX: costs}
     for suffix, sel_costs in protocols.items():
-        rows += [(name + suffix, g, m) for name, g, m in _mlc_selections(measures.loc[feasible], sel_costs, utilities,
-                                                                         lam, scenario.context_weights)]
+        rows += [(name + suffix, g, m) for name, g, m in _mlc_selections(measures.loc[feasible], sel_costs, costs,
+                                                                         utilities, lam, scenario.context_weights)]
     cols = list(baseline_cols) if baseline_cols is not None else (list(raw_scores.columns) if raw_scores is not None else [])
     for col in cols:
         if raw_scores is None or col not in raw_scores.columns:
@@ -134,13 +134,17 @@ def policy_selections(
     return pd.DataFrame(rows, columns=["policy", "group", "model_id"])
 
 
-def _mlc_selections(feasible: pd.DataFrame, sel_costs: pd.Series, utilities: Mapping[str, pd.Series | UtilityFn],
-                    lam: float, weights: Mapping[str, float] | None) -> list[tuple[str, str, str | None]]:
-    """Problem (7) over the feasible models with cost `sel_costs`: per type, mean (5) and robust (6)."""
-    rows = [("mlc_per_type", g, recommend(feasible, sel_costs, {g: utilities[g]}, lam, np.inf).model_id)
+def _mlc_selections(feasible: pd.DataFrame, sel_costs: pd.Series, costs: pd.Series,
+                    utilities: Mapping[str, pd.Series | UtilityFn], lam: float,
+                    weights: Mapping[str, float] | None) -> list[tuple[str, str, str | None]]:
+    """Problem (7) over the feasible models with cost `sel_costs`: per type, mean (5) and robust (6); ties go to the
+    lower actual cost `costs` (§5.6: "the lowest-cost feasible model"), not to the tier's shared cost and then
+    the model id."""
+    rows = [("mlc_per_type", g, recommend(feasible, sel_costs, {g: utilities[g]}, lam, np.inf, tie_costs=costs).model_id)
             for g in utilities]
     return rows + [(f"mlc_{agg}", "all", recommend(feasible, sel_costs, utilities, lam, np.inf, aggregation=agg,
-                                                   weights=weights).model_id) for agg in ("mean", "robust")]
+                                                   weights=weights, tie_costs=costs).model_id)
+                   for agg in ("mean", "robust")]
 
 
 def policy_values(

@@ -15,18 +15,30 @@ One replicate b:
       aligned to the reference loadings so C1, C2 keep their meaning) on a bootstrap resample of
       models, and every model is scored with the refitted map (`_refit_measures`);
 (iii) utilities: prompts are resampled with replacement within each context (cluster bootstrap:
-      a prompt's rows stay together, so within-prompt labels and correlation survive) and one
-      utility per context is refitted at the replicate's measures, with no repeated-split AUC.
+      a prompt's rows stay together, so within-prompt labels and correlation survive) and, crossed with
+      them, the models that have outcome data (a model's rows stay together, in every context): a
+      utility learned from 9 models is as uncertain as those 9 models are a sample. One utility per
+      context is refitted at the replicate's measures, with no repeated-split AUC.
       Every row of a context that comes from one model has the same features, so the fit only
       sees, per (context, model, label), how many resampled rows fall there: it is run on those
       cells with the counts as sample weights (`_OutcomeCells`): the same likelihood as the
       resampled rows (identical fits for linear and logistic utilities; LightGBM computes gradients
       in float32, so a weight of 2 and two rows can flip a near-tied split, ~1e-3 in Û), and on
       open_mmlu_pro 644 cells instead of 347,215 rows (0.4 s per replicate instead of ~2 s).
+ (iv) model effects: a model's actual utility is not a function of its measures alone. Each model m
+      has its own effect e_m on the link scale of Û (logit for a success probability, the outcome
+      for a linear utility), shared by its contexts: U_g(m) = link^-1(link Û_g(x(m)) + e_m). Its
+      variance tau^2 is estimated from the outcome models (`model_effect_variance`: their label
+      rates' residuals around the point fit, less binomial noise, on the fit's residual degrees of
+      freedom), and replicate b draws tau_b^2 = SS / chi^2_df (the variance's sampling uncertainty
+      from few models) and e_bm ~ N(0, tau_b^2) for every model. So the interval is one for the rank
+      of the model's actual utility, not of the utility its measures predict.
 Structural cases (given weights, no outcome rows) vary through (i) and (ii) only.
 
-Not resampled: which models have outcome data. A utility learned from few models (9 on frontier_api)
-is extrapolated to the others, and that uncertainty is not in the intervals.
+With fewer than `MIN_OUTCOME_MODELS` outcome models the model bootstrap and tau^2 have too little to
+stand on: the intervals are computed but flagged `interval_supported = False`, and the leaderboard says
+so instead of printing them. The coverage simulation (tests, scripts/mlcompass_rank_coverage.py) is the
+evidence for the threshold.
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit, logit
 from sklearn.base import clone
 
 from compass.mlcompass.case_study import CaseStudy, UtilitySpec
@@ -48,8 +61,14 @@ from compass.mlcompass.utilities import fit_model, utility_scores
 
 __all__ = ["RANK_COLUMNS", "Replicates", "bootstrap_replicates", "imputation_noise", "rank_intervals"]
 
-RANK_COLUMNS = ["model_id", "p_rank1", "p_top5", "rank_lo", "rank_hi", "p_feasible", "n_boot"]
+RANK_COLUMNS = ["model_id", "p_rank1", "p_top5", "rank_lo", "rank_hi", "p_feasible", "n_boot", "p_ge_leader",
+                "near_leader", "interval_supported", "n_outcome_models", "model_effect_sd"]
 TOP = 5
+# Fewer outcome models than this: no interval is claimed (module docstring). Measures k plus intercept use
+# k + 1 of them; tau^2 needs residual degrees of freedom beyond those (coverage study, docs/results/mlcompass.md).
+MIN_OUTCOME_MODELS = 6
+# Share of label rates clipped away from 0 and 1 on the logit scale (half a row's worth, as a continuity correction).
+_HALF = 0.5
 
 
 @dataclass(frozen=True)
@@ -65,6 +84,14 @@ class Replicates:
     groups: tuple[str, ...]
     measures: np.ndarray
     utilities: np.ndarray
+    n_outcome_models: int = 0  # models with outcome data the utility was learned from; 0 for a structural case
+    model_effect_sd: float = 0.0  # tau, the point estimate of the model-effect sd (link scale)
+
+    @property
+    def interval_supported(self) -> bool:
+        """Whether the data support a rank interval: a structural case, or >= MIN_OUTCOME_MODELS outcome models."""
+        learned = self.groups != ("all",) or self.n_outcome_models > 0
+        return not learned or self.n_outcome_models >= MIN_OUTCOME_MODELS
 
     @property
     def n_boot(self) -> int:
@@ -75,8 +102,9 @@ class Replicates:
         return _long(self.measures, self.model_ids, self.factors, "factor", "value")
 
     def utility_rows(self) -> pd.DataFrame:
-        """Long [replicate, model_id, context_group, utility]."""
-        return _long(self.utilities, self.model_ids, self.groups, "context_group", "utility")
+        """Long [replicate, model_id, context_group, utility, n_outcome_models, model_effect_sd]."""
+        return _long(self.utilities, self.model_ids, self.groups, "context_group", "utility").assign(
+            n_outcome_models=self.n_outcome_models, model_effect_sd=self.model_effect_sd)
 
 
 def _long(values: np.ndarray, ids: pd.Index, names: Sequence[str], key: str, value: str) -> pd.DataFrame:
@@ -159,6 +187,7 @@ class _OutcomeCells:
     linear: bool
     cell: np.ndarray  # per row: its cell
     cluster: np.ndarray  # per row: its (context, prompt) cluster
+    row_model: np.ndarray  # per row: its outcome model (0 .. n_models - 1)
     strata: tuple[np.ndarray, ...]  # per context: its clusters
     cell_group: np.ndarray
     cell_model: np.ndarray  # position in the case's model ids
@@ -187,15 +216,25 @@ class _OutcomeCells:
         cluster_group = np.empty(cluster.max() + 1, dtype=int)
         cluster_group[cluster] = data["g"].to_numpy()
         strata = tuple(np.flatnonzero(cluster_group == g) for g in range(len(groups)))
-        return cls(groups, linear, cell, cluster, strata, per_cell["g"].to_numpy(), per_cell["m"].to_numpy(),
+        row_model = pd.factorize(data["m"], sort=True)[0]
+        return cls(groups, linear, cell, cluster, row_model, strata, per_cell["g"].to_numpy(), per_cell["m"].to_numpy(),
                    per_cell["label"].to_numpy(float), data["outcome"].to_numpy(float))
 
-    def resample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """Cluster bootstrap: each context's prompts drawn with replacement (as many as it has), then `weigh`."""
+    @property
+    def n_models(self) -> int:
+        return int(self.row_model.max()) + 1
+
+    def resample(self, rng: np.random.Generator, models: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Crossed cluster bootstrap: each context's prompts drawn with replacement (as many as it has) and,
+        with `models`, the outcome models drawn with replacement (as many as there are, the same draw in every
+        context); a row's weight is its prompt's count times its model's count. Then `weigh`."""
         mult = np.zeros(self.cluster.max() + 1)
         for members in self.strata:
             mult[members] = np.bincount(rng.integers(0, len(members), len(members)), minlength=len(members))
-        return self.weigh(mult[self.cluster])
+        weight = mult[self.cluster]
+        if models:
+            weight = weight * np.bincount(rng.integers(0, self.n_models, self.n_models), minlength=self.n_models)[self.row_model]
+        return self.weigh(weight)
 
     def weigh(self, row_weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(weight, target) per cell: the total weight of its rows, and its label (classification) or the
@@ -242,6 +281,55 @@ def _fit_cells(cells: _OutcomeCells, weight: np.ndarray, target: np.ndarray, x: 
     return out
 
 
+def _link(u: np.ndarray, linear: bool) -> np.ndarray:
+    return u if linear else logit(np.clip(u, 1e-9, 1 - 1e-9))
+
+
+def _inverse_link(eta: np.ndarray, linear: bool) -> np.ndarray:
+    return eta if linear else expit(eta)
+
+
+def model_effect_variance(cells: _OutcomeCells, utility: np.ndarray, n_params: int) -> tuple[float, int]:
+    """(SS, df) of the model effects e_m (module docstring, step iv) around the fitted utilities `utility`
+    (n_models_total x G, Û_g at the point measures): tau^2 = SS / df.
+
+    Per context g and outcome model m with n_gm rows, the residual r_gm = link(ȳ_gm) - link(Û_g(x_m)) of its
+    mean label (or outcome) has sampling variance v_gm: 1 / (n p (1 - p)) on the logit scale (p
+    continuity-corrected), s^2 / n for a linear utility. A model's effect is shared by its contexts, so its
+    residuals are averaged over them first: r_m = mean_g r_gm, v_m = sum_g v_gm / G_m^2, which is also the
+    effect the mean over contexts ranks on. The fits used `n_params` degrees of freedom on the same M models,
+    so E sum_m r_m^2 = (M - n_params)(tau^2 + mean v): SS = sum_m r_m^2 - (M - n_params) mean_m v_m, floored
+    at 0, on df = M - n_params (not G times that: the contexts share the models).
+    """
+    total, var, count = (np.zeros(cells.n_models) for _ in range(3))
+    ones = np.ones(len(cells.cell))
+    model_of_cell = np.zeros(len(cells.cell_group), dtype=int)
+    model_of_cell[cells.cell] = cells.row_model
+    for g in range(len(cells.groups)):
+        rows = cells.cell_group[cells.cell] == g
+        who = model_of_cell[cells.cell[rows]]
+        n = np.bincount(who, weights=ones[rows], minlength=cells.n_models)
+        y = cells.outcome[rows] if cells.linear else cells.cell_label[cells.cell[rows]]
+        seen = n > 0
+        mean = np.bincount(who, weights=y, minlength=cells.n_models)[seen] / n[seen]
+        fitted = utility[np.unique(cells.cell_model[cells.cell[rows]]), g]  # sorted model positions = sorted `who`
+        if cells.linear:
+            resid = y - (np.bincount(who, weights=y, minlength=cells.n_models) / np.maximum(n, 1))[who]
+            v = np.bincount(who, weights=resid ** 2, minlength=cells.n_models)[seen] / np.maximum(n[seen] - 1, 1) / n[seen]
+            r = mean - fitted
+        else:
+            p = (mean * n[seen] + _HALF) / (n[seen] + 2 * _HALF)
+            v = 1.0 / (n[seen] * p * (1 - p))
+            r = logit(p) - _link(fitted, False)
+        total[seen] += r
+        var[seen] += v
+        count[seen] += 1
+    seen = count > 0
+    r, v = total[seen] / count[seen], var[seen] / count[seen] ** 2
+    df = max(int(seen.sum()) - n_params, 0)
+    return max(float(np.sum(r ** 2) - df * np.mean(v)), 0.0), df
+
+
 def _factor_names(loadings: pd.DataFrame) -> tuple[str, ...]:
     missing = {"benchmark", "factor", "loading"} - set(loadings.columns)
     if missing:
@@ -256,13 +344,17 @@ def bootstrap_replicates(
     n_boot: int,
     seed: int = 0,
     reference_loadings: pd.DataFrame | None = None,
+    resample_models: bool = True,
+    model_effects: bool = True,
 ) -> Replicates:
-    """`n_boot` bootstrap replicates of a case's measures and utilities (module docstring, steps i-iii).
+    """`n_boot` bootstrap replicates of a case's measures and utilities (module docstring, steps i-iv).
 
     x_raw: the case's model x benchmark matrix (`build_x_raw`), NaN = missing. outcome_rows: the case's
     [model_id, group, context_group, outcome] rows (`case_inputs.outcome_rows`); None for a structural case.
     reference_loadings: the published loadings [benchmark, factor, loading] the replicate factors are
     aligned to (names, signs and their number); None fits them here as the measures asset does.
+    `resample_models` / `model_effects` switch steps (iii, the model part) and (iv) off: the intervals of
+    issue 11, kept to show what they add (scripts/mlcompass_rank_coverage.py).
     Deterministic given `seed`; replicate b uses its own stream of `SeedSequence(seed).spawn`.
     Memory O(n_boot x models x (factors + contexts)).
     """
@@ -283,7 +375,17 @@ def bootstrap_replicates(
     n = len(x_raw)
     measures = np.empty((n_boot, n, len(factors)))
     utilities = np.empty((n_boot, n, len(groups)))
-    estimator = None
+    ss, df, tau = 0.0, 0, 0.0
+    effects = learned and model_effects and case.utility.form != "linear_score"
+    if learned:
+        point = pd.DataFrame(_refit_measures(completed, np.arange(n), case, len(factors), reference_loadings, seed),
+                             columns=list(factors))
+        estimator = _cell_estimator(point, cells, case.utility, seed)
+        if effects:
+            weight, target = cells.weigh(np.ones(len(cells.cell)))
+            ss, df = model_effect_variance(cells, _fit_cells(cells, weight, target, point, estimator, case.utility),
+                                           len(factors) + 1)
+            tau = float(np.sqrt(ss / df)) if df > 0 else float("nan")
     for b, stream in enumerate(np.random.SeedSequence(seed).spawn(n_boot)):
         rng = np.random.default_rng(stream)
         draw = completed + sd * rng.standard_normal(sd.shape)
@@ -292,11 +394,13 @@ def bootstrap_replicates(
         if not learned:
             utilities[b, :, 0] = measures[b] @ beta
             continue
-        if estimator is None:
-            estimator = _cell_estimator(x, cells, case.utility, seed)
-        weight, target = cells.resample(rng)
+        weight, target = cells.resample(rng, models=resample_models)
         utilities[b] = _fit_cells(cells, weight, target, x, estimator, case.utility)
-    return Replicates(pd.Index(x_raw.index, name="model_id"), factors, groups, measures, utilities)
+        if effects and ss > 0 and df > 0:  # step (iv): tau_b^2 = SS / chi^2_df, e_bm ~ N(0, tau_b^2), shared by contexts
+            e = rng.standard_normal(n) * np.sqrt(ss / rng.chisquare(df))
+            utilities[b] = _inverse_link(_link(utilities[b], cells.linear) + e[:, None], cells.linear)
+    return Replicates(pd.Index(x_raw.index, name="model_id"), factors, groups, measures, utilities,
+                      n_outcome_models=cells.n_models if learned else 0, model_effect_sd=tau)
 
 
 def rank_intervals(
@@ -305,6 +409,7 @@ def rank_intervals(
     scenario: Scenario,
     models: Sequence[str] | None = None,
     level: float = 0.9,
+    leader: str | None = None,
 ) -> pd.DataFrame:
     """Rank uncertainty of one scenario's leaderboard: DataFrame `RANK_COLUMNS`, one row per model.
 
@@ -326,6 +431,12 @@ def rank_intervals(
     (1 - level)/2 of the replicates and usually less: the interval is conservative (on the simulations of
     the tests, a 90 % interval holds ~95 % of the replicate ranks and covers the true rank 94-96 % of the
     time).
+
+    Near-ties: p_ge_leader is the share of replicates in which a model scores at least as high as `leader`
+    (the point leaderboard's rank 1; default the first of `models`); near_leader marks the models the
+    bootstrap cannot tell from the leader, p_ge_leader >= (1 - level) / 2 (a one-sided test of "the leader is
+    better" at that level fails), the leader included. interval_supported, n_outcome_models and
+    model_effect_sd come from the replicates (`Replicates.interval_supported`).
     """
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
@@ -355,13 +466,19 @@ def rank_intervals(
         utilities = {g: (lambda u, j=j: u[:, j]) for j, g in enumerate(names)}
     agg = aggregate_utility(values.reshape(b * n, -1), utilities, names, scenario.aggregation,
                             scenario.context_weights).reshape(b, n)
-    ranks = _ranks(agg - lam * cost, cost, ids)
+    score = np.round(agg - lam * cost, TIE_DECIMALS)
+    ranks = _ranks(score, cost, ids)
     floors = expand_floors(scenario.floors, list(replicates.factors))
     feasible = (x >= np.array([floors[f] for f in replicates.factors])).all(axis=2)
     lo, hi = np.quantile(ranks, [(1 - level) / 2, (1 + level) / 2], axis=0, method="inverted_cdf")
+    lead = ids.get_loc(ids[0] if leader is None else leader)
+    p_ge = (score >= score[:, [lead]]).mean(axis=0)
     return pd.DataFrame({
         "model_id": ids.to_numpy(), "p_rank1": (ranks == 1).mean(axis=0), "p_top5": (ranks <= TOP).mean(axis=0),
         "rank_lo": lo.astype(int), "rank_hi": hi.astype(int), "p_feasible": feasible.mean(axis=0), "n_boot": b,
+        "p_ge_leader": p_ge, "near_leader": p_ge >= (1 - level) / 2 - 1e-12,
+        "interval_supported": replicates.interval_supported, "n_outcome_models": replicates.n_outcome_models,
+        "model_effect_sd": replicates.model_effect_sd,
     })
 
 

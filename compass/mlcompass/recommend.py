@@ -6,7 +6,10 @@
   candidate set directly; a model with a missing raw score cannot be shown to
   comply and is screened out (reason "raw_missing:<benchmark>").
 * Problem (7): m* in argmax_{m in M_feas} Û(x(m); z) - lam c(m); ties go to the
-  lower-cost model (Table 6 note), then to the model id for determinism.
+  lower-cost model (Figure 4 note, §5.6: "the lowest-cost feasible model"), then to the model id for
+  determinism. When the objective prices models at another cost than their actual one (Table 5's
+  protocol selects on tier-aggregated costs, equal within a tier), a tie is still broken on the actual
+  cost (`tie_costs`), not on the selection cost.
 * Projection variant (footnote 8): m_proj in argmin_{m in M_feas} ||(x(m), c(m)) - (x*, c*)||_2.
 * Aggregation over contexts: "mean" (weighted average, Problem (5) / Score_s of
   the leaderboard) or "robust" (worst case over contexts, Problem (6)).
@@ -143,22 +146,29 @@ def model_scores(
     lam: float,
     aggregation: str = "mean",
     weights: Mapping[str, float] | None = None,
+    tie_costs: pd.Series | None = None,
 ) -> pd.DataFrame:
     """Score_s(m) = Agg_z Û(x(m); z) - lam c(m) for every model (§4.6 leaderboard score).
 
-    Returns DataFrame[model_id, utility, cost, score] sorted best first (ties -> lower cost).
+    Returns DataFrame[model_id, utility, cost, score] sorted best first; ties go to the lower `tie_costs`
+    (the actual cost, when `costs` are selection costs such as tier costs), default `costs`.
     """
     _check_inputs(measures, costs)
     utility = aggregate_utility(measures.to_numpy(dtype=float), utilities, list(measures.columns), aggregation, weights)
     cost = costs.reindex(measures.index).to_numpy(dtype=float)
     table = pd.DataFrame({"model_id": measures.index, "utility": utility, "cost": cost, "score": utility - lam * cost})
-    return sort_by_score(table)
+    if tie_costs is None:
+        return sort_by_score(table)
+    tie = tie_costs.reindex(measures.index).to_numpy(dtype=float)
+    if np.isnan(tie).any():
+        raise ValueError(f"tie_costs missing for models {list(measures.index[np.isnan(tie)])[:5]}")
+    return sort_by_score(table.assign(tie_cost=tie), tie_col="tie_cost").drop(columns="tie_cost")
 
 
-def sort_by_score(table: pd.DataFrame) -> pd.DataFrame:
-    """Order rows by score (desc), breaking ties by lower cost, then model id."""
+def sort_by_score(table: pd.DataFrame, tie_col: str = "cost") -> pd.DataFrame:
+    """Order rows by score (desc, equal to TIE_DECIMALS), breaking ties by the lower `tie_col`, then model id."""
     key = table.assign(_s=-table["score"].astype(float).round(TIE_DECIMALS))
-    return key.sort_values(["_s", "cost", "model_id"], kind="mergesort").drop(columns="_s").reset_index(drop=True)
+    return key.sort_values(["_s", tie_col, "model_id"], kind="mergesort").drop(columns="_s").reset_index(drop=True)
 
 
 def recommend(
@@ -172,14 +182,16 @@ def recommend(
     weights: Mapping[str, float] | None = None,
     raw_scores: pd.DataFrame | None = None,
     raw_floors: Mapping[str, float] | None = None,
+    tie_costs: pd.Series | None = None,
 ) -> Recommendation:
-    """Problem (7): best feasible model by the (aggregated) objective; infeasibility is flagged."""
+    """Problem (7): best feasible model by the (aggregated) objective; infeasibility is flagged. Ties go to
+    the lower `tie_costs` (default `costs`: pass the actual costs when `costs` are selection costs)."""
     screen = screen_models(measures, costs, budget, floors, raw_scores, raw_floors)
     feasible_ids = screen.loc[screen["feasible"], "model_id"]
     if feasible_ids.empty:
         return Recommendation(None, False, "no available model satisfies the cost and compliance constraints",
                               float("nan"), float("nan"), float("nan"))
-    best = model_scores(measures.loc[feasible_ids], costs, utilities, lam, aggregation, weights).iloc[0]
+    best = model_scores(measures.loc[feasible_ids], costs, utilities, lam, aggregation, weights, tie_costs).iloc[0]
     return Recommendation(str(best["model_id"]), True, "", float(best["score"]), float(best["utility"]), float(best["cost"]))
 
 

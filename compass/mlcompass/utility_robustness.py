@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 
 from compass.mlcompass.case_study import UtilitySpec
 from compass.mlcompass.case_utilities import fit_group_utility, labelled_rows, utility_groups
@@ -103,8 +104,10 @@ class HeldOutModels:
       positive_rate, mean_score, auc]; held_out joins the held-out model ids with ", "; auc is NaN when the
       fold's scores are all equal (one held-out model has one x, hence one score) or its label has one class.
     summary: one row per context group [context_group, n_models, n_folds, n_rows, held_out_auc, fold_auc_mean,
-      fold_auc_sd, model_rate_auc]. held_out_auc: the AUC of every row scored by the fold that held its model
-      out (pooled out-of-fold scores). model_rate_auc: the AUC of every row scored by its own model's success
+      fold_auc_sd, model_rate_auc, held_out_spearman]. held_out_auc: the AUC of every row scored by the fold that
+      held its model out (pooled out-of-fold scores). held_out_spearman: the Spearman rank correlation, over the
+      models, of each model's out-of-fold Û (mean over its rows) with its observed success rate: how well the
+      utility orders models it never saw, which is what a leaderboard asks of it (NaN with < 3 models). model_rate_auc: the AUC of every row scored by its own model's success
       rate in the group: the in-sample ceiling of any utility of x when each model has its own x, and about
       the row-split test AUC of an estimator that memorizes each training model's rate.
     """
@@ -162,8 +165,12 @@ def leave_models_out(
                                 "auc": auc(label[test], score[test]) if varied else float("nan")})
         fold_auc = pd.Series([f["auc"] for f in group_folds], dtype=float)
         model_rate = part.groupby("model_id")["label"].transform("mean").to_numpy(float)
+        per_model = pd.DataFrame({"model_id": part["model_id"].to_numpy(), "score": score, "rate": label}).groupby(
+            "model_id")[["score", "rate"]].mean()
+        spearman = float(spearmanr(per_model["score"], per_model["rate"])[0]) if len(per_model) >= 3 else float("nan")
         summary.append({"context_group": group, "n_models": part["model_id"].nunique(), "n_folds": len(group_folds),
                         "n_rows": len(part), "held_out_auc": auc(label, score), "fold_auc_mean": fold_auc.mean(),
-                        "fold_auc_sd": fold_auc.std(ddof=0), "model_rate_auc": auc(label, model_rate)})
+                        "fold_auc_sd": fold_auc.std(ddof=0), "model_rate_auc": auc(label, model_rate),
+                        "held_out_spearman": spearman})
         folds += group_folds
     return HeldOutModels(folds=pd.DataFrame(folds), summary=pd.DataFrame(summary))

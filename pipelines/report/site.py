@@ -33,7 +33,8 @@ BOARD_COLUMNS = {"rank": "rank", "rank_interval": "90 % rank interval", "p_rank1
                  "organization": "organization", "open_weights": "open weights", "usd_mtok": "price USD/Mtok",
                  "usd_query": "USD/query", "raw_cost": "cost (case unit)", "cost": "normalized cost",
                  "utility": "utility", "score": "score", "binding": "binding constraints",
-                 "imputed_share": "imputed share", "tier": "tier", "why": "why this model"}
+                 "imputed_share": "imputed share", "tier": "tier", "why": "why this model",
+                 "near_tie": "within noise of #1", "outcome_range": "vs outcome models' range"}
 
 
 def slug(*parts: str) -> str:
@@ -49,9 +50,46 @@ def frontier_href(case_id: str) -> str:
 
 
 def rank_interval(board: pd.DataFrame) -> pd.Series:
+    """'3–7'; where the data cannot support an interval (too few outcome models, compass.rank_uncertainty's
+    interval_supported), says so instead of printing one."""
     have = board["rank_lo"].notna()
     text = board["rank_lo"].astype("Int64").astype(str) + "–" + board["rank_hi"].astype("Int64").astype(str)
+    if "interval_supported" in board:
+        unsupported = have & ~board["interval_supported"].fillna(True).astype(bool)
+        few = board["n_outcome_models"].astype("Int64").astype(str)
+        text = text.mask(unsupported, "not supported: utility learned from " + few + " outcome models")
     return text.where(have, "")
+
+
+def near_tie(board: pd.DataFrame) -> pd.Series:
+    """'yes' for the models the bootstrap cannot tell from the leader (compass.rank_uncertainty near_leader)."""
+    if "near_leader" not in board:
+        return pd.Series(None, index=board.index, dtype=object)
+    return board["near_leader"].map({True: "yes", False: ""})
+
+
+def board_verdict(board: pd.DataFrame) -> str:
+    """The leaderboard's answer: the leader, the near-tie group with its cheapest member, and whether the
+    leader's utility is extrapolated beyond the outcome models' range."""
+    from pipelines.formatting import number  # here, not at the top: the import lines are another branch's
+
+    leader = board.iloc[0]
+    text = f"{leader['model_id']} leads"
+    if "interval_supported" in board and not bool(board["interval_supported"].fillna(True).iloc[0]):
+        text += (f", but the utility is learned from {int(leader['n_outcome_models'])} outcome models, too few for "
+                 "rank intervals: the order is the point estimate only.")
+    elif "near_leader" in board and board["near_leader"].fillna(False).astype(bool).sum() > 1:
+        group = board[board["near_leader"].fillna(False).astype(bool)]
+        cheapest = group.sort_values(["cost", "rank"], kind="mergesort").iloc[0]
+        text += (f"; {len(group)} models are within the bootstrap's noise of it, the cheapest being "
+                 f"{cheapest['model_id']} (normalized cost {number(cheapest['cost'])} vs {number(leader['cost'])}).")
+    elif "near_leader" in board:
+        text += " beyond the bootstrap's noise."
+    else:
+        text += "."
+    if "measures_outside" in board and pd.notna(leader.get("measures_outside")) and leader["measures_outside"] > 0:
+        text += (f" Its utility is extrapolated: {leader['outcome_range']} the range of the models with outcome data.")
+    return text
 
 
 def why(board: pd.DataFrame) -> pd.Series:
@@ -68,7 +106,7 @@ def why(board: pd.DataFrame) -> pd.Series:
 
 def board_table(board: pd.DataFrame) -> pd.DataFrame:
     """The leaderboard as shown: the BOARD_COLUMNS that hold anything, renamed."""
-    shown = board.assign(rank_interval=rank_interval(board), why=why(board))
+    shown = board.assign(rank_interval=rank_interval(board), why=why(board), near_tie=near_tie(board))
     shown = shown[[c for c in BOARD_COLUMNS if c in shown.columns]].dropna(axis=1, how="all")
     return shown.rename(columns=BOARD_COLUMNS)
 
@@ -176,9 +214,16 @@ def index_body(wh: Warehouse, boards: dict[tuple[str, str], pd.DataFrame]) -> st
 
 
 def leaderboard_body(board: pd.DataFrame) -> str:
-    return ('<p class="note">Click a column heading to sort. Score = utility − λ·normalized cost; the 90 % rank '
-            "interval and P(rank 1) come from the bootstrap; the price in USD per million tokens is shown when the "
-            "case prices by tokens.</p>" + table(board_table(board), sortable=True, table_id="leaderboard"))
+    from pipelines.report.html import verdict  # here, not at the top: the import lines are another branch's
+
+    return (verdict(board_verdict(board))
+            + '<p class="note">Click a column heading to sort. Score = utility − λ·normalized cost; the 90 % rank '
+            "interval and P(rank 1) come from the bootstrap (measures, utilities, the models with outcome data and "
+            "each model's own effect); \"within noise of #1\" marks the models that score at least as high as the "
+            "leader in 5 % of the replicates or more; \"vs outcome models' range\" says, per measure, whether the "
+            "model lies inside the range of the models whose outcomes the utility was learned from (outside: "
+            "extrapolated). The price in USD per million tokens is shown when the case prices by tokens.</p>"
+            + table(board_table(board), sortable=True, table_id="leaderboard"))
 
 
 def frontier_body(wh: Warehouse, case_id: str, scenarios: list[str]) -> str:

@@ -42,3 +42,24 @@ def test_structural_utilities_have_no_training_support_to_extrapolate_from():
     board = dec.leaderboard_frame(_inputs(Scenario("plain", lam=0.1)))
     assert board["extrapolated"].isna().all() and not board["has_outcomes"].any()
     assert board["tier"].isna().all()  # no tiers given: shown as missing, never invented
+
+
+def test_outcome_range_per_measure_and_on_leaderboards_and_recommendations():
+    measures = pd.DataFrame({"C1": [0.4, 0.7, 0.55, 0.95, 0.5], "C2": [0.2, 0.6, 0.1, 0.4, 0.7]},
+                            index=["a", "b", "in_c1_below_c2", "above_c1", "above_c2"])
+    got = dec.outcome_range(measures, pd.Index(["a", "b"]))
+    assert got["outcome_range"].tolist() == ["C1 inside, C2 inside", "C1 inside, C2 inside", "C1 inside, C2 below",
+                                             "C1 above, C2 inside", "C1 inside, C2 above"]
+    assert got["measures_outside"].tolist() == [0, 0, 1, 1, 1]
+    assert dec.outcome_range(measures, pd.Index([]))["outcome_range"].isna().all()
+    assert dec.nearest_outcome_models(measures, pd.Index(["a", "b"]), "above_c1").index.tolist() == ["b", "a"]
+    # every leaderboard row and recommendation carries it
+    inputs = _inputs(Scenario("plain", lam=0.1))
+    inputs.outcomes = pd.DataFrame({"context_group": "math", "model_id": inputs.measures.index[:5], "n": 5,
+                                    "outcome": 0.5})
+    expected = dec.outcome_range(inputs.measures, inputs.measures.index[:5])
+    board = dec.leaderboard_frame(inputs).set_index("model_id")
+    assert board["outcome_range"].to_dict() == expected["outcome_range"].loc[board.index].to_dict()
+    assert board["measures_outside"].sum() > 0
+    recs = dec.recommendations_frame(inputs, dec.targets_frame(inputs)[0]).dropna(subset=["model_id"])
+    assert recs["outcome_range"].tolist() == expected["outcome_range"].loc[recs["model_id"]].tolist()

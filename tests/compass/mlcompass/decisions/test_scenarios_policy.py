@@ -181,3 +181,22 @@ def test_stacked_leaderboards_and_scenario_targets():
         for pooled in ("mean", "robust"):
             x = t.loc[pooled, ["x_C1", "x_C2"]].to_numpy(dtype=float)
             assert t.at[g, "objective"] >= float(x @ beta.to_numpy()) - 0.2 * t.at[pooled, "c_star"] - 1e-9
+
+
+def test_tier_cost_ties_go_to_the_lower_actual_cost_not_the_model_id():
+    # Two models with equal utility in every context and the same tier (so the same selection cost): the paper
+    # picks the lower actual cost (§5.6); "a-pricey" precedes "b-cheap" alphabetically, so an id tie-break
+    # would pick the expensive one.
+    measures = pd.DataFrame({"C1": [0.7, 0.7, 0.2], "C2": [0.6, 0.6, 0.2]}, index=["a-pricey", "b-cheap", "c-weak"])
+    costs = pd.Series({"a-pricey": 0.9, "b-cheap": 0.2, "c-weak": 0.0})
+    tier_costs = pd.Series({"a-pricey": 0.5, "b-cheap": 0.5, "c-weak": 0.0})
+    for lam in (0.0, 0.05):
+        sel = policy_selections(measures, costs, BETAS, Scenario("s", lam=lam), _interactions(), "most_selected",
+                                selection_costs=tier_costs).set_index(["policy", "group"])["model_id"]
+        for policy in ("mlc_per_type", "mlc_mean", "mlc_robust"):
+            picked = sel[policy] if policy != "mlc_per_type" else sel[policy].loc[list(BETAS)]
+            assert set(np.atleast_1d(picked)) == {"b-cheap"}, (lam, policy, picked)
+        values = policy_values(measures, costs, BETAS, Scenario("s", lam=lam), _interactions(), "most_selected",
+                               selection_costs=tier_costs).set_index("policy")["value"]
+        u = np.mean([measures.loc["b-cheap"] @ b for b in BETAS.values()])
+        assert values["mlc_mean"] == pytest.approx(u - lam * 0.2)
