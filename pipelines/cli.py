@@ -304,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", dest="config_sub", help=argparse.SUPPRESS)
     run.add_argument("--multiprocess", action="store_true", help="use the multiprocess executor (4 workers)")
     run.add_argument("-j", "--jobs", type=_positive, default=None,
-                     help="runs executed at once, each in its own process (default: one per CPU core)")
+                     help="runs executed at once, each in its own process (default: one per CPU core; 1 with --multiprocess)")
     run.add_argument("-v", "--verbose", action="store_true", help="show Dagster's logs on the console (else var/logs/run.log)")
     run.set_defaults(func=cmd_run)
     status = sub.add_parser("status", help="tables, row counts, last materialization and data versions")

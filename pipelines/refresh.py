@@ -268,15 +268,17 @@ def refresh(
 ) -> RefreshReport:
     """Bring every asset up to date with the least work; see the module docstring. `progress` gets one line
     per step (the sources, then each automation tick's runs). A tick's runs execute `jobs` at a time (default:
-    one per core; pipelines.run_pool). One refresh per warehouse at a time (RefreshInProgress otherwise); a
-    completed one publishes the read replica."""
+    one per core, or 1 with the multiprocess executor, whose steps already fill the cores; pipelines.run_pool).
+    One refresh per warehouse at a time (RefreshInProgress otherwise); a completed one publishes the read
+    replica."""
     from pipelines.run_pool import default_jobs, run_pool
     from resources.warehouse import Warehouse
 
     with Warehouse().refreshing():
         # Runs executed by workers carry this process's id too (REFRESH_PID_TAG: crash recovery).
         run_tags = {REFRESH_PID_TAG: str(os.getpid()), **(tags or {})}
-        with run_pool(defs, instance, jobs or default_jobs(), multiprocess, run_tags) as pool:
+        jobs = jobs or (1 if multiprocess else default_jobs())
+        with run_pool(defs, instance, jobs, multiprocess, run_tags) as pool:
             report = _refresh(defs, instance, source_keys, multiprocess, tags, progress, pool)
         Warehouse().publish_replica()
     progress("read replica updated for outside readers")
