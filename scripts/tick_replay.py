@@ -57,7 +57,8 @@ def main() -> None:
     runs = runs_of(Path(args.home))
     ticks, n = ticks_of(runs), args.workers
     for i, tick in enumerate(ticks, start=1):
-        print(f"{"sources" if i == 1 else f"tick {i - 1}"}: {len(tick)} runs, serial {sum(tick):.0f} s, {n} workers {makespan(tick, n):.0f} s "
+        label = "sources" if i == 1 else f"tick {i - 1}"
+        print(f"{label}: {len(tick)} runs, serial {sum(tick):.0f} s, {n} workers {makespan(tick, n):.0f} s "
               f"(longest first {makespan(sorted(tick, reverse=True), n):.0f} s), longest run {max(tick):.0f} s")
     serial = sum(map(sum, ticks))
     ordered, longest = (sum(makespan(sorted(t, reverse=o), n) if o else makespan(t, n) for t in ticks)
