@@ -63,7 +63,7 @@ class RefreshReport:
         graph = defs.resolve_asset_graph()
         done, failed = [], {}
         records = instance.all_logs(run_id, of_type={dg.DagsterEventType.ASSET_MATERIALIZATION,
-                                                            dg.DagsterEventType.STEP_FAILURE})
+                                                     dg.DagsterEventType.STEP_FAILURE})
         for record in records:
             event = record.dagster_event
             if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
