@@ -106,6 +106,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from compass.ingest.errors import IngestError
     from pipelines.definitions import defs
     from pipelines.refresh import refresh
+    from pipelines.run_pool import WorkerDied
     from pipelines.summary import print_summary
     from resources.warehouse import RefreshInProgress
 
@@ -118,14 +119,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     with dg.DagsterInstance.get() as instance, dagster_logs_to(log_path):
         try:
-            report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess, progress=progress)
-        except (IngestError, RefreshInProgress) as exc:
+            report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess, progress=progress,
+                             jobs=args.jobs)
+        except (IngestError, RefreshInProgress, WorkerDied) as exc:
             error = exc
         else:
             error = None
     if isinstance(error, RefreshInProgress):
         print(f"error: {error}; wait for it to finish (`compass status`), nothing was changed", file=sys.stderr)
         return 3
+    if isinstance(error, WorkerDied):
+        print(f"error: {error}", file=sys.stderr)
+        return 4
     if error is not None:
         print(f"error: rejected input, warehouse unchanged: {error}", file=sys.stderr)
         return 2
@@ -371,6 +376,12 @@ def cmd_cascade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compass", description=__doc__)
     parser.add_argument("--config", help="YAML source config (default: COMPASS_CONFIG or the embedded data)")
@@ -379,6 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="materialize everything that is missing or out of date")
     run.add_argument("--config", dest="config_sub", help=argparse.SUPPRESS)
     run.add_argument("--multiprocess", action="store_true", help="use the multiprocess executor (4 workers)")
+    run.add_argument("-j", "--jobs", type=_positive, default=None,
+                     help="runs executed at once, each in its own process (default: one per CPU core; 1 with --multiprocess)")
     run.add_argument("-v", "--verbose", action="store_true", help="show Dagster's logs on the console (else var/logs/run.log)")
     run.set_defaults(func=cmd_run)
     status = sub.add_parser("status", help="tables, row counts, last materialization and data versions")

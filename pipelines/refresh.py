@@ -11,9 +11,9 @@
    cursor, as the daemon does. Only assets that are missing, whose code version
    changed, or one of whose parents got a *new data version* since they last ran
    are requested.
-3. Execute its run requests (one run per partition key), then tick again, until
-   a tick requests nothing or requested only sinks (the report), whose runs
-   cannot trigger anything.
+3. Execute its run requests (one run per partition key; `jobs` of them at once,
+   pipelines.run_pool), then tick again, until a tick requests nothing or
+   requested only sinks (the report), whose runs cannot trigger anything.
 
 A parent that re-materializes with an identical data version therefore leaves its
 children alone. The cursor is stored in DAGSTER_HOME so consecutive refreshes
@@ -27,8 +27,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dagster as dg
+
+if TYPE_CHECKING:
+    from pipelines.run_pool import RunPool
 
 MAX_TICKS = 30
 # Tags Dagster puts on every materialization (not exported by dagster's public API).
@@ -54,15 +58,15 @@ class RefreshReport:
     # One line per live source that failed this time (connector, URL, error, age of the data kept).
     source_failures: list[str] = field(default_factory=list)
 
-    def add(self, defs: dg.Definitions, instance: dg.DagsterInstance, result, keys: list[dg.AssetKey],
+    def add(self, defs: dg.Definitions, instance: dg.DagsterInstance, run_id: str, keys: list[dg.AssetKey],
             partition: str | None) -> None:
         """Sort a run's assets into materialized (in the order they ran), failed (with the error) and not run,
         from its event log."""
-        self.runs.append(result.run_id)
+        self.runs.append(run_id)
         graph = defs.resolve_asset_graph()
         done, failed = [], {}
-        records = instance.all_logs(result.run_id, of_type={dg.DagsterEventType.ASSET_MATERIALIZATION,
-                                                            dg.DagsterEventType.STEP_FAILURE})
+        records = instance.all_logs(run_id, of_type={dg.DagsterEventType.ASSET_MATERIALIZATION,
+                                                     dg.DagsterEventType.STEP_FAILURE})
         for record in records:
             event = record.dagster_event
             if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
@@ -286,21 +290,29 @@ def refresh(
     multiprocess: bool = False,
     tags: dict[str, str] | None = None,
     progress: Callable[[str], None] = lambda line: None,
+    jobs: int | None = None,
 ) -> RefreshReport:
     """Bring every asset up to date with the least work; see the module docstring. `progress` gets one line
-    per step (the sources, then each automation tick's runs). One refresh per warehouse at a time
-    (RefreshInProgress otherwise); a completed one publishes the read replica."""
+    per step (the sources, then each automation tick's runs). A tick's runs execute `jobs` at a time (default:
+    one per core, or 1 with the multiprocess executor, whose steps already fill the cores; pipelines.run_pool).
+    One refresh per warehouse at a time (RefreshInProgress otherwise); a completed one publishes the read
+    replica."""
+    from pipelines.run_pool import default_jobs, run_pool
     from resources.warehouse import Warehouse
 
     with Warehouse().refreshing():
-        report = _refresh(defs, instance, source_keys, multiprocess, tags, progress)
+        # Runs executed by workers carry this process's id too (REFRESH_PID_TAG: crash recovery).
+        run_tags = {REFRESH_PID_TAG: str(os.getpid()), **(tags or {})}
+        jobs = jobs or (1 if multiprocess else default_jobs())
+        with run_pool(defs, instance, jobs, multiprocess, run_tags) as pool:
+            report = _refresh(defs, instance, source_keys, multiprocess, tags, progress, pool)
         Warehouse().publish_replica()
     progress("read replica updated for outside readers")
     return report
 
 
 def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: list[dg.AssetKey], multiprocess: bool,
-             tags: dict[str, str] | None, progress: Callable[[str], None]) -> RefreshReport:
+             tags: dict[str, str] | None, progress: Callable[[str], None], pool: RunPool) -> RefreshReport:
     from pipelines.config_changes import case_assets, config_digests, config_requests, save_digests
     from pipelines.partitions import sync_dynamic_partitions
     from resources.sources import SourcesResource
@@ -316,7 +328,7 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
         # stops the refresh with the warehouse unchanged, not half-applied.
         SourcesResource().validate([key.path[-1] for key in changed])
         result = run_selection(defs, instance, changed, None, multiprocess, tags)
-        report.add(defs, instance, result, changed, None)
+        report.add(defs, instance, result.run_id, changed, None)
     if source_keys:
         progress(f"sources: {len(changed)} of {len(source_keys)} raw tables changed, read and validated")
     sync_dynamic_partitions(instance)
@@ -325,7 +337,7 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
         if not keys or all(k.path[0] == "raw" for k in keys):
             continue  # the sources ran above
         result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
-        report.add(defs, instance, result, keys, partition)
+        report.add(defs, instance, result.run_id, keys, partition)
     save_digests(instance, config_digests())
     cursor = _load_cursor(instance)
     for _ in range(MAX_TICKS):
@@ -336,10 +348,10 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
         runs = [(r.partition_key, list(r.asset_selection or [])) for r in requests if r.asset_selection]
         if not runs:
             break
-        for partition, keys in sorted(runs, key=lambda run: (run[0] is not None, run[0] or "")):
-            # A failing partition is reported, not fatal: the others still refresh.
-            result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
-            report.add(defs, instance, result, keys, partition)
+        runs = sorted(runs, key=lambda run: (run[0] is not None, run[0] or ""))
+        # A failing partition is reported, not fatal: the others still refresh.
+        for (partition, keys), run_id in zip(runs, pool.run_all(runs)):
+            report.add(defs, instance, run_id, keys, partition)
         progress(f"step {report.ticks}: {len(runs)} run(s), {_stages(runs)}; {len(report.materialized)} done, "
                  f"{len(report.failed)} failed so far")
         sync_dynamic_partitions(instance)

@@ -28,6 +28,7 @@ SLOW_FIRST = [
     "tests/pipelines/test_compass_pipeline.py",
     "tests/pipelines/test_price_refresh.py",
     "tests/pipelines/test_multiprocess.py",
+    "tests/pipelines/test_parallel_refresh.py",
     "tests/pipelines/ops/test_inbox_refresh.py",
     "tests/pipelines/test_foundation.py",
     "tests/badinput/test_corpus.py",

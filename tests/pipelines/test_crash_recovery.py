@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import dagster as dg
@@ -14,9 +15,17 @@ import pandas as pd
 import pytest
 
 from pipelines.refresh import unfinished_runs
-from tests.paths import ROOT
+from pipelines.run_pool import default_jobs
+from tests.paths import FIXTURES, ROOT
 from tests.pipelines.conftest import TINY_CONFIG, tiny_copy
-from tests.pipelines.helpers import config_with_extra, run_refresh, snapshot, throwaway_instance, use_folder
+from tests.pipelines.helpers import (
+    config_with_extra,
+    run_refresh,
+    snapshot,
+    some_scenarios,
+    throwaway_instance,
+    use_folder,
+)
 
 HOOKS = Path(__file__).parent / "subprocess_hooks"
 
@@ -34,6 +43,20 @@ def _same(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
     if a is None or b is None:
         return a is None and b is None
     return a.shape == b.shape and bool(a.equals(b))
+
+
+def _recover(db, after: dict[str, pd.DataFrame]) -> int:
+    """The next refresh (environment already pointed at `db`) marks the runs a killed one left unfinished failed,
+    re-runs them and ends equal to a clean refresh (`after`); returns how many runs were unfinished before it."""
+    with dg.DagsterInstance.get() as instance:
+        orphans = len(unfinished_runs(instance))
+        report = run_refresh(instance)
+        assert report.failed == [] and unfinished_runs(instance) == []
+    recovered = _content(db)
+    assert recovered.keys() == after.keys()
+    for table in after:
+        assert _same(recovered[table], after[table]), table
+    return orphans
 
 
 @pytest.fixture(scope="module")
@@ -72,11 +95,48 @@ def test_sigkill_inside_a_write_then_next_refresh_recovers(states, tmp_path, mon
         assert _same(crashed.get(table), before.get(table)) or _same(crashed.get(table), after.get(table)), table
     assert crashed != {} and any(not _same(crashed.get(t), after.get(t)) for t in after)  # it did stop midway
 
-    with dg.DagsterInstance.get() as instance:
-        assert len(unfinished_runs(instance)) == 1  # the killed run, left STARTED
-        report = run_refresh(instance)
-        assert report.failed == [] and unfinished_runs(instance) == []
-    recovered = _content(work / "warehouse.duckdb")
-    assert recovered.keys() == after.keys()
-    for table in after:
-        assert _same(recovered[table], after[table]), table
+    assert _recover(work / "warehouse.duckdb", after) == 1  # the killed run, left STARTED
+
+
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie (an orphan may wait for a PID 1 that does not reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(default_jobs() < 2 or not sys.platform.startswith("linux"), reason="needs 2 cores and Linux")
+def test_sigkill_of_a_parallel_refresh_stops_its_workers_and_the_next_refresh_recovers(tmp_path, monkeypatch):
+    """Issue 33: a cold `compass run` (ops fixture, one case, two scenarios: ticks of several runs) SIGKILLed when
+    one of its workers first commits to the warehouse. That worker dies with it before its commit (no write after
+    the kill), every table holds only rows a clean refresh publishes, and the next refresh re-runs the workers'
+    unfinished runs and ends equal to a clean refresh."""
+    config, ops = FIXTURES / "ops" / "config.yaml", FIXTURES / "ops"
+    env = {"COMPASS_CASES": str(ops / "cases"), "COMPASS_SCENARIOS": str(some_scenarios(tmp_path / "scenarios"))}
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, tmp_path / "clean", config, env) as instance:
+        assert not run_refresh(instance).failed
+    after = _content(tmp_path / "clean" / "warehouse.duckdb")
+
+    work, killer = tmp_path / "work", tmp_path / "killer_pid.txt"
+    use_folder(monkeypatch, work, config, env)
+    # Output to a file, not a pipe: a worker outliving the refresh would hold a pipe open and delay the check.
+    with open(tmp_path / "output.txt", "w") as output:
+        proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "run"], check=False, cwd=work, timeout=600,
+                              env={**os.environ, "COMPASS_KILL_REFRESH_AT_WORKER_COMMIT": str(killer),
+                                   "PYTHONPATH": os.pathsep.join([str(HOOKS), str(ROOT)])},
+                              stdout=output, stderr=subprocess.STDOUT)
+    assert proc.returncode == -signal.SIGKILL, (tmp_path / "output.txt").read_text()[-2000:]
+    worker = int(killer.read_text())
+    for _ in range(50):  # the hook keeps it in its write for 60 s unless it dies with the refresh
+        if not _alive(worker):
+            break
+        time.sleep(0.1)
+    assert not _alive(worker)
+
+    crashed = _content(work / "warehouse.duckdb")
+    assert crashed.keys() <= after.keys() and crashed != after
+    for table, frame in crashed.items():  # only rows a clean refresh publishes: no half or foreign write
+        assert len(frame.merge(after[table], how="left", indicator=True).query("_merge != 'both'")) == 0, table
+
+    assert _recover(work / "warehouse.duckdb", after) >= 1  # the workers' runs, left STARTED

@@ -6,6 +6,9 @@ scaffolding, not product code:
 * COMPASS_KILL_AT_COMMIT=N: SIGKILL the process at the N-th warehouse commit, after the transaction's
   statements ran and before `commit` reaches DuckDB, i.e. inside a warehouse write.
 * COMPASS_SLOW_COMMIT_S=S: wait S seconds before each warehouse commit (a refresh long enough to be watched).
+* COMPASS_KILL_REFRESH_AT_WORKER_COMMIT=<file>: at the first warehouse commit of a worker process of the refresh
+  (pipelines/run_pool.py), before it reaches DuckDB, SIGKILL the refresh process (not the worker), after writing
+  the worker's pid to <file>.
 """
 
 import os
@@ -36,7 +39,9 @@ if _NO_NETWORK:
 
 _AT = int(os.environ.get("COMPASS_KILL_AT_COMMIT", "0"))
 _SLOW = float(os.environ.get("COMPASS_SLOW_COMMIT_S", "0"))
-if _AT or _SLOW:
+_KILL_REFRESH = os.environ.get("COMPASS_KILL_REFRESH_AT_WORKER_COMMIT")
+_REFRESH_PID = os.getpid()  # the `compass run` process; its forked workers inherit the value
+if _AT or _SLOW or _KILL_REFRESH:
     import contextlib
     import time
 
@@ -55,6 +60,11 @@ if _AT or _SLOW:
                 _commits += 1
                 if _commits == _AT:
                     os.kill(os.getpid(), signal.SIGKILL)
+                if _KILL_REFRESH and os.getpid() != _REFRESH_PID:
+                    with open(_KILL_REFRESH, "w") as out:
+                        out.write(str(os.getpid()))
+                    os.kill(_REFRESH_PID, signal.SIGKILL)
+                    time.sleep(60)  # the worker must die with the refresh, not carry on
                 time.sleep(_SLOW)
             return self._con.execute(sql, *args, **kwargs)
 

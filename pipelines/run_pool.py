@@ -1,0 +1,111 @@
+"""The runs of one automation tick side by side in worker processes: `compass run --jobs N` (issue 33).
+
+One tick requests only runs that do not wait for each other: an asset waits while any of its ancestors is
+requested or running (assets/automation.py), and a parent requested with its child runs in the child's run. So a
+tick's runs may execute in any order, or at once. Each worker executes whole runs in process, exactly as the
+serial refresh does, on its own connection to the Dagster instance (SQLite: concurrent commits queue under its
+busy timeout). Every warehouse write still takes the warehouse's exclusive file lock and is one transaction per
+step (resources/warehouse.py), so a step computes in parallel and only queues for the database.
+
+Workers are forked from the refresh: the loaded definitions, the environment, the working directory and the log
+file (descriptor 2) are inherited, nothing is imported again. They die with the refresh (PR_SET_PDEATHSIG on
+Linux), so a killed refresh leaves no worker writing; their runs carry the refresh's process id
+(refresh.REFRESH_PID_TAG), so the next refresh finds them unfinished and re-runs them (refresh.fail_orphaned_runs).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
+
+import dagster as dg
+
+Run = tuple[str | None, list[dg.AssetKey]]  # (partition key, asset keys) of one run request
+_PR_SET_PDEATHSIG = 1
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended in the middle of a run (killed, out of memory)."""
+
+
+def default_jobs() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class RunPool:
+    """Executes a tick's runs: in this process when `jobs` is 1 (or the tick has one run), else in `jobs` forked
+    worker processes, started at the first tick that needs them and kept for the rest of the refresh."""
+
+    def __init__(self, defs: dg.Definitions, instance: dg.DagsterInstance, jobs: int, multiprocess: bool,
+                 tags: dict[str, str]):
+        self.defs, self.instance, self.multiprocess, self.tags = defs, instance, multiprocess, tags
+        # An in-memory instance cannot be shared with other processes.
+        self.jobs = 1 if instance.is_ephemeral else jobs
+        self._executor: concurrent.futures.ProcessPoolExecutor | None = None
+
+    def run_all(self, runs: Sequence[Run]) -> list[str]:
+        """Execute every run (failures are recorded in the runs, not raised); their run ids, in the order given."""
+        from pipelines.refresh import run_selection
+
+        if self.jobs == 1 or len(runs) == 1:
+            return [run_selection(self.defs, self.instance, keys, partition, self.multiprocess, self.tags,
+                                  raise_on_error=False).run_id for partition, keys in runs]
+        executor = self._pool()
+        futures = [executor.submit(_execute, keys, partition, self.multiprocess, self.tags) for partition, keys in runs]
+        try:
+            return [future.result() for future in futures]
+        except BrokenProcessPool as exc:
+            raise WorkerDied("a worker process of the refresh ended in the middle of a run (killed or out of "
+                             "memory); run it again: the next refresh re-runs what was left unfinished") from exc
+
+    def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        if self._executor is None:
+            self._executor = concurrent.futures.ProcessPoolExecutor(
+                self.jobs, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker,
+                initargs=(self.defs, self.instance.get_ref(), os.getpid()))
+        return self._executor
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+
+
+@contextlib.contextmanager
+def run_pool(defs: dg.Definitions, instance: dg.DagsterInstance, jobs: int, multiprocess: bool,
+             tags: dict[str, str]) -> Iterator[RunPool]:
+    pool = RunPool(defs, instance, jobs, multiprocess, tags)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+# The worker's own state: the definitions (inherited through the fork) and its connection to the instance.
+_worker: dict[str, object] = {}
+
+
+def _start_worker(defs: dg.Definitions, instance_ref, parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the refresh died before the line above
+            os._exit(1)
+    _worker.update(defs=defs, instance=dg.DagsterInstance.from_ref(instance_ref))
+
+
+def _execute(keys: list[dg.AssetKey], partition: str | None, multiprocess: bool, tags: dict[str, str]) -> str:
+    from pipelines.refresh import run_selection
+
+    return run_selection(_worker["defs"], _worker["instance"], keys, partition, multiprocess, tags,
+                         raise_on_error=False).run_id
