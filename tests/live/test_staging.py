@@ -95,3 +95,14 @@ def test_the_daily_schedule_fetches_before_it_reads():
     graph = defs.resolve_asset_graph()
     assert FETCH_KEY in keys
     assert all(FETCH_KEY in graph.get(k).parent_keys for k in keys if k != FETCH_KEY)
+
+
+def test_an_aliases_file_without_its_columns_is_a_one_line_error(tmp_path):
+    from compass.ingest.errors import IngestError
+
+    (tmp_path / "aliases.csv").write_text("name,id\nkimi-k3,kimi-k2\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(f"replace_defaults: true\naliases: aliases.csv\nsources:\n"
+                      f"  - {{table: models, path: {CATALOG}/models.parquet}}\n")
+    with pytest.raises(IngestError, match=r"aliases.csv: row -, column alias: the aliases file needs"):
+        refresh_live_sources(read_config(config), root=tmp_path / "connectors", store=RawStore(tmp_path / "raw"))
