@@ -2,7 +2,9 @@
 local server: conditional requests, retries, the size cap, truncated bodies, redirects only to http(s), ZIP path
 traversal and bombs, unsafe YAML tags."""
 
+import dataclasses
 import io
+import time
 import zipfile
 
 import pytest
@@ -59,6 +61,15 @@ def test_transient_failures_are_retried_then_fail_with_one_line(site, mode, mess
         fetch(server.url("prices.json"), None, store, FAST)
     assert "after 2 attempts" in str(failure.value) and "\n" not in str(failure.value)
     assert list(store.folder.glob("*")) == [] if store.folder.exists() else True  # nothing kept
+
+
+def test_a_trickling_body_is_cut_off_at_the_transfer_deadline(site):
+    server, _, store = site
+    server.modes["/prices.json"] = "trickle"  # ~2.5 s for the body, each byte well within the 0.5 s timeout
+    started = time.monotonic()
+    with pytest.raises(FetchFailed, match="still arriving after 0.3 s"):
+        fetch(server.url("prices.json"), None, store, dataclasses.replace(FAST, transfer_s=0.3, retries=0))
+    assert time.monotonic() - started < 1.5
 
 
 def test_oversize_bodies_are_refused(site):
