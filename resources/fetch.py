@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import requests
+import urllib3
 
 # Transient answers worth another try; any other 4xx is final.
 RETRY_STATUS = (408, 425, 429, 500, 502, 503, 504)
@@ -25,10 +26,12 @@ USER_AGENT = "llm-compass/0.1 (+https://github.com/; scheduled refresh of public
 
 @dataclass(frozen=True)
 class FetchPolicy:
-    """How one source is fetched: `timeout_s` per attempt (connect and each read), `retries` after the first attempt
+    """How one source is fetched: `timeout_s` per attempt (connect and each read), `transfer_s` for a whole body
+    (a server trickling bytes, each read within the timeout, is cut off), `retries` after the first attempt
     with `backoff_s` * 2^i between them, `max_bytes` per file, at most `max_redirects` hops."""
 
     timeout_s: float = 30.0
+    transfer_s: float = 600.0
     retries: int = 2
     backoff_s: float = 1.0
     max_bytes: int = 64 * 2**20
@@ -158,28 +161,32 @@ def _get(url: str, conditional: Validators | None, policy: FetchPolicy, session:
                                final_url=current)
             if response.status_code != 200:
                 raise FetchFailed(f"HTTP {response.status_code} {response.reason}")
-            body = _read_capped(response, policy.max_bytes)
+            body = _read_capped(response, policy.max_bytes, policy.transfer_s)
             return Fetched(url, 200, "", len(body), response.headers.get("ETag"),
                            response.headers.get("Last-Modified"), final_url=current, body=body)
     raise FetchFailed(f"more than {policy.max_redirects} redirects")
 
 
-def _read_capped(response: requests.Response, max_bytes: int) -> bytes:
-    """The body, refusing one above `max_bytes` (declared or actual) and one shorter than its Content-Length."""
+def _read_capped(response: requests.Response, max_bytes: int, transfer_s: float) -> bytes:
+    """The body, refusing one above `max_bytes` (declared or actual), one still arriving after `transfer_s` and one
+    shorter than its Content-Length. Read with urllib3's read1 (whatever has arrived, at most 64 KiB, decoded),
+    so the transfer deadline is checked after every network read, not only after a full 64 KiB."""
     declared = response.headers.get("Content-Length")
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
         raise FetchFailed(f"body of {int(declared)} bytes exceeds the size cap of {max_bytes} bytes")
-    chunks, size = [], 0
+    chunks, size, deadline = [], 0, time.monotonic() + transfer_s
     try:
-        for chunk in response.iter_content(chunk_size=2**16):
+        while chunk := response.raw.read1(2**16, decode_content=True):
             size += len(chunk)
             if size > max_bytes:
                 raise FetchFailed(f"body exceeds the size cap of {max_bytes} bytes")
+            if time.monotonic() > deadline:
+                raise _Transient(f"body still arriving after {transfer_s:g} s ({size} bytes)")
             chunks.append(chunk)
-    except (requests.exceptions.ChunkedEncodingError, requests.exceptions.ConnectionError) as exc:
-        raise _Transient(f"truncated body after {size} bytes: {_first_line(exc)}") from None
-    except requests.Timeout:
+    except urllib3.exceptions.ReadTimeoutError:
         raise _Transient(f"timed out reading the body after {size} bytes") from None
+    except (urllib3.exceptions.ProtocolError, urllib3.exceptions.DecodeError, OSError) as exc:
+        raise _Transient(f"truncated body after {size} bytes: {_first_line(exc)}") from None
     if declared is not None and declared.isdigit() and size < int(declared):
         raise _Transient(f"truncated body: {size} of {declared} bytes")
     return b"".join(chunks)

@@ -32,6 +32,7 @@ from urllib.parse import urljoin, urlsplit
 import pandas as pd
 
 from compass.ingest.aliases import alias_key, alias_lookup
+from compass.ingest.errors import IngestError
 from compass.ingest.ingest import ingest_table
 from compass.ingest.load import TABLE_ORDER, ConnectorSource, SourceConfig, SourceFile
 from compass.ingest.names import CONFIRMED, MATCHED, NEW, match_names
@@ -223,7 +224,11 @@ def _catalog_lookup(config: SourceConfig) -> tuple[dict[str, str], dict[str, str
     aliases = ingest_table("model_aliases", files, lookup)
     confirmed = {}
     if config.aliases is not None and config.aliases.exists():
-        sheet = pd.read_csv(config.aliases, dtype=str).dropna(subset=["alias", "model_id"])
+        sheet = pd.read_csv(config.aliases, dtype=str)
+        missing = [c for c in ("alias", "model_id") if c not in sheet.columns]
+        if missing:  # a person's file: a one-line error naming it and the column, not a KeyError
+            raise IngestError(str(config.aliases), None, missing[0], "the aliases file needs columns alias,model_id")
+        sheet = sheet.dropna(subset=["alias", "model_id"])
         confirmed = {alias_key(a): str(m).strip() for a, m in zip(sheet["alias"], sheet["model_id"])}
     return alias_lookup(aliases, models["model_id"]), confirmed
 

@@ -125,8 +125,8 @@ def read_config(path: str | Path | None) -> SourceConfig:
     aliases = _relative(doc["aliases"], path) if doc.get("aliases") else None
     if aliases is not None and aliases.exists() and len(aliases.read_text().strip().splitlines()) > 1:
         entries.append(SourceFile("model_aliases", aliases))  # not before its first line (a table has rows)
-    return SourceConfig(tuple(entries), aliases, _number(doc, "stale_after_hours", STALE_AFTER_HOURS, path),
-                        _number(doc, "match_threshold", MATCH_THRESHOLD, path))
+    return SourceConfig(tuple(entries), aliases, _number(doc, "stale_after_hours", STALE_AFTER_HOURS, path, 0, 1e6),
+                        _number(doc, "match_threshold", MATCH_THRESHOLD, path, 0.01, 1.0))
 
 
 def _relative(file: object, config: Path) -> Path:
@@ -134,11 +134,19 @@ def _relative(file: object, config: Path) -> Path:
     return (file if file.is_absolute() else (config.parent / file)).resolve()
 
 
-def _number(doc: dict, key: str, default: float, config: Path) -> float:
+def _number(doc: dict, key: str, default: float, config: Path, low: float, high: float) -> float:
     try:
-        return float(doc.get(key, default))
+        value = float(doc.get(key, default))
     except (TypeError, ValueError):
         raise IngestError(str(config), None, key, f"'{key}' must be a number") from None
+    if not low <= value <= high:
+        raise IngestError(str(config), None, key, f"'{key}' must be between {low:g} and {high:g}")
+    return value
+
+
+# Per-source fetch settings a config may give: (key, type, least, most).
+LIMITS = (("max_bytes", int, 1, 2**31), ("timeout_s", float, 0.01, 600.0), ("retries", int, 0, 10),
+          ("backoff_s", float, 0.0, 300.0))
 
 
 def _connector_entry(entry: dict, i: int, config: Path) -> ConnectorSource:
@@ -153,12 +161,14 @@ def _connector_entry(entry: dict, i: int, config: Path) -> ConnectorSource:
     if url is not None and not url.lower().startswith(("http://", "https://")):
         raise IngestError(str(config), i, "url", f"only http(s) URLs are fetched, not {url!r}")
     limits = {}
-    for key, kind in (("max_bytes", int), ("timeout_s", float), ("retries", int), ("backoff_s", float)):
+    for key, kind, low, high in LIMITS:
         if key in entry:
             try:
                 limits[key] = kind(entry[key])
             except (TypeError, ValueError):
                 raise IngestError(str(config), i, key, f"'{key}' must be a number") from None
+            if not low <= limits[key] <= high:  # bounded: no unbounded retries, no zero or endless timeout
+                raise IngestError(str(config), i, key, f"'{key}' must be between {low:g} and {high:g}")
     return ConnectorSource(name, url, _relative(entry["path"], config) if "path" in entry else None,
                            position=i, **limits)
 

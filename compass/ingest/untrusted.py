@@ -9,6 +9,7 @@ and its compression ratio, *before* a single byte is decompressed. Nothing is ev
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import stat
@@ -41,6 +42,24 @@ def load_json(data: bytes, file: str) -> object:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         where = getattr(exc, "lineno", None)
         raise IngestError(file, where, None, f"not valid JSON ({exc.__class__.__name__}: {exc})") from None
+
+
+# The most a gzip body may expand to (the same bound as a whole ZIP archive's).
+MAX_GUNZIP_BYTES = ZipLimits.max_total_bytes
+
+
+def gunzip(data: bytes, file: str, max_bytes: int | None = None) -> bytes:
+    """A gzip body decompressed, refused once it expands beyond `max_bytes` (a gzip bomb: ~1000:1 is easy, so a
+    body under the fetch size cap could otherwise expand to tens of GB). Reads at most `max_bytes` + 1 bytes."""
+    max_bytes = MAX_GUNZIP_BYTES if max_bytes is None else max_bytes
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            body = stream.read(max_bytes + 1)
+    except (OSError, EOFError) as exc:
+        raise IngestError(file, None, None, f"truncated or corrupt gzip ({exc})") from None
+    if len(body) > max_bytes:
+        raise UntrustedInput(file, None, None, f"gzip body expands beyond {max_bytes} bytes (a gzip bomb?)")
+    return body
 
 
 def load_yaml(data: bytes, file: str) -> object:

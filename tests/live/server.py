@@ -2,6 +2,7 @@
 machine). `root` is the folder served (a test may point it at its own copy). It answers like a static file host (Last-Modified, an ETag, 304 to a matching conditional request) and
 can be told to misbehave per path: `modes[path]` = "500", "slow" (sleeps past any test timeout), "truncate" (a
 Content-Length longer than the body), "nolength" (no Content-Length: the body ends when the connection closes),
+"trickle" (one byte every 50 ms), "noetag" (no ETag: a 304 only to If-Modified-Since, as many static hosts answer),
 "redirect:<url>". `log` records (path, status) of every request."""
 
 from __future__ import annotations
@@ -38,16 +39,26 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             return self._status(404)
         body, stat = file.read_bytes(), file.stat()
         etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
-        if self.headers.get("If-None-Match") == etag and mode != "truncate":
+        if self.headers.get("If-None-Match") == etag and mode not in ("truncate", "noetag"):
+            return self._status(304)
+        since = self.headers.get("If-Modified-Since")
+        if mode == "noetag" and since and email.utils.parsedate_to_datetime(since).timestamp() >= int(stat.st_mtime):
             return self._status(304)
         self.server.log.append((path, 200))  # before answering: the client may read the log as soon as it has it
         self.send_response(200)
-        self.send_header("ETag", etag)
+        if mode != "noetag":
+            self.send_header("ETag", etag)
         self.send_header("Last-Modified", email.utils.formatdate(stat.st_mtime, usegmt=True))
         if mode != "nolength":
             self.send_header("Content-Length", str(len(body) + (100 if mode == "truncate" else 0)))
         self.end_headers()
-        self.wfile.write(body)
+        if mode == "trickle":  # every read arrives well within any timeout, the whole body never does
+            for i in range(len(body)):
+                self.wfile.write(body[i:i + 1])
+                self.wfile.flush()
+                time.sleep(0.05)
+        else:
+            self.wfile.write(body)
         if mode in ("truncate", "nolength"):
             self.close_connection = True
 

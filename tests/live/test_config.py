@@ -34,9 +34,21 @@ def test_connector_and_table_entries_in_order(tmp_path):
     ("{connector: litellm_prices, url: 'https://x.org/p.json', path: p.json}", "sources", "exactly one"),
     ("{connector: litellm_prices, url: 'file:///etc/passwd'}", "url", "only http(s)"),
     ("{connector: litellm_prices, url: 'https://x.org/p.json', timeout_s: soon}", "timeout_s", "must be a number"),
+    ("{connector: litellm_prices, url: 'https://x.org/p.json', retries: -1}", "retries", "between 0 and 10"),
+    ("{connector: litellm_prices, url: 'https://x.org/p.json', retries: 1000}", "retries", "between 0 and 10"),
+    ("{connector: litellm_prices, url: 'https://x.org/p.json', timeout_s: 0}", "timeout_s", "between"),
 ])
 def test_a_bad_connector_entry_names_the_entry_and_key(tmp_path, entry, column, message):
     with pytest.raises(IngestError) as info:
         read_config(_config(tmp_path, f"  - {{table: model_costs, path: a.csv}}\n  - {entry}\n"))
     assert (info.value.row, info.value.column) == (2, column) and message in str(info.value)
     assert "c.yaml" in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("top, key", [("match_threshold: 1.5\n", "match_threshold"),
+                                      ("match_threshold: 0\n", "match_threshold"),
+                                      ("stale_after_hours: -1\n", "stale_after_hours")])
+def test_live_settings_out_of_range_are_refused(tmp_path, top, key):
+    with pytest.raises(IngestError, match=f"'{key}' must be between") as info:
+        read_config(_config(tmp_path, "  - {table: model_costs, path: a.csv}\n", top))
+    assert info.value.column == key

@@ -2,7 +2,9 @@
 local server: conditional requests, retries, the size cap, truncated bodies, redirects only to http(s), ZIP path
 traversal and bombs, unsafe YAML tags."""
 
+import dataclasses
 import io
+import time
 import zipfile
 
 import pytest
@@ -36,6 +38,15 @@ def test_a_second_fetch_is_a_304_that_reuses_the_kept_bytes(site):
     assert changed.status == 200 and changed.sha256 != first.sha256
 
 
+def test_a_host_without_etags_gets_if_modified_since(site):
+    server, folder, store = site
+    server.modes["/prices.json"] = "noetag"
+    first = fetch(server.url("prices.json"), None, store, FAST)
+    assert first.etag is None and first.last_modified
+    again = fetch(server.url("prices.json"), Validators(None, first.last_modified, first.sha256), store, FAST)
+    assert (again.status, again.sha256, server.log[-1]) == (304, first.sha256, ("/prices.json", 304))
+
+
 def test_a_conditional_request_needs_the_kept_bytes(site):
     server, _, store = site
     got = fetch(server.url("prices.json"), Validators('"whatever"', None, "0" * 64), store, FAST)
@@ -50,6 +61,15 @@ def test_transient_failures_are_retried_then_fail_with_one_line(site, mode, mess
         fetch(server.url("prices.json"), None, store, FAST)
     assert "after 2 attempts" in str(failure.value) and "\n" not in str(failure.value)
     assert list(store.folder.glob("*")) == [] if store.folder.exists() else True  # nothing kept
+
+
+def test_a_trickling_body_is_cut_off_at_the_transfer_deadline(site):
+    server, _, store = site
+    server.modes["/prices.json"] = "trickle"  # ~2.5 s for the body, each byte well within the 0.5 s timeout
+    started = time.monotonic()
+    with pytest.raises(FetchFailed, match="still arriving after 0.3 s"):
+        fetch(server.url("prices.json"), None, store, dataclasses.replace(FAST, transfer_s=0.3, retries=0))
+    assert time.monotonic() - started < 1.5
 
 
 def test_oversize_bodies_are_refused(site):
@@ -83,7 +103,20 @@ def test_zip_path_traversal_is_refused_before_extraction():
     for name in ("../../etc/cron.d/x.csv", "/abs/x.csv", "ok/../../x.csv"):
         with pytest.raises(UntrustedInput, match="path traversal"):
             extract_zip(_zip({"a.csv": b"x", name: b"y"}), "export.zip")
+    for name in ("..\\..\\x.csv", "\\\\host\\share\\x.csv", "C:\\x.csv", "C:x.csv"):  # Windows spellings
+        with pytest.raises(UntrustedInput, match="path traversal"):
+            extract_zip(_zip({name: b"y"}), "export.zip")
     assert extract_zip(_zip({"data/a.csv": b"x,y\n"}), "export.zip") == {"data/a.csv": b"x,y\n"}
+
+
+def test_zip_symlinks_are_refused():
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        link = zipfile.ZipInfo("data/a.csv")
+        link.create_system, link.external_attr = 3, (0o120777 << 16)  # a Unix symlink to /etc/passwd
+        archive.writestr(link, "/etc/passwd")
+    with pytest.raises(UntrustedInput, match="symbolic link"):
+        extract_zip(out.getvalue(), "export.zip")
 
 
 def test_zip_bombs_are_refused_before_extraction():

@@ -95,3 +95,31 @@ def test_the_daily_schedule_fetches_before_it_reads():
     graph = defs.resolve_asset_graph()
     assert FETCH_KEY in keys
     assert all(FETCH_KEY in graph.get(k).parent_keys for k in keys if k != FETCH_KEY)
+
+
+def test_an_aliases_file_without_its_columns_is_a_one_line_error(tmp_path):
+    from compass.ingest.errors import IngestError
+
+    (tmp_path / "aliases.csv").write_text("name,id\nkimi-k3,kimi-k2\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(f"replace_defaults: true\naliases: aliases.csv\nsources:\n"
+                      f"  - {{table: models, path: {CATALOG}/models.parquet}}\n")
+    with pytest.raises(IngestError, match=r"aliases.csv: row -, column alias: the aliases file needs"):
+        refresh_live_sources(read_config(config), root=tmp_path / "connectors", store=RawStore(tmp_path / "raw"))
+
+
+def test_a_failing_source_turns_stale_only_after_stale_after_hours():
+    import datetime as dt
+
+    from compass.ingest.load import ConnectorSource
+    from resources.live_sources import LiveOutcome, SourceResult
+
+    now = dt.datetime(2026, 11, 26, 12)
+    entry = ConnectorSource("livebench", url="http://127.0.0.1:1/table_2026_06_25.csv")
+    kept = SourceResult(entry, parsed={}, manifest={"fetched_at": (now - dt.timedelta(hours=30)).isoformat()},
+                        error="HTTP 500 Internal Server Error (after 3 attempts)")
+    line = kept.failure_line(now)
+    assert line == (f"source livebench ({entry.location}) failed: HTTP 500 Internal Server Error (after 3 attempts); "
+                    "keeping the data fetched 30.0 h ago")
+    out = LiveOutcome(pd.DataFrame(), pd.DataFrame(), {entry.location: line}, "v", {entry.location: 30.0})
+    assert out.stale(48) == [] and out.stale(24) == [entry.location] and out.stale(30) == [entry.location]

@@ -34,7 +34,6 @@ endpoints) or above the ingest validator's bound `MAX_USD_PER_MTOK` are dropped 
 from __future__ import annotations
 
 import datetime as dt
-import gzip
 import io
 import json
 import re
@@ -46,6 +45,7 @@ import pandas as pd
 
 from compass.ingest.errors import IngestError
 from compass.ingest.organizations import canonical_organizations
+from compass.ingest.untrusted import UntrustedInput, gunzip
 from compass.ingest.validate import MAX_USD_PER_MTOK
 
 # Connector output columns per table: the schema's columns with `raw_name` in place of `model_id`.
@@ -159,11 +159,13 @@ def read_csv(connector: str, name: str, data: bytes, required: Iterable[str]) ->
 
 def read_json(connector: str, name: str, data: bytes) -> Any:
     """JSON (plain or gzip-compressed) parsed with the standard, non-executing decoder."""
-    if data[:2] == b"\x1f\x8b":
+    if data[:2] == b"\x1f\x8b":  # decompressed with a cap (a gzip bomb is refused, not expanded)
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise FormatChange(connector, name, "-", f"truncated or corrupt gzip ({exc})") from None
+            data = gunzip(data, name)
+        except UntrustedInput:
+            raise
+        except IngestError as exc:
+            raise FormatChange(connector, name, "-", exc.reason) from None
     try:
         return json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

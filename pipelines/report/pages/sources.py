@@ -40,8 +40,8 @@ def sources_body(wh: Warehouse) -> str:
             + section("Names held back: confirm a match in your aliases file", pending[HELD],
                       "Each is similar to a catalog model (similarity at or above the threshold) but neither the alias "
                       "table nor the canonicalization rules resolve it, so its rows wait. Add a line "
-                      "`raw_name,model_id` to the aliases file named in your config (model_id: a candidate, or a new "
-                      "id) and the next refresh brings them in.")
+                      "`<raw_name>,<model_id>` to the aliases file named in your config (header `alias,model_id`; "
+                      "model_id: a candidate, or a new id) and the next refresh brings them in.")
             + section("New models brought in", new[["connector", "raw_name", "model_id", "best_candidate",
                                                    "similarity", "tables", "rows"]],
                       "Scored by a quality source and unlike every catalog model: entered under the canonical id.")

@@ -216,3 +216,17 @@ def test_aider_yaml_tags_are_not_executed(aider):
     evil = b"- !!python/object/apply:os.system ['echo pwned']\n"
     with pytest.raises(FormatChange, match="not valid YAML"):
         CONNECTORS["aider_polyglot"].parse(Payload(aider.name, {aider.name: evil}, DAY))
+
+
+def test_a_gzip_bomb_is_refused_not_expanded(monkeypatch):
+    """A gzip JSON body expanding beyond the cap (~1000:1 is easy) fails its source; it is never expanded whole."""
+    from compass.ingest.untrusted import UntrustedInput, gunzip
+
+    bomb = gzip.compress(b" " * 3_000_000)  # ~3 kB on the wire
+    assert len(bomb) < 20_000
+    with pytest.raises(UntrustedInput, match="gzip bomb"):
+        gunzip(bomb, "api.json.gz", max_bytes=1_000_000)
+    assert gunzip(gzip.compress(b"[1]"), "api.json.gz") == b"[1]"
+    monkeypatch.setattr("compass.ingest.untrusted.MAX_GUNZIP_BYTES", 1_000_000)
+    with pytest.raises(UntrustedInput, match="gzip bomb"):  # the connectors' JSON reader uses the same cap
+        CONNECTORS["models_dev"].parse(Payload("api.json.gz", {"api.json.gz": bomb}, DAY))
