@@ -81,11 +81,6 @@ class Queue:
         return done
 
 
-class _Finished:  # what RefreshReport.add reads of a run result
-    def __init__(self, run_id: str):
-        self.run_id = run_id
-
-
 def refresh_through_queue(queue: Queue, source_keys: list[dg.AssetKey], timeout_s: float = 1800,
                           progress: Callable[[str], None] = lambda line: None) -> RefreshReport:
     """pipelines.refresh.refresh with every run submitted to the queue (see the module docstring)."""
@@ -95,7 +90,7 @@ def refresh_through_queue(queue: Queue, source_keys: list[dg.AssetKey], timeout_
         ids = [queue.submit(keys, partition) for partition, keys in runs]
         queue.wait(ids, timeout_s)
         for run_id, (partition, keys) in zip(ids, runs, strict=True):
-            report.add(defs, instance, _Finished(run_id), with_inseparable(keys), partition)
+            report.add(defs, instance, run_id, with_inseparable(keys), partition)
 
     with Warehouse().refreshing():
         changed = sources_to_read(defs, instance, source_keys)

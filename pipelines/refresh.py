@@ -206,7 +206,7 @@ def _fetch_live_sources(defs: dg.Definitions, instance: dg.DagsterInstance, sour
     if not rest or not entries:
         return rest
     result = run_selection(defs, instance, [FETCH_KEY], None, multiprocess, tags, raise_on_error=False)
-    report.add(defs, instance, result, [FETCH_KEY], None)
+    report.add(defs, instance, result.run_id, [FETCH_KEY], None)
     event = instance.get_latest_materialization_event(FETCH_KEY)
     meta = event.asset_materialization.metadata if event is not None and event.run_id == result.run_id else {}
     report.source_failures = json.loads(meta[FAILED].value) if FAILED in meta else []

@@ -262,7 +262,7 @@ def _executor_probe(env_extra: dict[str, str]):
             "job = defs.resolve_job_def('refresh_unpartitioned')\n"
             "plan = route(create_execution_plan(job), settings.writer_pool())\n"
             "print(sorted(set(jobs.values())), len(jobs))\n"
-            "print(sorted({(s.key.endswith(('_valid', '_10x')), s.tags.get('dagster-celery/queue', '-')) "
+            "print(sorted({(s.key.endswith(('_valid', '_10x', '_fresh')), s.tags.get('dagster-celery/queue', '-')) "
             "for s in plan.steps}))\n")
     env = {k: v for k, v in os.environ.items() if k not in ("COMPASS_EXECUTOR", "COMPASS_WRITER_POOL")}
     return subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2],

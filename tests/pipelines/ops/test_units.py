@@ -133,8 +133,9 @@ def test_schedule_and_automation_sensor_are_registered():
     assert schedule.cron_schedule == "0 6 * * *" and schedule.execution_timezone == "UTC"
     assert schedule.job_name == "raw_sources"
     raw = sorted(k.to_user_string() for k in defs.resolve_job_def("raw_sources").asset_layer.selected_asset_keys)
-    assert raw == [f"raw/{t}" for t in sorted(("models", "model_aliases", "benchmark_scores", "model_costs",
-                                                "interactions", "query_records", "route_labels"))]
+    tables = ("models", "model_aliases", "benchmark_scores", "model_costs", "interactions", "query_records",
+              "route_labels")
+    assert raw == ["live/fetches"] + [f"raw/{t}" for t in sorted(tables)]  # the fetch runs before the reads
     automation = defs.resolve_sensor_def("compass_automation")
     graph = defs.resolve_asset_graph()
     assert automation.default_status == dg.DefaultSensorStatus.RUNNING
