@@ -75,7 +75,8 @@ def router_body(wh: Warehouse) -> str:
              "charts are ± 1.645 standard errors per share. The oracle uses the test labels: an upper bound.</p>"]
     for i, (dataset, part) in enumerate(evaluation.groupby("dataset", sort=True)):
         part = part[part["n_gold"] == part["n_gold"].max()]
-        shown = charted_routers(part, comparisons[comparisons["dataset"] == dataset])
+        mine = comparisons[comparisons["dataset"] == dataset] if len(comparisons) else comparisons
+        shown = charted_routers(part, mine)
         part = part[part["router"].isin(shown)].assign(lo=lambda f: f["expected_gain"] - Z90 * f["se"],
                                                        hi=lambda f: f["expected_gain"] + Z90 * f["se"])
         part = part.assign(router=pd.Categorical(part["router"], shown, ordered=True)).sort_values("router")
