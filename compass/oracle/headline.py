@@ -60,22 +60,30 @@ def headline_consistent(estimate: np.ndarray, published: np.ndarray, flag: np.nd
     """Per row, whether a published headline agrees with its range recomputed from the range's ends (the
     best single model, the split-sample and the naive oracle; not from `headline`'s own lo/hi).
 
-    A row is consistent when its flag is "" exactly for an identified estimate inside
-    [max(SOTA, split-sample), naive] and then the published value is the estimate itself; a "range" row has no
-    estimate and no point; any other flag publishes a value inside the range. A headline that moves the
-    estimate, or flags (or fails to flag) the wrong rows, is inconsistent.
+    Each row must carry the one flag its estimate calls for, with the value that flag publishes:
+    "" for an identified estimate inside [lo, naive], lo = max(SOTA, split-sample), published as the estimate;
+    "range" for no estimate, no point; "below_split_sample" for an estimate below the split-sample oracle,
+    published at lo; "clipped" for any other estimate outside [lo, naive], published at the nearer end. A
+    headline that moves the estimate, flags (or fails to flag) the wrong rows, names the wrong reason, or
+    publishes another value than its flag's is inconsistent.
     """
     est, pub, sota, naive, split = (np.asarray(a, dtype=float) for a in (estimate, published, sota, naive,
                                                                            split_sample))
     flag = np.asarray(flag, dtype=object)
     lo = np.minimum(np.where(np.isfinite(split), np.maximum(sota, split), sota), naive)
     finite = np.isfinite(est)
-    inside = finite & (est >= lo - tol) & (est <= naive + tol) & ~(np.isfinite(split) & (est < split - tol))
-    point_ok = (flag == "") & inside & (np.abs(pub - est) <= tol)
+    below = finite & np.isfinite(split) & (est < split - tol)
+    outside = finite & ~below & ((est < lo - tol) | (est > naive + tol))
+    inside = finite & ~below & ~outside
+
+    def publishes(value: np.ndarray) -> np.ndarray:
+        return np.abs(pub - value) <= tol
+
+    point_ok = (flag == "") & inside & publishes(est)
     range_ok = (flag == "range") & ~finite & np.isnan(pub)
-    other_ok = np.isin(flag, ["clipped", "below_split_sample"]) & finite & ~inside & (pub >= lo - tol) & (
-        pub <= naive + tol)
-    return point_ok | range_ok | other_ok
+    below_ok = (flag == "below_split_sample") & below & publishes(lo)
+    clipped_ok = (flag == "clipped") & outside & publishes(np.clip(est, lo, naive))
+    return point_ok | range_ok | below_ok | clipped_ok
 
 
 def range_interval(p_hat: np.ndarray, level: float = 0.95) -> tuple[float, float]:

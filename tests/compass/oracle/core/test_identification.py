@@ -113,6 +113,27 @@ def test_headline_check_recomputes_the_range_and_catches_a_moved_or_unflagged_he
     assert not broken.any()
 
 
+def test_headline_check_requires_the_flag_its_estimate_calls_for_and_that_flags_value():
+    """Issue 28: the check accepted any non-empty flag with a value in range. Rows flagged outside the range
+    with the wrong reason, or publishing another value than their flag's rule, must fail. Mutation: `other_ok`
+    of the earlier check (any of "clipped" / "below_split_sample", finite estimate outside the range, published
+    value anywhere in [lo, naive]) in place of below_ok | clipped_ok: all four broken rows pass (red)."""
+    from compass.oracle.headline import headline_consistent
+
+    sota, naive, split = 0.80, 0.95, 0.81
+    rows = [  # (estimate, published, flag): every one outside the range, each with a wrong flag or value
+        (0.79, 0.81, "clipped"),  # below the split-sample oracle: the reason must be below_split_sample
+        (0.97, 0.95, "below_split_sample"),  # above naive: clipped, not below_split_sample
+        (0.97, 0.90, "clipped"),  # clipped, but published inside the range instead of at the naive end
+        (0.79, 0.90, "below_split_sample"),  # right reason, published above the bound lo = 0.81
+    ]
+    est, pub, flag = (list(col) for col in zip(*rows))
+    assert not headline_consistent(est, pub, flag, [sota] * 4, [naive] * 4, [split] * 4).any()
+    fixed = [headline(e, sota, naive, split) for e in est]  # the same estimates as `headline` publishes them
+    assert headline_consistent(est, [h.quality for h in fixed], [h.flag for h in fixed], [sota] * 4, [naive] * 4,
+                               [split] * 4).all()
+
+
 def test_g1_range_interval_covers_the_truth_at_least_nominally_where_the_range_does_not():
     """Synthetic high-accuracy PGM draws at G = 1 (10 models, 200 prompts, like a small real benchmark): the
     identified range misses the truth often (its lower end, the sample SOTA, is biased upward), its 95 %
