@@ -113,8 +113,9 @@ def main() -> int:
         with pd.option_context("display.width", 220, "display.max_columns", 20):
             print(out.to_string(index=False))
         cells = out.filter(regex="^(RT|GS|BO|%Δ_GS|%Δ_BO)$").stack()
+        cells = cells[cells != "–"]  # not computed: no cell to mark
         for label, pattern in (("RT / GS", "^(RT|GS|%Δ_GS)$"), ("BO", "^(BO|%Δ_BO)$")):
-            part = out.filter(regex=pattern).stack()
+            part = cells[cells.index.get_level_values(1).str.match(pattern)]
             print(f"  {label} cells inside their tolerance: {int(part.str.endswith('(in)').sum())} of {len(part)}")
         print(f"  all cells: {int(cells.str.endswith('(in)').sum())} of {len(cells)}")
     return 0
