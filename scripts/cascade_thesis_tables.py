@@ -6,7 +6,7 @@ protocol, the study's cascade set: light = Llama prefixes k = 2..5 + the mixed c
 the only source of BO). Rows: all cascades (k >= 2), which is what the thesis' tables average
 (`scripts/cascade_auc_gap.py`: its AUC levels match ours within 0.3 points over all 26 cascades and miss them by
 1-4 points over the k >= 3 ones; and the tables' "Average" %Delta_GS, -0.99 and -2.67, are not the text's k >= 3
-means, -2.0 and -5.6, but fit all-26 means with RT on par at k = 2). The script prints the count.
+means, -2.0 and -5.6; docs/results/cascades.md has the caveat). The script prints the count.
 
 Tolerances (a cell is "in" when |ours - thesis| <= tolerance), each with its justification:
 * %Delta vs GS, Table 2.7: 2 standard errors of our mean over cascades (no floor). Thesis and we average the same
