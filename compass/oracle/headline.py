@@ -95,7 +95,8 @@ def range_interval(p_hat: np.ndarray, level: float = 0.95) -> tuple[float, float
     SOTA itself is biased upward: it exceeded the truth in 37.5 % of the synthetic high-accuracy draws). Upper end:
     the naive oracle (mean over prompts of max_l p_hat, >= O in expectation) plus its one-sided bound at a. Normal
     approximations over prompts (independent prompts); coverage >= level up to them (checked in
-    `validation.validation_study`, column range_ci_covers_share).
+    `validation.validation_study`, column range_ci_covers_share, on PGM worlds, and in a world with the real data's
+    nuisance, livecodebench's G = 10 rates resampled: `scripts/oracle_g1_coverage.py --no-pgm`).
     """
     from scipy.stats import norm
 
