@@ -101,14 +101,15 @@ def main() -> int:
         authors = con.sql("select * from cascade.protocol_summary").df() if "protocol_summary" in tables else None
     print(f"warehouse {db}")
     for setting in ("full", "low"):
-        print(f"\n{TITLE[setting]}: all cascades (k >= 2); tolerances: %Δ {'2 SE' if setting == 'full' else 'max(2 SE, 2√2 seed SD)'}"
-              f" (BO as GS), AUC levels {AUC_REL_TOL:.0%} of the thesis + {ROUNDING}")
+        pct_rule = "2 SE" if setting == "full" else "max(2 SE, 2√2 seed SD)"
+        print(f"\n{TITLE[setting]}: all cascades (k >= 2); tolerances: %Δ {pct_rule} (BO as GS), "
+              f"AUC levels {AUC_REL_TOL:.0%} of the thesis + {ROUNDING}")
         frames = [table(ours[ours["setting"] == setting], setting, "ours")]
         if authors is not None and "setting" in authors:
             frames.append(table(authors[(authors["protocol"] == AUTHORS) & (authors["setting"] == setting)],
                                 setting, "authors"))
         else:
-            print("  authors' protocol: cascade.protocol_summary without Tables 2.7/2.8 (materialize cascade/protocols)")
+            print("  authors' protocol: no cascade.protocol_summary with Tables 2.7/2.8 (materialize cascade/protocols)")
         out = pd.concat(frames, ignore_index=True).fillna("–")  # no BO under the authors' protocol
         with pd.option_context("display.width", 220, "display.max_columns", 20):
             print(out.to_string(index=False))
