@@ -109,7 +109,7 @@ def main() -> int:
             frames.append(table(authors[(authors["protocol"] == AUTHORS) & (authors["setting"] == setting)],
                                 setting, "authors"))
         else:
-            print("  authors' protocol: no cascade.protocol_summary with Tables 2.7/2.8 (materialize cascade/protocols)")
+            print("  authors' protocol: no Tables 2.7/2.8 in cascade.protocol_summary (materialize cascade/protocols)")
         out = pd.concat(frames, ignore_index=True).fillna("–")  # no BO under the authors' protocol
         with pd.option_context("display.width", 220, "display.max_columns", 20):
             print(out.to_string(index=False))
