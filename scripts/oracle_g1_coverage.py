@@ -107,12 +107,19 @@ def main() -> None:
     parser.add_argument("--warehouse", help="also print the real datasets' ranges from this warehouse")
     parser.add_argument("--no-pgm", action="store_true", help="only the resampled real world (needs --warehouse)")
     args = parser.parse_args()
+    if args.no_pgm and not args.warehouse:
+        parser.error("--no-pgm needs --warehouse (the resampled world's truth comes from its records)")
+    if args.warehouse and not Path(args.warehouse).is_file():
+        parser.error(f"--warehouse {args.warehouse}: no such file")
     if args.warehouse:
         with pd.option_context("display.width", 160, "display.float_format", "{:.4f}".format):
             print(real_ranges(args.warehouse).to_string(index=False))
     worlds = {} if args.no_pgm else {f"pgm {regime}": pgm_draw(regime) for regime in REGIMES}
     if args.warehouse:
-        worlds["resampled livecodebench"] = resampled_draw(real_truth(args.warehouse))
+        try:
+            worlds["resampled livecodebench"] = resampled_draw(real_truth(args.warehouse))
+        except ValueError as exc:
+            parser.error(f"--warehouse {args.warehouse}: {exc}")
     rows = [coverage(world, draw, l, n, args.reps) for world, draw in worlds.items() for l in (2, 5, 10, 20)
             for n in (200, 1000)]
     table = pd.DataFrame(rows)
