@@ -39,7 +39,9 @@ CODE_VERSION = "cascade-5"  # 2: Table 2.8 without the calibration leak, Table 2
 # 5: EM sums each model over its own points (fits independent of the batch's padding, move at rounding level x the
 #    EM tolerance); markov_error on the test split too (column split) with calibration_gap_points; tuned_rewards
 #    over the latency-price grid with big_alone_reward; the CER figure
-PROTOCOLS_VERSION = "cascade-protocols-2"  # 2: on by default (light: the authors' protocol), Table 2.8 too, 1/40
+# The protocols asset fits with the study's code (calibration, marginals, copulas): a change there (CODE_VERSION)
+# must make it stale too. protocols-2: on by default (light: the authors' protocol), Table 2.8 too, 1/40.
+PROTOCOLS_VERSION = f"{CODE_VERSION}+protocols-2"
 SKIPPED = "no confidence signal"
 ECE_CHECK = "ece_within_unit_interval"
 CURVE_CHECK = "error_in_unit_interval_cost_nonnegative"
