@@ -17,9 +17,13 @@ the justification of that table's tolerance in `scripts/cascade_thesis_tables.py
     .venv/bin/python scripts/cascade_auc_gap.py [warehouse.duckdb] [seeds]   (~2 min CPU for 4 datasets, 5 seeds)
 """
 
+import os
 import sys
 import warnings
 from pathlib import Path
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # before numpy: BLAS threads 1, as
+    os.environ.setdefault(_var, "1")  # `make run` sets them (multi-threaded BLAS costs ~8x the CPU here)
 
 import duckdb
 import numpy as np
