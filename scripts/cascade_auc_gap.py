@@ -98,7 +98,11 @@ def seed_spread(aucs: pd.DataFrame, dataset: str) -> pd.DataFrame:
 
 def main() -> int:
     db = sys.argv[1] if len(sys.argv) > 1 else settings.db_path()
-    seeds = tuple(range(int(sys.argv[2]) if len(sys.argv) > 2 else 5))
+    n_seeds = sys.argv[2] if len(sys.argv) > 2 else "5"
+    if not Path(db).is_file() or not n_seeds.isdigit() or int(n_seeds) < 1:
+        print(f"cascade_auc_gap: needs an existing warehouse and seeds >= 1 (got {db!r}, {n_seeds!r})", file=sys.stderr)
+        return 2
+    seeds = tuple(range(int(n_seeds)))
     levels, spreads = [], []
     with duckdb.connect(db, read_only=True) as con:
         for dataset in DATASETS:

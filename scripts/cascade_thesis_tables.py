@@ -94,9 +94,16 @@ def table(summary: pd.DataFrame, setting: str, protocol: str) -> pd.DataFrame:
 
 def main() -> int:
     db = sys.argv[1] if len(sys.argv) > 1 else settings.db_path()
+    if not Path(db).is_file():
+        print(f"cascade_thesis_tables: {db}: no such warehouse", file=sys.stderr)
+        return 2
     with duckdb.connect(db, read_only=True) as con:
         tables = {r[0] for r in con.sql("select table_name from information_schema.tables "
                                         "where table_schema = 'cascade'").fetchall()}
+        if "auc_summary" not in tables:
+            print(f"cascade_thesis_tables: {db}: no table cascade.auc_summary (materialize cascade/auc)",
+                  file=sys.stderr)
+            return 2
         ours = con.sql("select * from cascade.auc_summary").df()
         authors = con.sql("select * from cascade.protocol_summary").df() if "protocol_summary" in tables else None
     print(f"warehouse {db}")
