@@ -4,7 +4,7 @@ Lineage (all but auc read their dataset's records from datasets/records; the
 science is `compass.cascades.study`):
 
     calibration -> marginals -> copulas -> curves -> auc          (Ch. 2, Tables 2.2-2.8)
-                               copulas -> protocols               (Table 2.7 under each protocol variant)
+                               copulas -> protocols               (Tables 2.7, 2.8 under each protocol variant)
     economics, two_model_cascades, failfast (real records)         (Chs. 3, 4)
     failfast_synthetic (unpartitioned, the documented generator)   (Ch. 4, SYNTHETIC)
 
@@ -39,6 +39,9 @@ CODE_VERSION = "cascade-5"  # 2: Table 2.8 without the calibration leak, Table 2
 # 5: EM sums each model over its own points (fits independent of the batch's padding, move at rounding level x the
 #    EM tolerance); markov_error on the test split too (column split) with calibration_gap_points; tuned_rewards
 #    over the latency-price grid with big_alone_reward; the CER figure
+# The protocols asset fits with the study's code (calibration, marginals, copulas): a change there (CODE_VERSION)
+# must make it stale too. protocols-2: on by default (light: the authors' protocol), Table 2.8 too, 1/40.
+PROTOCOLS_VERSION = f"{CODE_VERSION}+protocols-2"
 SKIPPED = "no confidence signal"
 ECE_CHECK = "ece_within_unit_interval"
 CURVE_CHECK = "error_in_unit_interval_cost_nonnegative"
@@ -199,25 +202,31 @@ def cascade_curves(context: dg.AssetExecutionContext, config: CascadeStudyConfig
     return _with_checks(result, check)
 
 
-@dg.asset(key=["cascade", "protocols"], deps=[DATASET_RECORDS, dg.AssetKey(["cascade", "copulas"])], **_common)
+@dg.asset(key=["cascade", "protocols"], deps=[DATASET_RECORDS, dg.AssetKey(["cascade", "copulas"])],
+          **{**_common, "code_version": PROTOCOLS_VERSION})
 def cascade_protocols(context: dg.AssetExecutionContext, config: CascadeStudyConfig,
                       warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """Table 2.7 (RT vs grid search) under every protocol variant, labelled: grid levels (thesis text | authors'
-    code), costs (per query | per-model mean), RT optimiser (pattern search | L-BFGS-B); all size-ordered Llama
-    subsets. Runs in the heavy study or with run config `protocols`; the light study skips it."""
+    """Tables 2.7 and 2.8 (RT vs grid search, full train set and n <= 30) under each protocol variant, labelled:
+    grid levels (thesis text | authors' code), costs (per query | per-model mean), RT optimiser (pattern search |
+    L-BFGS-B); all size-ordered Llama subsets at the thesis' 1/40 grid. Light study: the authors' protocol and
+    the study's low-sample seeds; heavy: all eight variants; run config `protocols` picks others ([] skips)."""
     wh, records, why = _records_with_test(context, warehouse)
     if records is None:
         return _skip(context, why)
     dataset = context.partition_key
     chosen = config.protocol_set()
     if not chosen:
-        return _skip(context, "protocol study off (light study): COMPASS_HEAVY=1 or run config protocols")
+        return _skip(context, "protocol study off (run config protocols is empty)")
     study = config.settings()
     cal, _ = cs.calibrated_records(records, dataset)
-    curves, auc, summary = cp.protocol_study(cal, cs.chains_for(records), chosen, study.resolution)
-    k3 = summary[summary["k_group"] == "k>=3"].set_index("protocol")["mean_pct_delta"]
-    meta = {"resolution": study.resolution, "n_cascades": int(curves["cascade"].nunique()), "chain": curves["chain"].iloc[0],
-            "mean_pct_delta_k3": {p: round(float(v), 3) for p, v in k3.items()}}
+    chains = cs.chains_for(records)
+    samples, skipped = cs.training_samples(records, cal, dataset, max(chains.values(), key=len),
+                                           study.low_sample_seeds)
+    curves, auc, summary = cp.protocol_study(samples, chains, chosen)
+    k3 = summary[summary["k_group"] == "k>=3"].set_index(["setting", "protocol"])["mean_pct_delta"]
+    meta = {"resolution": cp.THESIS_RESOLUTION, "n_cascades": int(curves["cascade"].nunique()),
+            "chain": curves["chain"].iloc[0], "low_sample_skipped": skipped,
+            "mean_pct_delta_k3": {f"{s}:{p}": round(float(v), 3) for (s, p), v in k3.items()}}
     tables = {"cascade.protocol_curves": curves, "cascade.protocol_auc": auc, "cascade.protocol_summary": summary}
     return publish_many(context, wh, tables, _where(context), meta)
 

@@ -1,19 +1,28 @@
 """Tables 2.7 and 2.8 of the thesis (seed 001, Sec. 2.4) from the warehouse, beside the thesis, each cell marked.
 
-Reads `cascade.auc_summary` (our protocol: setting full = Table 2.7, low = Table 2.8) and, when materialized,
-`cascade.protocol_summary` (Table 2.7 under the authors' protocol: `cascade/protocols`, heavy study or run config
-`protocols`). Rows: the k >= 3 group, as the thesis pools it. Which cascades enter depends on the study that
-materialized the warehouse: the light default has the Llama prefixes k = 3..5 plus the mixed chain, the heavy
-study all 16 size-ordered Llama subsets with k >= 3 (the thesis' set); the script prints the count.
+Reads `cascade.protocol_summary` (the authors' protocol, `cascade/protocols`, materialized by default: 26 Llama
+subsets at the thesis' 1/40 grid; setting full = Table 2.7, low = Table 2.8) and `cascade.auc_summary` (our
+protocol, the study's cascade set: light = Llama prefixes k = 2..5 + the mixed chain; heavy = the 26 Llama subsets;
+the only source of BO). Rows: all cascades (k >= 2), which is what the thesis' tables average
+(`scripts/cascade_auc_gap.py`: Table 2.7's AUC levels match ours within 0.3 points over all 26 cascades and miss
+them by 1-4 points over the k >= 3 ones; Table 2.8's levels fit neither set everywhere, 0.04-2.1 points off over
+all 26; and the tables' "Average" %Delta_GS, -0.99 and -2.67, are not the text's k >= 3
+means, -2.0 and -5.6; docs/results/cascades.md has the caveat). The script prints the count.
 
-Tolerances (stated per table; a cell is "in" when |ours - thesis| <= tolerance):
-* Table 2.7, %Delta vs GS and vs BO: max(1.0 point, 2 standard errors of our mean over cascades). AUC levels:
-  0.03 absolute. Our RT / GS AUC levels differ from the thesis' by -1.1 to +1.0 points at the full training set on
-  the default warehouse (above on MMLU, below on the other three) while the models' test accuracies match its
-  Table 2.1 (docs/results/cascades.md): an offset that mostly cancels in %Delta, not yet explained, so the level
-  tolerance is wider than the %Delta one (wide enough that every RT / GS level cell there is "in").
-* Table 2.8, %Delta: max(3.0 points, 2 standard errors): one n <= 30 subsample per seed (the light study runs
-  one seed) moves %Delta by several points. AUC levels: 0.04.
+Tolerances (a cell is "in" when |ours - thesis| <= tolerance), each with its justification:
+* %Delta vs GS, Table 2.7: 2 standard errors of our mean over cascades (no floor). Thesis and we average the same
+  cascades on the same records; RT and GS are deterministic, so the cascade-to-cascade spread is the resolution at
+  which a mean over cascades can be compared (the thesis' own Wilcoxon test rests on it).
+* %Delta vs GS, Table 2.8: 2 sqrt(2) x the seed-to-seed SD of the mean %Delta (SEED_SD, measured over five n <= 30
+  subsamples per dataset by `scripts/cascade_auc_gap.py`), or 2 SE if larger: the thesis reports one draw, the
+  warehouse one (light) or five (heavy) others, so two independent draws differ by sqrt(2) SD.
+* %Delta vs BO: the same tolerance as vs GS in the same table and dataset. Our BO's own SE (4-16 points in the light
+  run) measures the failures of our budget BO, not the precision of the comparison; widening the tolerance by it
+  (as this script did before) counted cells "in" that differ 3-8x from the thesis.
+* AUC levels: 1 % of the thesis' value + 0.0005 (its rounding). The thesis calls a 1 % AUC change material ("a 1 %
+  reduction in AUC means that the error rate is 1 % lower at the same inference cost"); a level within 1 % is
+  indistinguishable at the precision the thesis reports effects. Table 2.8 levels are not widened for the subsample
+  draw (its level SD is printed by `scripts/cascade_auc_gap.py`), so one seed may put them out.
 
     .venv/bin/python scripts/cascade_thesis_tables.py [warehouse.duckdb]   (default: COMPASS_DB or var/)
 """
@@ -22,6 +31,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -35,40 +45,49 @@ THESIS = {
     "low": {"mmlu": (0.293, 0.308, 0.316, -5.51, -7.74), "medmcqa": (0.399, 0.416, 0.419, -4.18, -4.72),
             "triviaqa": (0.197, 0.200, 0.203, -2.11, -3.26), "truthfulqa": (0.449, 0.442, 0.452, 1.60, -0.73)},
 }
-PCT_TOL = {"full": 1.0, "low": 3.0}
-AUC_TOL = {"full": 0.03, "low": 0.04}
+# Seed-to-seed SD of the mean %Delta_GS over the 26 Llama cascades at n <= 30 (authors' protocol, seeds 0-4,
+# `scripts/cascade_auc_gap.py`; docs/results/cascades.md).
+# Measured on the embedded records, 2026-11-26 (load 8-10; CPU 186 s for all four datasets, both protocols).
+SEED_SD = {"ours": {"mmlu": 1.75, "medmcqa": 1.34, "triviaqa": 1.03, "truthfulqa": 0.25},
+           "authors": {"mmlu": 0.69, "medmcqa": 1.28, "triviaqa": 1.15, "truthfulqa": 0.38}}
+AUC_REL_TOL, ROUNDING = 0.01, 0.0005
 TITLE = {"full": "Table 2.7 (full train set)", "low": "Table 2.8 (n <= 30)"}
+AUTHORS = "grid=authors_code,costs=model_mean,rt=lbfgsb"
 
 
-def mark(ours: float, thesis: float, tol: float) -> str:
+def mark(ours: float, thesis: float, tol: float, fmt: str = "{:+.2f}") -> str:
     if pd.isna(ours):
         return "–"
-    return f"{ours:+.2f} ({'in' if abs(ours - thesis) <= tol else 'OUT'})"
+    return f"{fmt.format(ours)} ({'in' if abs(ours - thesis) <= tol else 'OUT'})"
 
 
-def auc_mark(ours: float, thesis: float, tol: float) -> str:
-    return "–" if pd.isna(ours) else f"{ours:.3f} ({'in' if abs(ours - thesis) <= tol else 'OUT'})"
+def pct_tolerance(setting: str, protocol: str, dataset: str, se: float) -> float:
+    """The %Delta tolerance of one cell (module docstring); `protocol`: a key of SEED_SD."""
+    se = 0.0 if pd.isna(se) else float(se)
+    seed = SEED_SD[protocol][dataset] if setting == "low" else None
+    return max(2 * se, 2 * np.sqrt(2) * seed) if seed is not None else 2 * se
+
+
+def auc_mark(ours: float, thesis: float) -> str:
+    return mark(ours, thesis, AUC_REL_TOL * thesis + ROUNDING, "{:.3f}")
 
 
 def table(summary: pd.DataFrame, setting: str, protocol: str) -> pd.DataFrame:
     rows = []
     for dataset, (rt, gs, bo, d_gs, d_bo) in THESIS[setting].items():
-        part = summary[(summary["dataset"] == dataset) & (summary["k_group"] == "k>=3")].set_index("method")
+        part = summary[(summary["dataset"] == dataset) & (summary["k_group"] == "all")].set_index("method")
         grid = part.loc["grid"] if "grid" in part.index else None
         bo_row = part.loc["bo"] if "bo" in part.index else None
         if grid is None:
             rows.append({"dataset": dataset, "protocol": protocol, "cascades": 0})
             continue
-        tol_gs = max(PCT_TOL[setting], 2 * (grid["se_pct_delta"] if pd.notna(grid["se_pct_delta"]) else 0.0))
+        tol = pct_tolerance(setting, protocol, dataset, grid["se_pct_delta"])
         row = {"dataset": dataset, "protocol": protocol, "cascades": int(grid["n_cascades"]),
-               "RT": auc_mark(grid["auc_reference"], rt, AUC_TOL[setting]),
-               "GS": auc_mark(grid["auc"], gs, AUC_TOL[setting]),
-               "%Δ_GS": mark(grid["mean_pct_delta"], d_gs, tol_gs), "tol_GS": round(tol_gs, 2),
+               "RT": auc_mark(grid["auc_reference"], rt), "GS": auc_mark(grid["auc"], gs),
+               "%Δ_GS": mark(grid["mean_pct_delta"], d_gs, tol), "tol": round(tol, 2),
                "thesis RT/GS/BO": f"{rt:.3f}/{gs:.3f}/{bo:.3f}", "thesis %Δ_GS": d_gs}
         if bo_row is not None:
-            tol_bo = max(PCT_TOL[setting], 2 * (bo_row["se_pct_delta"] if pd.notna(bo_row["se_pct_delta"]) else 0.0))
-            row.update({"BO": auc_mark(bo_row["auc"], bo, AUC_TOL[setting]),
-                        "%Δ_BO": mark(bo_row["mean_pct_delta"], d_bo, tol_bo), "tol_BO": round(tol_bo, 2),
+            row.update({"BO": auc_mark(bo_row["auc"], bo), "%Δ_BO": mark(bo_row["mean_pct_delta"], d_bo, tol),
                         "thesis %Δ_BO": d_bo})
         rows.append(row)
     return pd.DataFrame(rows)
@@ -76,29 +95,38 @@ def table(summary: pd.DataFrame, setting: str, protocol: str) -> pd.DataFrame:
 
 def main() -> int:
     db = sys.argv[1] if len(sys.argv) > 1 else settings.db_path()
+    if not Path(db).is_file():
+        print(f"cascade_thesis_tables: {db}: no such warehouse", file=sys.stderr)
+        return 2
     with duckdb.connect(db, read_only=True) as con:
         tables = {r[0] for r in con.sql("select table_name from information_schema.tables "
                                         "where table_schema = 'cascade'").fetchall()}
+        if "auc_summary" not in tables:
+            print(f"cascade_thesis_tables: {db}: no table cascade.auc_summary (materialize cascade/auc)",
+                  file=sys.stderr)
+            return 2
         ours = con.sql("select * from cascade.auc_summary").df()
         authors = con.sql("select * from cascade.protocol_summary").df() if "protocol_summary" in tables else None
     print(f"warehouse {db}")
     for setting in ("full", "low"):
-        print(f"\n{TITLE[setting]}: k >= 3; %Δ tolerance max({PCT_TOL[setting]:g} point, 2 SE), "
-              f"AUC tolerance {AUC_TOL[setting]:g}")
-        frames = [table(ours[ours["setting"] == setting], setting, "ours (thesis text)")]
-        if authors is not None and setting == "full" and "protocol" in authors:
-            label = "grid=authors_code,costs=model_mean,rt=lbfgsb"
-            frames.append(table(authors[authors["protocol"] == label].assign(setting="full"), setting, "authors' code"))
-        elif setting == "full":
-            print("  authors' protocol: cascade.protocol_summary not materialized (run config protocols)")
+        pct_rule = "2 SE" if setting == "full" else "max(2 SE, 2√2 seed SD)"
+        print(f"\n{TITLE[setting]}: all cascades (k >= 2); tolerances: %Δ {pct_rule} (BO as GS), "
+              f"AUC levels {AUC_REL_TOL:.0%} of the thesis + {ROUNDING}")
+        frames = [table(ours[ours["setting"] == setting], setting, "ours")]
+        if authors is not None and "setting" in authors:
+            frames.append(table(authors[(authors["protocol"] == AUTHORS) & (authors["setting"] == setting)],
+                                setting, "authors"))
         else:
-            print("  authors' protocol: not run in the low-sample limit (cascade/protocols covers Table 2.7 only)")
-        out = pd.concat(frames, ignore_index=True)
+            print("  authors' protocol: no Tables 2.7/2.8 in cascade.protocol_summary (materialize cascade/protocols)")
+        out = pd.concat(frames, ignore_index=True).fillna("–")  # no BO under the authors' protocol
         with pd.option_context("display.width", 220, "display.max_columns", 20):
             print(out.to_string(index=False))
         cells = out.filter(regex="^(RT|GS|BO|%Δ_GS|%Δ_BO)$").stack()
-        inside = int(cells.str.endswith("(in)").sum())
-        print(f"  cells inside their tolerance: {inside} of {len(cells)}")
+        cells = cells[cells != "–"]  # not computed: no cell to mark
+        for label, pattern in (("RT / GS", "^(RT|GS|%Δ_GS)$"), ("BO", "^(BO|%Δ_BO)$")):
+            part = cells[cells.index.get_level_values(1).str.match(pattern)]
+            print(f"  {label} cells inside their tolerance: {int(part.str.endswith('(in)').sum())} of {len(part)}")
+        print(f"  all cells: {int(cells.str.endswith('(in)').sum())} of {len(cells)}")
     return 0
 
 

@@ -12,8 +12,9 @@ The thesis' text and the authors' code run the comparison differently in three w
   model charges E[C_j] either way, eq. 2.15);
 * Rational Tuning's optimiser: ``pattern`` (our batched pattern search) or ``lbfgsb`` (the thesis').
 
-Everything else is the study's (`compass.cascades.study`): thresholds tuned on train, test curves through
-every tuned threshold vector, AUC on the cost interval shared with RT, %Delta = 100 (AUC_RT - AUC_GS) / AUC_GS.
+Everything else is the study's (`compass.cascades.study`): thresholds tuned on train (the full training set,
+Table 2.7, or an n <= 30 subsample, Table 2.8), test curves through every tuned threshold vector, AUC on the cost
+interval shared with RT, %Delta = 100 (AUC_RT - AUC_GS) / AUC_GS.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from compass.cascades.study import PRIMARY_CHAIN, RT_COPULAS, CascadeData, test_
 GRIDS = ("thesis_text", "authors_code")
 COSTS = ("per_query", "model_mean")
 OPTIMIZERS = ("pattern", "lbfgsb")
+THESIS_RESOLUTION = 1 / 40  # "increments of 2.5 % probability mass" (Sec. 2.4): the grid of Tables 2.7 and 2.8
 
 
 @dataclass(frozen=True)
@@ -102,25 +104,44 @@ def protocol_curves(model: CascadeModel, cal: pd.DataFrame, cascades: list[tuple
 
 
 def protocol_auc_tables(curves: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per protocol: RT vs grid-search AUC per cascade (``auc_comparisons``) and the Table 2.7 summary per
-    cascade size, k >= 3 and all (``k_group_summary``), each row labelled with its protocol's settings."""
+    """Per protocol and training setting: RT vs grid-search AUC per cascade (``auc_comparisons``) and the
+    Table 2.7 / 2.8 summary per cascade size, k >= 3 and all (``k_group_summary``), each row labelled with its
+    protocol's settings and ``setting`` (full | low; a ``curves`` without a ``sample`` column is the full
+    training set). The low setting pools every seed's cascades, as ``study.auc_tables`` does."""
+    curves = curves if "sample" in curves else curves.assign(sample="full")
+    curves = curves.assign(setting=np.where(curves["sample"] == "full", "full", "low"))
     auc, summary = [], []
-    for (label, grid, costs, opt), g in curves.groupby(["protocol", "grid", "costs", "optimizer"], sort=True):
-        labels = {"protocol": label, "grid": grid, "costs": costs, "optimizer": opt}
-        comp = auc_comparisons(g, reference="rt").drop(columns="benchmark")
+    for (label, grid, costs, opt, setting), g in curves.groupby(["protocol", "grid", "costs", "optimizer", "setting"],
+                                                                 sort=True):
+        labels = {"protocol": label, "grid": grid, "costs": costs, "optimizer": opt, "setting": setting}
+        comp = pd.concat([auc_comparisons(s, reference="rt").drop(columns="benchmark").assign(sample=sample)
+                          for sample, s in g.groupby("sample", sort=True)], ignore_index=True)
         auc.append(comp.assign(**labels))
         summary.append(k_group_summary(comp).assign(**labels))
     return pd.concat(auc, ignore_index=True), pd.concat(summary, ignore_index=True)
 
 
-def protocol_study(cal: pd.DataFrame, chains: dict[str, list[str]], protocols: list[Protocol], resolution: float
+def protocol_study(samples: list[tuple[str, pd.DataFrame, int]], chains: dict[str, list[str]],
+                   protocols: list[Protocol], resolution: float = THESIS_RESOLUTION
                    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Table 2.7 under each protocol on every size-ordered subset (k >= 2) of the primary (Llama) chain, or of
-    the longest chain when it is absent: 26 cascades for the five Llama models. RT uses the thesis' Gumbel
-    model of the whole chain, fitted on train. Returns (curves, auc, summary) of ``protocol_curves`` and
-    ``protocol_auc_tables``, each with a ``chain`` column."""
+    """Tables 2.7 and 2.8 under each protocol on every size-ordered subset (k >= 2) of the primary (Llama)
+    chain, or of the longest chain when it is absent: 26 cascades for the five Llama models.
+
+    ``samples``: (sample, calibrated records, seed) of ``study.training_samples``: "full" (Table 2.7) and
+    "low_seed<s>" (Table 2.8: calibrators, marginals and copulas refitted on the n <= 30 subsample). Per sample,
+    RT uses the thesis' Gumbel model of the whole chain fitted on that sample's train rows. Returns (curves,
+    auc, summary) of ``protocol_curves`` and ``protocol_auc_tables``, each with ``chain``; curves and auc with
+    ``sample`` and ``n_train``, auc and summary with ``setting``."""
     name = PRIMARY_CHAIN if PRIMARY_CHAIN in chains else max(chains, key=lambda c: len(chains[c]))
     chain = chains[name]
-    model = fit_cascade_model(cal[cal["split"] == "train"], chain, copula=RT_COPULAS["rt"])
-    curves = protocol_curves(model, cal, size_ordered_subcascades(chain), protocols, resolution)
-    return tuple(frame.assign(chain=name) for frame in (curves, *protocol_auc_tables(curves)))
+    parts = []
+    for sample, cal, _seed in samples:
+        train = cal[cal["split"] == "train"]
+        model = fit_cascade_model(train, chain, copula=RT_COPULAS["rt"])
+        n_train = int(train[train["model_id"].isin(chain)]["query_id"].nunique())
+        parts.append(protocol_curves(model, cal, size_ordered_subcascades(chain), protocols, resolution)
+                     .assign(sample=sample, n_train=n_train))
+    curves = pd.concat(parts, ignore_index=True)
+    auc, summary = protocol_auc_tables(curves)
+    n_train = curves[["sample", "n_train"]].drop_duplicates()
+    return curves.assign(chain=name), auc.merge(n_train, on="sample").assign(chain=name), summary.assign(chain=name)

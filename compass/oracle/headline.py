@@ -60,22 +60,30 @@ def headline_consistent(estimate: np.ndarray, published: np.ndarray, flag: np.nd
     """Per row, whether a published headline agrees with its range recomputed from the range's ends (the
     best single model, the split-sample and the naive oracle; not from `headline`'s own lo/hi).
 
-    A row is consistent when its flag is "" exactly for an identified estimate inside
-    [max(SOTA, split-sample), naive] and then the published value is the estimate itself; a "range" row has no
-    estimate and no point; any other flag publishes a value inside the range. A headline that moves the
-    estimate, or flags (or fails to flag) the wrong rows, is inconsistent.
+    Each row must carry the one flag its estimate calls for, with the value that flag publishes:
+    "" for an identified estimate inside [lo, naive], lo = max(SOTA, split-sample), published as the estimate;
+    "range" for no estimate, no point; "below_split_sample" for an estimate below the split-sample oracle,
+    published at lo; "clipped" for any other estimate outside [lo, naive], published at the nearer end. A
+    headline that moves the estimate, flags (or fails to flag) the wrong rows, names the wrong reason, or
+    publishes another value than its flag's is inconsistent.
     """
     est, pub, sota, naive, split = (np.asarray(a, dtype=float) for a in (estimate, published, sota, naive,
                                                                            split_sample))
     flag = np.asarray(flag, dtype=object)
     lo = np.minimum(np.where(np.isfinite(split), np.maximum(sota, split), sota), naive)
     finite = np.isfinite(est)
-    inside = finite & (est >= lo - tol) & (est <= naive + tol) & ~(np.isfinite(split) & (est < split - tol))
-    point_ok = (flag == "") & inside & (np.abs(pub - est) <= tol)
+    below = finite & np.isfinite(split) & (est < split - tol)
+    outside = finite & ~below & ((est < lo - tol) | (est > naive + tol))
+    inside = finite & ~below & ~outside
+
+    def publishes(value: np.ndarray) -> np.ndarray:
+        return np.abs(pub - value) <= tol
+
+    point_ok = (flag == "") & inside & publishes(est)
     range_ok = (flag == "range") & ~finite & np.isnan(pub)
-    other_ok = np.isin(flag, ["clipped", "below_split_sample"]) & finite & ~inside & (pub >= lo - tol) & (
-        pub <= naive + tol)
-    return point_ok | range_ok | other_ok
+    below_ok = (flag == "below_split_sample") & below & publishes(lo)
+    clipped_ok = (flag == "clipped") & outside & publishes(np.clip(est, lo, naive))
+    return point_ok | range_ok | below_ok | clipped_ok
 
 
 def range_interval(p_hat: np.ndarray, level: float = 0.95) -> tuple[float, float]:
@@ -87,7 +95,8 @@ def range_interval(p_hat: np.ndarray, level: float = 0.95) -> tuple[float, float
     SOTA itself is biased upward: it exceeded the truth in 37.5 % of the synthetic high-accuracy draws). Upper end:
     the naive oracle (mean over prompts of max_l p_hat, >= O in expectation) plus its one-sided bound at a. Normal
     approximations over prompts (independent prompts); coverage >= level up to them (checked in
-    `validation.validation_study`, column range_ci_covers_share).
+    `validation.validation_study`, column range_ci_covers_share, on PGM worlds, and in a world with the real data's
+    nuisance, livecodebench's G = 10 rates resampled: `scripts/oracle_g1_coverage.py --no-pgm`).
     """
     from scipy.stats import norm
 

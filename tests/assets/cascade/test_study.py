@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from assets.cascade import CascadeStudyConfig
+from compass.cascades.protocols import AUTHORS
 from compass.cascades.study import CHAINS, HEAVY, LIGHT, chains_for, study_cascades
 from pipelines.definitions import defs
 from pipelines.refresh import run_selection
@@ -45,18 +46,23 @@ def test_synthetic_failfast_asset(cascade_env):
     assert event.asset_materialization.metadata["data"].value == "synthetic"
 
 
-def test_protocol_asset_skips_in_light_and_labels_every_variant_in_heavy(cascade_env, monkeypatch):
+def test_protocol_asset_runs_the_authors_protocol_by_default_and_every_variant_in_heavy(cascade_env, monkeypatch):
+    """Issue 28 item 3: the default (light) run materializes Tables 2.7 and 2.8 under the authors' protocol.
+    Mutation: LIGHT.protocols back to () (the asset skips, no table: red)."""
     instance, db = cascade_env
     key = dg.AssetKey(["cascade", "protocols"])
-    light = instance.get_latest_materialization_event(key).asset_materialization.metadata
-    assert "protocol study off" in light["skipped"].value  # the default run does not pay for it
+    wh = Warehouse(db)
+    light = wh.read("cascade.protocol_summary", {"dataset": "mmlu"})
+    assert set(light["protocol"]) == {AUTHORS.label} and set(light["setting"]) == {"full", "low"}
+    n_train = wh.read("cascade.protocol_auc", {"dataset": "mmlu"}).groupby("setting")["n_train"].max()
+    assert n_train["low"] <= 30 < n_train["full"]  # Table 2.8's subsample, Table 2.7's full training set
     monkeypatch.setenv("COMPASS_HEAVY", "1")
     run_selection(defs, instance, [key], "mmlu", False)
-    wh = Warehouse(db)
     auc, summary = wh.read("cascade.protocol_auc", {"dataset": "mmlu"}), wh.read("cascade.protocol_summary", {"dataset": "mmlu"})
-    assert auc["protocol"].nunique() == 8 and len(auc) == 8 * 4  # 3 Llama models: 4 size-ordered subsets
+    full = auc[auc["setting"] == "full"]
+    assert full["protocol"].nunique() == 8 and len(full) == 8 * 4  # 3 Llama models: 4 size-ordered subsets
     assert set(auc["method"]) == {"grid"} and set(auc["chain"]) == {"llama"}
-    k3 = summary[summary["k_group"] == "k>=3"]
+    k3 = summary[(summary["k_group"] == "k>=3") & (summary["setting"] == "full")]
     assert len(k3) == 8 and (k3["n_cascades"] == 1).all()
     labels = summary[["grid", "costs", "optimizer"]].drop_duplicates()
     assert len(labels) == 8 and set(labels["grid"]) == {"thesis_text", "authors_code"}

@@ -203,3 +203,21 @@ def test_report_page_rows_carry_the_headline_flag_to_cost_saving_and_aiq():
     assert lcb["cost saving at SOTA quality"].endswith("[below_split_sample]")
     assert lcb["AIQ"].endswith("[below_split_sample]")
     assert rows.loc["mmlu", "AIQ"].endswith("[range]") and "[" not in rows.loc["mmlu", "cost saving at SOTA quality"]
+
+
+def test_headline_check_runs_on_every_partition_and_passes_on_the_published_rows(materialized):
+    """The asset wires `headline_consistent` to the published summary and the split-sample estimates. Mutation:
+    the check fed `summary["naive_quality"]` as the split-sample column (livecodebench's unflagged estimate is then
+    below that bound, so its flag "" is inconsistent): red."""
+    from assets.oracle import _ANALYSIS_KEYS, HEADLINE_CHECK
+
+    instance, db, _ = materialized
+    check = dg.AssetCheckKey(_ANALYSIS_KEYS["summary"], HEADLINE_CHECK)
+    history = instance.event_log_storage.get_asset_check_execution_history(check, limit=10)
+    evaluations = {r.event.dagster_event.event_specific_data.partition: r.event.dagster_event.event_specific_data
+                   for r in history}
+    assert {"livecodebench", "gsm8k"} <= set(evaluations)
+    for evaluation in evaluations.values():
+        assert evaluation.passed and evaluation.metadata["inconsistent_model_sets"].value == []
+    flags = {d: set(table(db, "oracle.summary", d)["headline_flag"]) for d in ("livecodebench", "gsm8k")}
+    assert flags == {"livecodebench": {""}, "gsm8k": {"range"}}  # a point headline and a G = 1 range are checked

@@ -113,6 +113,27 @@ def test_headline_check_recomputes_the_range_and_catches_a_moved_or_unflagged_he
     assert not broken.any()
 
 
+def test_headline_check_requires_the_flag_its_estimate_calls_for_and_that_flags_value():
+    """Issue 28: the check accepted any non-empty flag with a value in range. Rows flagged outside the range
+    with the wrong reason, or publishing another value than their flag's rule, must fail. Mutation: `other_ok`
+    of the earlier check (any of "clipped" / "below_split_sample", finite estimate outside the range, published
+    value anywhere in [lo, naive]) in place of below_ok | clipped_ok: all four broken rows pass (red)."""
+    from compass.oracle.headline import headline_consistent
+
+    sota, naive, split = 0.80, 0.95, 0.81
+    rows = [  # (estimate, published, flag): every one outside the range, each with a wrong flag or value
+        (0.79, 0.81, "clipped"),  # below the split-sample oracle: the reason must be below_split_sample
+        (0.97, 0.95, "below_split_sample"),  # above naive: clipped, not below_split_sample
+        (0.97, 0.90, "clipped"),  # clipped, but published inside the range instead of at the naive end
+        (0.79, 0.90, "below_split_sample"),  # right reason, published above the bound lo = 0.81
+    ]
+    est, pub, flag = (list(col) for col in zip(*rows))
+    assert not headline_consistent(est, pub, flag, [sota] * 4, [naive] * 4, [split] * 4).any()
+    fixed = [headline(e, sota, naive, split) for e in est]  # the same estimates as `headline` publishes them
+    assert headline_consistent(est, [h.quality for h in fixed], [h.flag for h in fixed], [sota] * 4, [naive] * 4,
+                               [split] * 4).all()
+
+
 def test_g1_range_interval_covers_the_truth_at_least_nominally_where_the_range_does_not():
     """Synthetic high-accuracy PGM draws at G = 1 (10 models, 200 prompts, like a small real benchmark): the
     identified range misses the truth often (its lower end, the sample SOTA, is biased upward), its 95 %
@@ -132,3 +153,23 @@ def test_g1_range_interval_covers_the_truth_at_least_nominally_where_the_range_d
         range_hits.append(head.lo <= data.true_oracle <= head.hi)
         ci_hits.append(lo <= data.true_oracle <= hi)
     assert np.mean(range_hits) < 0.9 and np.mean(ci_hits) >= 0.95
+
+
+def test_g1_interval_covers_in_a_resampled_world_without_the_pgm():
+    """`scripts/oracle_g1_coverage.py --no-pgm` (issue 28 item 4): a world whose truth is a fixed (prompt x model)
+    rate matrix, prompts resampled, one generation drawn. Here the matrix is SYNTHETIC (logistic difficulty x
+    ability, not the PGM's generator); the truth is the mean over the drawn prompts of max_l p. The range misses
+    the truth often at 2 models, the 95 % interval covers it in >= 95 % of 60 draws. Mutation: the interval's lower
+    end at the sample SOTA (no confidence bound) -> red."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
+    from scripts.oracle_g1_coverage import coverage, resampled_draw
+
+    rng = np.random.default_rng(7)
+    truth = 1 / (1 + np.exp(-(rng.normal(1.5, 1.5, (400, 1)) + rng.normal(0.0, 0.4, (1, 8)))))
+    records, oracle = resampled_draw(truth)(3, 50, 0)
+    assert len(records) == 150 and set(records["generation"]) == {0} and 0 < oracle <= 1
+    row = coverage("synthetic matrix", resampled_draw(truth), 2, 200, 60)
+    assert row["range_covers"] < 0.9 and row["ci95_covers"] >= 0.95
