@@ -161,7 +161,8 @@ def test_writer_pool_holds_across_two_duckdb_workers(stack, queue, instance):
 
     The contention is caused, not hoped for: the test holds the warehouse's writer lock (`<db>.lock`, the lock every
     writer takes in resources.warehouse), so the first writer step to start blocks in flight on its worker, holding
-    the slot; the test waits until the pool shows a writer of the other run waiting for (or holding) a slot, stops
+    the slot; the test waits until a writer of the other run waits for (or holds) a slot (a pending step in the pool,
+    or its run held in the queue by the daemon because the pool is full), stops
     the busy worker consuming, and only then releases the lock, so the waiting writer must go to the other worker.
     Seen red (2026-11-26): `concurrency.pools.default_limit: 2` in deploy/dagster.yaml (the second run's writer
     starts on the other worker while the first is in flight: overlapping_writers lists the pair)."""
@@ -180,7 +181,7 @@ def test_writer_pool_holds_across_two_duckdb_workers(stack, queue, instance):
     try:
         with writer_lock_held(stack.env()["COMPASS_DB"]):
             ids = [queue.submit(keys, partition, tags={"compass/test": "pool"}) for keys, partition in runs]
-            contenders = _wait_for_contention(instance, ids)
+            contenders = _wait_for_contention(stack, instance, ids)
             run = contenders["claimed"][0]
             held = _wait_for_step_in(instance, run, "worker-duckdb", None)
             busy = step_events(instance, [run])[(run, held)]["workers"][-1]
@@ -208,13 +209,18 @@ def writer_lock_held(db: str):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _wait_for_contention(instance, run_ids, timeout_s: float = 240) -> dict[str, list[str]]:
-    """Poll the duckdb pool (Postgres) until writers of two of the runs hold or wait for its slots at once."""
+def _wait_for_contention(stack, instance, run_ids, timeout_s: float = 240) -> dict[str, list[str]]:
+    """Poll until a writer of one run holds a duckdb pool slot while another run's writer waits for (or holds) one:
+    a pending step in the pool (Postgres), or the run held in the queue by the daemon because the pool is full
+    (its log: "Run <id> is blocked by global concurrency limits")."""
     deadline = time.monotonic() + timeout_s
+    daemon_log = stack.logs / "daemon.log"
     while time.monotonic() < deadline:
         info = instance.event_log_storage.get_concurrency_info("duckdb")
         claimed = [s.run_id for s in info.claimed_slots if s.run_id in run_ids]
         waiting = [s.run_id for s in info.pending_steps if s.run_id in run_ids and s.assigned_timestamp is None]
+        log = daemon_log.read_text(errors="replace")
+        waiting += [r for r in run_ids if f"Run {r} is blocked by global concurrency limits" in log]
         if claimed and len(set(claimed + waiting)) >= 2:
             return {"claimed": claimed, "waiting": waiting}
         time.sleep(0.2)
