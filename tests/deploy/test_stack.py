@@ -164,8 +164,10 @@ def test_writer_pool_holds_across_two_duckdb_workers(stack, queue, instance):
     the slot; the test waits until a writer of the other run waits for (or holds) a slot (a pending step in the pool,
     or its run held in the queue by the daemon because the pool is full), stops
     the busy worker consuming, and only then releases the lock, so the waiting writer must go to the other worker.
-    Seen red (2026-11-26): `concurrency.pools.default_limit: 2` in deploy/dagster.yaml (the second run's writer
-    starts on the other worker while the first is in flight: overlapping_writers lists the pair)."""
+    Green on a live stack (2026-11-26). Mutation `concurrency.pools.default_limit: 2`: expected red (the second
+    writer starts on the other worker while the first is held: overlapping_writers lists the pair), NOT yet seen:
+    applied to a running stack's dagster.yaml it left the pool's slot count in Postgres at 1 and the test went red
+    only by its contention timeout; it must be applied before a fresh `make deploy-check`."""
     import dagster as dg
 
     from assets.partitions import decision_partitions
@@ -268,7 +270,8 @@ def test_sigkill_of_a_worker_mid_step_is_redelivered(stack, queue, instance, wor
     (task_acks_late), the broker hands it to the restarted worker after the visibility timeout, the run completes and
     the tables hold the same data versions. The step is kept in flight by the held writer lock (a writer blocks at
     once; a check, which runs after its asset, from the moment its asset's writers are done), so the kill cannot
-    miss it. Red with `task_acks_late: false` (the run never completes)."""
+    miss it. Green on a live stack (2026-11-26). Expected red with `task_acks_late: false` (the run never
+    completes); that mutation has not been applied yet."""
     import dagster as dg
 
     before = versions(stack.env()["COMPASS_DB"])
