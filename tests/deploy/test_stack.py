@@ -164,10 +164,9 @@ def test_writer_pool_holds_across_two_duckdb_workers(stack, queue, instance):
     the slot; the test waits until a writer of the other run waits for (or holds) a slot (a pending step in the pool,
     or its run held in the queue by the daemon because the pool is full), stops
     the busy worker consuming, and only then releases the lock, so the waiting writer must go to the other worker.
-    Green on a live stack (2026-11-26). Mutation `concurrency.pools.default_limit: 2`: expected red (the second
-    writer starts on the other worker while the first is held: overlapping_writers lists the pair), NOT yet seen:
-    applied to a running stack's dagster.yaml it left the pool's slot count in Postgres at 1 and the test went red
-    only by its contention timeout; it must be applied before a fresh `make deploy-check`."""
+    Green on a live stack (2026-11-26). Seen red (2026-11-26, fresh stack): `concurrency.pools.default_limit: 2` in
+    deploy/dagster.yaml: both runs held a slot and overlapping_writers listed `raw__models overlaps decisions`.
+    (Applied to an already running stack the change does not reach the pool's slot count in Postgres.)"""
     import dagster as dg
 
     from assets.partitions import decision_partitions
