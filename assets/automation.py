@@ -62,16 +62,20 @@ class AncestorPending(dg.AutomationCondition):
         return dg.AutomationResult(context=context, true_subset=context.candidate_subset.compute_intersection(found))
 
 
+# A new code version, or a parent's new data version, seen since the asset was last requested or updated. Both
+# stay true until handled: `code_version_changed()` alone is true on one tick only, and a code change that
+# arrives while an ancestor is pending (the wait below) was forgotten on the next tick.
+CHANGED_SINCE_HANDLED = (dg.AutomationCondition.code_version_changed()
+                         | dg.AutomationCondition.any_deps_match(dg.AutomationCondition.data_version_changed())
+                         ).since_last_handled()
+
+
 def refresh_condition(follows_parent_run: bool = False) -> dg.AutomationCondition:
     """The refresh condition (module docstring). `follows_parent_run`: the asset also runs whenever a parent of its
     own partitions definition runs, in that same run, instead of one tick later (for cheap children whose parent
     nearly always changes when it runs: one run and one tick fewer per refresh, issue 17)."""
     ac = dg.AutomationCondition
-    trigger = (
-        (ac.missing() & ~ac.any_deps_missing() & ~ac.execution_failed())
-        | ac.code_version_changed()
-        | ac.any_deps_match(ac.data_version_changed()).since_last_handled()
-    )
+    trigger = (ac.missing() & ~ac.any_deps_missing() & ~ac.execution_failed()) | CHANGED_SINCE_HANDLED
     if follows_parent_run:
         trigger = trigger | ac.any_deps_match(ac.will_be_requested()).with_label("parent_in_this_run")
     wait = ac.in_progress() | AncestorPending() | ac.any_deps_match(ac.execution_failed()).with_label("parent_failed")
@@ -82,7 +86,7 @@ def report_condition() -> dg.AutomationCondition:
     """The report at the end of the graph: like the refresh condition, but it also runs while a parent partition
     is missing or failed (a report of what exists, naming what failed, beats no report)."""
     ac = dg.AutomationCondition
-    trigger = ac.missing() | ac.code_version_changed() | ac.any_deps_match(ac.data_version_changed()).since_last_handled()
+    trigger = ac.missing() | CHANGED_SINCE_HANDLED
     return (trigger & ~(ac.in_progress() | AncestorPending())).with_label("report")
 
 

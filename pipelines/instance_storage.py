@@ -18,6 +18,7 @@ checked by tests/pipelines/test_instance_storage.py.
 from __future__ import annotations
 
 import os
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,6 +50,7 @@ class _Engines:
 
     def __init__(self, limit: int | None = None):
         self.limit, self.pid, self.engines = limit, os.getpid(), OrderedDict()
+        _LIVE.add(self)
 
     def get(self, conn_string: str) -> sa.Engine:
         if self.pid != os.getpid():  # pooled SQLite connections must not cross a fork
@@ -64,6 +66,22 @@ class _Engines:
         for engine in self.engines.values():
             engine.dispose()
         self.engines.clear()
+
+
+_LIVE: weakref.WeakSet[_Engines] = weakref.WeakSet()
+
+
+def _close_before_fork() -> None:
+    """Close this process's kept SQLite connections before any fork (`compass run --jobs N`'s workers): a child
+    inherits SQLite's in-process record of the locks its parent holds on an open file, takes them as its own without
+    asking the kernel, and reads pages while the parent commits ("file is not a database" in a parallel cold run;
+    sqlite.org/howtocorrupt.html section 2.6). The engines reconnect on next use."""
+    for engines in list(_LIVE):
+        if engines.pid == os.getpid():
+            engines.dispose()
+
+
+os.register_at_fork(before=_close_before_fork)
 
 
 class _InstanceHome:

@@ -27,7 +27,7 @@ from dagster._core.workspace.load_target import WorkspaceFileTarget
 
 from pipelines.definitions import defs, job_for_keys, with_inseparable
 from pipelines.partitions import sync_dynamic_partitions
-from pipelines.refresh import MAX_TICKS, RefreshReport, sources_to_read, tick
+from pipelines.refresh import RefreshReport, Run, sources_to_read, tick_until_quiet
 from resources.sources import SourcesResource
 from resources.warehouse import Warehouse
 
@@ -86,7 +86,7 @@ def refresh_through_queue(queue: Queue, source_keys: list[dg.AssetKey], timeout_
     """pipelines.refresh.refresh with every run submitted to the queue (see the module docstring)."""
     instance, report = queue.instance, RefreshReport()
 
-    def run_all(runs: list[tuple[str | None, list[dg.AssetKey]]]) -> None:
+    def run_all(runs: list[Run]) -> None:
         ids = [queue.submit(keys, partition) for partition, keys in runs]
         queue.wait(ids, timeout_s)
         for run_id, (partition, keys) in zip(ids, runs, strict=True):
@@ -99,19 +99,7 @@ def refresh_through_queue(queue: Queue, source_keys: list[dg.AssetKey], timeout_
             run_all([(None, changed)])
         progress(f"sources: {len(changed)} of {len(source_keys)} raw tables changed, read and validated")
         sync_dynamic_partitions(instance)
-        graph, cursor = defs.resolve_asset_graph(), None
-        for _ in range(MAX_TICKS):
-            requests, cursor = tick(defs, instance, cursor)
-            report.ticks += 1
-            runs = [(r.partition_key, list(r.asset_selection or [])) for r in requests if r.asset_selection]
-            if not runs:
-                break
-            run_all(runs)
-            progress(f"step {report.ticks}: {len(runs)} queued run(s); {len(report.materialized)} done, "
-                     f"{len(report.failed)} failed so far")
-            sync_dynamic_partitions(instance)
-            if all(not graph.get(key).child_keys for _, keys in runs for key in keys):
-                break  # only sinks ran
+        tick_until_quiet(defs, instance, None, report, run_all, lambda runs: f"{len(runs)} queued run(s)", progress)
         Warehouse().publish_replica()
     return report
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pipelines.run_pool import RunPool
 
 MAX_TICKS = 30
+Run = tuple[str | None, list[dg.AssetKey]]  # (partition key, asset keys) of one run request
 # Tags Dagster puts on every materialization (not exported by dagster's public API).
 DATA_VERSION_TAG, CODE_VERSION_TAG = "dagster/data_version", "dagster/code_version"
 REFRESH_PID_TAG = "compass/refresh_pid"  # the process of the refresh that launched a run (crash recovery)
@@ -339,23 +340,38 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
         result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
         report.add(defs, instance, result.run_id, keys, partition)
     save_digests(instance, config_digests())
-    cursor = _load_cursor(instance)
+    def execute(runs: list[Run]) -> None:
+        # A failing partition is reported, not fatal: the others still refresh.
+        for (partition, keys), run_id in zip(runs, pool.run_all(runs)):
+            report.add(defs, instance, run_id, keys, partition)
+
+    cursor = tick_until_quiet(defs, instance, _load_cursor(instance), report, execute,
+                              lambda runs: f"{len(runs)} run(s), {_stages(runs)}", progress)
+    _save_cursor(instance, cursor)
+    return report
+
+
+def tick_until_quiet(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: str | None, report: RefreshReport,
+                     execute: Callable[[list[Run]], None], describe: Callable[[list[Run]], str],
+                     progress: Callable[[str], None]) -> str | None:
+    """Automation ticks, each tick's runs executed by `execute` (in process, in workers or through the run queue),
+    until a tick requests nothing; one progress line per tick. Returns the sensor cursor."""
+    from pipelines.partitions import sync_dynamic_partitions
+
+    graph = defs.resolve_asset_graph()
     for _ in range(MAX_TICKS):
         requests, cursor = tick(defs, instance, cursor)
         report.ticks += 1
         # A failed asset is not requested again (REFRESH_CONDITION: ~execution_failed on a missing one,
         # since_last_handled on the others), so the loop ends on its own.
-        runs = [(r.partition_key, list(r.asset_selection or [])) for r in requests if r.asset_selection]
+        runs = sorted(((r.partition_key, list(r.asset_selection or [])) for r in requests if r.asset_selection),
+                      key=lambda run: (run[0] is not None, run[0] or ""))
         if not runs:
             break
-        runs = sorted(runs, key=lambda run: (run[0] is not None, run[0] or ""))
-        # A failing partition is reported, not fatal: the others still refresh.
-        for (partition, keys), run_id in zip(runs, pool.run_all(runs)):
-            report.add(defs, instance, run_id, keys, partition)
-        progress(f"step {report.ticks}: {len(runs)} run(s), {_stages(runs)}; {len(report.materialized)} done, "
+        execute(runs)
+        progress(f"step {report.ticks}: {describe(runs)}; {len(report.materialized)} done, "
                  f"{len(report.failed)} failed so far")
         sync_dynamic_partitions(instance)
         if all(not graph.get(key).child_keys for _, keys in runs for key in keys):
             break  # only sinks ran (the report): nothing they wrote can trigger another asset, so no tick to confirm
-    _save_cursor(instance, cursor)
-    return report
+    return cursor

@@ -27,7 +27,8 @@ from concurrent.futures.process import BrokenProcessPool
 
 import dagster as dg
 
-Run = tuple[str | None, list[dg.AssetKey]]  # (partition key, asset keys) of one run request
+from pipelines.refresh import Run
+
 _PR_SET_PDEATHSIG = 1
 
 

@@ -147,3 +147,55 @@ def test_child_waits_while_a_raw_source_run_is_in_flight():
         dg.materialize([raw_b], instance=instance)  # ... and a later one writes raw_b
         requested, cursor = tick(instance, cursor)
         assert requested == [measures.key]
+
+
+def _versioned_graph(version: str) -> list[dg.AssetsDefinition]:
+    """root -> parent[case] -> child[case|scenario] at one code version; parent's output (data version) does not
+    change with its code: an upgrade that reorganizes code without changing what the parent publishes."""
+
+    @dg.asset(name="root")
+    def v_root() -> dg.MaterializeResult:
+        return dg.MaterializeResult(data_version=dg.DataVersion("1"))
+
+    @dg.asset(name="parent", partitions_def=_case, deps=["root"], code_version=version,
+              automation_condition=REFRESH_CONDITION)
+    def v_parent() -> dg.MaterializeResult:
+        return dg.MaterializeResult(data_version=dg.DataVersion("same output"))
+
+    @dg.asset(name="child", partitions_def=dg.MultiPartitionsDefinition({"case": _case, "scenario": _scenario}),
+              deps=["parent"], code_version=version, automation_condition=REFRESH_CONDITION)
+    def v_child() -> None: ...
+
+    return [v_root, v_parent, v_child]
+
+
+def test_a_code_change_seen_while_a_parent_is_pending_is_not_forgotten(toy_instance):
+    """An upgrade bumps the code version of a parent and of its child in another partitions definition (the
+    decisions below a case's cost side). On the first tick the child waits for its parent; on the next it must
+    still run, although the parent published the same data version. Red with a bare `code_version_changed()` in
+    the refresh condition (true on one tick only): the child kept its old-code tables."""
+
+    def requested(assets, cursor):
+        ev = dg.evaluate_automation_conditions(defs=dg.Definitions(assets=assets), instance=toy_instance,
+                                               cursor=cursor)
+        return {k.path[-1]: ev.get_requested_partitions(k) for k in (dg.AssetKey("parent"), dg.AssetKey("child"))}, ev.cursor
+
+    def materialize(assets, name, partitions):
+        for partition in partitions:
+            key = partition if name == "parent" else dg.MultiPartitionKey(dict(zip(("case", "scenario"),
+                                                                                   partition.split("|"))))
+            assert dg.materialize(assets, instance=toy_instance, selection=[name], partition_key=key).success
+
+    old = _versioned_graph("1")
+    dg.materialize(old, instance=toy_instance, selection=["root"])
+    materialize(old, "parent", ["c1"])
+    materialize(old, "child", ["c1|s1", "c1|s2"])
+    cursor = requested(old, None)[1]
+    assert requested(old, cursor)[0] == {"parent": set(), "child": set()}
+
+    new = _versioned_graph("2")
+    first, cursor = requested(new, cursor)
+    assert first == {"parent": {"c1"}, "child": set()}  # the child waits for its parent
+    materialize(new, "parent", ["c1"])
+    second, cursor = requested(new, cursor)
+    assert second == {"parent": set(), "child": {"c1|s1", "c1|s2"}}

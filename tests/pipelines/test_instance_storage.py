@@ -64,3 +64,33 @@ def test_a_home_opens_with_either_storage(tmp_path, first, second):
         records = instance.fetch_materializations(dg.AssetKey("tiny"), limit=10).records
         assert len(records) == 3
         assert type(instance.run_storage).__name__ == ("LocalRunStorage" if second else "SqliteRunStorage")
+
+
+def _open_sqlite_files() -> list[str]:
+    import os
+
+    names = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            names.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except FileNotFoundError:  # the listing's own descriptor
+            continue
+    return [name for name in names if name.endswith((".db", ".db-wal", ".db-shm"))]
+
+
+def test_a_forked_child_inherits_no_open_sqlite_database(tmp_path):
+    """`compass run --jobs N` forks its workers from the refresh, whose instance keeps SQLite connections: a child
+    that inherits an open database takes its parent's locks for its own, and a parallel cold run failed with "file
+    is not a database". Red without the fork hook in pipelines/instance_storage.py (the child sees runs.db open)."""
+    import os
+
+    home = _home(tmp_path, "dagster.yaml")
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert dg.materialize([tiny], instance=instance).success
+        assert _open_sqlite_files()  # connections to runs.db and the shards kept
+        pid = os.fork()
+        if pid == 0:  # the child: how many SQLite files does it have open?
+            os._exit(min(len(_open_sqlite_files()), 100))
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, "the forked child inherited open SQLite files"
+        assert dg.materialize([tiny], instance=instance).success  # the parent reconnects
