@@ -8,6 +8,8 @@ it red is in its docstring.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import subprocess
 import sys
@@ -110,13 +112,6 @@ def overlapping_writers(steps) -> list[str]:
     return found
 
 
-def runs_overlapped(instance, run_ids) -> bool:
-    """Whether some two of the runs were executing at the same time (else a pool test proves nothing)."""
-    spans = sorted((r.start_time, r.end_time) for r in instance.get_run_records()
-                   if r.dagster_run.run_id in set(run_ids))
-    return any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False))
-
-
 # ---- the cold refresh make deploy-check just ran -------------------------------------------------------------
 
 
@@ -162,32 +157,84 @@ def test_every_kind_of_step_ran_on_its_worker(instance):
 
 def test_writer_pool_holds_across_two_duckdb_workers(stack, queue, instance):
     """No two writer steps at once, even with two workers on the duckdb queue (as on two DuckDB-capable hosts) and
-    several runs in flight: the pool's one slot in Postgres serializes them. Red with
-    `concurrency.pools.default_limit: 2` in deploy/dagster.yaml."""
+    two runs in flight: the pool's one slot in Postgres serializes them.
+
+    The contention is caused, not hoped for: the test holds the warehouse's writer lock (`<db>.lock`, the lock every
+    writer takes in resources.warehouse), so the first writer step to start blocks in flight on its worker, holding
+    the slot; the test waits until a writer of the other run waits for (or holds) a slot (a pending step in the pool,
+    or its run held in the queue by the daemon because the pool is full), stops
+    the busy worker consuming, and only then releases the lock, so the waiting writer must go to the other worker.
+    Green on a live stack (2026-11-26). Seen red (2026-11-26, fresh stack): `concurrency.pools.default_limit: 2` in
+    deploy/dagster.yaml: both runs held a slot and overlapping_writers listed `raw__models overlaps decisions`.
+    (Applied to an already running stack the change does not reach the pool's slot count in Postgres.)"""
     import dagster as dg
 
-    from assets.partitions import case_partitions, decision_partitions
+    from assets.partitions import decision_partitions
     from pipelines.definitions import ASSETS
 
     case = sorted(instance.get_dynamic_partitions("case"))[0]
     decision = next(key for a in ASSETS if a.partitions_def == decision_partitions for key in a.keys)
-    # Runs of several steps each, so that they are in flight together (on a lightly loaded machine runs of one
-    # or two steps finished one after the other and the test had nothing to serialize).
-    runs = [([k for k in graph_keys(ASSETS, None) if k.path[0] == "raw"], None),
-            (graph_keys(ASSETS, case_partitions), case)]
-    runs += [([decision], f"{case}|{scenario}") for scenario in sorted(instance.get_dynamic_partitions("scenario"))]
+    scenario = sorted(instance.get_dynamic_partitions("scenario"))[0]
+    runs = [([dg.AssetKey(["raw", "models"]), dg.AssetKey(["raw", "benchmark_scores"])], None),
+            ([decision], f"{case}|{scenario}")]
     stack.start_worker("worker-duckdb-2", "duckdb")
+    busy = None  # the worker whose writer step is held
     try:
-        ids = [queue.submit(keys, partition, tags={"compass/test": "pool"}) for keys, partition in runs]
+        with writer_lock_held(stack.env()["COMPASS_DB"]):
+            ids = [queue.submit(keys, partition, tags={"compass/test": "pool"}) for keys, partition in runs]
+            contenders = _wait_for_contention(stack, instance, ids)
+            run = contenders["claimed"][0]
+            held = _wait_for_step_in(instance, run, "worker-duckdb", None)
+            busy = step_events(instance, [run])[(run, held)]["workers"][-1]
+            celery_control(stack, "cancel_consumer", busy)
         statuses = queue.wait(ids, RUN_TIMEOUT_S)
     finally:
         stack.stop_one("worker-duckdb-2")
+        if busy and busy.split("@")[0] == "worker-duckdb":
+            celery_control(stack, "add_consumer", busy)
     assert set(statuses.values()) == {dg.DagsterRunStatus.SUCCESS}, statuses
     steps = step_events(instance, ids)
     workers = {w.split("@")[0] for s in steps.values() if s["queue"] == "duckdb" for w in s["workers"]}
     assert workers == {"worker-duckdb", "worker-duckdb-2"}, f"not both duckdb workers ran writer steps: {workers}"
-    assert runs_overlapped(instance, ids), "the runs did not overlap in time: nothing to serialize"
-    assert overlapping_writers(steps) == []
+    assert overlapping_writers(steps) == [], f"held {held} on {busy}; pool while held: {contenders}"
+
+
+@contextlib.contextmanager
+def writer_lock_held(db: str):
+    """Hold the exclusive lock every warehouse writer takes (resources.warehouse): writers block in flight."""
+    with open(f"{db}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _wait_for_contention(stack, instance, run_ids, timeout_s: float = 240) -> dict[str, list[str]]:
+    """Poll until a writer of one run holds a duckdb pool slot while another run's writer waits for (or holds) one:
+    a pending step in the pool (Postgres), or the run held in the queue by the daemon because the pool is full
+    (its log: "Run <id> is blocked by global concurrency limits")."""
+    deadline = time.monotonic() + timeout_s
+    daemon_log = stack.logs / "daemon.log"
+    while time.monotonic() < deadline:
+        info = instance.event_log_storage.get_concurrency_info("duckdb")
+        claimed = [s.run_id for s in info.claimed_slots if s.run_id in run_ids]
+        waiting = [s.run_id for s in info.pending_steps if s.run_id in run_ids and s.assigned_timestamp is None]
+        log = daemon_log.read_text(errors="replace")
+        waiting += [r for r in run_ids if f"Run {r} is blocked by global concurrency limits" in log]
+        if claimed and len(set(claimed + waiting)) >= 2:
+            return {"claimed": claimed, "waiting": waiting}
+        time.sleep(0.2)
+    raise TimeoutError(f"no two of the runs {run_ids} contended for the duckdb pool within {timeout_s:.0f} s")
+
+
+def celery_control(stack, command: str, worker: str) -> None:
+    """Make `worker` (a Celery node name) stop consuming the duckdb queue (cancel_consumer) or consume it again."""
+    from celery import Celery
+
+    app = Celery(broker=stack.env()["DAGSTER_CELERY_BROKER_URL"])
+    replies = getattr(app.control, command)("duckdb", destination=[worker], reply=True, timeout=10)
+    assert replies, f"{worker} did not answer {command}"
 
 
 def graph_keys(assets, partitions_def) -> list:
@@ -205,19 +252,39 @@ def _wait_for_step_in(instance, run_id: str, worker: str, step: str | None, time
     raise TimeoutError(f"no step of {run_id} started on {worker}")
 
 
+def _wait_for_writers_done(instance, run_id: str, timeout_s: float = 240) -> None:
+    """Poll the event log until `run_id` has writer (duckdb queue) steps and all of them finished."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        writers = [s for s in step_events(instance, [run_id]).values() if s["queue"] == "duckdb"]
+        if writers and all(s["end"] for s in writers):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"the writer steps of {run_id} did not finish within {timeout_s:.0f} s")
+
+
 @pytest.mark.parametrize(("worker", "queue_name"), [("worker-duckdb", "duckdb"), ("worker-compute", "dagster")])
 def test_sigkill_of_a_worker_mid_step_is_redelivered(stack, queue, instance, worker, queue_name):
     """SIGKILL of a worker (its whole process group) while it executes a step: the step's task was not acknowledged
     (task_acks_late), the broker hands it to the restarted worker after the visibility timeout, the run completes and
-    the tables hold the same data versions. Red with `task_acks_late: false` (the run never completes)."""
+    the tables hold the same data versions. The step is kept in flight by the held writer lock (a writer blocks at
+    once; a check, which runs after its asset, from the moment its asset's writers are done), so the kill cannot
+    miss it. Green on a live stack (2026-11-26). Expected red with `task_acks_late: false` (the run never
+    completes); that mutation has not been applied yet."""
     import dagster as dg
 
     before = versions(stack.env()["COMPASS_DB"])
     keys = [dg.AssetKey(["raw", "models"]), dg.AssetKey(["raw", "benchmark_scores"])]
-    run_id = queue.submit(keys, None, tags={"compass/test": "kill"})
-    step = _wait_for_step_in(instance, run_id, worker, None)
-    stack.stop_one(worker, sig=9, wait_s=0)
-    stack.start_worker(worker, queue_name)
+    with contextlib.ExitStack() as held:
+        if queue_name == "duckdb":
+            held.enter_context(writer_lock_held(stack.env()["COMPASS_DB"]))
+        run_id = queue.submit(keys, None, tags={"compass/test": "kill"})
+        if queue_name != "duckdb":
+            _wait_for_writers_done(instance, run_id)
+            held.enter_context(writer_lock_held(stack.env()["COMPASS_DB"]))
+        step = _wait_for_step_in(instance, run_id, worker, None)
+        stack.stop_one(worker, sig=9, wait_s=0)
+        stack.start_worker(worker, queue_name)
     status = queue.wait([run_id], RUN_TIMEOUT_S)[run_id]
     assert status == dg.DagsterRunStatus.SUCCESS
     executions = step_events(instance, [run_id])[(run_id, step)]["workers"]
@@ -232,9 +299,10 @@ def test_broker_restart_mid_run(stack, queue, instance):
 
     before = versions(stack.env()["COMPASS_DB"])
     keys = [dg.AssetKey(["raw", "models"]), dg.AssetKey(["raw", "benchmark_scores"])]
-    run_id = queue.submit(keys, None, tags={"compass/test": "broker"})
-    _wait_for_step_in(instance, run_id, "worker-", None)
-    stack.restart_redis()
+    with writer_lock_held(stack.env()["COMPASS_DB"]):  # its first writer step stays in flight over the restart
+        run_id = queue.submit(keys, None, tags={"compass/test": "broker"})
+        _wait_for_step_in(instance, run_id, "worker-", None)
+        stack.restart_redis()
     first = queue.wait([run_id], RUN_TIMEOUT_S)[run_id]
     assert first in (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE)
     again = queue.submit(keys, None, tags={"compass/test": "broker"})
