@@ -9,11 +9,13 @@ COMPASS_HEAVY=1 or the run config.
 
 import dagster as dg
 
-from assets.partitions import archetype_partitions
+from assets.partitions import archetype_partitions, route_dataset_partitions
+from assets.sources import RAW_KEYS
 from compass.clusters.benchmark import run_benchmark, summarize
+from compass.clusters.contexts import assign_contexts, chosen_k, context_study, helps
 from compass.clusters.plots import datasets_figure
 from compass.clusters.segmentation import segmentation_study
-from resources import settings
+from resources import readers, settings
 from resources.clusters_configs import archetype
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
@@ -103,4 +105,42 @@ def segmentation_validation(context: dg.AssetExecutionContext, config: Segmentat
                                   "best_by_ami": dg.MetadataValue.md(best.to_markdown(index=False, floatfmt=".3f"))})
 
 
-clusters_assets = [cluster_benchmark, segmentation_validation]
+CONTEXT_SIZES = {"smoke": {"ks": [4], "n_rounds": 2}, "light": {"ks": [2, 4, 8], "n_rounds": 3},
+                 "heavy": {"ks": [2, 4, 8], "n_rounds": 20}}
+
+
+class ContextConfig(dg.Config):
+    """Query-segment study size: None fields take the light values (20 rounds with COMPASS_HEAVY=1, fewer with
+    COMPASS_SMOKE=1)."""
+
+    ks: list[int] | None = None  # numbers of segments to try
+    n_rounds: int | None = None  # seeded training / held-out splits of the gold queries
+    seed: int = 0
+
+
+@dg.asset(key=["clusters", "contexts"], deps=[RAW_KEYS["route_labels"]], partitions_def=route_dataset_partitions,
+          group_name="clusters", pool=settings.writer_pool(), code_version=CODE_VERSION)
+def query_contexts(context: dg.AssetExecutionContext, config: ContextConfig,
+                   warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Issue 30 item 5: segments of real prompts (raw.route_labels gold queries, the router's embedding, K-Means /
+    EM-GMM) as ML Compass contexts, kept only where they pay out of sample. clusters.context_study: per k, cost
+    weight and method, the held-out utility of choosing the model per segment against the global choice and
+    random segments of the same sizes (paired gains with standard errors over seeded splits; compass.clusters.
+    contexts); clusters.query_contexts: each gold query's context at the k the study supports (one context, the
+    global choice, where no segmentation beats both references by 2 SE)."""
+    wh = warehouse.get()
+    sizes = CONTEXT_SIZES[settings.synthetic_study_size()]
+    labels = readers.route_labels(wh, context.partition_key)
+    study = context_study(labels, tuple(config.ks or sizes["ks"]), config.n_rounds or sizes["n_rounds"], config.seed)
+    k = chosen_k(study)
+    gold = labels[labels["label_kind"] == "gold"].reset_index(drop=True)
+    contexts = assign_contexts(gold, k, config.seed).assign(dataset=context.partition_key, k=k)
+    wins = helps(study)
+    return publish_many(context, wh, {"clusters.context_study": study, "clusters.query_contexts": contexts},
+                        {"dataset": context.partition_key},
+                        metadata={"k": k, "cells_beating_both_references": len(wins),
+                                  "winning_cells": dg.MetadataValue.md(
+                                      wins.to_markdown(index=False, floatfmt=".4f") if len(wins) else "none")})
+
+
+clusters_assets = [cluster_benchmark, segmentation_validation, query_contexts]
