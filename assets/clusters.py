@@ -1,8 +1,9 @@
 """Synthetic cluster data from archetypes (seed 001, thesis chapter 5): the mock clustering benchmark per
-archetype file (one dynamic partition each) and the user-segmentation validation study.
+archetype file (one dynamic partition each), the user-segmentation validation study, and segments of real
+prompts as ML Compass contexts (one partition per routing dataset).
 
-All data here is synthetic (drawn from the archetypes), labelled as such in the README's data
-dictionary. Light by default (one data set per archetype and shape, spectral clustering and HDBSCAN
+The benchmark's and the validation study's data are synthetic (drawn from the archetypes), labelled as such in
+the data dictionary; clusters/contexts reads the real raw.route_labels. Light by default (one data set per archetype and shape, spectral clustering and HDBSCAN
 only up to 1,500 points); the thesis' full design (10 data sets per archetype and shape, every algorithm) with
 COMPASS_HEAVY=1 or the run config.
 """
@@ -91,11 +92,9 @@ def segmentation_validation(context: dg.AssetExecutionContext, config: Segmentat
     from archetypes, segmented by the EC §8.1 rule (thresholds on C1 - C2) and by clustering; AMI / ARI
     of each method in clusters.segmentation, so a case study can choose its segmentation on evidence.
 
-    A synthetic validation study with no consumer in the pipeline (only the report's cluster page reads
-    it): the embedded data hold no user coordinates to segment (interactions.user_id and context_group
-    are null in every row), so no real segmentation runs here (issue 30 item 5, not done; see
-    docs/results/clusters.md). Kept because it is cheap and is the evidence a case study that brings
-    per-user (C1, C2) coordinates would choose its segmentation by."""
+    A synthetic validation study (the embedded data hold no user coordinates: interactions.user_id and
+    context_group are null in every row): the evidence for which clustering recovers known segments, the
+    methods clusters/contexts then applies to real prompts."""
     n_reps = config.n_reps or SEGMENTATION_REPS[settings.synthetic_study_size()]
     table = segmentation_study(n_reps, seed=config.seed)
     best = (table[table["metric"] == "ami"].sort_values("mean", ascending=False)
