@@ -14,6 +14,7 @@ from assets.partitions import archetype_partitions, route_dataset_partitions
 from assets.sources import RAW_KEYS
 from compass.clusters.benchmark import run_benchmark, summarize
 from compass.clusters.contexts import assign_contexts, chosen_k, context_study, helps
+from compass.clusters.figures import approximation_summary, difficulty_curve, overlap_approximations
 from compass.clusters.plots import datasets_figure
 from compass.clusters.segmentation import segmentation_study
 from resources import readers, settings
@@ -142,4 +143,26 @@ def query_contexts(context: dg.AssetExecutionContext, config: ContextConfig,
                                       wins.to_markdown(index=False, floatfmt=".4f") if len(wins) else "none")})
 
 
-clusters_assets = [cluster_benchmark, segmentation_validation, query_contexts]
+FIGURE_SIZES = {"smoke": {"n_models": 1, "dims": (2, 10), "max_overlaps": (1e-3, 0.3), "n_datasets": 1},
+                "light": {"n_models": 3, "dims": (2, 10, 30, 100), "max_overlaps": (1e-4, 1e-2, 0.1, 0.3), "n_datasets": 3},
+                "heavy": {"n_models": 8, "dims": (2, 10, 30, 100), "n_datasets": 100,
+                          "max_overlaps": (1e-7, 1e-5, 1e-3, 1e-2, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)}}
+
+
+@dg.asset(key=["clusters", "figures"], group_name="clusters", pool=settings.writer_pool(), code_version=CODE_VERSION)
+def thesis_figures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Thesis Figs. 5.4 and 5.9-5.10 on synthetic data (compass.clusters.figures): the LDA and C2C overlap
+    approximations against the exact overlap (clusters.overlap_approximation: Pearson r, relative errors), and Ward's
+    AMI / ARI and the silhouette score against max_overlap per dimension, convex and distorted (clusters.difficulty).
+    Light: seconds; the thesis' 100 data sets per setting with COMPASS_HEAVY=1."""
+    size = FIGURE_SIZES[settings.synthetic_study_size()]
+    approximation = approximation_summary(overlap_approximations(size["n_models"]))
+    difficulty = difficulty_curve(size["dims"], size["max_overlaps"], size["n_datasets"])
+    return publish_many(context, warehouse.get(), {"clusters.overlap_approximation": approximation,
+                                                   "clusters.difficulty": difficulty},
+                        metadata={"size": settings.synthetic_study_size(),
+                                  "approximation": dg.MetadataValue.md(approximation.to_markdown(index=False,
+                                                                                                 floatfmt=".3f"))})
+
+
+clusters_assets = [cluster_benchmark, segmentation_validation, query_contexts, thesis_figures]

@@ -31,3 +31,20 @@ def test_contexts_asset_publishes_the_study_and_one_context_per_query(tmp_path, 
     k = int(contexts["k"].iloc[0])
     assert contexts["context"].nunique() == k and contexts.groupby("context").size().eq(
         contexts.groupby("context")["context_size"].first()).all()
+
+
+def test_figures_asset_reproduces_the_approximation_ordering(tmp_path, monkeypatch):
+    """clusters/figures at smoke size: both tables, and Fig. 5.4's ordering (LDA within 10 % far more often than
+    C2C). Mutation killed: the "lda" column computed with mode "c2c" in overlap_approximations, red."""
+    db = tmp_path / "w.duckdb"
+    monkeypatch.setenv("COMPASS_DB", str(db))
+    monkeypatch.setenv("COMPASS_SMOKE", "1")
+    monkeypatch.delenv("COMPASS_HEAVY", raising=False)
+    from assets.clusters import thesis_figures
+
+    assert dg.materialize([thesis_figures], resources={"warehouse": WarehouseResource()}).success
+    wh = Warehouse(db)
+    approx = wh.read("clusters.overlap_approximation").set_index("method")
+    assert approx.loc["lda", "share_within_10pct"] > 0.85 > 0.5 > approx.loc["c2c", "share_within_10pct"]
+    difficulty = wh.read("clusters.difficulty")
+    assert set(difficulty["shape"]) == {"convex", "distorted"} and difficulty["ami"].between(-1, 1).all()
