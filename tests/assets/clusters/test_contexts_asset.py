@@ -5,6 +5,7 @@ import dagster as dg
 import pandas as pd
 
 from assets.clusters import query_contexts
+from pipelines.report.pages.clusters import clusters_body
 from resources.warehouse import Warehouse, WarehouseResource
 from tests.paths import ROOT
 
@@ -31,6 +32,8 @@ def test_contexts_asset_publishes_the_study_and_one_context_per_query(tmp_path, 
     k = int(contexts["k"].iloc[0])
     assert contexts["context"].nunique() == k and contexts.groupby("context").size().eq(
         contexts.groupby("context")["context_size"].first()).all()
+    page = clusters_body(wh)
+    assert 'class="verdict"' in page and "Query segments as contexts, arena_small:" in page
 
 
 def test_figures_asset_reproduces_the_approximation_ordering(tmp_path, monkeypatch):
