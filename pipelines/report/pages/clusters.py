@@ -51,9 +51,11 @@ def contexts_verdict(study: pd.DataFrame, contexts: pd.DataFrame) -> str:
     parts = []
     for dataset, g in contexts.groupby("dataset", sort=True):
         k = int(g["k"].iloc[0])
-        cells = at1[(at1["dataset"] == dataset) & (at1["k"] == (k if k > 1 else at1["k"].min()))].set_index("method")
+        shown = k if k > 1 else int(at1["k"].min())
+        cells = at1[(at1["dataset"] == dataset) & (at1["k"] == shown)].set_index("method")
         kept = f"{k} query contexts kept" if k > 1 else "one context (no segmentation beats both references)"
-        parts.append(f"{dataset}: {kept}; held-out gain over one global model {_gain(cells, 'kmeans')}, random segments "
+        parts.append(f"{dataset}: {kept}; held-out gain of K-Means at k = {shown} over one global model {_gain(cells, 'kmeans')}, random "
+                     f"segments "
                      f"{_gain(cells, 'random')}")
     return "Query segments as contexts, " + "; ".join(parts) + "."
 
