@@ -84,6 +84,8 @@ def _guarded(func):
     """One line on stderr and exit code 2 for a bad archetype or flag, never a traceback."""
     def run(args: argparse.Namespace) -> int:
         try:
+            if args.seed < 0:
+                raise ClustersFlagError(f"--seed {args.seed}: must be a whole number >= 0")
             return func(args)
         except (ArchetypeError, ClustersFlagError) as exc:
             print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)

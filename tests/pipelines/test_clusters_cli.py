@@ -55,6 +55,7 @@ def test_sample_writes_valid_archetypes(tiny, tmp_path):
     (["describe", "{missing}"], "missing.yaml: no such archetype file"),
     (["export", "{tiny}", "--out", "{tmp}/no/dir/x.jsonl"], "--out"),
     (["sample", "{tiny}", "--n", "0"], "--n 0"),
+    (["describe", "{tiny}", "--seed", "-1"], "--seed -1"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(tiny, tmp_path, capsys, argv, names):
     """Mutation killed: the commands without their error guard (`set_defaults(func=func)`): a traceback, red."""
