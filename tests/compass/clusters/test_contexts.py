@@ -66,3 +66,14 @@ def test_mmlu_segments_pay_and_arena_segments_do_not(real):
     assert mmlu.loc["kmeans", "gain_vs_random"] > 2 * mmlu.loc["kmeans", "gain_vs_random_se"]
     assert chosen_k(real[real["dataset"] == "mmlu_alpaca_mixtral"]) == 4
     assert chosen_k(real[real["dataset"] == "arena_alpaca_mixtral"]) == 1
+
+
+def test_choices_fitted_on_training_gains_only():
+    """SYNTHETIC no-signal world (gain independent of the text): honest per-segment choices cannot beat the global
+    choice held out, while choices fitted on the held-out gains always look better (each segment picks its winner
+    after seeing it). Mutation killed: `choose_primary(r_test, seg_test, w)` in evaluate_round -> gain ~.076 > .035, red (honest: -.001)."""
+    labels = two_topic_labels(n=300, seed=1)
+    labels["outcome"] = np.random.default_rng(2).normal(0, 1, len(labels))
+    study = context_study(labels, ks=(8,), n_rounds=10)
+    seg = study[(study["method"] == "kmeans") & (study["w_factor"] == 1.0)]
+    assert float(seg["gain_vs_global"].iloc[0]) < 0.035
