@@ -52,7 +52,7 @@ def test_random_segments_learn_nothing(topics):
 def real():
     labels = pd.read_parquet(ROOT / "data" / "route_labels.parquet")
     keep = labels["dataset"].isin(["mmlu_alpaca_mixtral", "arena_alpaca_mixtral"])
-    return context_study(labels[keep], ks=(4,), n_rounds=6)
+    return context_study(labels[keep], ks=(4,), n_rounds=20)  # the published design: 20 splits (corrected SE)
 
 
 def test_mmlu_segments_pay_and_arena_segments_do_not(real):
