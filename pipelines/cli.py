@@ -425,7 +425,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="gumbel: the thesis' Gumbel copula; aic: the AIC-best family per pair")
     cascade.set_defaults(func=cmd_cascade)
     add_route_parser(sub)
+    from pipelines.clusters_cli import add_clusters_parser
     from pipelines.matching_cli import add_parser as add_match
+
+    add_clusters_parser(sub)
 
     add_match(sub)
     return parser

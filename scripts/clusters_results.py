@@ -60,11 +60,17 @@ THESIS = {
 THESIS_HDBSCAN = {"12_diff_distr": ((.796, .269), (.605, .353)), "12_imbalance": ((.733, .238), (.560, .346)),
                   "7_sep_10d": ((.992, .175), (.747, .417)), "7_overlap_10d": ((.595, .909), (.163, .744)),
                   "4_100d_100": ((1.0, 1.0), (.794, .990)), "4_100d_1000": ((.800, .999), (.031, .687))}
-# repliclust 1.0.0 with the same scikit-learn, AMI convex, as measured and quoted in issue 30 (the package
-# needs torch, which this project does not install, so we could not rerun it).
-REPLICLUST = {("7_overlap_10d", "em_gmm"): .421, ("7_overlap_10d", "kmeans"): .412,
-              ("7_overlap_10d", "hierarchical"): .392, ("7_overlap_10d", "spectral"): .033,
-              ("4_100d_100", "hierarchical"): .645}
+# repliclust 1.0.0 with the same scikit-learn and clustering settings, measured by scripts/clusters_repliclust.py
+# (its throwaway venv; var/clusters_results/repliclust.csv): mean per (archetype, shape, metric, algorithm).
+REPLICLUST_CSV = OUT / "repliclust.csv"
+
+
+def repliclust_means() -> dict[tuple[str, str, str, str], float]:
+    """{(short archetype, shape, metric, algorithm): mean over its 10 data sets}; empty without the CSV."""
+    if not REPLICLUST_CSV.exists():
+        return {}
+    means = pd.read_csv(REPLICLUST_CSV).groupby(["archetype", "shape", "metric", "algorithm"])["value"].mean()
+    return {(SHORT[a], shape, metric, algo): v for (a, shape, metric, algo), v in means.items()}
 
 
 def archetypes() -> list[Archetype]:
@@ -118,7 +124,7 @@ def _mark(ours: float, se: float, refs: list[float]) -> str:
     return "(✓)" if any(close) else "✗"
 
 
-def table(summary: pd.DataFrame, metric: str, shape: str) -> str:
+def table(summary: pd.DataFrame, metric: str, shape: str, replic: dict) -> str:
     cells = summary[(summary["metric"] == metric) & (summary["shape"] == shape)].set_index(["archetype", "algorithm"])
     head = "| Archetype | " + " | ".join(("EM-GMM", "K-Means", "Spectral", "Ward")) + " |"
     lines = [head, "|---" * 5 + "|"]
@@ -127,7 +133,7 @@ def table(summary: pd.DataFrame, metric: str, shape: str) -> str:
         for j, algo in enumerate(ALGOS):
             mean, se = cells.loc[(name, algo), ["mean", "se"]]
             thesis = THESIS[(metric, shape)][short][j]
-            rc = REPLICLUST.get((short, algo)) if (metric, shape) == ("ami", "convex") else None
+            rc = replic.get((short, shape, metric, algo))
             ref = f"{thesis:.3f}" + (f" / r {rc:.3f}" if rc is not None else "")
             row.append(f"{mean:.3f} ({se:.3f}) [{ref}] {_mark(mean, se, [thesis, rc])}")
         lines.append(f"| {short} | " + " | ".join(row) + " |")
@@ -169,10 +175,11 @@ def overlap_table(overlaps: pd.DataFrame, generation: pd.DataFrame) -> str:
 def tables() -> None:
     scores = pd.read_csv(OUT / "scores.csv")
     summary = summarize(scores)
+    replic = repliclust_means()
     for metric in ("ami", "ari"):
         for shape in ("convex", "distorted"):
             print(f"\n{metric.upper()}, {shape}: ours (SE) [thesis / r repliclust 1.0.0] mark\n")
-            print(table(summary, metric, shape))
+            print(table(summary, metric, shape, replic))
     print("\nHDBSCAN\n")
     print(hdbscan_table(summary))
     print("\nRealised overlap\n")

@@ -94,7 +94,8 @@ class BenchmarkRun(NamedTuple):
 def _generation_rows(archetype: Archetype, generator: str, shape: str, index: int, data: Dataset,
                      seed: int) -> tuple[tuple, pd.DataFrame]:
     fit = (archetype.name, generator, shape, index, data.center_loss, data.converged, data.restarts)
-    rng = np.random.default_rng([seed, zlib.crc32(archetype.name.encode()), GENERATORS.index(generator), index])
+    rng = np.random.default_rng([seed, zlib.crc32(archetype.name.encode()), GENERATORS.index(generator),
+                                SHAPES.index(shape), index])
     pairs = band_status(realised_overlaps(data.model, OVERLAP_SAMPLES, rng), archetype.min_overlap,
                         archetype.max_overlap)
     return fit, pairs.assign(archetype=archetype.name, generator=generator, shape=shape, dataset=index)

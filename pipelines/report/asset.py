@@ -15,7 +15,8 @@ from resources.warehouse import WarehouseResource
 SHOWN = [["compass", "leaderboard_changes"], ["compass", "leaderboards"], ["compass", "rank_uncertainty"],
          ["compass", "lambda_path"], ["compass", "cost_side"], ["oracle", "summary"], ["oracle", "estimates"],
          ["oracle", "single_models"], ["cascade", "curves"], ["cascade", "auc"], ["cascade", "economics"],
-         ["clusters", "benchmark"], ["clusters", "segmentation"], ["router", "evaluation"], ["router", "policies"],
+         ["clusters", "benchmark"], ["clusters", "segmentation"],
+         ["clusters", "contexts"], ["clusters", "figures"], ["router", "evaluation"], ["router", "policies"],
          ["router", "overlap"], ["matching", "summary"]]
 
 

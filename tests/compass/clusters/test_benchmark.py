@@ -227,3 +227,22 @@ def test_center_fit_restarts_when_the_sgd_does_not_converge():
     one = fit_centers(6, 5, covs, n_restarts=1, rng=np.random.default_rng(3), **kw)
     assert (three.restarts, three.converged, one.restarts) == (2, False, 0)
     assert three.loss == pytest.approx(0.000695, rel=0.01) and one.loss > 2 * three.loss
+
+
+def test_realised_overlap_sampling_seed_includes_the_shape(monkeypatch):
+    """Issue 30 item 4 (low): the convex and the distorted data set of one index draw their overlap samples from
+    different streams. Mutation killed: SHAPES.index(shape) dropped from the seed in _generation_rows, red."""
+    from compass.clusters import benchmark
+
+    first_draws = []
+
+    def recording(model, n, rng):
+        first_draws.append(rng.random())
+        return realised_overlaps(model, 50, rng)
+
+    monkeypatch.setattr(benchmark, "realised_overlaps", recording)
+    tiny = Archetype(name="tiny", n_clusters=2, n_samples=40)
+    data = generate(tiny, 0)
+    for shape in ("convex", "distorted"):
+        benchmark._generation_rows(tiny, "thesis", shape, 0, data, seed=0)
+    assert first_draws[0] != first_draws[1]
