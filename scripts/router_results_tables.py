@@ -49,8 +49,8 @@ def real_table() -> pd.DataFrame:
 
 
 def synthetic_table() -> pd.DataFrame:
-    evaluation = evaluate_synthetic(("A", "B"), (100, 500), mc_rounds=5, learner=LearnerSpec(n_estimators=100),
-                                    N=3000, D=20, cate_min_leaf=50)
+    evaluation, _ = evaluate_synthetic(("A", "B"), (100, 500), mc_rounds=5, learner=LearnerSpec(n_estimators=100),
+                                       N=3000, D=20, cate_min_leaf=50)
     return table(evaluation, ["preset", "n_gold"])
 
 
