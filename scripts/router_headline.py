@@ -5,11 +5,15 @@ gold-only and preference-only routing with 95 % t-intervals (`compass.router.stu
 
   run   one configuration; its per-round gains go to var/router_headline/<tag>.csv (one process per preset runs
         on its own core). The paper: 200 rounds, 500 trees; `COMPASS_HEAVY=1 compass run` is that design.
+  true-delta  why the meta-routers do (not) beat gold-only: eq. 6 with the TRUE shift Δ(s) in place of Δ̂ (a
+        perfect CATE step) beside gold-only and the DR meta-router, same rounds; if it reaches the oracle, what
+        the meta-routers lose is the estimation of Δ̂ (learner, leaf size), else the generator's preferences.
   table the paired tables of docs/results/router.md from every CSV given.
 
 Usage:
   .venv/bin/python scripts/router_headline.py run TAG --presets B --n-gold 50 100 500 1000 --rounds 20 --trees 50
         [--learner lightgbm] [--normalization none] [--dim 100] [--cate-min-leaf 5] [--routers gold_only ...]
+  .venv/bin/python scripts/router_headline.py true-delta TAG --presets B --n-gold 100 --rounds 10 --trees 25
   .venv/bin/python scripts/router_headline.py table var/router_headline/*.csv
 """
 
@@ -22,18 +26,22 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from compass.router.evaluation import efficiency_gain, interior_mean  # noqa: E402
 from compass.router.learners import LearnerSpec  # noqa: E402
+from compass.router.normalize import scale_constant  # noqa: E402
 from compass.router.study import SYNTHETIC_ROUTERS, evaluate_synthetic, synthetic_comparisons  # noqa: E402
+from compass.router.synthetic import make_data  # noqa: E402
 
 OUT = ROOT / "var" / "router_headline"
 NAMES = {"oracle": "oracle", "gold_only": "gold-only", "preference_only": "pref-only", "pooled": "pooled",
          "mean_shift": "mean-shift", "meta_r": "meta (R)", "meta_dr": "meta (DR)", "routellm_mf": "RouteLLM MF",
-         "routellm_sw": "RouteLLM SW"}
+         "routellm_sw": "RouteLLM SW", "meta_true_delta": "eq. 6 with true Δ"}
 CONFIG = ["tag", "learner", "normalization", "D", "cate_min_leaf", "trees", "N"]
 
 
@@ -44,12 +52,41 @@ def run(args: argparse.Namespace) -> None:
                                 D=args.dim, cate_min_leaf=args.cate_min_leaf, normalization=args.normalization,
                                 routers=tuple(args.routers),
                                 progress=lambda i, n: print(f"{args.tag}: {i}/{n}", file=sys.stderr, flush=True))
-    OUT.mkdir(parents=True, exist_ok=True)
-    rounds = result.rounds.assign(tag=args.tag, learner=args.learner, normalization=args.normalization, D=args.dim,
-                                  cate_min_leaf=args.cate_min_leaf, trees=args.trees, N=args.n_queries)
-    rounds.to_csv(OUT / f"{args.tag}.csv", index=False)
+    save(result.rounds, args)
     print(f"{args.tag}: {time.process_time() - start_cpu:.0f} s CPU (user+sys), {time.time() - start:.0f} s wall, "
           f"load average {os.getloadavg()[0]:.1f} at the end", flush=True)
+
+
+def true_delta(args: argparse.Namespace) -> None:
+    """Eq. 6 with the true Δ: ψ̂ fitted on D_G ∪ {(s′, y + Δ(s′))}, Δ in the normalized units c·ψ − η (Remark 1),
+    on the same generated data and seeds as `run` (so it pairs with gold-only and the DR meta-router there)."""
+    start_cpu = time.process_time()
+    learner = LearnerSpec(args.learner, n_estimators=args.trees)
+    base = evaluate_synthetic(tuple(args.presets), tuple(args.n_gold), args.rounds, learner, N=args.n_queries,
+                              D=args.dim, cate_min_leaf=args.cate_min_leaf, routers=("oracle", "gold_only", "meta_dr"))
+    rows = []
+    for preset in args.presets:
+        for n in args.n_gold:
+            for rnd in range(args.rounds):
+                d = make_data(n_gs=n, N=args.n_queries, D=args.dim, seed=rnd, preset=preset)
+                c = scale_constant(d.r, d.y, "variance")
+                pseudo = d.y + c * (d.eta_p + d.delta_p) - d.eta_p
+                model = LearnerSpec(args.learner, n_estimators=args.trees, seed=rnd).regressor()
+                model.fit(np.vstack([d.X_g, d.X_p]), np.concatenate([c * d.r, pseudo]))
+                gain = interior_mean(efficiency_gain(model.predict(d.X_test), d.psi_test, seed=rnd))
+                rows.append({"preset": preset, "router": "meta_true_delta", "n_gold": n, "round": rnd,
+                             "mean_gain": float(gain)})
+    rounds = pd.concat([base.rounds, pd.DataFrame(rows)], ignore_index=True)
+    save(rounds, args)
+    print(f"{args.tag}: {time.process_time() - start_cpu:.0f} s CPU (user+sys), load average "
+          f"{os.getloadavg()[0]:.1f} at the end", flush=True)
+
+
+def save(rounds: pd.DataFrame, args: argparse.Namespace) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    rounds.assign(tag=args.tag, learner=args.learner, normalization=args.normalization, D=args.dim,
+                  cate_min_leaf=args.cate_min_leaf, trees=args.trees, N=args.n_queries).to_csv(OUT / f"{args.tag}.csv",
+                                                                                              index=False)
 
 
 def cell(mean: float, lo: float, hi: float, distinguishable: bool) -> str:
@@ -76,7 +113,18 @@ def paired_table(rounds: pd.DataFrame) -> pd.DataFrame:
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run")
+    for command in ("run", "true-delta"):
+        add_run_arguments(sub.add_parser(command))
+    t = sub.add_parser("table")
+    t.add_argument("csv", nargs="+")
+    args = parser.parse_args(argv)
+    if args.command == "table":
+        print(paired_table(pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)).to_markdown(index=False))
+    else:
+        {"run": run, "true-delta": true_delta}[args.command](args)
+
+
+def add_run_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("tag")
     r.add_argument("--presets", nargs="+", default=["A", "B"])
     r.add_argument("--n-gold", nargs="+", type=int, default=[50, 100, 500, 1000])
@@ -88,14 +136,6 @@ def main(argv: list[str]) -> None:
     r.add_argument("--normalization", default="variance")
     r.add_argument("--cate-min-leaf", type=int, default=50)
     r.add_argument("--routers", nargs="+", default=list(SYNTHETIC_ROUTERS))
-    t = sub.add_parser("table")
-    t.add_argument("csv", nargs="+")
-    args = parser.parse_args(argv)
-    if args.command == "run":
-        run(args)
-    else:
-        table = paired_table(pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True))
-        print(table.to_markdown(index=False))
 
 
 if __name__ == "__main__":
