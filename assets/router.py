@@ -148,8 +148,8 @@ def router_deployment(context: dg.AssetExecutionContext, config: RouterStudyConf
 
 # Sizes of the synthetic study (spec §4) per resources.settings.synthetic_study_size(). Heavy is the paper's regime
 # (§4.1: N = 5,000, D = 50, 500 test queries, 200 rounds, 500-tree forests; gold sizes from 50 to 1,000, so κ =
-# n/(n + m) from 0.011) and costs days of CPU. Light is a smoke version of it for `make run` (~13 s CPU: 4 rounds
-# give 95 % paired intervals of about ±0.02-0.04, enough to separate preference-only from gold-only in preset B,
+# n/(n + m) from 0.011) and costs days of CPU. Light is a smoke version of it for `make run` (13-15 s CPU: 4 rounds
+# give 95 % paired intervals of about ±0.01-0.05, enough to separate preference-only from gold-only in preset B,
 # not the meta-routers from gold-only; scripts/router_headline.py prints the informative medium-size run).
 SYNTHETIC_SIZES = {
     "smoke": {"n_gold": [100], "mc_rounds": 1, "n_queries": 900, "dim": 10, "n_estimators": 10},
