@@ -9,12 +9,15 @@ gold-only and preference-only routing with 95 % t-intervals (`compass.router.stu
         perfect CATE step) beside gold-only and the DR meta-router, same rounds; if it reaches the oracle, what
         the meta-routers lose is the estimation of Δ̂ (learner, leaf size), else the generator's preferences.
   table the paired tables of docs/results/router.md from every CSV given.
+  ablation  each router of an ablation CSV against the same router of the main CSV, paired over the rounds both
+        ran (same generated data, seeds), 95 % t-intervals.
 
 Usage:
   .venv/bin/python scripts/router_headline.py run TAG --presets B --n-gold 50 100 500 1000 --rounds 20 --trees 50
         [--learner lightgbm] [--normalization none] [--dim 100] [--cate-min-leaf 5] [--routers gold_only ...]
   .venv/bin/python scripts/router_headline.py true-delta TAG --presets B --n-gold 100 --rounds 10 --trees 25
   .venv/bin/python scripts/router_headline.py table var/router_headline/*.csv
+  .venv/bin/python scripts/router_headline.py ablation var/router_headline/headline_B_n100.csv var/router_headline/ab*.csv
 """
 
 import os
@@ -110,16 +113,35 @@ def paired_table(rounds: pd.DataFrame) -> pd.DataFrame:
                                           key=lambda c: c.map(order) if c.name == "router" else c, kind="stable")
 
 
+def ablation_table(main: pd.DataFrame, ablations: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per ablation, preset, n_gold and router: the ablated router minus the main one, paired over shared rounds."""
+    rows = []
+    for ablation in ablations:
+        both = ablation.merge(main, on=["preset", "router", "n_gold", "round"], suffixes=("", "_main"))
+        both = both.assign(router=both["router"] + "|ablated", mean_gain=both["mean_gain"] - both["mean_gain_main"])
+        zero = both.assign(router="main", mean_gain=0.0).drop_duplicates(["preset", "n_gold", "round"])
+        diffs = synthetic_comparisons(pd.concat([both, zero])[["preset", "router", "n_gold", "round", "mean_gain"]])
+        diffs = diffs[diffs["baseline"] == "random"]
+        for d in diffs[diffs["router"] != "main"].itertuples(index=False):
+            rows.append({"ablation": ablation["tag"].iloc[0], "preset": d.preset, "n_gold": d.n_gold,
+                         "router": NAMES.get(d.router.split("|")[0], d.router), "rounds": d.mc_rounds,
+                         "ablated minus main": cell(d.mean_difference, d.lo, d.hi, d.distinguishable)})
+    return pd.DataFrame(rows)
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for command in ("run", "true-delta"):
         add_run_arguments(sub.add_parser(command))
-    t = sub.add_parser("table")
-    t.add_argument("csv", nargs="+")
+    sub.add_parser("table").add_argument("csv", nargs="+")
+    sub.add_parser("ablation").add_argument("csv", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "table":
         print(paired_table(pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)).to_markdown(index=False))
+    elif args.command == "ablation":
+        main_rounds, *ablations = (pd.read_csv(path) for path in args.csv)
+        print(ablation_table(main_rounds, ablations).to_markdown(index=False))
     else:
         {"run": run, "true-delta": true_delta}[args.command](args)
 
