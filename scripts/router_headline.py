@@ -109,7 +109,7 @@ def paired_table(rounds: pd.DataFrame) -> pd.DataFrame:
                          "rounds": int(sub["mc_rounds"].iloc[0]), "vs random": cells.get("random"),
                          "vs gold-only": cells.get("gold_only", "–"), "vs pref-only": cells.get("preference_only", "–")})
     order = {name: i for i, name in enumerate(NAMES.values())}
-    return pd.DataFrame(rows).sort_values(["config", "preset", "n_gold", "router"],
+    return pd.DataFrame(rows).sort_values(["preset", "n_gold", "config", "router"],
                                           key=lambda c: c.map(order) if c.name == "router" else c, kind="stable")
 
 
