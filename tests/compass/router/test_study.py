@@ -12,7 +12,8 @@ from compass.router.embed import VECTORIZER, Embedder, fit_embedder
 from compass.router.export import forest_nodes, forest_predict
 from compass.router.learners import LearnerSpec
 from compass.router.routers import fit_router, overlap_region
-from compass.router.study import StudyDesign, evaluate, policies, query_costs
+from compass.router.study import (StudyDesign, evaluate, evaluate_synthetic, policies, query_costs,
+                                  synthetic_comparisons)
 from tests.paths import ROOT
 
 LABELS = pd.read_csv(ROOT / "tests" / "fixtures" / "router" / "route_labels.csv")
@@ -119,8 +120,6 @@ def test_at_a_small_gold_share_the_cate_leaf_size_decides_the_r_meta_router_agai
     everywhere (5-row leaves for Δ̂) loses to gold-only, distinguishably; with 50-row leaves it gains in every round
     (docs/results/router.md, the headline at the paper's sizes: the CATE step, not the generator, is what loses).
     Mutation applied: `_cate_kwargs` returning {} (the CATE learner ignores cate_min_leaf): red."""
-    from compass.router.study import evaluate_synthetic, synthetic_comparisons
-
     rounds = {leaf: evaluate_synthetic(("B",), (50,), 4, LearnerSpec(n_estimators=25), N=2000, D=10,
                                        cate_min_leaf=leaf, routers=("gold_only", "meta_r")).rounds
               for leaf in (5, 50)}
