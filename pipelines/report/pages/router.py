@@ -96,7 +96,7 @@ def charted_routers(part: pd.DataFrame, comparisons: pd.DataFrame) -> list[str]:
 
 def router_body(wh: Warehouse) -> str:
     """Seed 003: the verdict per dataset from the paired comparisons, the gain curves of a few routers with 90 % bands,
-    the mean gain per router and gold size, the overlap diagnostic and the dollar budgets."""
+    the mean gain per router and gold size, the overlap diagnostic, the dollar budgets and the synthetic headline."""
     evaluation = readers.published(wh, "router.evaluation")
     comparisons = largest_n(readers.published(wh, "router.comparisons"))
     parts = [verdict(router_verdict(comparisons)) if len(comparisons) else "", smoke_note(comparisons),
@@ -123,6 +123,7 @@ def router_body(wh: Warehouse) -> str:
             n=("n", "first"), share_inside=("share_inside", "first"), auc=("auc", "first"))
     policies = readers.published(wh, "router.policies")
     calibration = readers.published(wh, "router.calibration")
+    synthetic = readers.published(wh, "router.synthetic_comparisons")
     return ("".join(parts)
             + section("Paired comparisons at the largest gold size (gain averaged over the usage grid)",
                       comparisons.drop(columns=["level"], errors="ignore"))
@@ -134,8 +135,13 @@ def router_body(wh: Warehouse) -> str:
                if len(overlap) else "")
             + (section("Budgets: threshold w per share of queries to the primary model, in dollars and normalized",
                        policies.head(500)) if len(policies) else "")
-            + "</details>")
+            + "</details>"
+            + (section("SYNTHETIC, known truth: the paper's headline (Fig. 1) cell by cell, every router against "
+                       "gold-only and preference-only paired across rounds (spec §4 generator; the paper-size run is "
+                       "in docs/results/router.md)", synthetic[synthetic["baseline"] != "random"].drop(
+                           columns=["level"], errors="ignore")) if len(synthetic) else ""))
 
 
 SLICE = Slice("router", "Router", "router.evaluation", router_body,
-              ("router.evaluation", "router.comparisons", "router.calibration", "router.overlap", "router.policies"))
+              ("router.evaluation", "router.comparisons", "router.calibration", "router.overlap", "router.policies",
+               "router.synthetic_comparisons"))
