@@ -158,7 +158,8 @@ SYNTHETIC_SIZES = {
               "n_estimators": 500},
 }
 # The synthetic study's own version, so changing it leaves the real-data router assets fresh.
-SYNTHETIC_CODE_VERSION = f"{CODE_VERSION}-synthetic-2"  # 2: paired comparisons; light 4 rounds, n 50/200; heavy n 50-1,000
+# 2: paired comparisons; light 4 rounds, n 50/200; heavy n 50-1,000
+SYNTHETIC_CODE_VERSION = f"{CODE_VERSION}-synthetic-2"
 
 
 class SyntheticRouterConfig(dg.Config):

@@ -17,7 +17,7 @@ Usage:
         [--learner lightgbm] [--normalization none] [--dim 100] [--cate-min-leaf 5] [--routers gold_only ...]
   .venv/bin/python scripts/router_headline.py true-delta TAG --presets B --n-gold 100 --rounds 10 --trees 25
   .venv/bin/python scripts/router_headline.py table var/router_headline/*.csv
-  .venv/bin/python scripts/router_headline.py ablation var/router_headline/headline_B_n100.csv var/router_headline/ab*.csv
+  cd var/router_headline && ../../.venv/bin/python ../../scripts/router_headline.py ablation headline_B_n100.csv ab*.csv
 """
 
 import os
@@ -107,7 +107,8 @@ def paired_table(rounds: pd.DataFrame) -> pd.DataFrame:
                      sub[["baseline", "mean_difference", "lo", "hi", "distinguishable"]].itertuples(index=False)}
             rows.append({"config": config[0], "preset": preset, "n_gold": n_gold, "router": NAMES.get(router, router),
                          "rounds": int(sub["mc_rounds"].iloc[0]), "vs random": cells.get("random"),
-                         "vs gold-only": cells.get("gold_only", "–"), "vs pref-only": cells.get("preference_only", "–")})
+                         "vs gold-only": cells.get("gold_only", "–"),
+                         "vs pref-only": cells.get("preference_only", "–")})
     order = {name: i for i, name in enumerate(NAMES.values())}
     return pd.DataFrame(rows).sort_values(["preset", "n_gold", "config", "router"],
                                           key=lambda c: c.map(order) if c.name == "router" else c, kind="stable")
@@ -138,7 +139,8 @@ def main(argv: list[str]) -> None:
     sub.add_parser("ablation").add_argument("csv", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "table":
-        print(paired_table(pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)).to_markdown(index=False))
+        rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
+        print(paired_table(rounds).to_markdown(index=False))
     elif args.command == "ablation":
         main_rounds, *ablations = (pd.read_csv(path) for path in args.csv)
         print(ablation_table(main_rounds, ablations).to_markdown(index=False))

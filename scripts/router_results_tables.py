@@ -85,8 +85,8 @@ def multi_table() -> pd.DataFrame:
     """App. A.2 on the synthetic N-model generator: mean true quality of the chosen models ± SE (share of queries
     sent to their truly best model), 10 rounds, 100-tree forests (the docs' design)."""
     runs = evaluate_multi_synthetic((3, 4), (100, 300, 1000), 10, LearnerSpec(n_estimators=100))
-    runs = runs.assign(cell=[f"{q:.3f} ± {se:.3f}" + ("" if p == "true_best" else f" ({b:.0%})")
-                             for q, se, b, p in runs[["quality", "se", "best_share", "policy"]].itertuples(index=False)])
+    values = runs[["quality", "se", "best_share", "policy"]].itertuples(index=False)
+    runs = runs.assign(cell=[f"{q:.3f} ± {se:.3f}" + ("" if p == "true_best" else f" ({b:.0%})") for q, se, b, p in values])
     wide = runs.pivot_table(index=["n_models", "n_gold"], columns="policy", values="cell", aggfunc="first")
     return wide[[c for c in MULTI if c in wide]].rename(columns=MULTI).reset_index()
 

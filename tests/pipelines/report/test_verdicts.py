@@ -54,7 +54,8 @@ def resplit_rounds(k: int, n_test: int = 30, n_gold_total: int = 100, seed: int 
     """router.evaluation_rounds of k re-splits of one data set (resampling correction 30/70 = 0.43, as on arena)."""
     gains = np.random.default_rng(seed).normal(0.0, 0.05, (k, 2))
     return pd.DataFrame([{"router": r, "n_gold": 100, "round": i, "mean_gain": gains[i, j], "n_test": n_test,
-                          "n_gold_total": n_gold_total} for i in range(k) for j, r in enumerate(("gold_only", "meta_dr"))])
+                          "n_gold_total": n_gold_total}
+                         for i in range(k) for j, r in enumerate(("gold_only", "meta_dr"))])
 
 
 def test_the_light_runs_two_rounds_are_called_a_smoke_run_by_the_width_of_its_actual_intervals():
