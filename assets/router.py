@@ -28,6 +28,7 @@ from compass.router.study import (
     overlap,
     policies,
     query_costs,
+    synthetic_comparisons,
     test_predictions,
 )
 from resources import readers, settings
@@ -145,12 +146,20 @@ def router_deployment(context: dg.AssetExecutionContext, config: RouterStudyConf
                         _where(context), metadata={k: v for k, v in facts.items() if k != "scale_c"}, history=False)
 
 
-# Sizes of the synthetic study (spec §4) per resources.settings.synthetic_study_size(); heavy is the paper's.
+# Sizes of the synthetic study (spec §4) per resources.settings.synthetic_study_size(). Heavy is the paper's regime
+# (§4.1: N = 5,000, D = 50, 500 test queries, 200 rounds, 500-tree forests; gold sizes from 50 to 1,000, so κ =
+# n/(n + m) from 0.011) and costs days of CPU. Light is a smoke version of it for `make run` (13-15 s CPU: 4 rounds
+# give 95 % paired intervals of about ±0.01-0.05, enough to separate preference-only from gold-only in preset B,
+# not the meta-routers from gold-only; scripts/router_headline.py prints the informative medium-size run).
 SYNTHETIC_SIZES = {
     "smoke": {"n_gold": [100], "mc_rounds": 1, "n_queries": 900, "dim": 10, "n_estimators": 10},
-    "light": {"n_gold": [100, 500], "mc_rounds": 2, "n_queries": 1500, "dim": 10, "n_estimators": 30},
-    "heavy": {"n_gold": [100, 500, 1000], "mc_rounds": 200, "n_queries": 5000, "dim": 50, "n_estimators": 500},
+    "light": {"n_gold": [50, 200], "mc_rounds": 4, "n_queries": 1500, "dim": 10, "n_estimators": 25},
+    "heavy": {"n_gold": [50, 100, 200, 500, 1000], "mc_rounds": 200, "n_queries": 5000, "dim": 50,
+              "n_estimators": 500},
 }
+# The synthetic study's own version, so changing it leaves the real-data router assets fresh.
+# 2: paired comparisons; light 4 rounds, n 50/200; heavy n 50-1,000
+SYNTHETIC_CODE_VERSION = f"{CODE_VERSION}-synthetic-2"
 
 
 class SyntheticRouterConfig(dg.Config):
@@ -158,11 +167,11 @@ class SyntheticRouterConfig(dg.Config):
     COMPASS_SMOKE=1)."""
 
     presets: list[str] = ["A", "B"]
-    n_gold: list[int] | None = None  # light: 100, 500; heavy: 100, 500, 1000 (the paper's sizes)
-    mc_rounds: int | None = None  # light 2, heavy 200 (the paper)
+    n_gold: list[int] | None = None  # light: 50, 200; heavy: 50, 100, 200, 500, 1000 (the paper's 100-1,000 and 50)
+    mc_rounds: int | None = None  # light 4, heavy 200 (the paper)
     n_queries: int | None = None  # N: light 1,500, heavy 5,000
     dim: int | None = None  # D: light 10, heavy 50
-    n_estimators: int | None = None  # light 30, heavy 500
+    n_estimators: int | None = None  # light 25, heavy 500
     learner: str = "random_forest"  # ablation (i): "lightgbm" for the paper's XGBoost
     normalization: str = "variance"  # ablation (iii): "none"
     seed: int = 0
@@ -172,20 +181,26 @@ class SyntheticRouterConfig(dg.Config):
         return {k: getattr(self, k) or default for k, default in base.items()}
 
 
-@dg.asset(key=["router", "synthetic_study"], group_name="router", code_version=CODE_VERSION,
+@dg.asset(key=["router", "synthetic_study"], group_name="router", code_version=SYNTHETIC_CODE_VERSION,
           pool=settings.writer_pool())
 def router_synthetic_study(context: dg.AssetExecutionContext, config: SyntheticRouterConfig,
                            warehouse: WarehouseResource) -> dg.MaterializeResult:
     """SYNTHETIC: every router including the oracle benchmark on the spec's generator with known ψ (presets A
-    "complex η" and B "weak preferences"), efficiency gain per gold size (router.synthetic_evaluation)."""
+    "complex η" and B "weak preferences"), efficiency gain per gold size (router.synthetic_evaluation), each round's
+    mean gain over the usage grid (router.synthetic_rounds) and every router against random, gold-only and
+    preference-only routing paired across rounds with 95 % t-intervals (router.synthetic_comparisons): the paper's
+    headline (Fig. 1) cell by cell."""
     size = config.sizes()
     learner = LearnerSpec(config.learner, n_estimators=size["n_estimators"], seed=config.seed)
-    table = evaluate_synthetic(tuple(config.presets), tuple(size["n_gold"]), size["mc_rounds"], learner,
-                               N=size["n_queries"], D=size["dim"], normalization=config.normalization,
-                               seed=config.seed, progress=lambda i, n: context.log.info(f"synthetic step {i}/{n}"))
+    table, rounds = evaluate_synthetic(tuple(config.presets), tuple(size["n_gold"]), size["mc_rounds"], learner,
+                                       N=size["n_queries"], D=size["dim"], normalization=config.normalization,
+                                       seed=config.seed,
+                                       progress=lambda i, n: context.log.info(f"synthetic step {i}/{n}"))
     mean = table.groupby(["preset", "n_gold", "router"])["expected_gain"].mean().unstack()
-    return publish_many(context, warehouse.get(), {"router.synthetic_evaluation": table},
-                        metadata={"size": settings.synthetic_study_size(),
+    return publish_many(context, warehouse.get(), {"router.synthetic_evaluation": table,
+                                                   "router.synthetic_rounds": rounds,
+                                                   "router.synthetic_comparisons": synthetic_comparisons(rounds)},
+                        metadata={"size": settings.synthetic_study_size(), "mc_rounds": size["mc_rounds"],
                                   "mean_gain_over_pmur": dg.MetadataValue.md(mean.to_markdown(floatfmt=".4f"))})
 
 

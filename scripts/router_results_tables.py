@@ -3,7 +3,9 @@ and on the spec's synthetic generator with known truth, each mean over the PMUR 
 `paired`: every router against random, gold-only and preference-only routing paired across rounds (95 % t-intervals)
 and ψ̂'s calibration (Spearman's ρ with the realized gold gain on held-out queries), n_gold = 100, 10 rounds, 50 trees.
 
-Usage: .venv/bin/python scripts/router_results_tables.py [real|synthetic|paired ...]   (real and synthetic by
+`multi`: the App. A.2 N-model table on synthetic labels (10 rounds, 100-tree forests; ~12-30 min).
+
+Usage: .venv/bin/python scripts/router_results_tables.py [real|synthetic|paired|multi ...]   (real and synthetic by
 default; ~30-60 min; paired ~20 min)
 """
 
@@ -21,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from compass.router.evaluation import calibration, paired_comparisons  # noqa: E402
 from compass.router.learners import LearnerSpec  # noqa: E402
+from compass.router.multi_study import evaluate_multi_synthetic  # noqa: E402
 from compass.router.study import StudyDesign, evaluate, evaluate_synthetic  # noqa: E402
 
 REAL = {"arena_alpaca_mixtral": "arena, Mixtral", "arena_alpaca_claude21": "arena, Claude 2.1",
@@ -49,8 +52,8 @@ def real_table() -> pd.DataFrame:
 
 
 def synthetic_table() -> pd.DataFrame:
-    evaluation = evaluate_synthetic(("A", "B"), (100, 500), mc_rounds=5, learner=LearnerSpec(n_estimators=100),
-                                    N=3000, D=20, cate_min_leaf=50)
+    evaluation, _ = evaluate_synthetic(("A", "B"), (100, 500), mc_rounds=5, learner=LearnerSpec(n_estimators=100),
+                                       N=3000, D=20, cate_min_leaf=50)
     return table(evaluation, ["preset", "n_gold"])
 
 
@@ -74,9 +77,23 @@ def paired_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+MULTI = {"true_best": "true best per query", "best_single": "best single", "gold_only": "gold-only",
+         "preference_only": "pref-only", "pooled": "pooled", "meta_dr": "meta (DR)", "meta_dr_btl": "meta (DR, BTL η)"}
+
+
+def multi_table() -> pd.DataFrame:
+    """App. A.2 on the synthetic N-model generator: mean true quality of the chosen models ± SE (share of queries
+    sent to their truly best model), 10 rounds, 100-tree forests (the docs' design)."""
+    runs = evaluate_multi_synthetic((3, 4), (100, 300, 1000), 10, LearnerSpec(n_estimators=100))
+    values = runs[["quality", "se", "best_share", "policy"]].itertuples(index=False)
+    runs = runs.assign(cell=[f"{q:.3f} ± {se:.3f}" + ("" if p == "true_best" else f" ({b:.0%})") for q, se, b, p in values])
+    wide = runs.pivot_table(index=["n_models", "n_gold"], columns="policy", values="cell", aggfunc="first")
+    return wide[[c for c in MULTI if c in wide]].rename(columns=MULTI).reset_index()
+
+
 def main(which: list[str]) -> None:
     for name in which or ["real", "synthetic"]:
-        frame = {"real": real_table, "synthetic": synthetic_table, "paired": paired_table}[name]()
+        frame = {"real": real_table, "synthetic": synthetic_table, "paired": paired_table, "multi": multi_table}[name]()
         print(f"\n{name}:\n\n{frame.to_markdown(index=False)}\n", flush=True)
 
 

@@ -21,7 +21,7 @@ from sklearn.model_selection import KFold
 
 from compass.router.decision import choose_w, route_to_primary
 from compass.router.embed import Embedder, fit_embedder
-from compass.router.evaluation import PMUR_GRID, efficiency_gain, interior_mean
+from compass.router.evaluation import PMUR_GRID, efficiency_gain, interior_mean, paired_comparisons
 from compass.router.export import forest_nodes
 from compass.router.learners import LearnerSpec
 from compass.router.normalize import scale_constant
@@ -255,11 +255,24 @@ def _summarize(gains: dict[tuple, list[np.ndarray]], keys: tuple[str, ...]) -> p
     return pd.concat(rows, ignore_index=True)
 
 
+SYNTHETIC_ROUTERS = ("oracle",) + REAL_ROUTERS[:-1]  # the truncation variant needs distinct pools; here they are one
+
+
+class SyntheticEvaluation(NamedTuple):
+    """What `evaluate_synthetic` returns: router.synthetic_evaluation's rows, and one row per (preset, router, n_gold,
+    round) with the round's mean gain over the usage grid, for paired comparisons (rounds on fresh data)."""
+
+    table: pd.DataFrame
+    rounds: pd.DataFrame
+
+
 def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rounds: int, learner: LearnerSpec,
                        N: int = 5000, D: int = 50, cate_min_leaf: int = 50, normalization: str = "variance",
-                       seed: int = 0, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                       seed: int = 0, routers: tuple[str, ...] = SYNTHETIC_ROUTERS,
+                       progress: Callable[[int, int], None] | None = None) -> SyntheticEvaluation:
     """SYNTHETIC (spec §4 generator, known ψ): EG of every router including the oracle benchmark, per preset and
-    gold size, averaged over Monte Carlo rounds (fresh data each round); EG is in units of the true ψ.
+    gold size, averaged over Monte Carlo rounds (fresh data each round, so rounds are independent and paired
+    intervals need no resampling correction); EG is in units of the true ψ.
     `learner.kind`, `normalization` and D are the paper's ablations (LightGBM for XGBoost, none, d = 100)."""
     gains: dict[tuple, list[np.ndarray]] = {}
     steps, done = len(presets) * len(n_gold) * mc_rounds, 0
@@ -270,7 +283,7 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
                 c = scale_constant(d.r, d.y, normalization)
                 spec = replace(learner, seed=seed + rnd)
                 design = StudyDesign(learner=spec, cate_min_leaf=cate_min_leaf)
-                for name in ("oracle",) + REAL_ROUTERS[:-1]:
+                for name in routers:
                     router = fit_router(name, spec, d.X_g, c * d.r, d.X_p, d.y, r_p=c * d.r_p,
                                         **_cate_kwargs(name, design, seed + rnd))
                     gains.setdefault((preset, name, n), []).append(
@@ -278,5 +291,16 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
                 done += 1
                 if progress is not None:
                     progress(done, steps)
-    return _summarize(gains, ("preset", "router", "n_gold")).assign(learner=learner.kind, N=N, D=D,
-                                                                     normalization=normalization)
+    table = _summarize(gains, ("preset", "router", "n_gold")).assign(learner=learner.kind, N=N, D=D,
+                                                                      normalization=normalization)
+    rounds = pd.DataFrame([{"preset": preset, "router": name, "n_gold": n, "round": i,
+                            "mean_gain": float(interior_mean(g))}
+                           for (preset, name, n), runs in gains.items() for i, g in enumerate(runs)])
+    return SyntheticEvaluation(table, rounds)
+
+
+def synthetic_comparisons(rounds: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """`paired_comparisons` per preset: every router against random, gold-only and preference-only, paired across
+    rounds (same generated data, same test queries), plain t-intervals (fresh data each round)."""
+    return pd.concat([paired_comparisons(part, level=level).assign(preset=preset)
+                      for preset, part in rounds.groupby("preset", sort=True)], ignore_index=True)

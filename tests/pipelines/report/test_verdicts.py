@@ -1,8 +1,12 @@
 """A study page's verdict is computed from its table: change the numbers and the sentence changes."""
 
+import re
+
+import numpy as np
 import pandas as pd
 
-from pipelines.report.pages.router import charted_routers, router_verdict
+from compass.router.evaluation import paired_comparisons
+from pipelines.report.pages.router import charted_routers, router_verdict, smoke_note
 
 
 def comparisons(rows: dict[tuple[str, str], tuple[float, float, float]], dataset: str = "gsm8k") -> pd.DataFrame:
@@ -44,3 +48,27 @@ def test_the_chart_shows_at_most_four_routers_the_oracle_and_gold_only_first():
     table = comparisons({(r, "random"): (0.01 * i, 0, 0.02 * i) for i, r in enumerate(names)})
     part = pd.DataFrame({"router": names})
     assert charted_routers(part, table) == ["oracle", "gold_only", "meta_dr", "meta_r"]
+
+
+def resplit_rounds(k: int, n_test: int = 30, n_gold_total: int = 100, seed: int = 0) -> pd.DataFrame:
+    """router.evaluation_rounds of k re-splits of one data set (resampling correction 30/70 = 0.43, as on arena)."""
+    gains = np.random.default_rng(seed).normal(0.0, 0.05, (k, 2))
+    return pd.DataFrame([{"router": r, "n_gold": 100, "round": i, "mean_gain": gains[i, j], "n_test": n_test,
+                          "n_gold_total": n_gold_total}
+                         for i in range(k) for j, r in enumerate(("gold_only", "meta_dr"))])
+
+
+def test_the_light_runs_two_rounds_are_called_a_smoke_run_by_the_width_of_its_actual_intervals():
+    """Mutations applied, each red: interval_inflation with z in place of t_{k-1} (the stated width no longer matches
+    the table's interval); the note shown whatever the width (the 10-round case gets one); never shown (threshold
+    100x)."""
+    table = paired_comparisons(resplit_rounds(2))
+    note = smoke_note(table)
+    assert "Smoke run" in note and "docs/results/router.md" in note and "COMPASS_HEAVY=1" in note
+    stated = float(re.search(r"each interval is ([0-9.]+)× as wide", note).group(1))
+    row = table[(table["router"] == "meta_dr") & (table["baseline"] == "gold_only")].iloc[0]
+    diffs = resplit_rounds(2).pivot(index="round", columns="router", values="mean_gain")
+    s = (diffs["meta_dr"] - diffs["gold_only"]).std(ddof=1)
+    unlimited = 1.96 * s * np.sqrt(row["resample_correction"])  # the half-width unlimited rounds leave
+    assert stated == round((row["hi"] - row["lo"]) / 2 / unlimited, 1)
+    assert smoke_note(paired_comparisons(resplit_rounds(10))) == ""  # the results page's 10 rounds: informative

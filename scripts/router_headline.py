@@ -1,0 +1,166 @@
+"""The meta-router headline at the paper's sizes (seed 003 §4.1, Fig. 1) and its ablations, on the spec's SYNTHETIC
+generator with known ψ (spec §4): N = 5,000 queries, D = 50, 500 test queries, gold sizes n from 50 to 1,000 (κ =
+n/(n + m) from 0.011), every router paired across Monte Carlo rounds (fresh data each round) against random,
+gold-only and preference-only routing with 95 % t-intervals (`compass.router.study.synthetic_comparisons`).
+
+  run   one configuration; its per-round gains go to var/router_headline/<tag>.csv (one process per preset runs
+        on its own core). The paper: 200 rounds, 500 trees; `COMPASS_HEAVY=1 compass run` is that design.
+  true-delta  why the meta-routers do (not) beat gold-only: eq. 6 with the TRUE shift Δ(s) in place of Δ̂ (a
+        perfect CATE step) beside gold-only and the DR meta-router, same rounds; if it reaches the oracle, what
+        the meta-routers lose is the estimation of Δ̂ (learner, leaf size), else the generator's preferences.
+  table the paired tables of docs/results/router.md from every CSV given.
+  ablation  each router of an ablation CSV against the same router of the main CSV, paired over the rounds both
+        ran (same generated data, seeds), 95 % t-intervals.
+
+Usage:
+  .venv/bin/python scripts/router_headline.py run TAG --presets B --n-gold 50 100 500 1000 --rounds 20 --trees 50
+        [--learner lightgbm] [--normalization none] [--dim 100] [--cate-min-leaf 5] [--routers gold_only ...]
+  .venv/bin/python scripts/router_headline.py true-delta TAG --presets B --n-gold 100 --rounds 10 --trees 25
+  .venv/bin/python scripts/router_headline.py table var/router_headline/*.csv
+  cd var/router_headline && ../../.venv/bin/python ../../scripts/router_headline.py ablation headline_B_n100.csv ab*.csv
+"""
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from compass.router.evaluation import efficiency_gain, interior_mean  # noqa: E402
+from compass.router.learners import LearnerSpec  # noqa: E402
+from compass.router.normalize import scale_constant  # noqa: E402
+from compass.router.study import SYNTHETIC_ROUTERS, evaluate_synthetic, synthetic_comparisons  # noqa: E402
+from compass.router.synthetic import make_data  # noqa: E402
+
+OUT = ROOT / "var" / "router_headline"
+NAMES = {"oracle": "oracle", "gold_only": "gold-only", "preference_only": "pref-only", "pooled": "pooled",
+         "mean_shift": "mean-shift", "meta_r": "meta (R)", "meta_dr": "meta (DR)", "routellm_mf": "RouteLLM MF",
+         "routellm_sw": "RouteLLM SW", "meta_true_delta": "eq. 6 with true Δ"}
+CONFIG = ["tag", "learner", "normalization", "D", "cate_min_leaf", "trees", "N"]
+
+
+def run(args: argparse.Namespace) -> None:
+    start_cpu, start = time.process_time(), time.time()
+    learner = LearnerSpec(args.learner, n_estimators=args.trees)
+    result = evaluate_synthetic(tuple(args.presets), tuple(args.n_gold), args.rounds, learner, N=args.n_queries,
+                                D=args.dim, cate_min_leaf=args.cate_min_leaf, normalization=args.normalization,
+                                routers=tuple(args.routers),
+                                progress=lambda i, n: print(f"{args.tag}: {i}/{n}", file=sys.stderr, flush=True))
+    save(result.rounds, args)
+    print(f"{args.tag}: {time.process_time() - start_cpu:.0f} s CPU (user+sys), {time.time() - start:.0f} s wall, "
+          f"load average {os.getloadavg()[0]:.1f} at the end", flush=True)
+
+
+def true_delta(args: argparse.Namespace) -> None:
+    """Eq. 6 with the true Δ: ψ̂ fitted on D_G ∪ {(s′, y + Δ(s′))}, Δ in the normalized units c·ψ − η (Remark 1),
+    on the same generated data and seeds as `run` (so it pairs with gold-only and the DR meta-router there)."""
+    start_cpu = time.process_time()
+    learner = LearnerSpec(args.learner, n_estimators=args.trees)
+    base = evaluate_synthetic(tuple(args.presets), tuple(args.n_gold), args.rounds, learner, N=args.n_queries,
+                              D=args.dim, cate_min_leaf=args.cate_min_leaf, routers=("oracle", "gold_only", "meta_dr"))
+    rows = []
+    for preset in args.presets:
+        for n in args.n_gold:
+            for rnd in range(args.rounds):
+                d = make_data(n_gs=n, N=args.n_queries, D=args.dim, seed=rnd, preset=preset)
+                c = scale_constant(d.r, d.y, "variance")
+                pseudo = d.y + c * (d.eta_p + d.delta_p) - d.eta_p
+                model = LearnerSpec(args.learner, n_estimators=args.trees, seed=rnd).regressor()
+                model.fit(np.vstack([d.X_g, d.X_p]), np.concatenate([c * d.r, pseudo]))
+                gain = interior_mean(efficiency_gain(model.predict(d.X_test), d.psi_test, seed=rnd))
+                rows.append({"preset": preset, "router": "meta_true_delta", "n_gold": n, "round": rnd,
+                             "mean_gain": float(gain)})
+    rounds = pd.concat([base.rounds, pd.DataFrame(rows)], ignore_index=True)
+    save(rounds, args)
+    print(f"{args.tag}: {time.process_time() - start_cpu:.0f} s CPU (user+sys), load average "
+          f"{os.getloadavg()[0]:.1f} at the end", flush=True)
+
+
+def save(rounds: pd.DataFrame, args: argparse.Namespace) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    rounds.assign(tag=args.tag, learner=args.learner, normalization=args.normalization, D=args.dim,
+                  cate_min_leaf=args.cate_min_leaf, trees=args.trees, N=args.n_queries).to_csv(OUT / f"{args.tag}.csv",
+                                                                                              index=False)
+
+
+def cell(mean: float, lo: float, hi: float, distinguishable: bool) -> str:
+    return f"{mean:+.3f} ({lo:+.3f}, {hi:+.3f})" + ("*" if distinguishable else "")
+
+
+def paired_table(rounds: pd.DataFrame) -> pd.DataFrame:
+    """One row per configuration, preset, n_gold and router: its gain over random and its paired differences with
+    gold-only and preference-only, 'mean (lo, hi)', '*' where the 95 % interval excludes 0."""
+    rows = []
+    for config, part in rounds.groupby(CONFIG, sort=False):
+        comparisons = synthetic_comparisons(part)
+        for (preset, n_gold, router), sub in comparisons.groupby(["preset", "n_gold", "router"], sort=True):
+            cells = {b: cell(m, lo, hi, d) for b, m, lo, hi, d in
+                     sub[["baseline", "mean_difference", "lo", "hi", "distinguishable"]].itertuples(index=False)}
+            rows.append({"config": config[0], "preset": preset, "n_gold": n_gold, "router": NAMES.get(router, router),
+                         "rounds": int(sub["mc_rounds"].iloc[0]), "vs random": cells.get("random"),
+                         "vs gold-only": cells.get("gold_only", "–"),
+                         "vs pref-only": cells.get("preference_only", "–")})
+    order = {name: i for i, name in enumerate(NAMES.values())}
+    return pd.DataFrame(rows).sort_values(["preset", "n_gold", "config", "router"],
+                                          key=lambda c: c.map(order) if c.name == "router" else c, kind="stable")
+
+
+def ablation_table(main: pd.DataFrame, ablations: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per ablation, preset, n_gold and router: the ablated router minus the main one, paired over shared rounds."""
+    rows = []
+    for ablation in ablations:
+        both = ablation.merge(main, on=["preset", "router", "n_gold", "round"], suffixes=("", "_main"))
+        both = both.assign(router=both["router"] + "|ablated", mean_gain=both["mean_gain"] - both["mean_gain_main"])
+        zero = both.assign(router="main", mean_gain=0.0).drop_duplicates(["preset", "n_gold", "round"])
+        diffs = synthetic_comparisons(pd.concat([both, zero])[["preset", "router", "n_gold", "round", "mean_gain"]])
+        diffs = diffs[diffs["baseline"] == "random"]
+        for d in diffs[diffs["router"] != "main"].itertuples(index=False):
+            rows.append({"ablation": ablation["tag"].iloc[0], "preset": d.preset, "n_gold": d.n_gold,
+                         "router": NAMES.get(d.router.split("|")[0], d.router), "rounds": d.mc_rounds,
+                         "ablated minus main": cell(d.mean_difference, d.lo, d.hi, d.distinguishable)})
+    return pd.DataFrame(rows)
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in ("run", "true-delta"):
+        add_run_arguments(sub.add_parser(command))
+    sub.add_parser("table").add_argument("csv", nargs="+")
+    sub.add_parser("ablation").add_argument("csv", nargs="+")
+    args = parser.parse_args(argv)
+    if args.command == "table":
+        rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
+        print(paired_table(rounds).to_markdown(index=False))
+    elif args.command == "ablation":
+        main_rounds, *ablations = (pd.read_csv(path) for path in args.csv)
+        print(ablation_table(main_rounds, ablations).to_markdown(index=False))
+    else:
+        {"run": run, "true-delta": true_delta}[args.command](args)
+
+
+def add_run_arguments(r: argparse.ArgumentParser) -> None:
+    r.add_argument("tag")
+    r.add_argument("--presets", nargs="+", default=["A", "B"])
+    r.add_argument("--n-gold", nargs="+", type=int, default=[50, 100, 500, 1000])
+    r.add_argument("--rounds", type=int, default=20)
+    r.add_argument("--trees", type=int, default=50)
+    r.add_argument("--n-queries", type=int, default=5000)
+    r.add_argument("--dim", type=int, default=50)
+    r.add_argument("--learner", default="random_forest")
+    r.add_argument("--normalization", default="variance")
+    r.add_argument("--cate-min-leaf", type=int, default=50)
+    r.add_argument("--routers", nargs="+", default=list(SYNTHETIC_ROUTERS))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
