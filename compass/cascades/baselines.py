@@ -27,32 +27,12 @@ from typing import Literal, Sequence
 
 import numpy as np
 import pandas as pd
-from bayes_opt import BayesianOptimization
-from bayes_opt.acquisition import ConstantLiar, ExpectedImprovement
 from threadpoolctl import threadpool_limits  # ships with scikit-learn
 
 from compass.cascades.curves import pareto_mask
 from compass.cascades.evaluate import evaluate_grid, evaluate_thresholds, validate_cascade_inputs
 
 Objective = Literal["plugin", "labels"]
-
-
-class _BatchLiar(ConstantLiar):
-    """ConstantLiar batch acquisition with a cheaper inner search than bayes_opt's defaults.
-
-    bayes_opt maximises the acquisition from 10,000 random points plus 10
-    L-BFGS-B restarts with finite-difference gradients, which dominates the BO
-    runtime here; ``n_random``/``n_smart`` are fixed per instance instead.
-    """
-
-    def __init__(self, n_random: int, n_smart: int, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._n_random, self._n_smart = n_random, n_smart
-
-    def suggest(self, gp, target_space, n_random=None, n_smart=None, fit_gp=True, random_state=None):  # noqa: D102
-        return super().suggest(
-            gp, target_space, n_random=self._n_random, n_smart=self._n_smart, fit_gp=fit_gp, random_state=random_state
-        )
 
 
 def threshold_columns(k: int) -> list[str]:
@@ -185,47 +165,6 @@ def _lagrangian(theta: np.ndarray, p: np.ndarray, target: np.ndarray, cost: np.n
     return err + lmb * cst
 
 
-def _bo_minimize(
-    loss,
-    pbounds: dict[str, tuple[float, float]],
-    tol: float,
-    batch_size: int,
-    min_iter: int,
-    max_iter: int,
-    seed: int,
-    n_random: int,
-    n_smart: int,
-) -> tuple[list[float], int]:
-    """Minimise ``loss`` ((m, d) thresholds -> (m,) losses) by batched GP-EI.
-
-    Stops once at least ``min_iter`` iterations ran and the best loss moved by less than ``tol``.
-    """
-    names = list(pbounds)
-    opt = BayesianOptimization(
-        f=None,
-        pbounds=pbounds,
-        acquisition_function=_BatchLiar(n_random, n_smart, base_acquisition=ExpectedImprovement(xi=0.01), strategy="max"),
-        random_state=seed,
-        verbose=0,
-        # ConstantLiar registers its pending "lies" in a copy of the space, where two
-        # coinciding suggestions must not raise; real duplicates are skipped below.
-        allow_duplicate_points=True,
-    )
-    best_prev = np.inf
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        batch = [opt.suggest() for _ in range(batch_size)]
-        values = loss(np.array([[b[nm] for nm in names] for b in batch]))
-        for b, v in zip(batch, values):
-            if opt.space.params_to_array(b) not in opt.space:  # a re-suggested point adds no information
-                opt.register(params=b, target=-float(v))
-        best = -opt.max["target"]
-        if n_iter >= min_iter and abs(best_prev - best) < tol:
-            break
-        best_prev = best
-    return [opt.max["params"][nm] for nm in names], n_iter
-
-
 def bayes_opt_curve(
     p_train: np.ndarray,
     correct_train: np.ndarray,
@@ -266,6 +205,8 @@ def bayes_opt_curve(
     Returns columns: lambda (NaN for infilled points), phi_1..phi_{k-1},
     train_error, train_cost, n_iter (NaN for infilled points).
     """
+    from compass.cascades.bayes_search import bo_minimize  # loads bayes_opt only when BO runs
+
     p, y, c = validate_cascade_inputs(p_train, correct_train, cost_train)
     target = _score_target(p, y, objective)
     lam = default_lambdas(c) if lambdas is None else np.asarray(lambdas, dtype=float)
@@ -287,7 +228,7 @@ def bayes_opt_curve(
     # A GP on a few dozen points gains nothing from BLAS threads; on a busy machine they thrash.
     with threadpool_limits(limits=1):
         for j, lmb in enumerate(lam):
-            theta, n_iter = _bo_minimize(
+            theta, n_iter = bo_minimize(
                 partial(_lagrangian, p=p, target=target, cost=c, lmb=float(lmb)),
                 pbounds, tol, batch_size, min_iter, max_iter, random_state + j, n_random, n_smart,
             )
