@@ -74,9 +74,12 @@ def _shared(asset: dg.AssetsDefinition, condition: dg.AutomationCondition | None
     return asset.with_attributes(backfill_policy=PER_PARTITION) if asset.partitions_def else asset
 
 
-# Cheap children of the decisions, which nearly always change when the decisions run: they join the decisions'
-# run (assets.automation.FOLLOW_CONDITION) instead of waiting a tick for runs of their own.
-FOLLOWERS = [compass_decisions.rank_uncertainty, compass_changes.leaderboard_changes]
+# Cheap children that join their parent's run (assets.automation.FOLLOW_CONDITION) instead of waiting a tick for
+# runs of their own: the decisions' children, which nearly always change when the decisions run; and the cost side,
+# which follows the case's catalog extract (a price change reaches the decisions one tick sooner, and the case's
+# robustness study, requested a tick later, then runs beside the decisions rather than before them; a catalog run
+# that changed nothing costs one cost-side fit, ~0.5 s, whose unchanged data version triggers nothing).
+FOLLOWERS = [compass_decisions.rank_uncertainty, compass_changes.leaderboard_changes, compass_frontier.cost_side]
 
 
 def _condition(asset: dg.AssetsDefinition) -> dg.AutomationCondition:
