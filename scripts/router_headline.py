@@ -81,11 +81,11 @@ def true_delta(args: argparse.Namespace) -> None:
                 d = make_data(n_gs=n, N=args.n_queries, D=args.dim, seed=rnd, preset=preset)
                 c = scale_constant(d.r, d.y, "variance")
                 spec = LearnerSpec(args.learner, n_estimators=args.trees, seed=rnd)
-                cate = spec.regressor(min_samples_leaf=args.cate_min_leaf).fit(d.X_g, c * d.r - d.eta_g)
+                cate_spec = replace(spec, min_samples_leaf=args.cate_min_leaf)
+                cate = cate_spec.regressor().fit(d.X_g, c * d.r - d.eta_g)
                 shifts = {"meta_true_delta": c * (d.eta_p + d.delta_p) - d.eta_p, "meta_true_eta": cate.predict(d.X_p)}
                 psi_hat = {name: spec.regressor().fit(np.vstack([d.X_g, d.X_p]), np.concatenate([c * d.r, d.y + shift]))
                            .predict(d.X_test) for name, shift in shifts.items()}
-                cate_spec = replace(spec, min_samples_leaf=args.cate_min_leaf)
                 psi_hat["meta_dr_constant_p"] = fit_router("meta_dr", spec, d.X_g, c * d.r, d.X_p, d.y, cate=cate_spec,
                                                            propensity="constant").psi(d.X_test)
                 rows += [{"preset": preset, "router": name, "n_gold": n, "round": rnd,
