@@ -1,7 +1,8 @@
 """Small numbers quoted in docs/results/router.md (seed 003) that no table prints: the hindsight router's gain on
 the embedded real labels (the scale of the tables), the §2.11 overlap rule on the worlds of
 tests/compass/router/test_causal.py (identical and disjoint query distributions, L2 penalty C = 1 and 10), and the
-scale constant c of Remark 1 on the synthetic preset B at the paper's sizes. Seconds of CPU.
+scale constant c of Remark 1 on the synthetic preset B at the paper's sizes, and how the synthetic presets split ψ's
+variance between η (what preferences carry) and Δ (what only gold labels carry). Seconds of CPU.
 
 Usage: .venv/bin/python scripts/router_checks.py
 """
@@ -58,7 +59,19 @@ def scale() -> None:
     print(f"scale constant c, preset B, n = 100, seeds 0-4: {np.round(values, 3).tolist()}")
 
 
+def variance_split() -> None:
+    """Var η, Var Δ, Var ψ and corr(ψ, Δ) per preset on 195,000 generated queries (ψ = η + Δ, spec §4)."""
+    for preset in ("A", "B"):
+        d = make_data(n_gs=100, N=200_000, D=7, n_test=5_000, seed=0, preset=preset)
+        eta, delta = d.eta_p, d.delta_p
+        psi = eta + delta
+        print(f"preset {preset}: Var η {eta.var():.3f}, Var Δ {delta.var():.3f}, Var ψ {psi.var():.3f} "
+              f"(Δ's share {delta.var() / psi.var():.0%}), corr(ψ, Δ) {np.corrcoef(psi, delta)[0, 1]:.2f}, "
+              f"corr(ψ, η) {np.corrcoef(psi, eta)[0, 1]:.2f}")
+
+
 if __name__ == "__main__":
     hindsight()
     overlap()
     scale()
+    variance_split()
