@@ -50,6 +50,7 @@ NAMES = {"oracle": "oracle", "gold_only": "gold-only", "preference_only": "pref-
          "mean_shift": "mean-shift", "meta_r": "meta (R)", "meta_dr": "meta (DR)", "routellm_mf": "RouteLLM MF",
          "routellm_sw": "RouteLLM SW", "meta_true_delta": "eq. 6 with true Δ",
          "meta_true_eta": "eq. 6, Δ̂ on gold with true η", "meta_dr_constant_p": "meta (DR), p̂ = κ"}
+DECOMPOSITION = ("meta_true_delta", "meta_true_eta", "meta_dr_constant_p")  # the rows of `true-delta`
 CONFIG = ["tag", "learner", "normalization", "D", "cate_min_leaf", "trees", "N"]
 
 
@@ -112,15 +113,18 @@ def paired_table(rounds: pd.DataFrame) -> pd.DataFrame:
     """One row per configuration, preset, n_gold and router: its gain over random and its paired differences with
     gold-only and preference-only, 'mean (lo, hi)', '*' where the 95 % interval excludes 0."""
     rows = []
+    decomposition = rounds["router"].isin(DECOMPOSITION).any()  # true-delta runs: also against the DR meta-router
+    baselines = ("random", "gold_only", "preference_only") + (("meta_dr",) if decomposition else ())
     for config, part in rounds.groupby(CONFIG, sort=False):
-        comparisons = synthetic_comparisons(part)
+        comparisons = synthetic_comparisons(part, baselines=baselines)
         for (preset, n_gold, router), sub in comparisons.groupby(["preset", "n_gold", "router"], sort=True):
             cells = {b: cell(m, lo, hi, d) for b, m, lo, hi, d in
                      sub[["baseline", "mean_difference", "lo", "hi", "distinguishable"]].itertuples(index=False)}
             rows.append({"config": config[0], "preset": preset, "n_gold": n_gold, "router": NAMES.get(router, router),
                          "rounds": int(sub["mc_rounds"].iloc[0]), "vs random": cells.get("random"),
                          "vs gold-only": cells.get("gold_only", "–"),
-                         "vs pref-only": cells.get("preference_only", "–")})
+                         "vs pref-only": cells.get("preference_only", "–"),
+                         **({"vs meta (DR)": cells.get("meta_dr", "–")} if decomposition else {})})
     order = {name: i for i, name in enumerate(NAMES.values())}
     return pd.DataFrame(rows).sort_values(["preset", "n_gold", "config", "router"],
                                           key=lambda c: c.map(order) if c.name == "router" else c, kind="stable")
