@@ -18,7 +18,7 @@ Usage:
   .venv/bin/python scripts/router_headline.py run TAG --presets B --n-gold 50 100 500 1000 --rounds 20 --trees 50
         [--learner lightgbm] [--normalization none] [--dim 100] [--cate-min-leaf 5] [--routers gold_only ...]
   .venv/bin/python scripts/router_headline.py true-delta TAG --presets B --n-gold 100 --rounds 10 --trees 25
-  .venv/bin/python scripts/router_headline.py table var/router_headline/*.csv
+  .venv/bin/python scripts/router_headline.py table var/router_headline/*.csv [--first-rounds 3]
   cd var/router_headline && ../../.venv/bin/python ../../scripts/router_headline.py ablation headline_B_n100.csv ab*.csv
 """
 
@@ -151,11 +151,15 @@ def main(argv: list[str]) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in ("run", "true-delta"):
         add_run_arguments(sub.add_parser(command))
-    sub.add_parser("table").add_argument("csv", nargs="+")
+    table = sub.add_parser("table")
+    table.add_argument("csv", nargs="+")
+    table.add_argument("--first-rounds", type=int, help="only rounds 0 .. N − 1 (to pair a short run with a long one)")
     sub.add_parser("ablation").add_argument("csv", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "table":
         rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
+        if args.first_rounds:
+            rounds = rounds[rounds["round"] < args.first_rounds]
         print(paired_table(rounds).to_markdown(index=False))
     elif args.command == "ablation":
         main_rounds, *ablations = (pd.read_csv(path) for path in args.csv)
