@@ -5,9 +5,11 @@ gold-only and preference-only routing with 95 % t-intervals (`compass.router.stu
 
   run   one configuration; its per-round gains go to var/router_headline/<tag>.csv (one process per preset runs
         on its own core). The paper: 200 rounds, 500 trees; `COMPASS_HEAVY=1 compass run` is that design.
-  true-delta  why the meta-routers do (not) beat gold-only: eq. 6 with the TRUE shift Δ(s) in place of Δ̂ (a
-        perfect CATE step) beside gold-only and the DR meta-router, same rounds; if it reaches the oracle, what
-        the meta-routers lose is the estimation of Δ̂ (learner, leaf size), else the generator's preferences.
+  true-delta  why the meta-routers do (not) beat gold-only, beside gold-only and the DR meta-router, same rounds:
+        eq. 6 with the TRUE shift Δ(s) in place of Δ̂ (a perfect CATE step: it is then the oracle with preference
+        noise, so it tests only eq. 6's second stage); eq. 6 with Δ̂ regressed on the gold rows' c·r − η(s) with
+        the TRUE η (no nuisance and no 1/p̂ weights: how well 100 gold rows can give Δ at all); and the DR
+        meta-router with the true, constant propensity κ = n/(n + m) in place of the learned p̂.
   table the paired tables of docs/results/router.md from every CSV given.
   ablation  each router of an ablation CSV against the same router of the main CSV, paired over the rounds both
         ran (same generated data, seeds), 95 % t-intervals.
@@ -16,7 +18,7 @@ Usage:
   .venv/bin/python scripts/router_headline.py run TAG --presets B --n-gold 50 100 500 1000 --rounds 20 --trees 50
         [--learner lightgbm] [--normalization none] [--dim 100] [--cate-min-leaf 5] [--routers gold_only ...]
   .venv/bin/python scripts/router_headline.py true-delta TAG --presets B --n-gold 100 --rounds 10 --trees 25
-  .venv/bin/python scripts/router_headline.py table var/router_headline/*.csv
+  .venv/bin/python scripts/router_headline.py table var/router_headline/*.csv [--first-rounds 3]
   cd var/router_headline && ../../.venv/bin/python ../../scripts/router_headline.py ablation headline_B_n100.csv ab*.csv
 """
 
@@ -27,6 +29,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -38,13 +41,16 @@ sys.path.insert(0, str(ROOT))
 from compass.router.evaluation import efficiency_gain, interior_mean  # noqa: E402
 from compass.router.learners import LearnerSpec  # noqa: E402
 from compass.router.normalize import scale_constant  # noqa: E402
+from compass.router.routers import fit_router  # noqa: E402
 from compass.router.study import SYNTHETIC_ROUTERS, evaluate_synthetic, synthetic_comparisons  # noqa: E402
 from compass.router.synthetic import make_data  # noqa: E402
 
 OUT = ROOT / "var" / "router_headline"
 NAMES = {"oracle": "oracle", "gold_only": "gold-only", "preference_only": "pref-only", "pooled": "pooled",
          "mean_shift": "mean-shift", "meta_r": "meta (R)", "meta_dr": "meta (DR)", "routellm_mf": "RouteLLM MF",
-         "routellm_sw": "RouteLLM SW", "meta_true_delta": "eq. 6 with true Δ"}
+         "routellm_sw": "RouteLLM SW", "meta_true_delta": "eq. 6 with true Δ",
+         "meta_true_eta": "eq. 6, Δ̂ on gold with true η", "meta_dr_constant_p": "meta (DR), p̂ = κ"}
+DECOMPOSITION = ("meta_true_delta", "meta_true_eta", "meta_dr_constant_p")  # the rows of `true-delta`
 CONFIG = ["tag", "learner", "normalization", "D", "cate_min_leaf", "trees", "N"]
 
 
@@ -61,8 +67,10 @@ def run(args: argparse.Namespace) -> None:
 
 
 def true_delta(args: argparse.Namespace) -> None:
-    """Eq. 6 with the true Δ: ψ̂ fitted on D_G ∪ {(s′, y + Δ(s′))}, Δ in the normalized units c·ψ − η (Remark 1),
-    on the same generated data and seeds as `run` (so it pairs with gold-only and the DR meta-router there)."""
+    """Eq. 6 with the true Δ: ψ̂ fitted on D_G ∪ {(s′, y + Δ(s′))}, Δ in the normalized units c·ψ − η (Remark 1);
+    eq. 6 with Δ̂ fitted on the gold rows alone, target c·r − η(s) with the true η (CATE learner, `--cate-min-leaf`);
+    and the DR meta-router with p̂ = κ. Same generated data and seeds as `run` (so it pairs with gold-only and the
+    DR meta-router there). Truth enters only the rows named so; the DR meta-router is `evaluate_synthetic`'s."""
     start_cpu = time.process_time()
     learner = LearnerSpec(args.learner, n_estimators=args.trees)
     base = evaluate_synthetic(tuple(args.presets), tuple(args.n_gold), args.rounds, learner, N=args.n_queries,
@@ -73,12 +81,17 @@ def true_delta(args: argparse.Namespace) -> None:
             for rnd in range(args.rounds):
                 d = make_data(n_gs=n, N=args.n_queries, D=args.dim, seed=rnd, preset=preset)
                 c = scale_constant(d.r, d.y, "variance")
-                pseudo = d.y + c * (d.eta_p + d.delta_p) - d.eta_p
-                model = LearnerSpec(args.learner, n_estimators=args.trees, seed=rnd).regressor()
-                model.fit(np.vstack([d.X_g, d.X_p]), np.concatenate([c * d.r, pseudo]))
-                gain = interior_mean(efficiency_gain(model.predict(d.X_test), d.psi_test, seed=rnd))
-                rows.append({"preset": preset, "router": "meta_true_delta", "n_gold": n, "round": rnd,
-                             "mean_gain": float(gain)})
+                spec = LearnerSpec(args.learner, n_estimators=args.trees, seed=rnd)
+                cate_spec = replace(spec, min_samples_leaf=args.cate_min_leaf)
+                cate = cate_spec.regressor().fit(d.X_g, c * d.r - d.eta_g)
+                shifts = {"meta_true_delta": c * (d.eta_p + d.delta_p) - d.eta_p, "meta_true_eta": cate.predict(d.X_p)}
+                psi_hat = {name: spec.regressor().fit(np.vstack([d.X_g, d.X_p]), np.concatenate([c * d.r, d.y + shift]))
+                           .predict(d.X_test) for name, shift in shifts.items()}
+                psi_hat["meta_dr_constant_p"] = fit_router("meta_dr", spec, d.X_g, c * d.r, d.X_p, d.y, cate=cate_spec,
+                                                           propensity="constant").psi(d.X_test)
+                rows += [{"preset": preset, "router": name, "n_gold": n, "round": rnd,
+                          "mean_gain": float(interior_mean(efficiency_gain(est, d.psi_test, seed=rnd)))}
+                         for name, est in psi_hat.items()]
     rounds = pd.concat([base.rounds, pd.DataFrame(rows)], ignore_index=True)
     save(rounds, args)
     print(f"{args.tag}: {time.process_time() - start_cpu:.0f} s CPU (user+sys), load average "
@@ -100,15 +113,18 @@ def paired_table(rounds: pd.DataFrame) -> pd.DataFrame:
     """One row per configuration, preset, n_gold and router: its gain over random and its paired differences with
     gold-only and preference-only, 'mean (lo, hi)', '*' where the 95 % interval excludes 0."""
     rows = []
+    decomposition = rounds["router"].isin(DECOMPOSITION).any()  # true-delta runs: also against the DR meta-router
+    baselines = ("random", "gold_only", "preference_only") + (("meta_dr",) if decomposition else ())
     for config, part in rounds.groupby(CONFIG, sort=False):
-        comparisons = synthetic_comparisons(part)
+        comparisons = synthetic_comparisons(part, baselines=baselines)
         for (preset, n_gold, router), sub in comparisons.groupby(["preset", "n_gold", "router"], sort=True):
             cells = {b: cell(m, lo, hi, d) for b, m, lo, hi, d in
                      sub[["baseline", "mean_difference", "lo", "hi", "distinguishable"]].itertuples(index=False)}
             rows.append({"config": config[0], "preset": preset, "n_gold": n_gold, "router": NAMES.get(router, router),
                          "rounds": int(sub["mc_rounds"].iloc[0]), "vs random": cells.get("random"),
                          "vs gold-only": cells.get("gold_only", "–"),
-                         "vs pref-only": cells.get("preference_only", "–")})
+                         "vs pref-only": cells.get("preference_only", "–"),
+                         **({"vs meta (DR)": cells.get("meta_dr", "–")} if decomposition else {})})
     order = {name: i for i, name in enumerate(NAMES.values())}
     return pd.DataFrame(rows).sort_values(["preset", "n_gold", "config", "router"],
                                           key=lambda c: c.map(order) if c.name == "router" else c, kind="stable")
@@ -135,11 +151,15 @@ def main(argv: list[str]) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in ("run", "true-delta"):
         add_run_arguments(sub.add_parser(command))
-    sub.add_parser("table").add_argument("csv", nargs="+")
+    table = sub.add_parser("table")
+    table.add_argument("csv", nargs="+")
+    table.add_argument("--first-rounds", type=int, help="only rounds 0 .. N − 1 (to pair a short run with a long one)")
     sub.add_parser("ablation").add_argument("csv", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "table":
         rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
+        if args.first_rounds:
+            rounds = rounds[rounds["round"] < args.first_rounds]
         print(paired_table(rounds).to_markdown(index=False))
     elif args.command == "ablation":
         main_rounds, *ablations = (pd.read_csv(path) for path in args.csv)

@@ -3,9 +3,11 @@ and on the spec's synthetic generator with known truth, each mean over the PMUR 
 `paired`: every router against random, gold-only and preference-only routing paired across rounds (95 % t-intervals)
 and ψ̂'s calibration (Spearman's ρ with the realized gold gain on held-out queries), n_gold = 100, 10 rounds, 50 trees.
 
-`multi`: the App. A.2 N-model table on synthetic labels (10 rounds, 100-tree forests; ~12-30 min).
+`multi`: the App. A.2 N-model table on synthetic labels (10 rounds, 100-tree forests; ~12-30 min) and its paired
+comparisons; `multi-real`: the three-model star graph on our arena labels (10 rounds, 100-tree forests) and its
+paired comparisons (Nadeau & Bengio-corrected: the rounds re-split the same prompts).
 
-Usage: .venv/bin/python scripts/router_results_tables.py [real|synthetic|paired|multi ...]   (real and synthetic by
+Usage: .venv/bin/python scripts/router_results_tables.py [real|synthetic|paired|multi|multi-real ...]   (real and synthetic by
 default; ~30-60 min; paired ~20 min)
 """
 
@@ -23,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from compass.router.evaluation import calibration, paired_comparisons  # noqa: E402
 from compass.router.learners import LearnerSpec  # noqa: E402
-from compass.router.multi_study import evaluate_multi_synthetic  # noqa: E402
+from compass.router.multi_study import evaluate_multi_real, evaluate_multi_synthetic  # noqa: E402
 from compass.router.study import StudyDesign, evaluate, evaluate_synthetic  # noqa: E402
 
 REAL = {"arena_alpaca_mixtral": "arena, Mixtral", "arena_alpaca_claude21": "arena, Claude 2.1",
@@ -83,17 +85,42 @@ MULTI = {"true_best": "true best per query", "best_single": "best single", "gold
 
 def multi_table() -> pd.DataFrame:
     """App. A.2 on the synthetic N-model generator: mean true quality of the chosen models ± SE (share of queries
-    sent to their truly best model), 10 rounds, 100-tree forests (the docs' design)."""
-    runs = evaluate_multi_synthetic((3, 4), (100, 300, 1000), 10, LearnerSpec(n_estimators=100))
+    sent to their truly best model), 10 rounds, 100-tree forests (the docs' design); then the paired comparisons."""
+    runs, comparisons = evaluate_multi_synthetic((3, 4), (100, 300, 1000), 10, LearnerSpec(n_estimators=100))
     values = runs[["quality", "se", "best_share", "policy"]].itertuples(index=False)
     runs = runs.assign(cell=[f"{q:.3f} ± {se:.3f}" + ("" if p == "true_best" else f" ({b:.0%})") for q, se, b, p in values])
     wide = runs.pivot_table(index=["n_models", "n_gold"], columns="policy", values="cell", aggfunc="first")
-    return wide[[c for c in MULTI if c in wide]].rename(columns=MULTI).reset_index()
+    print(wide[[c for c in MULTI if c in wide]].rename(columns=MULTI).reset_index().to_markdown(index=False))
+    return comparison_cells(comparisons, ["n_models", "n_gold"])
+
+
+def multi_real_table() -> pd.DataFrame:
+    """The three-model star graph on arena (GPT-4 against Mixtral and Claude 2.1), 10 rounds, 100-tree forests:
+    mean grade relative to always-GPT-4 ± SE with the shares per model; then the paired comparisons."""
+    labels = pd.read_parquet(ROOT / "data" / "route_labels.parquet")
+    arena = labels[labels["dataset"].isin(["arena_alpaca_mixtral", "arena_alpaca_claude21"])]
+    table, comparisons = evaluate_multi_real(arena, 10, LearnerSpec(n_estimators=100),
+                                             routers=("pooled", "preference_only", "gold_only", "meta_dr",
+                                                      "meta_dr_btl"))
+    print(table.to_markdown(index=False, floatfmt="+.3f"))
+    return comparison_cells(comparisons, ["budget"])
+
+
+def comparison_cells(comparisons: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """One row per cell and learned router: its paired difference with each baseline, 'mean (lo, hi)', '*' where
+    the 95 % interval excludes 0 (`multi_study.multi_comparisons`)."""
+    rows = comparisons.assign(
+        baseline=comparisons["baseline"].map(lambda b: MULTI.get(b, b)),
+        cell=[f"{m:+.3f} ({lo:+.3f}, {hi:+.3f})" + ("*" if d else "") for m, lo, hi, d in
+              comparisons[["mean_difference", "lo", "hi", "distinguishable"]].itertuples(index=False)],
+        router=comparisons["router"].map(lambda r: MULTI.get(r, r)))
+    return rows[keys + ["router", "baseline", "mc_rounds", "resample_correction", "cell"]]
 
 
 def main(which: list[str]) -> None:
     for name in which or ["real", "synthetic"]:
-        frame = {"real": real_table, "synthetic": synthetic_table, "paired": paired_table, "multi": multi_table}[name]()
+        frame = {"real": real_table, "synthetic": synthetic_table, "paired": paired_table, "multi": multi_table,
+                 "multi-real": multi_real_table}[name]()
         print(f"\n{name}:\n\n{frame.to_markdown(index=False)}\n", flush=True)
 
 

@@ -6,10 +6,12 @@ raw.route_labels that share M_p (a star comparison graph), scored on held-out qu
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from compass.router.evaluation import paired_comparisons
 from compass.router.learners import LearnerSpec
 from compass.router.multi import PairLabels, fit_multi_router
 from compass.router.normalize import scale_constant
@@ -17,6 +19,37 @@ from compass.router.study import embed_queries, fit_features, split_labels
 from compass.router.synthetic import MultiModelData, make_multi_data
 
 ROUTERS = ("pooled", "preference_only", "gold_only", "meta_dr", "meta_dr_btl")
+NOT_DEBIASED = ("preference_only", "pooled")  # learn from the preference labels as they are
+
+
+class MultiEvaluation(NamedTuple):
+    """What the multi-model studies return: per cell and policy the mean quality ± its Monte Carlo standard error
+    (`table`), and every learned router paired across rounds against gold-only and against the best (highest mean)
+    router that does not debias the preferences in that cell (`comparisons`, `multi_comparisons`)."""
+
+    table: pd.DataFrame
+    comparisons: pd.DataFrame
+
+
+def multi_comparisons(runs: pd.DataFrame, cell: list[str], n_test: int | None = None,
+                      n_total: int | None = None) -> pd.DataFrame:
+    """Per `cell` (e.g. N and n_gold): each learned router's quality minus gold-only's and minus the best
+    non-debiasing router's (`NOT_DEBIASED`, the higher mean in that cell), paired across rounds with 95 %
+    t-intervals (`evaluation.paired_comparisons`); with `n_test` of `n_total` rows held out per round (re-splits of
+    one data set) the variance is Nadeau & Bengio's corrected s²·(1/k + n_test/(n_total − n_test)); rounds on fresh
+    data need no correction. Rows: the cell's keys, router, baseline (a router name), mean_difference, lo, hi, …"""
+    learned = runs[runs["policy"].isin(ROUTERS)].rename(columns={"policy": "router", "quality": "mean_gain"})
+    if n_test is not None:
+        learned = learned.assign(n_test=n_test, n_gold_total=n_total)
+    out = []
+    for key, part in learned.groupby(cell, sort=False):
+        means = part.groupby("router")["mean_gain"].mean().reindex(NOT_DEBIASED).dropna()
+        baselines = ("gold_only",) + ((means.idxmax(),) if len(means) else ())
+        pairs = paired_comparisons(part.assign(n_gold=0), baselines=baselines)
+        if len(pairs):  # a lone router has nothing to be compared with
+            pairs = pairs[pairs["baseline"] != "random"].drop(columns="n_gold")
+            out.append(pairs.assign(**dict(zip(cell, key if isinstance(key, tuple) else (key,)))))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
 
 def labelled_pairs(data: MultiModelData, c: float = 1.0) -> tuple[PairLabels, PairLabels]:
@@ -48,9 +81,9 @@ def policy_choices(data: MultiModelData, routers: tuple[str, ...], spec: Learner
 def evaluate_multi_synthetic(n_models: tuple[int, ...], n_gold: tuple[int, ...], mc_rounds: int,
                              learner: LearnerSpec, n_pref: int = 3000, judge_bias: float = 1.0,
                              routers: tuple[str, ...] = ROUTERS, cate_min_leaf: int = 50,
-                             seed: int = 0) -> pd.DataFrame:
+                             seed: int = 0) -> MultiEvaluation:
     """Per (N, n_gold, policy): mean true quality of the chosen models, its Monte Carlo standard error, and the
-    share of test queries sent to their truly best model."""
+    share of test queries sent to their truly best model; paired comparisons on fresh data each round."""
     rows = []
     for n in n_models:
         for size in n_gold:
@@ -63,9 +96,14 @@ def evaluate_multi_synthetic(n_models: tuple[int, ...], n_gold: tuple[int, ...],
                     rows.append({"n_models": n, "n_gold": size, "policy": policy, "round": rnd,
                                  "quality": quality, "best_share": float((choice == best).mean())})
     runs = pd.DataFrame(rows)
-    return (runs.groupby(["n_models", "n_gold", "policy"], sort=False)
-            .agg(quality=("quality", "mean"), se=("quality", lambda v: v.std(ddof=1) / np.sqrt(len(v))),
-                 best_share=("best_share", "mean"), mc_rounds=("quality", "size")).reset_index())
+    table = (runs.groupby(["n_models", "n_gold", "policy"], sort=False)
+             .agg(quality=("quality", "mean"), se=("quality", _standard_error),
+                  best_share=("best_share", "mean"), mc_rounds=("quality", "size")).reset_index())
+    return MultiEvaluation(table, multi_comparisons(runs, ["n_models", "n_gold"]))
+
+
+def _standard_error(values: pd.Series) -> float:
+    return values.std(ddof=1) / np.sqrt(len(values))
 
 
 def _pair_records(rows: pd.DataFrame, X: np.ndarray, models: list[str]) -> PairLabels:
@@ -78,13 +116,14 @@ def _pair_records(rows: pd.DataFrame, X: np.ndarray, models: list[str]) -> PairL
 def evaluate_multi_real(labels: pd.DataFrame, mc_rounds: int, learner: LearnerSpec, d: int = 50,
                         test_share: float = 0.3, primary_share: float = 0.5,
                         routers: tuple[str, ...] = ("pooled", "preference_only", "gold_only", "meta_dr"),
-                        cate_min_leaf: int = 50, seed: int = 0) -> pd.DataFrame:
+                        cate_min_leaf: int = 50, seed: int = 0) -> MultiEvaluation:
     """REAL labels (raw.route_labels) of datasets sharing one M_p against different M_a: a star comparison graph.
     The test queries are those with gold labels against every M_a, so each model's gold quality relative to M_p
     is known there (q_a − q_p = −r). Per round: hold out `test_share` of them, train on the other gold rows and
     every preference row (TF-IDF + SVD features, Remark 1 scaling), and score each policy's mean quality relative
     to always-M_p, at w = 0 (quality only) and at a budget sending `primary_share` of queries to M_p (normalized
-    costs C_p = 1, alternatives 0: the rest go to the best-scored alternative)."""
+    costs C_p = 1, alternatives 0: the rest go to the best-scored alternative). Rounds re-split the same test
+    queries, so the paired comparisons carry Nadeau & Bengio's correction."""
     data = split_labels(labels)
     model_p = data.gold["model_p"].unique()
     if len(model_p) != 1:
@@ -92,10 +131,11 @@ def evaluate_multi_real(labels: pd.DataFrame, mc_rounds: int, learner: LearnerSp
     alternatives = sorted(data.gold["model_a"].unique())
     models = [str(model_p[0])] + alternatives
     wide = data.gold.pivot_table(index="query_id", columns="model_a", values="outcome").dropna()[alternatives]
+    n_test = int(np.ceil(test_share * len(wide)))
     rows = []
     for rnd in range(mc_rounds):
         order = np.random.default_rng(seed + rnd).permutation(len(wide))
-        test = wide.iloc[order[:int(np.ceil(test_share * len(wide)))]]
+        test = wide.iloc[order[:n_test]]
         gold = data.gold[~data.gold["query_id"].isin(test.index)]
         embedder = fit_features(pd.concat([gold, data.preference]).drop_duplicates("query_id"), d, seed + rnd)
         X_t = embed_queries(embedder, data.gold.drop_duplicates("query_id").set_index("query_id").loc[test.index])
@@ -119,9 +159,10 @@ def evaluate_multi_real(labels: pd.DataFrame, mc_rounds: int, learner: LearnerSp
                              "quality": quality[np.arange(len(choice)), choice].mean(),
                              **{f"share {m}": float((choice == i).mean()) for i, m in enumerate(models)}})
     runs = pd.DataFrame(rows)
-    return runs.groupby(["budget", "policy"], sort=False).agg(
-        quality=("quality", "mean"), se=("quality", lambda v: v.std(ddof=1) / np.sqrt(len(v))),
+    table = runs.groupby(["budget", "policy"], sort=False).agg(
+        quality=("quality", "mean"), se=("quality", _standard_error),
         **{f"share {m}": (f"share {m}", "mean") for m in models}).reset_index()
+    return MultiEvaluation(table, multi_comparisons(runs, ["budget"], n_test=n_test, n_total=len(wide)))
 
 
 def _at_primary_share(theta: np.ndarray, share: float) -> np.ndarray:

@@ -93,9 +93,9 @@ def fit_delta(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray
 
 
 def overlap_region(X_g: np.ndarray, X_p: np.ndarray, ratio: float = OVERLAP_RATIO,
-                   seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                   seed: int = 0, penalty_c: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """§2.11 with a probabilistic classifier as the density-ratio estimate (Sugiyama et al. 2012): cross-fitted
-    p̂(s) = Pr(gold | s) over the stacked rows [X_g; X_p] (standardized features, L2 penalty C = 1), and the mask of
+    p̂(s) = Pr(gold | s) over the stacked rows [X_g; X_p] (standardized features, L2 penalty C = `penalty_c`), and the mask of
     rows whose density ratio f_gold/f_pref = p̂/(1 − p̂) · (1 − κ)/κ lies in [1/ratio, ratio], κ = n/(n + m): the
     class prior is divided out, so identical distributions overlap at any gold share (tested).
 
@@ -105,7 +105,7 @@ def overlap_region(X_g: np.ndarray, X_p: np.ndarray, ratio: float = OVERLAP_RATI
     S = np.vstack([X_g, X_p])
     T = np.concatenate([np.ones(len(X_g)), np.zeros(len(X_p))]).astype(int)
     folds = StratifiedKFold(5, shuffle=True, random_state=seed)
-    classifier = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000))
+    classifier = make_pipeline(StandardScaler(), LogisticRegression(C=penalty_c, max_iter=5000))
     p = cross_val_predict(classifier, S, T, cv=folds, method="predict_proba")[:, 1]
     kappa = T.mean()
     with np.errstate(divide="ignore"):

@@ -299,8 +299,9 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
     return SyntheticEvaluation(table, rounds)
 
 
-def synthetic_comparisons(rounds: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """`paired_comparisons` per preset: every router against random, gold-only and preference-only, paired across
-    rounds (same generated data, same test queries), plain t-intervals (fresh data each round)."""
-    return pd.concat([paired_comparisons(part, level=level).assign(preset=preset)
+def synthetic_comparisons(rounds: pd.DataFrame, level: float = 0.95,
+                          baselines: tuple[str, ...] = ("random", "gold_only", "preference_only")) -> pd.DataFrame:
+    """`paired_comparisons` per preset: every router against random, gold-only and preference-only (or `baselines`),
+    paired across rounds (same generated data, same test queries), plain t-intervals (fresh data each round)."""
+    return pd.concat([paired_comparisons(part, baselines=baselines, level=level).assign(preset=preset)
                       for preset, part in rounds.groupby("preset", sort=True)], ignore_index=True)

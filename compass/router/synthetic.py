@@ -27,6 +27,7 @@ class RouterData:
     delta_p: np.ndarray  # true Δ on the preference queries
     eta_p: np.ndarray  # true η on the preference queries
     psi_test: np.ndarray  # true ψ on the test queries
+    eta_g: np.ndarray  # true η on the gold queries (decomposition studies only)
 
 
 def preference_labels(u: np.ndarray, mean: np.ndarray, tie: np.ndarray | float) -> np.ndarray:
@@ -52,7 +53,7 @@ def make_data(n_gs: int, N: int = 5000, D: int = 50, n_test: int = 500, seed: in
     idx = rng.permutation(N)
     test, gold, pref = idx[:n_test], idx[n_test:n_test + n_gs], idx[n_test + n_gs:]
     return RouterData(s[gold], r[gold], s[pref], y[pref], r[pref], s[test], r[test], delta[pref], eta[pref],
-                      psi[test])
+                      psi[test], eta[gold])
 
 
 @dataclass(frozen=True)

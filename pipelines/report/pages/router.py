@@ -62,6 +62,15 @@ def interval_inflation(rounds: int, correction: float, level: float = 0.95) -> f
     return float(t * np.sqrt(1 / rounds + correction) / (stats.norm.ppf(0.5 + level / 2) * np.sqrt(correction)))
 
 
+def gain_bands(curves: pd.DataFrame, correction: float) -> pd.DataFrame:
+    """90 % bands (lo, hi) around each router's mean gain per share: ± 1.645 standard errors over the rounds, the
+    standard error widened by Nadeau & Bengio's √(1 + k·c) when the k rounds re-split one data set (c =
+    n_test/(N − n_test), router.comparisons' resample_correction; 0 for fresh data): re-splits share test queries,
+    so the plain s/√k is too narrow, as it is for the paired differences."""
+    half = Z90 * curves["se"] * np.sqrt(1 + curves["mc_rounds"] * correction)
+    return curves.assign(lo=curves["expected_gain"] - half, hi=curves["expected_gain"] + half)
+
+
 def smoke_note(comparisons: pd.DataFrame) -> str:
     """When the run's rounds leave the paired intervals much wider than the data allow (the light `make run`), say
     that this page is a smoke run, by how much, and where the informative numbers are; else nothing."""
@@ -103,13 +112,14 @@ def router_body(wh: Warehouse) -> str:
              '<p class="note">Gain: the expected gold-label improvement over a random router that sends the same share '
              "of queries to the primary model (0 = random), averaged over the usage grid for the comparisons. "
              "Intervals are paired across Monte Carlo re-splits (same split, same test queries); the bands in the "
-             "charts are ± 1.645 standard errors per share. The oracle uses the test labels: an upper bound.</p>"]
+             "charts are ± 1.645 standard errors per share, both with Nadeau & Bengio's correction for re-splits of "
+             "one data set. The oracle uses the test labels: an upper bound.</p>"]
     for i, (dataset, part) in enumerate(evaluation.groupby("dataset", sort=True)):
         part = part[part["n_gold"] == part["n_gold"].max()]
         mine = comparisons[comparisons["dataset"] == dataset] if len(comparisons) else comparisons
         shown = charted_routers(part, mine)
-        part = part[part["router"].isin(shown)].assign(lo=lambda f: f["expected_gain"] - Z90 * f["se"],
-                                                       hi=lambda f: f["expected_gain"] + Z90 * f["se"])
+        correction = float(mine["resample_correction"].max()) if "resample_correction" in mine and len(mine) else 0.0
+        part = gain_bands(part[part["router"].isin(shown)], correction)
         part = part.assign(router=pd.Categorical(part["router"], shown, ordered=True)).sort_values("router")
         fig = charts.curves_with_bands(part, "pmur", "expected_gain", "lo", "hi", "router",
                                        f"{dataset} (n_gold = {part['n_gold'].iloc[0]})", X_TITLE, Y_TITLE,

@@ -9,7 +9,7 @@ from compass.router.btl import btl_eta_hat, fit_btl, preference_expectation
 from compass.router.decision import route_to_primary
 from compass.router.learners import LearnerSpec
 from compass.router.multi import PairLabels, fit_multi_router, score_projection
-from compass.router.multi_study import evaluate_multi_real, policy_choices
+from compass.router.multi_study import evaluate_multi_real, multi_comparisons, policy_choices
 from compass.router.normalize import scale_constant
 from compass.router.routers import fit_router
 from compass.router.synthetic import make_data, make_multi_data, preference_labels
@@ -152,7 +152,7 @@ def test_real_data_demonstration_scores_policies_in_closed_form():
     """The star-graph demonstration on labels whose answer is known: hindsight and constant policies in closed
     form (12 test queries: A2 is 2 better than P, A1 1 worse), and a fitted router that sends everything to A2,
     which it can only do if the pair orientation and the score projection are right."""
-    table = evaluate_multi_real(_star_labels(), 2, LearnerSpec(n_estimators=10), d=3, routers=("gold_only",))
+    table, _ = evaluate_multi_real(_star_labels(), 2, LearnerSpec(n_estimators=10), d=3, routers=("gold_only",))
     got = table.set_index(["budget", "policy"])
     expect = {("w = 0", "hindsight"): 2.0, ("w = 0", "always A1"): -1.0, ("w = 0", "always A2"): 2.0,
               ("w = 0", "always P"): 0.0, ("w = 0", "gold_only"): 2.0, ("50% to M_p", "hindsight"): 1.0,
@@ -161,3 +161,27 @@ def test_real_data_demonstration_scores_policies_in_closed_form():
         assert got.loc[key, "quality"] == pytest.approx(value), key
     assert ("50% to M_p", "always P") not in got.index
     assert got.loc[("50% to M_p", "gold_only"), ["share P", "share A1", "share A2"]].tolist() == [0.5, 0.0, 0.5]
+
+
+def test_multi_comparisons_pick_the_best_non_debiasing_router_and_correct_re_splits():
+    """Per cell, meta (DR) against gold-only and against the better of pooled / preference-only (here pooled in the
+    first cell, preference-only in the second); on re-splits of one data set (n_test of n_total held out) the
+    interval is Nadeau & Bengio's, sqrt(1 + k·n_test/(n_total − n_test)) times the plain one (k = 4 rounds).
+    Mutations: the worse non-debiasing router as baseline, or the correction dropped: red."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for cell, (pooled, pref) in enumerate(((0.5, 0.4), (0.4, 0.5))):
+        for rnd in range(4):
+            base = rng.normal(0, 0.05)
+            for policy, q in (("gold_only", 0.3), ("pooled", pooled), ("preference_only", pref), ("meta_dr", 0.6),
+                              ("true_best", 0.9)):
+                rows.append({"cell": cell, "round": rnd, "policy": policy, "quality": q + base + rng.normal(0, 0.01)})
+    runs = pd.DataFrame(rows)
+    fresh = multi_comparisons(runs, ["cell"]).set_index(["cell", "router", "baseline"])
+    assert set(fresh.loc[0].loc["meta_dr"].index) == {"gold_only", "pooled"}
+    assert set(fresh.loc[1].loc["meta_dr"].index) == {"gold_only", "preference_only"}
+    assert fresh.loc[(1, "meta_dr", "preference_only"), "mean_difference"] == pytest.approx(0.1, abs=0.02)
+    assert "true_best" not in fresh.index.get_level_values("router")
+    split = multi_comparisons(runs, ["cell"], n_test=30, n_total=100).set_index(["cell", "router", "baseline"])
+    width = (split["hi"] - split["lo"]) / (fresh["hi"] - fresh["lo"])
+    assert width.to_numpy() == pytest.approx(np.sqrt(1 + 4 * 30 / 70))

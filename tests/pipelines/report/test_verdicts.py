@@ -4,9 +4,10 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from compass.router.evaluation import paired_comparisons
-from pipelines.report.pages.router import charted_routers, router_verdict, smoke_note
+from pipelines.report.pages.router import charted_routers, gain_bands, router_verdict, smoke_note
 
 
 def comparisons(rows: dict[tuple[str, str], tuple[float, float, float]], dataset: str = "gsm8k") -> pd.DataFrame:
@@ -72,3 +73,13 @@ def test_the_light_runs_two_rounds_are_called_a_smoke_run_by_the_width_of_its_ac
     unlimited = 1.96 * s * np.sqrt(row["resample_correction"])  # the half-width unlimited rounds leave
     assert stated == round((row["hi"] - row["lo"]) / 2 / unlimited, 1)
     assert smoke_note(paired_comparisons(resplit_rounds(10))) == ""  # the results page's 10 rounds: informative
+
+
+def test_the_chart_bands_of_re_splits_carry_the_resampling_correction():
+    """10 re-splits with c = 30/70: the per-share band is √(1 + 10·0.43) = 2.30 times the plain ± 1.645·SE; on fresh
+    data (c = 0) it is the plain one. Mutation: bands without the factor (the page before issue 32's review): red."""
+    curves = pd.DataFrame({"expected_gain": [0.1, 0.2], "se": [0.01, 0.02], "mc_rounds": 10})
+    plain = gain_bands(curves, 0.0)
+    assert (plain["hi"] - plain["lo"]).tolist() == pytest.approx([2 * 1.645 * 0.01, 2 * 1.645 * 0.02])
+    wide = gain_bands(curves, 30 / 70)
+    assert ((wide["hi"] - wide["lo"]) / (plain["hi"] - plain["lo"])).tolist() == pytest.approx([2.30] * 2, abs=0.005)
