@@ -214,8 +214,11 @@ class Stack:
         instance["run_coordinator"]["config"]["dequeue_interval_seconds"] = DEQUEUE_INTERVAL_S
         (home / "dagster.yaml").write_text(yaml.safe_dump(instance))
         config = yaml.safe_load((ROOT / "deploy" / "run_config.celery.yaml").read_text())
-        config["execution"]["config"]["config_source"]["broker_transport_options"]["visibility_timeout"] = \
-            VISIBILITY_TIMEOUT_S
+        transport = config["execution"]["config"]["config_source"]["broker_transport_options"]
+        # every worker looks for expired unacknowledged steps each second (kombu's default: every 10 x 10 s, so a
+        # killed step came back up to 100 s after its visibility timeout)
+        transport.update(visibility_timeout=VISIBILITY_TIMEOUT_S, unacked_restore_interval=1,
+                         unacked_restore_throttle=1)
         (self.root / "run_config.celery.yaml").write_text(yaml.safe_dump(config))
         shutil.rmtree(self.root / "warehouse", ignore_errors=True)
         shutil.rmtree(self.root / "data", ignore_errors=True)

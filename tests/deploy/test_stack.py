@@ -273,8 +273,8 @@ def test_sigkill_of_a_worker_mid_step_is_redelivered(stack, queue, instance, wor
     (task_acks_late), the broker hands it to the restarted worker after the visibility timeout, the run completes and
     the tables hold the same data versions. The step is kept in flight by the held writer lock (a writer blocks at
     once; a check, which runs after its asset, from the moment its asset's writers are done), so the kill cannot
-    miss it. A step not executed again within the visibility timeout (plus the broker's 10 s restore cycle and a
-    margin) is lost: the test fails then, naming it, rather than waiting for the run's timeout.
+    miss it. A step not executed again within the visibility timeout plus a margin (the check's workers sweep for
+    expired steps each second) is lost: the test fails then, naming it, rather than waiting for the run's timeout.
     Green on a live stack (2026-11-26). Seen red (2026-11-26): `task_acks_late: false` in
     deploy/run_config.celery.yaml, fresh stack, the duckdb case: "step raw__models of run 5d20de51-..., killed on
     worker-duckdb, was not executed again within 80 s: its Celery task is lost (acknowledged before it ran?
@@ -311,7 +311,8 @@ def _wait_for_redelivery(instance, run_id: str, step: str, worker: str, timeout_
             return
         time.sleep(0.5)
     pytest.fail(f"step {step} of run {run_id}, killed on {worker}, was not executed again within {timeout_s:.0f} s: "
-                f"its Celery task is lost (acknowledged before it ran? task_acks_late must be true)", pytrace=False)
+                f"its Celery task is lost (acknowledged before it ran? task_acks_late must be true), or no worker "
+                f"sweeps for expired unacknowledged steps (unacked_restore_interval)", pytrace=False)
 
 
 def test_broker_restart_mid_run(stack, queue, instance):
