@@ -55,6 +55,7 @@ def port_open(port: int) -> bool:
 class Stack:
     root: Path = field(default_factory=lambda: ROOT / "var" / "deploy")
     pids: dict[str, int] = field(default_factory=dict)
+    visibility_timeout_s: int | None = VISIBILITY_TIMEOUT_S  # None: the profile's (for steps of minutes)
 
     @property
     def state_file(self) -> Path:
@@ -217,8 +218,9 @@ class Stack:
         transport = config["execution"]["config"]["config_source"]["broker_transport_options"]
         # every worker looks for expired unacknowledged steps each second (kombu's default: every 10 x 10 s, so a
         # killed step came back up to 100 s after its visibility timeout)
-        transport.update(visibility_timeout=VISIBILITY_TIMEOUT_S, unacked_restore_interval=1,
-                         unacked_restore_throttle=1)
+        transport.update(unacked_restore_interval=1, unacked_restore_throttle=1)
+        if self.visibility_timeout_s is not None:
+            transport["visibility_timeout"] = self.visibility_timeout_s
         (self.root / "run_config.celery.yaml").write_text(yaml.safe_dump(config))
         shutil.rmtree(self.root / "warehouse", ignore_errors=True)
         shutil.rmtree(self.root / "data", ignore_errors=True)
