@@ -41,7 +41,8 @@ class Queue:
     def __init__(self, instance: dg.DagsterInstance, workspace: WorkspaceProcessContext):
         self.instance, self.workspace = instance, workspace
 
-    def submit(self, keys: list[dg.AssetKey], partition: str | None, tags: dict[str, str] | None = None) -> str:
+    def submit(self, keys: list[dg.AssetKey], partition: str | None, tags: dict[str, str] | None = None,
+               run_config: dict | None = None) -> str:
         """Queue one run of `keys` (with their checks) for one partition key; its run id."""
         keys = with_inseparable(keys)
         context = self.workspace.create_request_context()
@@ -50,15 +51,16 @@ class Queue:
         selector = JobSubsetSelector(location_name=LOCATION, repository_name=repo.name, job_name=job_for_keys(keys),
                                      op_selection=None, asset_selection=keys, asset_check_selection=None)
         job = location.get_job(selector)
-        plan = location.get_execution_plan(job, {}, step_keys_to_execute=None, known_state=None,
+        plan = location.get_execution_plan(job, run_config or {}, step_keys_to_execute=None, known_state=None,
                                            instance=self.instance)
         run_tags = {**(job.run_tags or {}), **(tags or {})}
         if partition is not None:  # with the per-dimension tags a multi-partitioned (case x scenario) key needs
             run_tags.update(defs.resolve_asset_graph().get(keys[0]).partitions_def.get_tags_for_partition_key(partition))
         run = self.instance.create_run(
-            job_name=job.name, run_id=None, run_config={}, resolved_op_selection=job.resolved_op_selection,
-            step_keys_to_execute=None, status=dg.DagsterRunStatus.NOT_STARTED, op_selection=None, root_run_id=None,
-            parent_run_id=None, tags=run_tags, job_snapshot=job.job_snapshot,
+            job_name=job.name, run_id=None, run_config=run_config or {},
+            resolved_op_selection=job.resolved_op_selection, step_keys_to_execute=None,
+            status=dg.DagsterRunStatus.NOT_STARTED, op_selection=None, root_run_id=None, parent_run_id=None,
+            tags=run_tags, job_snapshot=job.job_snapshot,
             execution_plan_snapshot=plan.execution_plan_snapshot, parent_job_snapshot=job.parent_job_snapshot,
             remote_job_origin=job.get_remote_origin(), job_code_origin=job.get_python_origin(),
             asset_selection=frozenset(keys), asset_check_selection=None, asset_graph=repo.asset_graph)

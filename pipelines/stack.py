@@ -29,7 +29,13 @@ PG_PORT, REDIS_PORT, CODE_PORT = 5432, 6379, 4000  # deploy/dagster.yaml and dep
 # The graph of the check: the small real-data fixture with every kind of step (raw writers, checks on the compute
 # queue, per-case and per-case x scenario decision partitions), synthetic studies at smoke size.
 FIXTURES = ROOT / "tests" / "fixtures"
-VISIBILITY_TIMEOUT_S = 60  # a killed worker's unacknowledged step goes back to the queue after this
+# Shorter waits than the profile's, for the check only (prepare). A killed worker's unacknowledged step goes back
+# to the queue after VISIBILITY_TIMEOUT_S (was 60 s: ~70 s of wait per kill test); it must stay above the check's
+# longest step: its steps take seconds, the writer the pool test holds until a second run contends 10-20 s at load
+# 2. A step handed out twice shows in tests/deploy/test_stack.py (a second start, overlapping writers). The daemon
+# dequeues every DEQUEUE_INTERVAL_S (the profile: 5 s, up to 5 s before each run of the check's serial refresh).
+VISIBILITY_TIMEOUT_S = 40
+DEQUEUE_INTERVAL_S = 1
 
 
 def _pg_bin(name: str) -> str:
@@ -49,6 +55,7 @@ def port_open(port: int) -> bool:
 class Stack:
     root: Path = field(default_factory=lambda: ROOT / "var" / "deploy")
     pids: dict[str, int] = field(default_factory=dict)
+    visibility_timeout_s: int | None = VISIBILITY_TIMEOUT_S  # None: the profile's (for steps of minutes)
 
     @property
     def state_file(self) -> Path:
@@ -104,6 +111,8 @@ class Stack:
         return stack
 
     def alive(self, name: str) -> bool:
+        """A process of the group `name` started still runs (zombies do not count: a process this one did not
+        start, e.g. Redis restarted by a stack test, stays a zombie until its own parent reaps it)."""
         pid = self.pids.get(name)
         if pid is None:
             return False
@@ -112,7 +121,7 @@ class Stack:
             os.killpg(pid, 0)
         except ProcessLookupError:
             return False
-        return True
+        return any(_group_and_state(stat) == (pid, True) for stat in Path("/proc").glob("[0-9]*/stat"))
 
     def send(self, name: str, sig: int) -> None:
         if self.alive(name):
@@ -202,10 +211,16 @@ class Stack:
 
         home = self.root / "dagster_home"
         home.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
+        instance = yaml.safe_load((ROOT / "deploy" / "dagster.yaml").read_text())
+        instance["run_coordinator"]["config"]["dequeue_interval_seconds"] = DEQUEUE_INTERVAL_S
+        (home / "dagster.yaml").write_text(yaml.safe_dump(instance))
         config = yaml.safe_load((ROOT / "deploy" / "run_config.celery.yaml").read_text())
-        config["execution"]["config"]["config_source"]["broker_transport_options"]["visibility_timeout"] = \
-            VISIBILITY_TIMEOUT_S
+        transport = config["execution"]["config"]["config_source"]["broker_transport_options"]
+        # every worker looks for expired unacknowledged steps each second (kombu's default: every 10 x 10 s, so a
+        # killed step came back up to 100 s after its visibility timeout)
+        transport.update(unacked_restore_interval=1, unacked_restore_throttle=1)
+        if self.visibility_timeout_s is not None:
+            transport["visibility_timeout"] = self.visibility_timeout_s
         (self.root / "run_config.celery.yaml").write_text(yaml.safe_dump(config))
         shutil.rmtree(self.root / "warehouse", ignore_errors=True)
         shutil.rmtree(self.root / "data", ignore_errors=True)
@@ -261,6 +276,15 @@ class Stack:
         progress(f"celery worker-duckdb: queue duckdb, pool duckdb (pid {self.pids['worker-duckdb']})")
 
 
+def _group_and_state(stat: Path) -> tuple[int, bool] | None:
+    """(process group, running i.e. not a zombie) of one /proc/<pid>/stat; None when the process is gone."""
+    try:
+        fields = stat.read_text().rsplit(")", 1)[1].split()  # after "pid (comm)": state, ppid, pgrp, ...
+    except (OSError, IndexError):
+        return None
+    return int(fields[2]), fields[0] != "Z"
+
+
 def _reap() -> None:
     """Collect exited children (the stack's processes are ours), so they do not linger as zombies."""
     try:
@@ -285,16 +309,18 @@ def check() -> int:
     code = 1
     try:
         stack.start()
+        up = time.monotonic()
         refresh = subprocess.run([sys.executable, "-m", "pipelines.queue_refresh", "-w", stack.workspace,
                                   "--timeout", "600"], env=stack.env(), cwd=ROOT)
         refreshed = time.monotonic()
-        tests = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                                "tests/deploy/test_stack.py"], env={**os.environ, "COMPASS_DEPLOY_STACK":
-                                                                    str(stack.state_file)}, cwd=ROOT)
+        tests = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--durations=0",
+                                "tests/deploy/test_stack.py"],  # --durations: each test's time, in the output
+                               env={**os.environ, "COMPASS_DEPLOY_STACK": str(stack.state_file)}, cwd=ROOT)
         code = refresh.returncode or tests.returncode
         print(f"deploy-check: {'passed' if code == 0 else 'FAILED'}; cold refresh through the queue "
               f"{'ok' if refresh.returncode == 0 else 'failed'}, stack tests {'ok' if tests.returncode == 0 else 'failed'}; "
-              f"wall time {time.monotonic() - started:.0f} s (refresh done at {refreshed - started:.0f} s)", flush=True)
+              f"wall time {time.monotonic() - started:.0f} s (stack up {up - started:.0f} s, cold refresh "
+              f"{refreshed - up:.0f} s, stack tests {time.monotonic() - refreshed:.0f} s)", flush=True)
     finally:
         stack.stop()
         left = [name for name in stack.pids if stack.alive(name)]

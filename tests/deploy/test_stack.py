@@ -135,7 +135,9 @@ def test_same_data_versions_as_a_local_run(stack, tmp_path):
 
 def test_every_kind_of_step_ran_on_its_worker(instance):
     """Writers (raw sources, per-case and per-case x scenario decision partitions) on the duckdb worker, the checks
-    on the compute worker, no step outside Celery. Red when routing breaks (pipelines.executor.route a no-op)."""
+    on the compute worker, no step outside Celery, no step of the refresh started twice. Red when routing breaks
+    (pipelines.executor.route a no-op); the last assertion is red when the check's visibility timeout is below a
+    step's duration (a step still running is handed out again; not applied)."""
     import dagster as dg
 
     runs = [r for r in instance.get_runs() if "compass/test" not in r.tags]
@@ -145,6 +147,8 @@ def test_every_kind_of_step_ran_on_its_worker(instance):
     for (run_id, key), s in steps.items():
         by_queue.setdefault(s["queue"], set()).update(w.split("@")[0] for w in s["workers"])
     assert by_queue.get("duckdb") == {"worker-duckdb"} and by_queue.get("dagster") == {"worker-compute"}, by_queue
+    twice = [f"{run_id[:8]}:{key}" for (run_id, key), s in steps.items() if s["starts"] > 1]
+    assert twice == [], f"steps handed out twice (visibility timeout below the step's duration?): {twice}"
     partitions = {r.tags.get("dagster/partition") for r in runs if r.status == dg.DagsterRunStatus.SUCCESS}
     assert None in partitions and any("|" in (p or "") for p in partitions) and \
         any(p and "|" not in p for p in partitions), partitions
@@ -269,9 +273,17 @@ def test_sigkill_of_a_worker_mid_step_is_redelivered(stack, queue, instance, wor
     (task_acks_late), the broker hands it to the restarted worker after the visibility timeout, the run completes and
     the tables hold the same data versions. The step is kept in flight by the held writer lock (a writer blocks at
     once; a check, which runs after its asset, from the moment its asset's writers are done), so the kill cannot
-    miss it. Green on a live stack (2026-11-26). Expected red with `task_acks_late: false` (the run never
-    completes); that mutation has not been applied yet."""
+    miss it. A step not executed again within the visibility timeout plus a margin (the check's workers sweep for
+    expired steps each second) is lost: the test fails then, naming it, rather than waiting for the run's timeout.
+    Green on a live stack (2026-11-26). Seen red (2026-11-26): `task_acks_late: false` in
+    deploy/run_config.celery.yaml, fresh stack, the duckdb case: "step raw__models of run 5d20de51-..., killed on
+    worker-duckdb, was not executed again within 80 s: its Celery task is lost (acknowledged before it ran?
+    task_acks_late must be true)" after 91 s (the task was acknowledged on receipt and died with the worker; before
+    this wait the test hung until the run's 300 s timeout). Run after it, the compute case went red too (its writers
+    never ran: the dead run keeps the duckdb pool's slot)."""
     import dagster as dg
+
+    from pipelines.stack import VISIBILITY_TIMEOUT_S
 
     before = versions(stack.env()["COMPASS_DB"])
     keys = [dg.AssetKey(["raw", "models"]), dg.AssetKey(["raw", "benchmark_scores"])]
@@ -285,11 +297,22 @@ def test_sigkill_of_a_worker_mid_step_is_redelivered(stack, queue, instance, wor
         step = _wait_for_step_in(instance, run_id, worker, None)
         stack.stop_one(worker, sig=9, wait_s=0)
         stack.start_worker(worker, queue_name)
+    _wait_for_redelivery(instance, run_id, step, worker, VISIBILITY_TIMEOUT_S + 40)
     status = queue.wait([run_id], RUN_TIMEOUT_S)[run_id]
     assert status == dg.DagsterRunStatus.SUCCESS
-    executions = step_events(instance, [run_id])[(run_id, step)]["workers"]
-    assert len(executions) >= 2, f"{step} was not executed again after the kill: {executions}"
     assert differences(versions(stack.env()["COMPASS_DB"]), before) == []
+
+
+def _wait_for_redelivery(instance, run_id: str, step: str, worker: str, timeout_s: float) -> None:
+    """Poll the event log until `step` was handed to a worker again after the kill; fail naming the lost step."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if len(step_events(instance, [run_id])[(run_id, step)]["workers"]) >= 2:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"step {step} of run {run_id}, killed on {worker}, was not executed again within {timeout_s:.0f} s: "
+                f"its Celery task is lost (acknowledged before it ran? task_acks_late must be true), or no worker "
+                f"sweeps for expired unacknowledged steps (unacked_restore_interval)", pytrace=False)
 
 
 def test_broker_restart_mid_run(stack, queue, instance):
