@@ -52,5 +52,6 @@ def test_a_served_price_cut_reaches_only_the_cost_side_and_the_decisions(price_c
     derived = sorted(k for k in report.materialized if not k.startswith("report/"))
     assert derived == sorted(["live/fetches", "raw/model_costs", "datasets/model_costs",
                               "compass/case_catalog[ops_nine]", "compass/case_catalog[ops_tiny]",
+                              "compass/cost_side[ops_nine]",  # follows its catalog's run; unchanged, it stops there
                               "compass/cost_side[ops_tiny]", "compass/frontier_sensitivity[ops_tiny]",
                               *(f"compass/{a}[ops_tiny|{s}]" for a in decisions for s in SOME_SCENARIOS)])
