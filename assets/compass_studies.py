@@ -23,6 +23,7 @@ from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
 CODE_VERSION = "compass-studies-2"  # 2: rank bootstrap resamples outcome models, model effects; LOMO Spearman
+SENSITIVITY_CAPABILITY = dg.AssetKey(["compass", "frontier_sensitivity_capability"])
 _common = dict(partitions_def=case_partitions, group_name="compass_studies", pool=settings.writer_pool(),
                code_version=CODE_VERSION)
 
@@ -39,30 +40,50 @@ class StudyConfig(dg.Config):
         return name == "full"
 
 
-@dg.asset(key=["compass", "frontier_sensitivity"], deps=[["raw", "benchmark_scores"], CASE_CATALOG], **_common)
-def frontier_sensitivity(context: dg.AssetExecutionContext, config: StudyConfig,
-                         warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """EC Tables 9-10 and Figures 9-10: the frontier refit over factors I, tiers T, tolerance ε and the
-    within-tier cost aggregation; every cell in compass.frontier_sensitivity, mean ± sd per value of each
-    variable in compass.frontier_sensitivity_summary."""
+@dg.asset(key=SENSITIVITY_CAPABILITY, deps=[["raw", "benchmark_scores"]], **_common)
+def frontier_sensitivity_capability(context: dg.AssetExecutionContext, config: StudyConfig,
+                                    warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """The capability side of the EC §8.4 grid (light, or the paper's with `grid: full`): measures per number of
+    factors I, tiers and the CES fit per (I, T, ε), in compass.frontier_sensitivity_capability and
+    compass.frontier_sensitivity_tiers. No price enters it, so a price change refits only the cost side
+    (compass/frontier_sensitivity)."""
     wh, case = warehouse.get(), cases()[context.partition_key]
     x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
-    raw_cost = readers.raw_costs(readers.case_catalog(wh, case.case_id), x_raw.index)
+    grid_name = "full" if config.full() else "light"
     base = sens.FULL_GRID if config.full() else sens.LIGHT_GRID
     # Only factor counts the benchmarks identify ((p - k)^2 >= p + k); the case's own I is always kept.
     n_factors = tuple(sorted({k for k in base.n_factors if k <= identified_factors(x_raw.shape[1])}
                              | {case.n_factors or 1}))
-    grid = dataclasses.replace(base, n_factors=n_factors, cost_scaling=case.cost.scaling,
-                               loading_threshold=case.loading_threshold,
+    grid = dataclasses.replace(base, n_factors=n_factors, loading_threshold=case.loading_threshold,
                                max_factors_per_variable=case.max_factors_per_variable)
-    cells = sens.frontier_sensitivity(x_raw, raw_cost, grid)
+    capability = sens.capability_cells(x_raw, grid)
+    failed = capability.cells["error"] != ""
+    return publish_many(
+        context, wh, {"compass.frontier_sensitivity_capability": capability.cells.assign(grid=grid_name),
+                      "compass.frontier_sensitivity_tiers": capability.tiers},
+        {"case_id": case.case_id}, history=False,
+        metadata={"grid": grid_name, "cells": len(capability.cells), "failed_cells": int(failed.sum())},
+    )
+
+
+@dg.asset(key=["compass", "frontier_sensitivity"], deps=[frontier_sensitivity_capability, CASE_CATALOG], **_common)
+def frontier_sensitivity(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """EC Tables 9-10 and Figures 9-10: the frontier refit over factors I, tiers T, tolerance ε and the
+    within-tier cost aggregation, on the grid of compass/frontier_sensitivity_capability (its capability side,
+    fitted without prices) with the case's current prices; every cell in compass.frontier_sensitivity, mean ± sd
+    per value of each variable in compass.frontier_sensitivity_summary."""
+    wh, case = warehouse.get(), cases()[context.partition_key]
+    catalog = readers.case_catalog(wh, case.case_id)  # the models of the case's x_raw, priced or not
+    capability, grid_name = readers.sensitivity_capability(wh, case.case_id, catalog.index)
+    aggregation = (sens.FULL_GRID if grid_name == "full" else sens.LIGHT_GRID).aggregation
+    cells = sens.cost_cells(capability, readers.raw_costs(catalog, catalog.index), aggregation, case.cost.scaling)
     summary = sens.sensitivity_summary(cells)
     failed = cells.loc[cells["error"] != "", "error"]
     figure = save_figure(sensitivity_plot(summary, case.case_id), case.case_id, "frontier_sensitivity")
     return publish_many(
         context, wh, {"compass.frontier_sensitivity": cells, "compass.frontier_sensitivity_summary": summary},
         {"case_id": case.case_id},
-        metadata={"grid": "full" if config.full() else "light", "cells": len(cells), "failed_cells": len(failed),
+        metadata={"grid": grid_name, "cells": len(cells), "failed_cells": len(failed),
                   "failures": "; ".join(sorted(set(failed)))[:500] or "none", "sensitivity": figure},
     )
 
@@ -148,4 +169,5 @@ def rank_bootstrap(context: dg.AssetExecutionContext, config: RankBootstrapConfi
     )
 
 
-compass_study_assets = [frontier_sensitivity, variance_explained, utility_robustness, rank_bootstrap]
+compass_study_assets = [frontier_sensitivity_capability, frontier_sensitivity, variance_explained, utility_robustness,
+                        rank_bootstrap]

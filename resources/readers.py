@@ -27,6 +27,7 @@ from compass.mlcompass.decisions import DecisionInputs, with_filters, with_perso
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.rank_uncertainty import Replicates
 from compass.mlcompass.scenarios import Scenario
+from compass.mlcompass.sensitivity import CAPABILITY_COLUMNS, CELL_TIER_COLUMNS, CapabilityCells
 from compass.mlcompass.utility_models import utilities_from_rows
 from compass.oracle.prepare import Prepared, prepare
 from compass.router.embed import Embedder
@@ -225,6 +226,21 @@ def case_catalog(wh: Warehouse, case_id: str) -> pd.DataFrame:
     if table.empty:
         raise ValueError(f"case {case_id}: no rows in compass.case_catalog; materialize compass/case_catalog first")
     return table.drop(columns=["case_id", *STAMP_COLUMNS]).set_index("model_id")
+
+
+@one_connection
+def sensitivity_capability(wh: Warehouse, case_id: str, model_ids: pd.Index) -> tuple[CapabilityCells, str]:
+    """The capability side of a case's sensitivity grid (compass/frontier_sensitivity_capability) over `model_ids`
+    (the case's x_raw), and the grid's name (light or full); every cell's tiers in model_id order."""
+    cells = wh.read("compass.frontier_sensitivity_capability", {"case_id": case_id})
+    if cells.empty:
+        raise ValueError(f"case {case_id}: no rows in compass.frontier_sensitivity_capability; materialize "
+                         "compass/frontier_sensitivity_capability first")
+    axes = ["n_factors", "n_tiers", "eps"]
+    cells = cells.sort_values(axes, ignore_index=True)  # the grid's order (capability_cells loops I, T, eps)
+    tiers = wh.read("compass.frontier_sensitivity_tiers", {"case_id": case_id})
+    tiers = tiers.sort_values([*axes, "model_id"], ignore_index=True).reindex(columns=CELL_TIER_COLUMNS)
+    return CapabilityCells(cells[CAPABILITY_COLUMNS], tiers, model_ids), str(cells["grid"].iloc[0])
 
 
 def raw_costs(catalog: pd.DataFrame, model_ids: pd.Index) -> pd.Series:

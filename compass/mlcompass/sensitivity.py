@@ -16,7 +16,9 @@ Every cell reuses the estimation core unchanged: `compass.mlcompass.measures.ext
 `compass.mlcompass.ces_fit.fit_ces` (problem (3)) and `compass.mlcompass.cost_fit.fit_cost_side`
 (§4.4 Step 3). The grid loop is ours: x_raw is imputed once, measures are extracted once per I,
 and the capability side (tiers, CES fit) once per (I, T, eps) because it takes no cost input; only
-the cost side varies with the aggregation.
+the cost side varies with the aggregation. The two halves are separate functions (`capability_cells`,
+`cost_cells`) so that a price change refits only the cost side (the pipeline keeps the capability side in
+the warehouse).
 """
 
 from __future__ import annotations
@@ -40,9 +42,15 @@ SENSITIVITY_COLUMNS = [
     "n_factors", "n_tiers", "eps", "aggregation", "a", "b", "c0", "d",
     "fit_error", "pearson", "spearman", "n_efficient", "tiers_used", "error",
 ]
+#: Columns of `CapabilityCells.cells`: one row per (I, T, eps).
+CAPABILITY_COLUMNS = ["n_factors", "n_tiers", "eps", "a", "b", "fit_error", "n_efficient", "tiers_used",
+                      "tier_levels", "error"]
+#: Columns of `CapabilityCells.tiers`: every model's tier in every fitted (I, T, eps) cell.
+CELL_TIER_COLUMNS = ["n_factors", "n_tiers", "eps", "model_id", "tier"]
 #: Outcome columns summarized by `sensitivity_summary` (the columns of Tables 9-10, plus c0).
 OUTCOMES = ["b", "d", "c0", "fit_error", "pearson", "spearman"]
-_AXES = ["n_factors", "n_tiers", "eps", "aggregation"]
+_CAPABILITY_AXES = ["n_factors", "n_tiers", "eps"]
+_AXES = [*_CAPABILITY_AXES, "aggregation"]
 _AGGREGATIONS = get_args(Aggregation)
 
 
@@ -115,23 +123,28 @@ FULL_GRID = SensitivityGrid(
 )
 
 
-def _validate_inputs(x_raw: pd.DataFrame, costs: pd.Series, grid: SensitivityGrid) -> None:
+def _validate_capability_inputs(x_raw: pd.DataFrame, grid: SensitivityGrid) -> None:
     validate_matrix(x_raw)
     if not isinstance(grid, SensitivityGrid):
         raise ValueError(f"grid must be a SensitivityGrid, got {type(grid).__name__}")
     too_many = [k for k in grid.n_factors if k >= x_raw.shape[1]]
     if too_many:
         raise ValueError(f"n_factors {too_many} must be below the number of benchmarks ({x_raw.shape[1]})")
+
+
+def _validate_costs(costs: pd.Series, model_ids: pd.Index) -> pd.Series:
+    """The finite, positive costs of those of `model_ids` that are priced (NaN or absent = unpriced)."""
     if not isinstance(costs, pd.Series):
         raise ValueError("costs must be a pandas Series indexed by model_id")
     if costs.index.has_duplicates:
         raise ValueError(f"duplicate model_id in costs: {costs.index[costs.index.duplicated()].unique().tolist()}")
-    priced = costs.reindex(x_raw.index).dropna()
+    priced = costs.reindex(model_ids).dropna()
     if priced.size < 2:
-        raise ValueError(f"costs cover {priced.size} of the {len(x_raw)} models in the capability matrix; need >= 2")
+        raise ValueError(f"costs cover {priced.size} of the {len(model_ids)} models in the capability matrix; need >= 2")
     bad = priced.index[~(np.isfinite(priced.to_numpy(dtype=float)) & (priced.to_numpy(dtype=float) > 0))].tolist()
     if bad:
         raise ValueError(f"costs must be finite and > 0 (NaN = unpriced); bad for models {bad}")
+    return priced
 
 
 def _format_a(a: np.ndarray, factors: list[str]) -> str:
@@ -141,30 +154,31 @@ def _format_a(a: np.ndarray, factors: list[str]) -> str:
 
 def _failed(cell: dict, message: str) -> dict:
     return {**cell, "a": "", "b": np.nan, "c0": np.nan, "d": np.nan, "fit_error": np.nan, "pearson": np.nan,
-            "spearman": np.nan, "n_efficient": 0, "tiers_used": 0, "error": message}
+            "spearman": np.nan, "n_efficient": 0, "tiers_used": 0, "tier_levels": "", "error": message}
 
 
-def frontier_sensitivity(
-    x_raw: pd.DataFrame,
-    costs: pd.Series,
-    grid: SensitivityGrid = LIGHT_GRID,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """Refit the frontier on every cell of `grid` (EC §8.4, Tables 9-10).
+@dataclass(frozen=True)
+class CapabilityCells:
+    """The capability side of every (I, T, eps) cell of a grid; no cost enters it.
 
-    `x_raw`: model x benchmark matrix (index model_id, NaN = missing); `costs`: raw cost
-    per model_id. As in the pipeline's cost_side asset, the capability side (measures,
-    tiers, CES) uses every model of `x_raw` and the cost side only the priced ones
-    (a model absent from `costs` or with a NaN cost is unpriced). Returns one row per cell with columns
-    `SENSITIVITY_COLUMNS`: the grid settings [n_factors, n_tiers, eps, aggregation], the
-    fitted a (JSON {factor: weight}), b, c0, d, the normalized fitting error of EC §8.4,
-    Pearson/Spearman of model vs tier-implied cost, the number of efficient models, the
-    realized number of tiers (`tiers_used` = min(T, Pareto layers)) and `error`: "" for a
-    successful fit, else the reason the cell could not be fitted (numbers are then NaN).
+    `cells` (CAPABILITY_COLUMNS): a (JSON {factor: weight}), b, the CES fitting error, the number of efficient
+    models, the realized number of tiers, the tier levels lambda_1..lambda_T (a JSON list, exact floats) and
+    `error`: "" for a fitted cell, else why it has no fit. `tiers` (CELL_TIER_COLUMNS): every model's tier in
+    every fitted cell, by model_id within a cell. `model_ids`: the models of x_raw.
     """
-    _validate_inputs(x_raw, costs, grid)
-    cost = costs.reindex(x_raw.index).dropna()
+
+    cells: pd.DataFrame
+    tiers: pd.DataFrame
+    model_ids: pd.Index
+
+
+def capability_cells(x_raw: pd.DataFrame, grid: SensitivityGrid = LIGHT_GRID, seed: int = 0) -> CapabilityCells:
+    """The capability side of every (I, T, eps) cell of `grid` (EC §8.4): measures per I (§4.3, EC §8.3), then
+    tiers (§4.4 Step 1) and the CES fit (problem (3)) per (T, eps), on every model of `x_raw` (model x benchmark,
+    index model_id, NaN = missing). The aggregation and cost settings of `grid` are not used here."""
+    _validate_capability_inputs(x_raw, grid)
     rows: list[dict] = []
+    tier_rows: list[pd.DataFrame] = []
     standardized = None  # the imputed, standardized x_raw (§4.3), the same for every I: computed once
     for k in grid.n_factors:
         try:
@@ -180,31 +194,83 @@ def frontier_sensitivity(
             # numpy.linalg.LinAlgError (a singular factor model) is a ValueError subclass
             measures, extract_error = None, f"measures with {k} factors: {type(exc).__name__}: {exc}"
         for n_tiers, eps in itertools.product(grid.n_tiers, grid.eps):
-            cells = [{"n_factors": k, "n_tiers": n_tiers, "eps": eps, "aggregation": agg} for agg in grid.aggregation]
+            cell = {"n_factors": k, "n_tiers": n_tiers, "eps": eps}
             if measures is None:
-                rows += [_failed(cell, extract_error) for cell in cells]
+                rows.append(_failed(cell, extract_error))
                 continue
             tiers = pareto_tiers(measures.measures, eps=eps, n_tiers=n_tiers)
-            tiers_used = int(tiers["tier"].max())
-            priced = tiers[tiers["model_id"].isin(cost.index)]
             try:
                 ces = fit_ces(measures.measures, tiers)
             except ValueError as exc:
-                rows += [_failed(cell, f"capability side: {exc}") for cell in cells]
+                rows.append(_failed(cell, f"capability side: {exc}"))
                 continue
-            for cell in cells:
-                try:
-                    fit = fit_cost_side(priced, ces.tier_levels, cost, aggregation=cell["aggregation"],
-                                        cost_scaling=grid.cost_scaling)
-                except ValueError as exc:
-                    rows.append(_failed(cell, f"cost side: {exc}"))
-                    continue
-                rows.append({
-                    **cell, "a": _format_a(ces.a, ces.factors), "b": ces.b, "c0": fit.c0, "d": fit.d,
-                    "fit_error": ces.fit_error, "pearson": fit.pearson, "spearman": fit.spearman,
-                    "n_efficient": ces.n_efficient, "tiers_used": tiers_used, "error": "",
-                })
+            rows.append({**cell, "a": _format_a(ces.a, ces.factors), "b": ces.b, "fit_error": ces.fit_error,
+                         "n_efficient": ces.n_efficient, "tiers_used": int(tiers["tier"].max()),
+                         "tier_levels": json.dumps([float(v) for v in ces.tier_levels]), "error": ""})
+            tier_rows.append(tiers[["model_id", "tier"]].sort_values("model_id").assign(**cell))
+    tiers_table = pd.concat(tier_rows, ignore_index=True) if tier_rows else pd.DataFrame()
+    return CapabilityCells(pd.DataFrame(rows, columns=CAPABILITY_COLUMNS),
+                           tiers_table.reindex(columns=CELL_TIER_COLUMNS), x_raw.index)
+
+
+def cost_cells(
+    capability: CapabilityCells,
+    costs: pd.Series,
+    aggregation: tuple[Aggregation, ...] = LIGHT_GRID.aggregation,
+    cost_scaling: Literal["minmax", "max", "none"] = "minmax",
+) -> pd.DataFrame:
+    """The cost side (§4.4 Step 3, `fit_cost_side`) of every capability cell under every within-tier aggregation:
+    the rows of the sensitivity table (`frontier_sensitivity`). `costs`: raw cost per model_id (absent or NaN =
+    unpriced); only priced models enter the cost side."""
+    unknown = sorted(set(aggregation) - set(_AGGREGATIONS))
+    if unknown:
+        raise ValueError(f"unknown cost aggregation(s) {unknown}; choose from {sorted(_AGGREGATIONS)}")
+    cost = _validate_costs(costs, capability.model_ids)
+    tiers_of = {key: frame for key, frame in capability.tiers.groupby(_CAPABILITY_AXES, sort=False)}
+    rows: list[dict] = []
+    for fitted in capability.cells.to_dict("records"):
+        key = tuple(fitted[axis] for axis in _CAPABILITY_AXES)
+        for agg in aggregation:
+            cell = {**{axis: fitted[axis] for axis in _CAPABILITY_AXES}, "aggregation": agg}
+            if fitted["error"]:
+                rows.append(_failed(cell, fitted["error"]))
+                continue
+            tiers = tiers_of[key]
+            try:
+                fit = fit_cost_side(tiers[tiers["model_id"].isin(cost.index)], np.array(json.loads(fitted["tier_levels"])),
+                                    cost, aggregation=agg, cost_scaling=cost_scaling)
+            except ValueError as exc:
+                rows.append(_failed(cell, f"cost side: {exc}"))
+                continue
+            rows.append({
+                **cell, "a": fitted["a"], "b": fitted["b"], "c0": fit.c0, "d": fit.d, "fit_error": fitted["fit_error"],
+                "pearson": fit.pearson, "spearman": fit.spearman, "n_efficient": fitted["n_efficient"],
+                "tiers_used": fitted["tiers_used"], "error": "",
+            })
     return pd.DataFrame(rows, columns=SENSITIVITY_COLUMNS)
+
+
+def frontier_sensitivity(
+    x_raw: pd.DataFrame,
+    costs: pd.Series,
+    grid: SensitivityGrid = LIGHT_GRID,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Refit the frontier on every cell of `grid` (EC §8.4, Tables 9-10): `cost_cells` of `capability_cells`.
+
+    `x_raw`: model x benchmark matrix (index model_id, NaN = missing); `costs`: raw cost
+    per model_id. As in the pipeline's cost_side asset, the capability side (measures,
+    tiers, CES) uses every model of `x_raw` and the cost side only the priced ones
+    (a model absent from `costs` or with a NaN cost is unpriced). Returns one row per cell with columns
+    `SENSITIVITY_COLUMNS`: the grid settings [n_factors, n_tiers, eps, aggregation], the
+    fitted a (JSON {factor: weight}), b, c0, d, the normalized fitting error of EC §8.4,
+    Pearson/Spearman of model vs tier-implied cost, the number of efficient models, the
+    realized number of tiers (`tiers_used` = min(T, Pareto layers)) and `error`: "" for a
+    successful fit, else the reason the cell could not be fitted (numbers are then NaN).
+    """
+    _validate_capability_inputs(x_raw, grid)
+    _validate_costs(costs, x_raw.index)
+    return cost_cells(capability_cells(x_raw, grid, seed), costs, grid.aggregation, grid.cost_scaling)
 
 
 def sensitivity_summary(table: pd.DataFrame) -> pd.DataFrame:
