@@ -25,7 +25,7 @@ from contextlib import contextmanager
 
 import dagster as dg
 import sqlalchemy as sa
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME, SqliteEventLogStorage
 from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from dagster._core.storage.sqlite_storage import _event_logs_directory, _runs_directory
@@ -123,6 +123,7 @@ class LocalEventLogStorage(_InstanceHome, SqliteEventLogStorage):
 
     def __init__(self, inst_data=None):  # the shards open when the instance registers (its home)
         self._pending_inst_data, self._engines = inst_data, _Engines(KEPT_SHARDS)
+        self._tables_present: set[str] = set()
 
     def register_instance(self, instance: dg.DagsterInstance) -> None:
         super().__init__(_event_logs_directory(instance.root_directory), self._pending_inst_data)
@@ -137,6 +138,16 @@ class LocalEventLogStorage(_InstanceHome, SqliteEventLogStorage):
                 self._initialized_dbs.add(shard)
             with engine.connect() as conn, conn.begin():
                 yield conn
+
+    def has_table(self, table_name: str) -> bool:
+        """Dagster asks before every dynamic-partition lookup whether the partitions table exists (hundreds of times
+        per tick), each time on a new connection; a table of the index never goes away, so a yes is remembered."""
+        if table_name not in self._tables_present:
+            engine = self._engines.get(self.conn_string_for_shard(INDEX_SHARD_NAME))
+            with engine.connect() as conn:
+                if engine.dialect.has_table(conn, table_name):
+                    self._tables_present.add(table_name)
+        return table_name in self._tables_present
 
     def dispose(self) -> None:
         self._engines.dispose()

@@ -94,3 +94,20 @@ def test_a_forked_child_inherits_no_open_sqlite_database(tmp_path):
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0, "the forked child inherited open SQLite files"
         assert dg.materialize([tiny], instance=instance).success  # the parent reconnects
+
+
+def test_partition_lookups_ask_sqlite_for_the_partitions_table_once(tmp_path, monkeypatch):
+    """Dagster checks that the dynamic-partitions table exists before every lookup (hundreds per automation tick),
+    each time on a new connection; the local storage asks once. Red without `LocalEventLogStorage.has_table`."""
+    from sqlalchemy.dialects.sqlite.base import SQLiteDialect
+
+    home = _home(tmp_path, "dagster.yaml")
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        instance.add_dynamic_partitions("p", ["a", "b"])
+        asked = []
+        real = SQLiteDialect.has_table
+        monkeypatch.setattr(SQLiteDialect, "has_table",
+                            lambda self, conn, name, *a, **k: asked.append(name) or real(self, conn, name, *a, **k))
+        for _ in range(20):
+            assert instance.get_dynamic_partitions("p") == ["a", "b"]
+        assert asked.count("dynamic_partitions") <= 1, asked
