@@ -355,9 +355,8 @@ def tick_until_quiet(defs: dg.Definitions, instance: dg.DagsterInstance, cursor:
                      execute: Callable[[list[Run]], None], describe: Callable[[list[Run]], str],
                      progress: Callable[[str], None]) -> str | None:
     """Automation ticks, each tick's runs executed by `execute` (in process, in workers or through the run queue),
-    until a tick requests nothing; one progress line per tick. Returns the sensor cursor."""
-    from pipelines.partitions import sync_dynamic_partitions
-
+    until a tick requests nothing; one progress line per tick. Returns the sensor cursor. The caller syncs the
+    dynamic partitions first: they follow the raw tables and the configuration files, which no tick's run writes."""
     graph = defs.resolve_asset_graph()
     for _ in range(MAX_TICKS):
         requests, cursor = tick(defs, instance, cursor)
@@ -371,7 +370,6 @@ def tick_until_quiet(defs: dg.Definitions, instance: dg.DagsterInstance, cursor:
         execute(runs)
         progress(f"step {report.ticks}: {describe(runs)}; {len(report.materialized)} done, "
                  f"{len(report.failed)} failed so far")
-        sync_dynamic_partitions(instance)
         if all(not graph.get(key).child_keys for _, keys in runs for key in keys):
             break  # only sinks ran (the report): nothing they wrote can trigger another asset, so no tick to confirm
     return cursor
