@@ -8,6 +8,7 @@ import contextlib
 import os
 import shutil
 import sys
+import threading
 from pathlib import Path
 from typing import NoReturn
 
@@ -457,9 +458,13 @@ def entry() -> NoReturn:
     file locks, multiprocessing) run as usual; only the garbage collection of every imported module's objects is
     skipped, ~1 s after importing the definitions (measured: docs/results/operations.md, issue 33)."""
     code = main()
+    # What a normal exit runs, in its order (CPython 3.x, Py_FinalizeEx): wait for the non-daemon threads (and the
+    # thread-level exit hooks of concurrent.futures), the exit handlers, then flush the standard streams (an exit
+    # handler may still write to them).
+    threading._shutdown()
+    atexit._run_exitfuncs()
     sys.stdout.flush()
     sys.stderr.flush()
-    atexit._run_exitfuncs()  # what a normal exit runs first (CPython, every 3.x)
     os._exit(code)
 
 
