@@ -208,7 +208,11 @@ def capability_cells(x_raw: pd.DataFrame, grid: SensitivityGrid = LIGHT_GRID, se
                          "n_efficient": ces.n_efficient, "tiers_used": int(tiers["tier"].max()),
                          "tier_levels": json.dumps([float(v) for v in ces.tier_levels]), "error": ""})
             tier_rows.append(tiers[["model_id", "tier"]].sort_values("model_id").assign(**cell))
-    tiers_table = pd.concat(tier_rows, ignore_index=True) if tier_rows else pd.DataFrame()
+    # Typed even when no cell fitted: an untyped empty frame would create the warehouse table with DOUBLE columns.
+    empty = pd.DataFrame({"n_factors": pd.Series(dtype="int64"), "n_tiers": pd.Series(dtype="int64"),
+                          "eps": pd.Series(dtype="float64"), "model_id": pd.Series(dtype=object),
+                          "tier": pd.Series(dtype="int64")})
+    tiers_table = pd.concat(tier_rows, ignore_index=True) if tier_rows else empty
     return CapabilityCells(pd.DataFrame(rows, columns=CAPABILITY_COLUMNS),
                            tiers_table.reindex(columns=CELL_TIER_COLUMNS), x_raw.index)
 

@@ -302,3 +302,31 @@ def test_new_and_changed_user_files_run_only_their_matching_partitions(compass_s
     (folder / "solo.yaml").write_text(MATCHING_USER.replace("rounds: 4", "rounds: 3"))
     (folder / "duo.yaml").write_text(MATCHING_USER)  # new, not changed: its partitions are simply missing
     assert config_requests(instance, []) == [("solo", USER_ROOTS)]
+
+
+def test_the_full_grid_reaches_the_cost_side_through_the_stored_capability_side(tmp_path, compass_small_baseline):
+    """COMPASS_HEAVY=1 selects the paper's grid in the capability asset; the cost-side asset, which has no grid of
+    its own, must refit the full grid's cells with the full grid's aggregations (mean, geometric mean, median)."""
+    from pipelines.definitions import defs
+    from pipelines.refresh import run_selection
+
+    root = tmp_path / "copy"
+    shutil.copytree(compass_small_baseline[0], root)
+    keys = [dg.AssetKey(["compass", "frontier_sensitivity_capability"]), dg.AssetKey(["compass", "frontier_sensitivity"])]
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in {**compass_small_env(root), "COMPASS_HEAVY": "1"}.items():
+            mp.setenv(k, v)
+        with dg.DagsterInstance.from_config(str(root / "home")) as instance:
+            assert run_selection(defs, instance, keys, "small_open", False).success
+        wh = Warehouse(root / "warehouse.duckdb")
+        case = cases()["small_open"]
+        stored = wh.read("compass.frontier_sensitivity_capability", {"case_id": "small_open"})
+        grid = dataclasses.replace(sens.FULL_GRID, n_factors=tuple(sorted(stored["n_factors"].unique())),
+                                   cost_scaling=case.cost.scaling, loading_threshold=case.loading_threshold,
+                                   max_factors_per_variable=case.max_factors_per_variable)
+        x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+        costs = readers.raw_costs(readers.case_catalog(wh, "small_open"), x_raw.index)
+        published = wh.read("compass.frontier_sensitivity", {"case_id": "small_open"})[sens.SENSITIVITY_COLUMNS]
+    assert set(stored["grid"]) == {"full"} and set(published["aggregation"]) == set(sens.FULL_GRID.aggregation)
+    pd.testing.assert_frame_equal(published, sens.frontier_sensitivity(x_raw, costs, grid), check_dtype=False,
+                                  rtol=0, atol=0)
