@@ -93,7 +93,7 @@ def refresh_through_queue(queue: Queue, source_keys: list[dg.AssetKey], timeout_
         queue.wait(ids, timeout_s)
         for run_id, (partition, keys) in zip(ids, runs, strict=True):
             report.add(defs, instance, run_id, with_inseparable(keys), partition)
-        # Under the daemon, the daily schedule or the inbox may write raw tables while this refresh runs: their new
+        # Under the daemon, the daily schedule may write raw tables while this refresh runs (the inbox waits): their new
         # datasets get partitions before the next tick (`compass run` syncs once: nothing else writes during it).
         sync_dynamic_partitions(instance)
 
