@@ -215,17 +215,23 @@ def test_frontier_sensitivity_from_the_stored_capability_side_equals_the_refit_i
     the cost side): the published grid equals `frontier_sensitivity` refitting every cell from the raw scores and
     the case's prices, to the last bit of every number."""
     _, wh, _, _ = compass_state
+    published, in_one_piece = _published_and_refit_grid(wh, sens.LIGHT_GRID)
+    assert (published["error"] == "").sum() >= 8  # most cells fitted: the comparison is not of NaNs
+    pd.testing.assert_frame_equal(published, in_one_piece, check_dtype=False, rtol=0, atol=0)
+
+
+def _published_and_refit_grid(wh: Warehouse, base: sens.SensitivityGrid) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """small_open's published sensitivity grid, and `frontier_sensitivity` refitting `base` (with the stored factor
+    counts and the case's settings) in one piece from the raw scores and the case's prices."""
     case = cases()["small_open"]
     stored = wh.read("compass.frontier_sensitivity_capability", {"case_id": "small_open"})
-    grid = dataclasses.replace(sens.LIGHT_GRID, n_factors=tuple(sorted(stored["n_factors"].unique())),
+    grid = dataclasses.replace(base, n_factors=tuple(sorted(stored["n_factors"].unique())),
                                cost_scaling=case.cost.scaling, loading_threshold=case.loading_threshold,
                                max_factors_per_variable=case.max_factors_per_variable)
     x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
     costs = readers.raw_costs(readers.case_catalog(wh, "small_open"), x_raw.index)
-    in_one_piece = sens.frontier_sensitivity(x_raw, costs, grid)
     published = wh.read("compass.frontier_sensitivity", {"case_id": "small_open"})[sens.SENSITIVITY_COLUMNS]
-    assert (published["error"] == "").sum() >= 8  # most cells fitted: the comparison is not of NaNs
-    pd.testing.assert_frame_equal(published, in_one_piece, check_dtype=False, rtol=0, atol=0)
+    return published, sens.frontier_sensitivity(x_raw, costs, grid)
 
 
 def test_variance_table_and_utility_robustness_studies(compass_state):
@@ -319,14 +325,7 @@ def test_the_full_grid_reaches_the_cost_side_through_the_stored_capability_side(
         with dg.DagsterInstance.from_config(str(root / "home")) as instance:
             assert run_selection(defs, instance, keys, "small_open", False).success
         wh = Warehouse(root / "warehouse.duckdb")
-        case = cases()["small_open"]
         stored = wh.read("compass.frontier_sensitivity_capability", {"case_id": "small_open"})
-        grid = dataclasses.replace(sens.FULL_GRID, n_factors=tuple(sorted(stored["n_factors"].unique())),
-                                   cost_scaling=case.cost.scaling, loading_threshold=case.loading_threshold,
-                                   max_factors_per_variable=case.max_factors_per_variable)
-        x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
-        costs = readers.raw_costs(readers.case_catalog(wh, "small_open"), x_raw.index)
-        published = wh.read("compass.frontier_sensitivity", {"case_id": "small_open"})[sens.SENSITIVITY_COLUMNS]
+        published, in_one_piece = _published_and_refit_grid(wh, sens.FULL_GRID)
     assert set(stored["grid"]) == {"full"} and set(published["aggregation"]) == set(sens.FULL_GRID.aggregation)
-    pd.testing.assert_frame_equal(published, sens.frontier_sensitivity(x_raw, costs, grid), check_dtype=False,
-                                  rtol=0, atol=0)
+    pd.testing.assert_frame_equal(published, in_one_piece, check_dtype=False, rtol=0, atol=0)
