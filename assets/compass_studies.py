@@ -50,7 +50,7 @@ def frontier_sensitivity_capability(context: dg.AssetExecutionContext, config: S
     wh, case = warehouse.get(), cases()[context.partition_key]
     x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
     grid_name = "full" if config.full() else "light"
-    base = sens.FULL_GRID if config.full() else sens.LIGHT_GRID
+    base = sens.GRIDS[grid_name]
     # Only factor counts the benchmarks identify ((p - k)^2 >= p + k); the case's own I is always kept.
     n_factors = tuple(sorted({k for k in base.n_factors if k <= identified_factors(x_raw.shape[1])}
                              | {case.n_factors or 1}))
@@ -75,7 +75,7 @@ def frontier_sensitivity(context: dg.AssetExecutionContext, warehouse: Warehouse
     wh, case = warehouse.get(), cases()[context.partition_key]
     catalog = readers.case_catalog(wh, case.case_id)  # the models of the case's x_raw, priced or not
     capability, grid_name = readers.sensitivity_capability(wh, case.case_id, catalog.index)
-    aggregation = (sens.FULL_GRID if grid_name == "full" else sens.LIGHT_GRID).aggregation
+    aggregation = sens.GRIDS[grid_name].aggregation
     cells = sens.cost_cells(capability, readers.raw_costs(catalog, catalog.index), aggregation, case.cost.scaling)
     summary = sens.sensitivity_summary(cells)
     failed = cells.loc[cells["error"] != "", "error"]

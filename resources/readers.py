@@ -27,7 +27,7 @@ from compass.mlcompass.decisions import DecisionInputs, with_filters, with_perso
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.rank_uncertainty import Replicates
 from compass.mlcompass.scenarios import Scenario
-from compass.mlcompass.sensitivity import CAPABILITY_COLUMNS, CELL_TIER_COLUMNS, CapabilityCells
+from compass.mlcompass.sensitivity import CAPABILITY_AXES, CAPABILITY_COLUMNS, CELL_TIER_COLUMNS, CapabilityCells
 from compass.mlcompass.utility_models import utilities_from_rows
 from compass.oracle.prepare import Prepared, prepare
 from compass.router.embed import Embedder
@@ -236,10 +236,9 @@ def sensitivity_capability(wh: Warehouse, case_id: str, model_ids: pd.Index) -> 
     if cells.empty:
         raise ValueError(f"case {case_id}: no rows in compass.frontier_sensitivity_capability; materialize "
                          "compass/frontier_sensitivity_capability first")
-    axes = ["n_factors", "n_tiers", "eps"]
-    cells = cells.sort_values(axes, ignore_index=True)  # the grid's order (capability_cells loops I, T, eps)
+    cells = cells.sort_values(CAPABILITY_AXES, ignore_index=True)  # the grid's order (capability_cells loops I, T, eps)
     tiers = wh.read("compass.frontier_sensitivity_tiers", {"case_id": case_id})
-    tiers = tiers.sort_values([*axes, "model_id"], ignore_index=True).reindex(columns=CELL_TIER_COLUMNS)
+    tiers = tiers.sort_values([*CAPABILITY_AXES, "model_id"], ignore_index=True).reindex(columns=CELL_TIER_COLUMNS)
     return CapabilityCells(cells[CAPABILITY_COLUMNS], tiers, model_ids), str(cells["grid"].iloc[0])
 
 

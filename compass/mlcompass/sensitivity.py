@@ -45,12 +45,13 @@ SENSITIVITY_COLUMNS = [
 #: Columns of `CapabilityCells.cells`: one row per (I, T, eps).
 CAPABILITY_COLUMNS = ["n_factors", "n_tiers", "eps", "a", "b", "fit_error", "n_efficient", "tiers_used",
                       "tier_levels", "error"]
-#: Columns of `CapabilityCells.tiers`: every model's tier in every fitted (I, T, eps) cell.
-CELL_TIER_COLUMNS = ["n_factors", "n_tiers", "eps", "model_id", "tier"]
+#: Columns of `CapabilityCells.tiers` and their types: every model's tier in every fitted (I, T, eps) cell.
+CELL_TIER_DTYPES = {"n_factors": "int64", "n_tiers": "int64", "eps": "float64", "model_id": object, "tier": "int64"}
+CELL_TIER_COLUMNS = list(CELL_TIER_DTYPES)
 #: Outcome columns summarized by `sensitivity_summary` (the columns of Tables 9-10, plus c0).
 OUTCOMES = ["b", "d", "c0", "fit_error", "pearson", "spearman"]
-_CAPABILITY_AXES = ["n_factors", "n_tiers", "eps"]
-_AXES = [*_CAPABILITY_AXES, "aggregation"]
+CAPABILITY_AXES = ["n_factors", "n_tiers", "eps"]  # one capability cell per combination
+_AXES = [*CAPABILITY_AXES, "aggregation"]
 _AGGREGATIONS = get_args(Aggregation)
 
 
@@ -121,6 +122,9 @@ FULL_GRID = SensitivityGrid(
     eps=(0.0, 0.01, 0.025, 0.05, 0.075, 0.10),
     aggregation=("mean", "geometric_mean", "median"),
 )
+
+#: The grids by the name a run config or COMPASS_HEAVY selects.
+GRIDS = {"light": LIGHT_GRID, "full": FULL_GRID}
 
 
 def _validate_capability_inputs(x_raw: pd.DataFrame, grid: SensitivityGrid) -> None:
@@ -209,9 +213,7 @@ def capability_cells(x_raw: pd.DataFrame, grid: SensitivityGrid = LIGHT_GRID, se
                          "tier_levels": json.dumps([float(v) for v in ces.tier_levels]), "error": ""})
             tier_rows.append(tiers[["model_id", "tier"]].sort_values("model_id").assign(**cell))
     # Typed even when no cell fitted: an untyped empty frame would create the warehouse table with DOUBLE columns.
-    empty = pd.DataFrame({"n_factors": pd.Series(dtype="int64"), "n_tiers": pd.Series(dtype="int64"),
-                          "eps": pd.Series(dtype="float64"), "model_id": pd.Series(dtype=object),
-                          "tier": pd.Series(dtype="int64")})
+    empty = pd.DataFrame({column: pd.Series(dtype=dtype) for column, dtype in CELL_TIER_DTYPES.items()})
     tiers_table = pd.concat(tier_rows, ignore_index=True) if tier_rows else empty
     return CapabilityCells(pd.DataFrame(rows, columns=CAPABILITY_COLUMNS),
                            tiers_table.reindex(columns=CELL_TIER_COLUMNS), x_raw.index)
@@ -230,12 +232,12 @@ def cost_cells(
     if unknown:
         raise ValueError(f"unknown cost aggregation(s) {unknown}; choose from {sorted(_AGGREGATIONS)}")
     cost = _validate_costs(costs, capability.model_ids)
-    tiers_of = {key: frame for key, frame in capability.tiers.groupby(_CAPABILITY_AXES, sort=False)}
+    tiers_of = {key: frame for key, frame in capability.tiers.groupby(CAPABILITY_AXES, sort=False)}
     rows: list[dict] = []
     for fitted in capability.cells.to_dict("records"):
-        key = tuple(fitted[axis] for axis in _CAPABILITY_AXES)
+        key = tuple(fitted[axis] for axis in CAPABILITY_AXES)
         for agg in aggregation:
-            cell = {**{axis: fitted[axis] for axis in _CAPABILITY_AXES}, "aggregation": agg}
+            cell = {**{axis: fitted[axis] for axis in CAPABILITY_AXES}, "aggregation": agg}
             if fitted["error"]:
                 rows.append(_failed(cell, fitted["error"]))
                 continue
