@@ -43,7 +43,8 @@ from build_data import assemble, catalog_sources, price_sources, record_sources,
 from build_data.common import AS_OF  # noqa: E402
 
 from compass.ingest.canonical import canonical_id  # noqa: E402
-from compass.ingest.connectors import CONNECTORS, Parsed  # noqa: E402
+from compass.ingest.connectors import CONNECTORS, Parsed, Payload  # noqa: E402
+from compass.ingest.connectors.epoch_benchmarks import merge_update  # noqa: E402
 from compass.ingest.connectors.local import local_payload  # noqa: E402
 from compass.ingest.resolve import Resolver, dedupe_costs, dedupe_scores  # noqa: E402
 
@@ -70,10 +71,20 @@ INPUTS: tuple[Input, ...] = (
 )
 
 
+# A newer, partial Epoch export laid over INPUTS' full one (data/PROVENANCE.md: the third-party 2026-09
+# repackaging; its commit dates are unknown, as_of is its newest row's release date).
+EPOCH_UPDATE = Input("epoch_benchmarks", "snapshots", "epoch_ai_benchmarking_hub/2026-09", dt.date(2026, 9, 3))
+
+
 def read_connectors(folders: dict[str, Path]) -> dict[str, Parsed]:
-    """Every INPUTS entry parsed by its connector."""
-    return {i.connector: CONNECTORS[i.connector].parse(local_payload(CONNECTORS[i.connector], folders[i.folder] / i.path, i.as_of))
-            for i in INPUTS}
+    """Every INPUTS entry parsed by its connector, with EPOCH_UPDATE merged into the Epoch rows."""
+    def payload(i: Input) -> Payload:
+        return local_payload(CONNECTORS[i.connector], folders[i.folder] / i.path, i.as_of)
+
+    parsed = {i.connector: CONNECTORS[i.connector].parse(payload(i)) for i in INPUTS}
+    epoch = CONNECTORS[EPOCH_UPDATE.connector]
+    parsed[EPOCH_UPDATE.connector] = merge_update(parsed[EPOCH_UPDATE.connector], epoch.parse_update(payload(EPOCH_UPDATE)))
+    return parsed
 
 
 def rows(parsed: dict[str, Parsed], table: str) -> list[pd.DataFrame]:

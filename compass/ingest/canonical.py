@@ -11,20 +11,22 @@ two different ids):
    from versioned names (`gemini-1.5-pro-latest`, `claude-3-5-sonnet-latest`);
    unversioned moving aliases (`gemini-pro-latest`, `mistral-large-latest`,
    `qwen-plus-latest`) point at whatever is newest and keep their own id.
-2. Reasoning-effort and thinking-budget variants collapse to the base model:
-   `-high-effort`, `-max-effort`, `-thinking-64k-high-effort`, `(16K thinking)` and `-xhigh`
-   (an effort level only, never a model name) everywhere; `_high`,
-   `_xhigh`, `_medium`, `_low`, `_minimal`, `_none`, `_unknown`, `-highthinking`,
-   `-nothinking`, `_32K`, `-thinking` (and Claude `_max`, `-base`) only for families
-   where they are a serving *mode* of the same weights (Claude, Gemini, DeepSeek,
-   GLM, GPT, o-series, Grok), and GPT's `-max` effort (LiveBench's `gpt-5.6-sol-max`) except
-   for Codex models, where `-max` names a model (`gpt-5.1-codex-max`), so `mistral-medium` or `minimax-m1-80k` keep their
-   names. Kimi / Qwen / OLMo `-thinking` checkpoints are separate weights and keep
-   their own id.
+2. Reasoning-effort and thinking-budget variants collapse to the base model, and `variant(raw)` returns the
+   level and mode as data (`Variant.effort`), so they are a column, not a model:
+   * everywhere: `-<level>-effort` (`-max-effort`, `-xhigh-effort`, `-thinking-64k-high-effort`), the levels no
+     model is named by (`-xhigh`, `-high`, `-low`, `-minimal`, `-none`: Epoch's `kimi-k3_high`, `qwen3-32b_none`),
+     Aider's `(high)`, `(32k thinking tokens)`, `(no think)`, `(default)` and Epoch's `(16K thinking)`;
+   * `-medium`, `-unknown` and `-max` only in families where they are effort levels (Claude, Gemini, DeepSeek,
+     GLM, GPT, o-series, Grok, Kimi, Inkling, Muse, Gemma): `mistral-medium`, `phi-3-medium`, `qwen3.8-max`,
+     `qwen-vl-max`, `ox-alpha-max` keep their names, and so does Codex `-max` (`gpt-5.1-codex-max` is a model);
+   * `-thinking`, `-nothinking`, `-highthinking` and budgets `_32K` only where they are a serving *mode* of
+     the same weights (Claude, Gemini, DeepSeek, GLM, GPT, o-series, Grok), plus Claude's `-base` (LiveBench's
+     thinking off). Kimi / Qwen / OLMo `-thinking` checkpoints are separate weights and keep their own id, as
+     does `minimax-m1-80k`.
 3. Dated snapshot spellings collapse to the base id: `-2024-08-06`, `-20240620`,
    `-0613` (MMDD), `-05-06` (MM-DD), `-09-2025` (MM-YYYY), `-01-29-2025`,
    Gemini `-001`/`-002` and Gemini `-preview`. YYMM version tags such as
-   `mistral-large-2407` or `qwen3-...-2507` are *kept* (different models).
+   `mistral-large-2407` or `qwen3-...-2507` are *kept* (different models). `Variant.snapshot` keeps the tag.
 4. Family spellings are unified: `llama3.1` -> `llama-3.1`, `llama-3-1-70b`
    (MMLU-Pro's `3_1`) -> `llama-3.1-70b`, `qwen-1.5` -> `qwen1.5`, `qwen2-5` -> `qwen2.5`, Claude dots ->
    dashes and Claude >= 4 in new order (`claude-4-1-opus` -> `claude-opus-4-1`).
@@ -38,6 +40,7 @@ canonical id always resolves to itself.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from compass.ingest.aliases import alias_key
 
@@ -54,6 +57,8 @@ RAW_OVERRIDES: dict[str, str] = {
         for v, s in (("3.2", "1b"), ("3.2", "3b"), ("3.1", "8b"), ("3.1", "70b"), ("3.1", "405b"))
     },
     **{snapshot: snapshot for snapshot in PINNED_SNAPSHOTS},
+    # Gemini 2.0's thinking model was a separate experimental release, not a mode of gemini-2.0-flash.
+    "gemini-2.0-flash-thinking": "gemini-2.0-flash-thinking-exp",
 }
 
 # Overrides keyed by the alias_key *after* rule 1-4 normalisation.
@@ -113,66 +118,71 @@ OVERRIDES: dict[str, str] = {
 }
 
 _MODE_FAMILIES = ("claude", "gemini", "deepseek", "glm", "gpt", "grok", "o1", "o3", "o4")
+# Families whose `-max` / `-medium` are effort levels (Epoch's `kimi-k3_max`, `inkling-small_medium`); elsewhere
+# they name models (`qwen3.8-max`, `qwen-vl-max`, `mistral-medium`, `phi-3-medium`, `ox-alpha-max`).
+_LEVEL_FAMILIES = (*_MODE_FAMILIES, "kimi", "inkling", "muse", "gemma")
 
-_SUFFIX_RULES: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p)
-    for p in (
-        r"-5shots$",
-        r"@[a-z0-9_.\-]+$",
-        r"-\(n=1\)$",
-        r"-hf$",
-        r"-(?:bf16|fp8)$",
-        r"-web-?app$",
-        r"-v1[.\-]0$",
-        # effort / thinking budget (rule 2)
-        r"-(?:thinking-auto-|thinking-\d+k-)?(?:x?high|medium|low|minimal|none|unknown|max)-effort$",
-        r"-xhigh$",
-        r"-\(\d+k-thinking\)$",
-        # dated snapshots (rule 3)
-        r"-20\d\d-\d\d-\d\d$",
-        r"-20\d{6}$",
-        r"-\d\d-\d\d-20\d\d$",
-        r"-(?:0[1-9]|1[0-2])-20\d\d$",
-        r"-(?:0[1-9]|1[0-2])-[0-3]\d$",
-        r"-(?:0[1-9]|1[0-2])[0-3]\d$",
-    )
+EFFORT, SNAPSHOT, PACKAGING = "effort", "snapshot", "packaging"
+_Rule = tuple[str, re.Pattern[str]]
+
+
+def _rules(kind: str, *patterns: str) -> tuple[_Rule, ...]:
+    return tuple((kind, re.compile(p)) for p in patterns)
+
+
+_SUFFIX_RULES: tuple[_Rule, ...] = (
+    *_rules(PACKAGING, r"-5shots$", r"@[a-z0-9_.\-]+$", r"-\(n=1\)$", r"-hf$", r"-(?:bf16|fp8)$", r"-web-?app$",
+            r"-v1[.\-]0$"),
+    # effort / thinking budget (rule 2): words no model is named by, in every family
+    *_rules(EFFORT, r"-(?:thinking-auto-|thinking-\d+k-)?(?:x?high|medium|low|minimal|none|unknown|max)-effort$",
+            r"-(?:x?high|low|minimal|none)$", r"-\((?:x?high|medium|low|minimal|none|max)\)$",
+            r"-\((?:\d+k-think(?:ing)?(?:-tokens)?|no-think(?:ing)?|default(?:-think)?)\)$"),
+    # dated snapshots (rule 3)
+    *_rules(SNAPSHOT, r"-20\d\d-\d\d-\d\d$", r"-20\d{6}$", r"-\d\d-\d\d-20\d\d$", r"-(?:0[1-9]|1[0-2])-20\d\d$",
+            r"-(?:0[1-9]|1[0-2])-[0-3]\d$", r"-(?:0[1-9]|1[0-2])[0-3]\d$"),
 )
+# Effort levels that are model names outside _LEVEL_FAMILIES (rule 2).
+_LEVEL_RULES = _rules(EFFORT, r"-(?:medium|unknown)$")
 # Serving modes of the same weights, stripped only inside _MODE_FAMILIES (rule 2).
-_MODE_RULES: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p)
-    for p in (
-        r"-(?:x?high|medium|low|minimal|none|unknown|nothinking|no-thinking|highthinking)$",
-        r"-thinking$",
-        r"-\d+k$",
-    )
-)
-# LiveBench's Claude `-base` (thinking off) and Epoch's `_max` effort; elsewhere `-base`
-# names a pre-trained checkpoint (`deepseek-v3-base`) and `-max` a model (`gpt-5.1-codex-max`).
-_CLAUDE_ONLY = re.compile(r"-(?:max|base)$")
-# LiveBench's GPT `-max` effort (`gpt-5.6-sol-max`); Codex `-max` is a model (`gpt-5.1-codex-max`).
-_GPT_MAX = re.compile(r"-max$")
-_GEMINI_RULES: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (r"-00\d$", r"-preview$"))
+_MODE_RULES = _rules(EFFORT, r"-(?:nothinking|no-thinking|highthinking)$", r"-thinking$", r"-\d+k$")
+# Claude's `-base` is LiveBench's thinking-off mode; elsewhere `-base` names a pre-trained checkpoint.
+_CLAUDE_ONLY = _rules(EFFORT, r"-base$")
+# `-max` effort (Epoch's `_max`, LiveBench's `gpt-5.6-sol-max`), except Codex, where `-max` is a model.
+_MAX = _rules(EFFORT, r"-max$")
+_GEMINI_RULES = _rules(SNAPSHOT, r"-00\d$", r"-preview$")
 
 
-def _strip_suffixes(key: str) -> str:
-    family = next((f for f in _MODE_FAMILIES if key.startswith(f)), None)
+def _family_rules(key: str) -> tuple[_Rule, ...]:
+    """The rules that apply to a spelling: the universal ones, then those of its family (rule 2)."""
+    rules = list(_SUFFIX_RULES)
+    if key.startswith(_LEVEL_FAMILIES):
+        rules += _LEVEL_RULES
+        if "codex" not in key:
+            rules += _MAX
+    if key.startswith(_MODE_FAMILIES):
+        rules += _MODE_RULES
+    if key.startswith("claude"):
+        rules += _CLAUDE_ONLY
+    if key.startswith("gemini"):
+        rules += _GEMINI_RULES
+    return tuple(rules)
+
+
+def _strip_suffixes(key: str, stripped: list[tuple[str, str]] | None = None) -> str:
+    """The key without its packaging, effort and snapshot suffixes; each removed (kind, suffix) is appended
+    to `stripped` (outermost first)."""
+    rules = _family_rules(key)
     changed = True
     while changed:
         before = key
         if key.endswith("-latest") and re.search(r"\d", key[: -len("-latest")]):
             key = key[: -len("-latest")]  # versioned `-latest` only; see rule 1
-        for rule in _SUFFIX_RULES:
-            key = rule.sub("", key)
-        if family is not None:
-            for rule in _MODE_RULES:
-                key = rule.sub("", key)
-        if family == "claude":
-            key = _CLAUDE_ONLY.sub("", key)
-        if family == "gpt" and "codex" not in key:
-            key = _GPT_MAX.sub("", key)
-        if family == "gemini":
-            for rule in _GEMINI_RULES:
-                key = rule.sub("", key)
+        for kind, rule in rules:
+            found = rule.search(key)
+            if found:
+                if stripped is not None:
+                    stripped.append((kind, found.group(0)))
+                key = key[: found.start()]
         changed = key != before
     return key
 
@@ -197,6 +207,10 @@ def _claude_new_order(m: re.Match[str]) -> str:
 
 def canonical_id(raw: str) -> str:
     """Canonical model id of a raw spelling (rules in the module docstring)."""
+    return _resolve(raw, None)
+
+
+def _resolve(raw: str, stripped: list[tuple[str, str]] | None) -> str:
     key = alias_key(raw)
     if not key:
         raise ValueError(f"empty model name {raw!r} cannot be given a canonical id")
@@ -204,8 +218,53 @@ def canonical_id(raw: str) -> str:
         return RAW_OVERRIDES[key]
     for _ in range(3):
         before = key
-        key = _family_spelling(_strip_suffixes(key))
+        key = _family_spelling(_strip_suffixes(key, stripped))
         key = OVERRIDES.get(key, key)
         if key == before:
             break
     return key
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What a spelling says beyond its model (rule 2 and 3): the effort level / thinking mode and the snapshot.
+
+    `effort` joins the level (`none` < `minimal` < `low` < `medium` < `high` < `xhigh` < `max`, or `unknown`)
+    and the thinking mode (`thinking`, `thinking-auto`, `thinking-<N>k` budget, `no-thinking`) with `+`, e.g.
+    `high+thinking-64k`; `snapshot` is the dated tag (`2025-02-19`, `0613`, `preview`); None when absent."""
+
+    model_id: str
+    effort: str | None
+    snapshot: str | None
+
+
+_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh", "max", "unknown")
+_ISO_DATE = re.compile(r"^(20\d\d)(\d\d)(\d\d)$")
+
+
+def _effort(suffixes: list[str]) -> str | None:
+    words = [w for s in suffixes for w in re.split(r"[-()]+", s.replace("highthinking", "high-thinking")) if w]
+    words = ["no-thinking" if w in ("nothinking", "base") else "thinking" if w == "think" else w
+             for w in words if w not in ("effort", "no", "tokens", "default")]
+    if any(re.search(r"no-?think", s) for s in suffixes):
+        words = [w for w in words if w != "thinking"] + ["no-thinking"]
+    level = next((w for w in words if w in _LEVELS), None)
+    budget = next((w for w in words if re.fullmatch(r"\d+k", w)), None)
+    thinking = next((w for w in words if w in ("thinking", "no-thinking")), None)
+    if budget or "auto" in words:
+        thinking = f"thinking-{budget or 'auto'}"
+    return "+".join(w for w in (level, thinking) if w) or None
+
+
+def _snapshot(suffixes: list[str]) -> str | None:
+    parts = [_ISO_DATE.sub(r"\1-\2-\3", s.lstrip("-")) for s in reversed(suffixes)]
+    return "-".join(parts) or None
+
+
+def variant(raw: str) -> Variant:
+    """The canonical id of a spelling with its effort and snapshot (`claude-opus-4-7_max` -> `claude-opus-4-7`,
+    effort `max`; `gpt-5.2-2025-12-11-high` -> `gpt-5.2`, effort `high`, snapshot `2025-12-11`)."""
+    stripped: list[tuple[str, str]] = []
+    model_id = _resolve(raw, stripped)
+    by_kind = {kind: [s for k, s in stripped if k == kind] for kind in (EFFORT, SNAPSHOT)}
+    return Variant(model_id, _effort(by_kind[EFFORT]), _snapshot(by_kind[SNAPSHOT]))

@@ -46,6 +46,13 @@ _SPELLINGS: dict[str, tuple[str, ...]] = {
     "Baidu": ("baidu",),
     "ByteDance": ("bytedance", "bytedanceseed"),
     "Upstage": ("upstage",),
+    "StepFun": ("stepfun", "stepfunai"),
+    "Xiaomi": ("xiaomi", "xiaomimimo"),
+    "Sakana AI": ("sakana", "sakanaai"),
+    "Poolside": ("poolside",),
+    "Perplexity": ("perplexity", "perplexityai"),
+    "Inception": ("inception", "inceptionlabs"),
+    "Sarvam AI": ("sarvam", "sarvamai"),
 }
 _LOOKUP = {key: name for name, keys in _SPELLINGS.items() for key in keys}
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
@@ -54,6 +61,12 @@ _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 def organization_key(name: str) -> str:
     """Lookup key: the lead organisation, lowercase, letters and digits only."""
     return _NON_ALNUM.sub("", str(name).split(",")[0].lower())
+
+
+def is_developer(name: str) -> bool:
+    """Whether a spelling is one of the developers of the table (a models.dev provider id such as `xai` or
+    `stepfun` is then the lab serving its own models)."""
+    return organization_key(name) in _LOOKUP
 
 
 def canonical_organization(name: object) -> str | None:

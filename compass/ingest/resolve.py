@@ -6,7 +6,8 @@ embedded-default build and by the pipeline alike:
 * `Resolver` names each spelling's canonical id: an explicit pair first (a confirmed alias, a
   source's own abbreviation table), else the rules of `compass.ingest.canonical.canonical_id`;
 * `dedupe_scores` keeps one score per (model, benchmark, source): the best-scoring variant (effort
-  level or dated snapshot), its spelling in `variant`;
+  level or dated snapshot), its spelling in `variant` and what the spelling says in `effort` and
+  `snapshot` (`with_variant`);
 * `dedupe_costs` keeps one price per (model, provider, source): the undated spelling, else the
   newest dated snapshot, and adds blended = (3 x input + output) / 4;
 * `canonical_rows` applies the three to a connector's output.
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from compass.ingest.aliases import alias_key
-from compass.ingest.canonical import canonical_id
+from compass.ingest.canonical import canonical_id, variant
 
 
 class Resolver:
@@ -33,15 +34,24 @@ class Resolver:
         return names.map(ids)
 
 
+def with_variant(rows: pd.DataFrame, spelling: str = "variant") -> pd.DataFrame:
+    """`rows` with the columns `effort` and `snapshot`: what the raw spelling in column `spelling` says
+    beyond its model (`compass.ingest.canonical.variant`), null where it says nothing."""
+    found = {n: variant(n) for n in rows[spelling].dropna().unique()}
+    return rows.assign(effort=rows[spelling].map(lambda n: found[n].effort if n in found else None).astype(object),
+                       snapshot=rows[spelling].map(lambda n: found[n].snapshot if n in found else None).astype(object))
+
+
 def dedupe_scores(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per (model_id, benchmark, source): the best-scoring variant (effort/snapshot).
 
-    The raw spelling that produced the kept row is kept in the extra column `variant`.
+    The raw spelling that produced the kept row is kept in the extra column `variant`, its effort level /
+    thinking mode and snapshot tag in `effort` and `snapshot`.
     """
-    return (scores.sort_values(["model_id", "benchmark", "source", "score", "raw_name"],
-                               ascending=[True, True, True, False, True])
-            .drop_duplicates(["model_id", "benchmark", "source"])
-            .rename(columns={"raw_name": "variant"}))
+    return with_variant(scores.sort_values(["model_id", "benchmark", "source", "score", "raw_name"],
+                                           ascending=[True, True, True, False, True])
+                        .drop_duplicates(["model_id", "benchmark", "source"])
+                        .rename(columns={"raw_name": "variant"}))
 
 
 def dedupe_costs(costs: pd.DataFrame) -> pd.DataFrame:
@@ -55,6 +65,7 @@ def dedupe_costs(costs: pd.DataFrame) -> pd.DataFrame:
                                ascending=[True, True, True, False, False])
              .drop_duplicates(["model_id", "provider", "source"])
              .drop(columns=["exact", "key"]).rename(columns={"raw_name": "variant"}))
+    costs = with_variant(costs)
     costs["blended_usd_per_mtok"] = (3 * costs["input_usd_per_mtok"] + costs["output_usd_per_mtok"]) / 4
     return costs
 

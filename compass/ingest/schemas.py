@@ -65,6 +65,8 @@ MODELS = TableSchema(
         Column("params_b", "float", required=False, nullable=True, doc="parameter count, billions"),
         Column("context_window", "int", required=False, nullable=True, doc="max input tokens"),
         Column("reasoning", "bool", required=False, nullable=True, doc="reasoning / thinking model"),
+        Column("modality", "str", required=False, nullable=True,
+               doc="input modalities, sorted and '+'-joined (e.g. image+pdf+text)"),
     )
     + _provenance(),
 )

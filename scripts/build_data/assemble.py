@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 from compass.ingest.aliases import alias_key
 from compass.ingest.schemas import RAW_TABLES
 
-from compass.ingest.resolve import Resolver
+from compass.ingest.resolve import Resolver, with_variant
 from .common import SOURCE_PRIORITY
 
 HF_CAP = 400
@@ -58,7 +58,8 @@ def select_hf_v2(hf: pd.DataFrame, resolve: Resolver, known: set[str], cap: int 
     return selected, report
 
 
-META_FIELDS = ["display_name", "organization", "release_date", "open_weights", "params_b", "context_window", "reasoning"]
+META_FIELDS = ["display_name", "organization", "release_date", "open_weights", "params_b", "context_window", "reasoning",
+               "modality"]
 
 
 def build_models(ids: set[str], meta: pd.DataFrame, seen: pd.DataFrame) -> pd.DataFrame:
@@ -89,8 +90,9 @@ def build_models(ids: set[str], meta: pd.DataFrame, seen: pd.DataFrame) -> pd.Da
 
 
 def build_aliases(seen: pd.DataFrame) -> pd.DataFrame:
-    """Every raw spelling -> canonical id; `source` is the highest-priority source using it and
-    `sources` lists all. Raises if one alias_key would resolve to two ids."""
+    """Every raw spelling -> canonical id; `source` is the highest-priority source using it, `sources` lists
+    all, `effort` / `snapshot` what the spelling says beyond the model. Raises if one alias_key would
+    resolve to two ids."""
     seen = seen.drop_duplicates(["raw_name", "model_id", "source"])
     clash = seen.groupby("raw_name")["model_id"].nunique()
     if (clash > 1).any():
@@ -99,6 +101,7 @@ def build_aliases(seen: pd.DataFrame) -> pd.DataFrame:
     aliases = (seen.assign(prio=priority(seen["source"])).sort_values(["raw_name", "prio"])
                .drop_duplicates("raw_name").drop(columns="prio").rename(columns={"raw_name": "alias"}))
     aliases["sources"] = aliases["alias"].map(sources)
+    aliases = with_variant(aliases, "alias")
     keys = pd.concat([
         pd.DataFrame({"key": aliases["alias"].map(alias_key), "model_id": aliases["model_id"]}),
         pd.DataFrame({"key": aliases["model_id"].map(alias_key), "model_id": aliases["model_id"]}),

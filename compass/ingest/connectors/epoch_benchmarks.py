@@ -3,8 +3,16 @@
 One score per file row (`Model version` x the file's score column); accuracy columns become
 fractions when the file stores percents (any value > 1.5), with their standard error. The
 Epoch Capabilities Index file gives `eci` (scale `index`) and model metadata (display name,
-organization, release date, open weights). Files are found by their base name, so a ZIP's
-`benchmark_data/` prefix does not matter; every file below is required.
+organization, release date, open weights); every benchmark file's `Release date` and
+`Organization` columns give the release date and developer of the model versions it scores.
+Files are found by their base name, so a ZIP's `benchmark_data/` prefix does not matter; every
+file below is required.
+
+`parse_update` reads a *partial* newer export (the 2026-09 repackaging: a subset of the files,
+FrontierMath re-run as `_v2` files, which become their own benchmarks because their problem sets
+and runs differ) and `merge_update` lays it over a full parse: per (model version, benchmark) the
+newer file's rows win. Rows with a non-empty `Source URL` (hand-added vendor-reported rows, not
+Epoch runs) are dropped in both.
 """
 
 from __future__ import annotations
@@ -50,13 +58,48 @@ BENCHMARKS: dict[str, tuple[str, str, str | None, str]] = {
     "trivia_qa_external.csv": ("triviaqa", "EM", None, "fraction"),
     "webdev_arena_external.csv": ("webdev_arena", "Arena Score", None, "elo"),
 }
+# Files a newer partial export carries under new names: re-runs on a new version, so new benchmark ids.
+UPDATE_FILES: dict[str, tuple[str, str, str | None, str]] = {
+    "frontiermath_tiers_1_3_v2.csv": ("frontiermath_v2", "mean_score", "stderr", "fraction"),
+    "frontiermath_tier_4_v2.csv": ("frontiermath_tier_4_v2", "mean_score", "stderr", "fraction"),
+}
 ECI = "epoch_capabilities_index.csv"
 MODEL = "Model version"
 ECI_META = (MODEL, "Display name", "Model name", "Organization", "Release date", "Model accessibility")
+ROW_META = ("Release date", "Organization")
+VENDOR_ROW = "Source URL"  # filled only on rows a curator added from a vendor's announcement
 
 
 def _percent(values: pd.Series) -> bool:
     return bool(pd.to_numeric(values, errors="coerce").max() > 1.5)
+
+
+def _file_rows(name: str, data: bytes, spec: tuple[str, str, str | None, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(scores, per-row metadata) of one benchmark file; vendor-reported rows are left out."""
+    bench, col, se_col, scale = spec
+    df = read_csv(EpochBenchmarks.name, name, data, [MODEL, col] + ([se_col] if se_col else []))
+    if VENDOR_ROW in df.columns:
+        df = df[df[VENDOR_ROW].isna()]
+    df = df[df[MODEL].notna() & pd.to_numeric(df[col], errors="coerce").notna()]
+    percent = scale == "fraction" and _percent(df[col])
+    score = pd.to_numeric(df[col]) / (100.0 if percent else 1.0)
+    stderr = np.nan
+    if se_col is not None:
+        stderr = pd.to_numeric(df[se_col], errors="coerce") / (100.0 if percent else 1.0)
+    names = df[MODEL].str.strip()
+    scores = pd.DataFrame({"raw_name": names, "benchmark": bench, "score": score, "score_scale": scale, "stderr": stderr})
+    meta = pd.DataFrame({"raw_name": names, **{c.lower().replace(" ", "_"): df[c] if c in df else None for c in ROW_META}})
+    return scores, meta
+
+
+def _meta_rows(rows: list[pd.DataFrame]) -> pd.DataFrame:
+    """One metadata row per model version from the benchmark files: its first stated release date and
+    organisation (files in BENCHMARKS order)."""
+    meta = pd.concat(rows, ignore_index=True)
+    meta["release_date"] = to_date(meta["release_date"])
+    firsts = [meta.dropna(subset=[c]).drop_duplicates("raw_name").set_index("raw_name")[c]
+              for c in ("release_date", "organization")]
+    return pd.concat(firsts, axis=1).rename_axis("raw_name").reset_index()
 
 
 class EpochBenchmarks(SingleFile):
@@ -68,17 +111,7 @@ class EpochBenchmarks(SingleFile):
         missing = [f for f in BENCHMARKS if f not in by_base]
         if missing:
             raise FormatChange(self.name, payload.name, missing[0], f"the export lacks the file {missing[0]!r}")
-        scores = []
-        for fname, (bench, col, se_col, scale) in BENCHMARKS.items():
-            df = read_csv(self.name, fname, by_base[fname], [MODEL, col] + ([se_col] if se_col else []))
-            df = df[df[MODEL].notna() & pd.to_numeric(df[col], errors="coerce").notna()]
-            percent = scale == "fraction" and _percent(df[col])
-            score = pd.to_numeric(df[col]) / (100.0 if percent else 1.0)
-            stderr = np.nan
-            if se_col is not None:
-                stderr = pd.to_numeric(df[se_col], errors="coerce") / (100.0 if percent else 1.0)
-            scores.append(pd.DataFrame({"raw_name": df[MODEL].str.strip(), "benchmark": bench, "score": score,
-                                        "score_scale": scale, "stderr": stderr}))
+        parts = [_file_rows(f, by_base[f], spec) for f, spec in BENCHMARKS.items()]
         eci = read_csv(self.name, ECI, by_base[ECI], ECI_META)
         if eci.empty:
             raise FormatChange(self.name, ECI, MODEL, "the capabilities index has no rows")
@@ -90,6 +123,30 @@ class EpochBenchmarks(SingleFile):
             "release_date": to_date(eci["Release date"]),
             "open_weights": np.where(access.isna(), None, access.str.startswith("Open weights", na=False)),
         })
+        meta = pd.concat([meta, _meta_rows([m for _, m in parts])], ignore_index=True)
+        return self._parsed([s for s, _ in parts], meta, payload)
+
+    def parse_update(self, payload: Payload) -> Parsed:
+        """A partial newer export: whichever BENCHMARKS / UPDATE_FILES files it holds (at least one)."""
+        by_base = {path.rsplit("/", 1)[-1]: data for path, data in payload.files.items()}
+        known = {**BENCHMARKS, **UPDATE_FILES}
+        present = [f for f in known if f in by_base and f != ECI]
+        if not present:
+            raise FormatChange(self.name, payload.name, "gpqa_diamond.csv", "the update holds no known benchmark file")
+        parts = [_file_rows(f, by_base[f], known[f]) for f in present]
+        return self._parsed([s for s, _ in parts], _meta_rows([m for _, m in parts]), payload)
+
+    def _parsed(self, scores: list[pd.DataFrame], meta: pd.DataFrame, payload: Payload) -> Parsed:
         as_of = payload.as_of or dt.date.today()
         return Parsed({"benchmark_scores": frame(pd.concat(scores, ignore_index=True), SCORE_COLS, self.source, as_of),
                        "models": frame(meta, META_COLS, self.source, as_of)})
+
+
+def merge_update(full: Parsed, update: Parsed) -> Parsed:
+    """`full` with `update` laid over it: the update's rows replace every (model version, benchmark) it scores;
+    the metadata rows of both are kept (the models table takes one value per field)."""
+    old, new = full["benchmark_scores"], update["benchmark_scores"]
+    replaced = pd.MultiIndex.from_frame(old[["raw_name", "benchmark"]]).isin(
+        pd.MultiIndex.from_frame(new[["raw_name", "benchmark"]]))
+    return Parsed({"benchmark_scores": pd.concat([old[~replaced], new], ignore_index=True),
+                   "models": pd.concat([update["models"], full["models"]], ignore_index=True)}, full.dropped)

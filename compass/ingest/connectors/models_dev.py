@@ -1,8 +1,18 @@
 """models.dev catalogue (`api.json`, MIT; plain or gzip-compressed): provider -> models.
 
-First-party providers (plus togetherai for open models) give prices (`cost.input` / `cost.output`,
-already USD per 1M tokens) and metadata: display name, release date, open weights, reasoning,
-context window, and the organisation (the first-party provider's id; none for togetherai).
+Every provider is read (147 in the 2026-07-02 snapshot), so a model from any lab gets its price and
+metadata. Which rows count, by a stated rule:
+
+* a row's *developer* is the organisation its id names (`moonshotai/kimi-k2` -> Moonshot AI), else, for an
+  id without a prefix, the provider itself when the provider is a known developer
+  (`compass.ingest.organizations.is_developer`: `anthropic`, `xai`, `stepfun`, ...), else unknown;
+* a row is *first-party* when its provider is its developer (`anthropic/claude-opus-5`, `zai/glm-5.2`);
+* prices (`cost.input` / `cost.output`, already USD per 1M tokens): every first-party row and every
+  togetherai row (open models, as before), and, for a model (canonical id) that no provider serves
+  first-party, every provider's row (provider = the models.dev provider id, `-` -> `_`);
+* metadata (display name, release date, open weights, reasoning, context window, input modalities,
+  developer): one row per spelling (alias key), each field the first non-null value over the spelling's
+  rows in the order first-party, then rows whose id names the developer, then the rest by provider id.
 `as_of` defaults to the newest `last_updated` in the file.
 """
 
@@ -10,18 +20,45 @@ from __future__ import annotations
 
 import pandas as pd
 
+from compass.ingest.aliases import alias_key
+from compass.ingest.canonical import canonical_id
 from compass.ingest.connectors.base import (
     COST_COLS, META_COLS, FormatChange, Parsed, Payload, SingleFile,
     expect, frame, plausible_prices, read_json, to_date,
 )
+from compass.ingest.organizations import canonical_organization, is_developer
 
-# First-party models.dev providers (plus togetherai for open models) -> our provider id.
-PROVIDERS = {
-    "openai": "openai", "anthropic": "anthropic", "google": "google", "mistral": "mistral",
-    "deepseek": "deepseek", "xai": "xai", "alibaba": "alibaba", "moonshotai": "moonshot", "zai": "zai",
-    "cohere": "cohere", "togetherai": "together_ai",
-}
-RESELLERS = {"togetherai"}
+# models.dev provider ids whose price rows keep the provider ids the other connectors use.
+PROVIDER_IDS = {"moonshotai": "moonshot", "togetherai": "together_ai"}
+# Resellers whose rows are always priced (open models), first-party or not.
+ALWAYS_PRICED = {"togetherai"}
+
+
+def developer(provider: str, model: str) -> str | None:
+    """The organisation behind a provider's model row (module docstring), None when unknown."""
+    if "/" in model:
+        return canonical_organization(model.split("/")[0])
+    return canonical_organization(provider) if is_developer(provider) else None
+
+
+def _rows(name: str, catalog: dict) -> pd.DataFrame:
+    rows = []
+    for pid in sorted(catalog):
+        provider = expect(ModelsDev.name, name, catalog[pid], dict, pid)
+        if "models" not in provider:
+            raise FormatChange(ModelsDev.name, name, f"{pid}.models")
+        for mid, m in sorted(expect(ModelsDev.name, name, provider["models"], dict, f"{pid}.models").items()):
+            cost, dev = m.get("cost") or {}, developer(pid, mid)
+            rows.append({
+                "pid": pid, "raw_name": mid, "has_cost": "cost" in m, "updated": m.get("last_updated"),
+                "input_usd_per_mtok": cost.get("input", 0), "output_usd_per_mtok": cost.get("output", 0),
+                "first_party": dev is not None and dev == canonical_organization(pid), "names_developer": "/" in mid,
+                "display_name": m.get("name"), "release_date": m.get("release_date"), "organization": dev,
+                "open_weights": m.get("open_weights"), "reasoning": m.get("reasoning"),
+                "context_window": (m.get("limit") or {}).get("context") or None,
+                "modality": "+".join(sorted((m.get("modalities") or {}).get("input") or [])) or None,
+            })
+    return pd.DataFrame(rows)
 
 
 class ModelsDev(SingleFile):
@@ -30,31 +67,22 @@ class ModelsDev(SingleFile):
 
     def parse(self, payload: Payload) -> Parsed:
         catalog = expect(self.name, payload.name, read_json(self.name, payload.name, payload.main()), dict, "-")
-        present = [p for p in sorted(PROVIDERS) if p in catalog]
-        if not present:
-            raise FormatChange(self.name, payload.name, "openai",
-                               "no first-party provider (openai, anthropic, ...) at the top level")
-        rows, meta, updated = [], [], []
-        for pid in present:
-            provider = expect(self.name, payload.name, catalog[pid], dict, pid)
-            if "models" not in provider:
-                raise FormatChange(self.name, payload.name, f"{pid}.models")
-            for mid, m in sorted(expect(self.name, payload.name, provider["models"], dict, f"{pid}.models").items()):
-                updated.append(m.get("last_updated"))
-                cost = m.get("cost") or {}
-                rows.append({"raw_name": mid, "provider": PROVIDERS[pid],
-                             "input_usd_per_mtok": cost.get("input", 0), "output_usd_per_mtok": cost.get("output", 0)})
-                meta.append({
-                    "raw_name": mid, "display_name": m.get("name"), "release_date": m.get("release_date"),
-                    "organization": None if pid in RESELLERS else pid,
-                    "open_weights": m.get("open_weights"), "reasoning": m.get("reasoning"),
-                    "context_window": (m.get("limit") or {}).get("context") or None,
-                })
-        if not any("cost" in m for p in present for m in catalog[p]["models"].values()):
+        if not catalog:
+            raise FormatChange(self.name, payload.name, "-", "no provider at the top level")
+        rows = _rows(payload.name, catalog)
+        if rows.empty or not rows["has_cost"].any():
             raise FormatChange(self.name, payload.name, "cost")
-        as_of = payload.as_of or max(to_date(pd.Series([u for u in updated if u], dtype=object)).dropna())
-        costs, dropped = plausible_prices(pd.DataFrame(rows))
-        meta_df = pd.DataFrame(meta)
-        meta_df["release_date"] = to_date(meta_df["release_date"])
+        rows["model_id"] = rows["raw_name"].map(canonical_id)
+        served = set(rows.loc[rows["first_party"], "model_id"])
+        priced = rows["first_party"] | rows["pid"].isin(ALWAYS_PRICED) | ~rows["model_id"].isin(served)
+        costs, dropped = plausible_prices(rows[priced].assign(
+            provider=rows["pid"].map(lambda p: PROVIDER_IDS.get(p, p.replace("-", "_")))))
+        ordered = rows.assign(key=rows["raw_name"].map(alias_key)).sort_values(
+            ["key", "first_party", "names_developer", "pid"], ascending=[True, False, False, True], kind="stable")
+        meta = ordered.groupby("key", sort=True).first()  # first non-null value per field
+        meta["release_date"] = to_date(meta["release_date"])
+        updated = to_date(rows["updated"].dropna())
+        as_of = payload.as_of or max(updated.dropna())
         return Parsed({"model_costs": frame(costs, COST_COLS, self.source, as_of),
-                       "models": frame(meta_df, META_COLS, self.source, as_of)}, dropped)
+                       "models": frame(meta.reset_index(drop=True), META_COLS, self.source, as_of)},
+                      dropped)
