@@ -144,7 +144,9 @@ def _build(raw: Path, snapshots: Path, out: Path) -> dict[str, int]:
     lcb_meta = pd.concat([  # both the leaderboard abbreviation and the HF / API name are aliases
         lcb_models.drop(columns="api_name"), lcb_models.drop(columns="raw_name").rename(columns={"api_name": "raw_name"}),
     ]).assign(source="livecodebench", as_of=AS_OF["livecodebench"])
-    meta = _with_ids(pd.concat([*rows(parsed, "models"), llmstats_meta, hf_meta, lcb_meta], ignore_index=True), resolve)
+    licences = catalog_sources.read_lmarena_licences(raw)
+    meta = _with_ids(pd.concat([*rows(parsed, "models"), llmstats_meta, hf_meta, lcb_meta, licences], ignore_index=True),
+                     resolve)
     outside = costs[~costs["model_id"].isin(catalog)]
     report.append(pd.DataFrame({"source": outside["source"], "raw_name": outside["raw_name"],
                                 "reason": "price only: no benchmark score, query record or interaction in any source"}))

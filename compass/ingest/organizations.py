@@ -53,6 +53,9 @@ _SPELLINGS: dict[str, tuple[str, ...]] = {
     "Perplexity": ("perplexity", "perplexityai"),
     "Inception": ("inception", "inceptionlabs"),
     "Sarvam AI": ("sarvam", "sarvamai"),
+    "Cognitive Computations": ("cognitivecomputations",),
+    "Prime Intellect": ("primeintellect",),
+    "Reka AI": ("rekaai", "reka"),
 }
 _LOOKUP = {key: name for name, keys in _SPELLINGS.items() for key in keys}
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")

@@ -75,3 +75,20 @@ def hf_v2_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         "params_b": rows["metadata_params_billions"].where(rows["metadata_params_billions"] > 0),
     })
     return frame(scores, SCORE_COLS, "open_llm_leaderboard_v2"), frame(meta, META_COLS, "open_llm_leaderboard_v2")
+
+
+LMARENA_TABLES = ("lmarena_text.csv", "lmsys.csv")  # newest first (fboulnois/llm-leaderboard-csv)
+
+
+def read_lmarena_licences(raw: Path) -> pd.DataFrame:
+    """Organisation and licence of the models on the LMArena leaderboard CSVs (the text arena of 2025-08-06,
+    then the 2025-07-18 LMSYS table): `open_weights` is False for `Proprietary`, True for any other stated
+    licence, null where none is stated. Metadata only; the scores come from LMArena's own leaderboard JSON."""
+    tables = [pd.read_csv(raw / "open_llm_leaderboard_csv" / name) for name in LMARENA_TABLES]
+    rows = pd.concat(tables, ignore_index=True).drop_duplicates("model")
+    licence = rows["license"].where(~rows["license"].isin(["Unknown", "-"]))
+    meta = pd.DataFrame({
+        "raw_name": rows["model"], "display_name": rows["model"], "organization": rows["organization"],
+        "open_weights": licence.map(lambda v: None if pd.isna(v) else str(v).strip() != "Proprietary"),
+    })
+    return frame(meta, META_COLS, "lmarena_csv")

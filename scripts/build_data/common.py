@@ -17,6 +17,7 @@ AS_OF: dict[str, dt.date] = {
     "livecodebench": dt.date(2024, 4, 17),
     "rational_llm_cascades": dt.date(2025, 2, 17),
     "wildbench": dt.date(2024, 8, 1),
+    "lmarena_csv": dt.date(2025, 8, 6),
 }
 
 # Order used to pick model metadata (first non-null wins) and the alias `source`.
@@ -26,6 +27,7 @@ SOURCE_PRIORITY: tuple[str, ...] = (
     "models_dev",
     "open_llm_leaderboard_v2",
     "lmarena_catalog",
+    "lmarena_csv",
     "litellm",
     "livebench",
     "livecodebench",

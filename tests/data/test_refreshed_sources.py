@@ -36,5 +36,5 @@ def test_default_catalog_holds_mid_2026_models_with_prices(tables):
         assert (costs["model_id"] == model).any(), f"{model} has no price"
     assert models.loc["claude-fable-5", "organization"] == "Anthropic"
     epoch = tables["benchmark_scores"].query("source == 'epoch_ai_hub'")
-    assert set(epoch["as_of"]) == {dt.date(2026, 5, 14)}  # the 2026-05-14 export
+    assert set(epoch["as_of"]) == {dt.date(2026, 5, 14), dt.date(2026, 9, 3)}  # the 2026-05-14 export + 2026-09 update
     assert pd.Timestamp(models["release_date"].dropna().max()) >= pd.Timestamp("2026-06-01")

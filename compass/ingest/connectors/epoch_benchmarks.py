@@ -123,7 +123,8 @@ class EpochBenchmarks(SingleFile):
             "release_date": to_date(eci["Release date"]),
             "open_weights": np.where(access.isna(), None, access.str.startswith("Open weights", na=False)),
         })
-        meta = pd.concat([meta, _meta_rows([m for _, m in parts])], ignore_index=True)
+        meta = (pd.concat([meta, _meta_rows([m for _, m in parts])], ignore_index=True)  # the index first
+                .groupby("raw_name", sort=False).first().reset_index())
         return self._parsed([s for s, _ in parts], meta, payload)
 
     def parse_update(self, payload: Payload) -> Parsed:

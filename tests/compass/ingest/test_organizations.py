@@ -22,7 +22,7 @@ def test_spellings_fold_to_one(canonical):
 
 
 def test_unknown_organisations_keep_their_spelling_and_missing_stays_missing():
-    assert canonical_organization(" cognitivecomputations ") == "cognitivecomputations"
+    assert canonical_organization(" mlabonne ") == "mlabonne"
     assert canonical_organization("Tsinghua University,UIUC") == "Tsinghua University"
     assert canonical_organization(None) is None and canonical_organization(float("nan")) is None
     assert canonical_organization("") is None
