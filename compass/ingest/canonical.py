@@ -7,19 +7,20 @@ two different ids):
 1. Packaging suffixes are dropped: `_5shots` (MMLU-Pro files), `@together`,
    ` (n=1)` (LiveCodeBench), `-hf`, `-bf16`/`-fp8`, `-web-app`,
    `-instruct-turbo` -> `-instruct` (Together serving names), a leading `amazon.`
-   / `c4ai-` / `meta-` and `-v1:0` / `-v1.0` version tags. `-latest` is dropped only
+   / `c4ai-` / `meta-` / `nvidia-` (before `llama`) and `-v1:0` / `-v1.0` version tags. `-latest` is dropped only
    from versioned names (`gemini-1.5-pro-latest`, `claude-3-5-sonnet-latest`);
    unversioned moving aliases (`gemini-pro-latest`, `mistral-large-latest`,
    `qwen-plus-latest`) point at whatever is newest and keep their own id.
 2. Reasoning-effort and thinking-budget variants collapse to the base model, and `variant(raw)` returns the
    level and mode as data (`Variant.effort`), so they are a column, not a model:
    * everywhere: `-<level>-effort` (`-max-effort`, `-xhigh-effort`, `-thinking-64k-high-effort`), the levels no
-     model is named by (`-xhigh`, `-high`, `-low`, `-minimal`, `-none`: Epoch's `kimi-k3_high`, `qwen3-32b_none`),
+     model is named by (`-xhigh`, `-high`, `-low`, `-minimal`, `-none`: Epoch's `kimi-k3_high`, `qwen3-32b_none`;
+     `-no-thinking`: LMArena's `qwen3-235b-a22b-no-thinking`),
      Aider's `(high)`, `(32k thinking tokens)`, `(no think)`, `(default)` and Epoch's `(16K thinking)`;
    * `-medium`, `-unknown` and `-max` only in families where they are effort levels (Claude, Gemini, DeepSeek,
      GLM, GPT, o-series, Grok, Kimi, Inkling, Muse, Gemma): `mistral-medium`, `phi-3-medium`, `qwen3.8-max`,
      `qwen-vl-max`, `ox-alpha-max` keep their names, and so does Codex `-max` (`gpt-5.1-codex-max` is a model);
-   * `-thinking`, `-nothinking`, `-highthinking` and budgets `_32K` only where they are a serving *mode* of
+   * `-thinking`, `-highthinking` and budgets `_32K` only where they are a serving *mode* of
      the same weights (Claude, Gemini, DeepSeek, GLM, GPT, o-series, Grok), plus Claude's `-base` (LiveBench's
      thinking off). Kimi / Qwen / OLMo `-thinking` checkpoints are separate weights and keep their own id, as
      does `minimax-m1-80k`.
@@ -135,7 +136,7 @@ _SUFFIX_RULES: tuple[_Rule, ...] = (
             r"-v1[.\-]0$"),
     # effort / thinking budget (rule 2): words no model is named by, in every family
     *_rules(EFFORT, r"-(?:thinking-auto-|thinking-\d+k-)?(?:x?high|medium|low|minimal|none|unknown|max)-effort$",
-            r"-(?:x?high|low|minimal|none)$", r"-\((?:x?high|medium|low|minimal|none|max)\)$",
+            r"-(?:x?high|low|minimal|none|nothinking|no-thinking)$", r"-\((?:x?high|medium|low|minimal|none|max)\)$",
             r"-\((?:\d+k-think(?:ing)?(?:-tokens)?|no-think(?:ing)?|default(?:-think)?)\)$"),
     # dated snapshots (rule 3)
     *_rules(SNAPSHOT, r"-20\d\d-\d\d-\d\d$", r"-20\d{6}$", r"-\d\d-\d\d-20\d\d$", r"-(?:0[1-9]|1[0-2])-20\d\d$",
@@ -144,7 +145,7 @@ _SUFFIX_RULES: tuple[_Rule, ...] = (
 # Effort levels that are model names outside _LEVEL_FAMILIES (rule 2).
 _LEVEL_RULES = _rules(EFFORT, r"-(?:medium|unknown)$")
 # Serving modes of the same weights, stripped only inside _MODE_FAMILIES (rule 2).
-_MODE_RULES = _rules(EFFORT, r"-(?:nothinking|no-thinking|highthinking)$", r"-thinking$", r"-\d+k$")
+_MODE_RULES = _rules(EFFORT, r"-highthinking$", r"-thinking$", r"-\d+k$")
 # Claude's `-base` is LiveBench's thinking-off mode; elsewhere `-base` names a pre-trained checkpoint.
 _CLAUDE_ONLY = _rules(EFFORT, r"-base$")
 # `-max` effort (Epoch's `_max`, LiveBench's `gpt-5.6-sol-max`), except Codex, where `-max` is a model.
@@ -188,7 +189,7 @@ def _strip_suffixes(key: str, stripped: list[tuple[str, str]] | None = None) -> 
 
 
 def _family_spelling(key: str) -> str:
-    key = re.sub(r"^(?:amazon\.|amazon-|c4ai-|meta-(?=llama))", "", key)
+    key = re.sub(r"^(?:amazon\.|amazon-|c4ai-|(?:meta|nvidia)-(?=llama))", "", key)
     key = re.sub(r"^llama(\d)", r"llama-\1", key)
     key = re.sub(r"^llama-(\d)-(\d)-(\d+b)", r"llama-\1.\2-\3", key)
     key = re.sub(r"-instruct-turbo$", "-instruct", key)

@@ -52,8 +52,8 @@ def read_pairs(text: str, file: str) -> pd.DataFrame:
     if dup.any():
         row = int(dup.idxmax())
         (sa, na), (sb, nb) = key[row]
-        raise IngestError(file, row + 1, "name_a,name_b",
-                          f"duplicate pair {sa}:{na} / {sb}:{nb} (first at row {int(key.eq(key[row]).idxmax()) + 1})")
+        first = key.tolist().index(key[row]) + 1
+        raise IngestError(file, row + 1, "name_a,name_b", f"duplicate pair {sa}:{na} / {sb}:{nb} (first at row {first})")
     return pairs.assign(same_model=pairs["same_model"].astype(int))
 
 
