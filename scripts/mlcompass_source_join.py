@@ -60,10 +60,12 @@ def table_lines(data: Path) -> list[str]:
         f"{(in_case.groupby('model_id')['source'].nunique().reindex(board).fillna(0) >= 2).sum()} (the case's benchmarks)",
         f"LiveBench models with an Epoch score: {len(livebench & epoch)} of {len(livebench)}",
     ]
-    known = models.reindex(board)
-    lines += [f"frontier_api {a} known: {known[a].notna().sum()} of {len(board)} "
-              f"({known[a].notna().mean():.1%}); unknown: {known[a].isna().sum()}"
-              for a in ATTRIBUTES if a in known.columns]
+    priced = board[board.isin(pd.read_parquet(data / "model_costs.parquet")["model_id"])]
+    for label, ids in (("frontier_api", board), (f"frontier_api with a price ({len(priced)})", priced)):
+        known = models.reindex(ids)
+        lines += [f"{label} {a} known: {known[a].notna().sum()} of {len(ids)} "
+                  f"({known[a].notna().mean():.1%}); unknown: {known[a].isna().sum()}"
+                  for a in ATTRIBUTES if a in known.columns]
     return lines
 
 

@@ -3,6 +3,7 @@ Leaderboard v2) -> (scores, metadata) frames keyed by raw name."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -77,18 +78,25 @@ def hf_v2_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return frame(scores, SCORE_COLS, "open_llm_leaderboard_v2"), frame(meta, META_COLS, "open_llm_leaderboard_v2")
 
 
-LMARENA_TABLES = ("lmarena_text.csv", "lmsys.csv")  # newest first (fboulnois/llm-leaderboard-csv)
+# LMArena tables with a licence column, newest first: (folder, file, name column, source, as_of).
+LMARENA_TABLES = (
+    ("open_llm_leaderboard_csv", "lmarena_text.csv", "model", "lmarena_csv", None),  # 2025-08-06
+    ("open_llm_leaderboard_csv", "lmsys.csv", "model", "lmarena_csv", None),  # 2025-07-18
+    ("lmarena_arena_catalog", "leaderboard_with_pricing_2024-10-16.csv", "key", "lmarena_catalog", dt.date(2024, 10, 16)),
+)
 
 
 def read_lmarena_licences(raw: Path) -> pd.DataFrame:
-    """Organisation and licence of the models on the LMArena leaderboard CSVs (the text arena of 2025-08-06,
-    then the 2025-07-18 LMSYS table): `open_weights` is False for `Proprietary`, True for any other stated
-    licence, null where none is stated. Metadata only; the scores come from LMArena's own leaderboard JSON."""
-    tables = [pd.read_csv(raw / "open_llm_leaderboard_csv" / name) for name in LMARENA_TABLES]
-    rows = pd.concat(tables, ignore_index=True).drop_duplicates("model")
-    licence = rows["license"].where(~rows["license"].isin(["Unknown", "-"]))
-    meta = pd.DataFrame({
-        "raw_name": rows["model"], "display_name": rows["model"], "organization": rows["organization"],
-        "open_weights": licence.map(lambda v: None if pd.isna(v) else str(v).strip() != "Proprietary"),
-    })
-    return frame(meta, META_COLS, "lmarena_csv")
+    """Organisation and licence of the models on LMArena's leaderboard tables (LMARENA_TABLES): `open_weights`
+    is False for `Proprietary`, True for any other stated licence, null where none is stated (`Unknown`, `-`).
+    Metadata only; the scores come from LMArena's leaderboard JSON."""
+    frames = []
+    for folder, name, column, source, as_of in LMARENA_TABLES:
+        rows = pd.read_csv(raw / folder / name).rename(columns={column: "raw_name", "License": "license",
+                                                                 "Organization": "organization"})
+        licence = rows["license"].where(~rows["license"].isin(["Unknown", "-"]))
+        frames.append(frame(pd.DataFrame({
+            "raw_name": rows["raw_name"], "organization": rows["organization"],
+            "open_weights": licence.map(lambda v: None if pd.isna(v) else str(v).strip() != "Proprietary"),
+        }), META_COLS, source, as_of))
+    return pd.concat(frames, ignore_index=True)

@@ -8,8 +8,9 @@ metadata. Which rows count, by a stated rule:
   without a prefix, the provider itself when it is a known developer, else unknown (`route/...`, `TEE/...`);
 * a row is *first-party* when its provider is its developer (`anthropic/claude-opus-5`, `zai/glm-5.2`);
 * prices (`cost.input` / `cost.output`, already USD per 1M tokens): every first-party row and every
-  togetherai row (open models, as before), and, for a model (canonical id) that no provider serves
-  first-party, every provider's row (provider = the models.dev provider id, `-` -> `_`);
+  togetherai row (open models, as before the other providers were read), and, for a model (canonical id)
+  that neither its developer nor togetherai serves (LMArena's `step-3`), every provider's row (provider =
+  the models.dev provider id, `-` -> `_`);
 * metadata (display name, release date, open weights, reasoning, context window, input modalities,
   developer): one row per spelling (alias key), each field the first non-null value over the spelling's
   rows in the order first-party, then rows whose id names the developer, then the rest by provider id.
@@ -30,7 +31,7 @@ from compass.ingest.organizations import canonical_organization, is_developer
 
 # models.dev provider ids whose price rows keep the provider ids the other connectors use.
 PROVIDER_IDS = {"moonshotai": "moonshot", "togetherai": "together_ai"}
-# Resellers whose rows are always priced (open models), first-party or not.
+# Resellers whose rows are always priced (open models), first-party or not; read before every provider was.
 ALWAYS_PRICED = {"togetherai"}
 
 
@@ -72,8 +73,8 @@ class ModelsDev(SingleFile):
         if rows.empty or not rows["has_cost"].any():
             raise FormatChange(self.name, payload.name, "cost")
         rows["model_id"] = rows["raw_name"].map(canonical_id)
-        served = set(rows.loc[rows["first_party"], "model_id"])
-        priced = rows["first_party"] | rows["pid"].isin(ALWAYS_PRICED) | ~rows["model_id"].isin(served)
+        always = rows["first_party"] | rows["pid"].isin(ALWAYS_PRICED)
+        priced = always | ~rows["model_id"].isin(set(rows.loc[always, "model_id"]))
         costs, dropped = plausible_prices(rows[priced].assign(
             provider=rows["pid"].map(lambda p: PROVIDER_IDS.get(p, p.replace("-", "_")))))
         ordered = rows.assign(key=rows["raw_name"].map(alias_key)).sort_values(

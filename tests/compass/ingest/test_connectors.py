@@ -158,6 +158,24 @@ def test_epoch_export(epoch):
     assert row(models, raw_name="gpt-5.5-pro_xhigh")["organization"] == "OpenAI"  # upstream spells it "OpenAI"
 
 
+def test_epoch_update_drops_vendor_rows_and_replaces_the_older_export(epoch):
+    from compass.ingest.connectors.epoch_benchmarks import merge_update
+
+    update = CONNECTORS["epoch_benchmarks"].parse_update(
+        payload("epoch_benchmarks", SNAPSHOTS / "epoch_ai_benchmarking_hub" / "2026-09", dt.date(2026, 9, 3)))
+    gpqa = update["benchmark_scores"].query("benchmark == 'gpqa_diamond'")
+    # gpt-6-astra_max: Epoch's run 0.9577 (id 3h8STJpG2VzY9LiBUzwotv) kept, the vendor row 0.96 (Source URL) dropped
+    assert row(gpqa, raw_name="gpt-6-astra_max")["score"] == pytest.approx(0.9577, abs=1e-4)
+    assert len(gpqa) == 311  # 312 rows, one vendor row
+    assert {"frontiermath_v2", "frontiermath_tier_4_v2"} <= set(update["benchmark_scores"]["benchmark"])
+    meta = row(update["models"], raw_name="gemini-3.7-flash_high")  # the file's Release date / Organization columns
+    assert (meta["release_date"], meta["organization"]) == (dt.date(2026, 8, 13), "Google")
+    merged = merge_update(CONNECTORS["epoch_benchmarks"].parse(epoch), update)["benchmark_scores"]
+    gemma = merged.query("raw_name == 'gemma-3-27b-it' and benchmark == 'gpqa_diamond'")
+    assert gemma["score"].tolist() == [pytest.approx(0.4773, abs=1e-4)]  # the 2026-09 re-run (0.4886 in 2026-05-14)
+    assert row(merged.query("benchmark == 'eci'"), raw_name="gpt-5.5-pro_xhigh")["score"] > 150  # rest kept
+
+
 def test_epoch_renamed_column_and_missing_file(epoch):
     broken = renamed(epoch, "gpqa_diamond.csv", b"mean_score", b"score_mean")
     assert_format_change("epoch_benchmarks", broken, "gpqa_diamond.csv", "mean_score")
@@ -179,6 +197,21 @@ def test_models_dev_prices(models_dev):
     assert (v4["input_usd_per_mtok"], v4["output_usd_per_mtok"]) == (0.435, 0.87)
     assert row(out["models"], raw_name="claude-fable-5")["organization"] == "Anthropic"
     assert out["models"]["as_of"].iloc[0] == dt.date(2026, 6, 30)  # newest last_updated when no date is given
+
+
+def test_models_dev_reads_every_provider_first_party_first(models_dev):
+    out = CONNECTORS["models_dev"].parse(models_dev)
+    costs, meta = out["model_costs"], out["models"]
+    # StepFun is on no old provider list: its own rows price its models (stepfun/step-3.5-flash input 0.10)
+    assert row(costs, raw_name="step-3.5-flash", provider="stepfun")["input_usd_per_mtok"] == 0.10
+    # kimi-k2.5 is listed by many resellers; its metadata row is Moonshot AI's own
+    assert row(meta, raw_name="kimi-k2.5")["organization"] == "Moonshot AI"
+    # a model no provider serves first-party (LMArena's step-3) is priced by the resellers that list it
+    assert {"nano_gpt", "zenmux"} <= set(costs.loc[costs["raw_name"].str.endswith("step-3"), "provider"])
+    # resellers of first-party models are left out (anthropic serves claude-opus-4-7 itself)
+    from compass.ingest.canonical import canonical_id
+
+    assert set(costs.loc[costs["raw_name"].map(canonical_id) == "claude-opus-4-7", "provider"]) == {"anthropic"}
 
 
 def test_models_dev_renamed_models_key(models_dev):
