@@ -9,7 +9,8 @@ plus `unmatched_names.csv` (source, raw_name, reason) for every name that was no
 imported. Sources, licences and every derivation step are in data/PROVENANCE.md.
 
 The six upstream formats with a connector (INPUTS below: Epoch, LMArena, LiveBench, LiteLLM,
-models.dev) are parsed by `compass.ingest.connectors`, the same code the pipeline's `connector:`
+models.dev; EPOCH_UPDATE, a newer partial Epoch export, is laid over the full one) are parsed by
+`compass.ingest.connectors`, the same code the pipeline's `connector:`
 source entries run; this script only names the local copies, joins the rows through canonical ids
 and writes the tables.
 
@@ -19,8 +20,9 @@ Canonical model ids (full rules in compass/ingest/canonical.py):
 * dated snapshots collapse to the base id (`gpt-4o-2024-08-06` -> `gpt-4o`), except
   YYMM version tags that name different models (`mistral-large-2407`);
 * reasoning-effort / thinking-budget variants collapse to the base id (`o3-mini_high`,
-  `claude-3-7-sonnet-20250219_32K`); per benchmark the best-scoring variant is kept and
-  its raw spelling is stored in `benchmark_scores.variant`;
+  `kimi-k3_max`, `claude-3-7-sonnet-20250219_32K`); per benchmark the best-scoring variant is kept,
+  its raw spelling in `benchmark_scores.variant` and its level / mode in `effort` (`snapshot` for
+  the dated tag; the aliases carry both too);
 * base and instruct checkpoints stay distinct (`llama-3.1-70b` vs `llama-3.1-70b-instruct`).
 Models enter the catalogue through a quality source (benchmark score, per-query record or
 interaction); price / metadata rows of other models are reported, not imported.

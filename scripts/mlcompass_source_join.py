@@ -59,6 +59,9 @@ def table_lines(data: Path) -> list[str]:
         f"{(score_sources.reindex(board).fillna(0) >= 2).sum()} (any benchmark), "
         f"{(in_case.groupby('model_id')['source'].nunique().reindex(board).fillna(0) >= 2).sum()} (the case's benchmarks)",
         f"LiveBench models with an Epoch score: {len(livebench & epoch)} of {len(livebench)}",
+        f"frontier_api LiveBench models with a non-LiveBench case column: "
+        f"{in_case[(in_case['source'] != 'livebench') & in_case['model_id'].isin(livebench)]['model_id'].nunique()} "
+        f"of {len(livebench & set(board))}; observed cells of x_raw: {build_x_raw(scores, case.benchmarks).notna().mean().mean():.1%}",
     ]
     priced = board[board.isin(pd.read_parquet(data / "model_costs.parquet")["model_id"])]
     for label, ids in (("frontier_api", board), (f"frontier_api with a price ({len(priced)})", priced)):
