@@ -29,7 +29,8 @@ two different ids):
    Gemini `-001`/`-002` and Gemini `-preview`. YYMM version tags such as
    `mistral-large-2407` or `qwen3-...-2507` are *kept* (different models). `Variant.snapshot` keeps the tag.
 4. Family spellings are unified: `llama3.1` -> `llama-3.1`, `llama-3-1-70b`
-   (MMLU-Pro's `3_1`) -> `llama-3.1-70b`, `qwen-1.5` -> `qwen1.5`, `qwen2-5` -> `qwen2.5`, Claude dots ->
+   (MMLU-Pro's `3_1`) -> `llama-3.1-70b`, `qwen-1.5` -> `qwen1.5`, `qwen2-5` / `qwen25` -> `qwen2.5`,
+   `gemini-3-1-pro` -> `gemini-3.1-pro`, `deepseek-3.2` -> `deepseek-v3.2`, Claude dots ->
    dashes and Claude >= 4 in new order (`claude-4-1-opus` -> `claude-opus-4-1`).
 5. A short explicit override table handles the remaining source-specific names
    (LiveCodeBench abbreviations, the cascades' `qwen2.5-32b-coder-instruct`, ...).
@@ -194,7 +195,10 @@ def _family_spelling(key: str) -> str:
     key = re.sub(r"^llama-(\d)-(\d)-(\d+b)", r"llama-\1.\2-\3", key)
     key = re.sub(r"-instruct-turbo$", "-instruct", key)
     key = re.sub(r"^qwen-(\d(?:\.\d)?)-", r"qwen\1-", key)
+    key = re.sub(r"^qwen(\d)-?(5)-", r"qwen\1.\2-", key)  # qwen2-5-, qwen25- (models.dev) -> qwen2.5-
     key = re.sub(r"^qwen(\d)-(\d)-", r"qwen\1.\2-", key)
+    key = re.sub(r"^gemini-(\d)-(\d)-", r"gemini-\1.\2-", key)  # gemini-3-1-pro -> gemini-3.1-pro
+    key = re.sub(r"^deepseek-(\d\.\d)(?=-|$)", r"deepseek-v\1", key)  # deepseek-3.2 -> deepseek-v3.2
     if key.startswith("claude"):
         key = key.replace(".", "-")
         key = re.sub(r"^claude-(\d)(-\d)?-(opus|sonnet|haiku)", _claude_new_order, key)
