@@ -177,9 +177,10 @@ def _summary(cells: pd.DataFrame, scale: pd.Series, cv: pd.Series) -> pd.Series:
     })
 
 
-def validation_table(x_raw: pd.DataFrame, board: pd.Index, seed: int = 0) -> pd.DataFrame:
-    """compass.imputation_validation of one case: one row per benchmark of x_raw (`VALIDATION_COLUMNS`)."""
-    held = pattern_holdout(x_raw, board, seed)
+def validation_table(x_raw: pd.DataFrame, board: pd.Index, seed: int = 0, held: HeldOut | None = None) -> pd.DataFrame:
+    """compass.imputation_validation of one case: one row per benchmark of x_raw (`VALIDATION_COLUMNS`);
+    `held`: its `pattern_holdout`, when already computed."""
+    held = held or pattern_holdout(x_raw, board, seed)
     columns = pd.Index(x_raw.columns)
     scale = noise_scales(held.cells, columns)
     cv = _cv_covered(held.cells, columns)
