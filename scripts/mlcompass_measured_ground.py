@@ -8,6 +8,8 @@ the nominal-90 % interval before and after the calibration), as markdown.
     git show 20a4710:cases/frontier_api.yaml > /tmp/frontier_api_main.yaml
     .venv/bin/python scripts/mlcompass_measured_ground.py --db ../main/var/warehouse.read.duckdb \
         --case /tmp/frontier_api_main.yaml
+    # what the calibration alone does to the rank intervals (60 replicates with and without it):
+    .venv/bin/python scripts/mlcompass_measured_ground.py --db var/warehouse.duckdb --ablation
 
 The choice and the validation are recomputed from the warehouse's raw.benchmark_scores with the case file
 given; the imputed shares are read from its compass.leaderboards (what the board published).
@@ -34,14 +36,45 @@ def top10_imputed(con: duckdb.DuckDBPyConnection, case_id: str) -> pd.DataFrame:
                        group by scenario order by scenario""").df()
 
 
+def calibration_ablation(db: str, case: CaseStudy, scores: pd.DataFrame, n_boot: int = 60) -> pd.DataFrame:
+    """Median width of the top-10 90 % rank intervals per scenario, the bootstrap run with the published
+    noise scales and without them (same seed, same replicates otherwise)."""
+    from compass.mlcompass import decisions as dec
+    from compass.mlcompass import rank_uncertainty as ru
+    from compass.mlcompass.case_inputs import build_x_raw, outcome_rows
+    from resources import readers
+    from resources.configs import scenario_for
+    from resources.warehouse import Warehouse
+
+    wh = Warehouse(db)
+    x_raw = build_x_raw(scores, case.benchmarks)
+    rows = outcome_rows(readers.outcome_records(wh, case.utility.datasets), wh.read("raw.interactions"), case.utility)
+    reference = wh.read("compass.loadings", {"case_id": case.case_id}).drop(columns=["case_id"])
+    costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
+    widths = {}
+    for label, scale in (("calibrated", readers.noise_scales(wh, case.case_id)), ("model sd", None)):
+        reps = ru.bootstrap_replicates(x_raw, rows, case, n_boot, reference_loadings=reference, noise_scale=scale)
+        for name in sorted(wh.read("compass.leaderboards", {"case_id": case.case_id})["scenario"].unique()):
+            board = wh.read("compass.leaderboards", {"case_id": case.case_id, "scenario": name})
+            table = dec.rank_uncertainty_frame(reps, costs, dec.numeric_lambda(scenario_for(name, case), case), board)
+            top = table[table["rank"] <= 10]
+            widths.setdefault(name, {})[label] = float((top["rank_hi"] - top["rank_lo"]).median())
+    return pd.DataFrame(widths).T.rename_axis(f"top-10 rank interval, median width ({n_boot} replicates)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", required=True)
     parser.add_argument("--case", default="cases/frontier_api.yaml")
+    parser.add_argument("--ablation", action="store_true", help="only the rank intervals with and without calibration")
     args = parser.parse_args()
     case = CaseStudy.from_yaml(args.case)
     con = duckdb.connect(args.db, read_only=True)
     scores = con.sql("select * from raw.benchmark_scores").df()
+    if args.ablation:
+        con.close()
+        print(calibration_ablation(args.db, case, scores).to_markdown(floatfmt=".1f"))
+        return
     print(f"## {case.case_id} ({args.case}, {args.db})\n")
     print("### Top-10 rows: imputed share\n")
     print(top10_imputed(con, case.case_id).to_markdown(index=False, floatfmt=FLOAT), "\n")
