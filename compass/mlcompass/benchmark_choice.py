@@ -118,15 +118,14 @@ def benchmark_choice(scores: pd.DataFrame, spec: BenchmarkSpec) -> Choice:
     final = _screen(wide[chosen], spec) if chosen else wide.iloc[:0, :0]
     kept = set(final.columns)
     for b in set(chosen) - kept:
-        reason[b] = f"fewer than min_models_per_benchmark models with min_benchmarks_per_model chosen benchmarks"
+        reason[b] = "fewer than min_models_per_benchmark models with min_benchmarks_per_model chosen benchmarks"
     table = pd.DataFrame({
         "benchmark": wide.columns, "source": source.reindex(wide.columns).to_numpy(),
         "n_models": n_models.to_numpy(int), "n_current": n_current.reindex(wide.columns).to_numpy(int),
         "current_coverage": coverage.reindex(wide.columns).to_numpy(float),
         "n_bridging": _bridging(observed.loc[final.index], core, list(final.columns)).reindex(wide.columns).to_numpy(float),
         "core": wide.columns.isin(core), "chosen": wide.columns.isin(list(kept)),
-        "reason": [reason.get(b, f"observed on {n_models[b]} models, fewer than min_models_per_benchmark")
-                   for b in wide.columns],
+        "reason": [reason[b] for b in wide.columns],
     })
     return Choice(wide, sorted(kept), final.index.sort_values(), current, table.sort_values(
         ["chosen", "core", "n_models", "benchmark"], ascending=[False, False, False, True]).reset_index(drop=True))
