@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from assets.compass_frontier import CASE_CATALOG, cost_side, measures
+from assets.compass_inputs import IMPUTATION_VALIDATION
 from assets.partitions import case_partitions, decision_partitions
 from compass.mlcompass import decisions as dec
 from compass.mlcompass.plots import targets_plot
@@ -19,7 +20,7 @@ from resources.configs import cases, scenario_for
 from resources.publish import publish_assets, publish_many, save_figure
 from resources.warehouse import WarehouseResource, frame_version
 
-CODE_VERSION = "compass-decisions-2"  # 2: cost tie rule, outcome range, near-tie group
+CODE_VERSION = "compass-decisions-3"  # 2: cost tie rule, outcome range, near-tie group; 3: imputed_no_better_share
 DECISION_KEYS = {name: dg.AssetKey(["compass", name])
                  for name in ("targets", "recommendations", "leaderboards", "policy_values", "lambda_path")}
 _DESCRIPTIONS = {
@@ -31,7 +32,7 @@ _DESCRIPTIONS = {
 }
 # The case's catalog: the governance filters read its models' attributes and latency (readers.case_catalog).
 _decision_deps = [cost_side, ["compass", "utilities"], measures, ["compass", "ces_shape"], ["raw", "benchmark_scores"],
-                  CASE_CATALOG]
+                  CASE_CATALOG, IMPUTATION_VALIDATION]  # the board note on imputed cells no better than the mean
 
 
 @dg.asset(key=["compass", "utilities"], deps=[measures, ["raw", "query_records"], ["raw", "interactions"]],

@@ -10,6 +10,7 @@ import dataclasses
 import dagster as dg
 
 from assets.compass_frontier import CASE_CATALOG
+from assets.compass_inputs import IMPUTATION_VALIDATION
 from assets.partitions import case_partitions
 from compass.mlcompass import rank_uncertainty as ru
 from compass.mlcompass import sensitivity as sens
@@ -22,7 +23,8 @@ from resources.configs import cases
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-studies-2"  # 2: rank bootstrap resamples outcome models, model effects; LOMO Spearman
+CODE_VERSION = "compass-studies-3"  # 2: rank bootstrap resamples outcome models, model effects; LOMO Spearman;
+# 3: imputation noise calibrated leave-pattern-out
 SENSITIVITY_CAPABILITY = dg.AssetKey(["compass", "frontier_sensitivity_capability"])
 _common = dict(partitions_def=case_partitions, group_name="compass_studies", pool=settings.writer_pool(),
                code_version=CODE_VERSION)
@@ -149,12 +151,12 @@ class RankBootstrapConfig(dg.Config):
 
 @dg.asset(key=["compass", "rank_bootstrap"],
           deps=[["compass", "measures"], ["compass", "utilities"], ["raw", "benchmark_scores"], ["raw", "query_records"],
-                ["raw", "interactions"]],
+                ["raw", "interactions"], IMPUTATION_VALIDATION],
           **_common)
 def rank_bootstrap(context: dg.AssetExecutionContext, config: RankBootstrapConfig,
                    warehouse: WarehouseResource) -> dg.MaterializeResult:
     """B joint bootstrap replicates of every model's measures and utilities (`compass.mlcompass.rank_uncertainty`):
-    missing benchmark cells redrawn (multiple imputation), the factor model refitted on resampled models, the
+    missing benchmark cells redrawn (multiple imputation, its noise calibrated leave-pattern-out), the factor model refitted on resampled models, the
     utilities on resampled prompts. compass/rank_uncertainty turns them into rank intervals per scenario."""
     wh, case = warehouse.get(), cases()[context.partition_key]
     spec = case.utility
@@ -162,7 +164,8 @@ def rank_bootstrap(context: dg.AssetExecutionContext, config: RankBootstrapConfi
     rows = None if spec.source == "weights" else outcome_rows(
         readers.outcome_records(wh, spec.datasets), wh.read("raw.interactions"), spec)
     reference = wh.read("compass.loadings", {"case_id": case.case_id}).drop(columns=["case_id"])
-    reps = ru.bootstrap_replicates(x_raw, rows, case, config.replicates(), reference_loadings=reference)
+    reps = ru.bootstrap_replicates(x_raw, rows, case, config.replicates(), reference_loadings=reference,
+                                   noise_scale=readers.noise_scales(wh, case.case_id))
     return publish_many(
         context, wh, {"compass.bootstrap_measures": reps.measure_rows(), "compass.bootstrap_utilities": reps.utility_rows()},
         {"case_id": case.case_id}, metadata={"n_boot": reps.n_boot, "models": len(reps.model_ids)}, history=False,

@@ -312,6 +312,17 @@ def refresh(
     return report
 
 
+def _check_case_rules() -> None:
+    """A case whose benchmark rule leaves no benchmark on the current raw.benchmark_scores is rejected input
+    (IngestError naming its file and key) before any case asset runs."""
+    from resources.configs import check_benchmark_rules
+    from resources.warehouse import Warehouse
+
+    wh = Warehouse()
+    if wh.table_exists("raw.benchmark_scores"):
+        check_benchmark_rules(wh.read("raw.benchmark_scores"))
+
+
 def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: list[dg.AssetKey], multiprocess: bool,
              tags: dict[str, str] | None, progress: Callable[[str], None], pool: RunPool) -> RefreshReport:
     from pipelines.config_changes import case_assets, config_digests, config_requests, save_digests
@@ -332,6 +343,7 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
         report.add(defs, instance, result.run_id, changed, None)
     if source_keys:
         progress(f"sources: {len(changed)} of {len(source_keys)} raw tables changed, read and validated")
+    _check_case_rules()
     sync_dynamic_partitions(instance)
     graph = defs.resolve_asset_graph()
     for partition, keys in [*orphans, *config_requests(instance, case_assets(graph))]:

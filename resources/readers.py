@@ -161,14 +161,34 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
     everything = BenchmarkSpec(min_models_per_benchmark=1, min_benchmarks_per_model=1, models=tuple(m.index))
     raw_scores = build_x_raw(scores, everything).reindex(m.index)
     outcomes = wh.read("compass.observed_outcomes", {"case_id": case.case_id})
+    missing = build_x_raw(scores, case.benchmarks).isna()
+    no_better = [b for b in imputation_no_better(wh, case.case_id) if b in missing]
     info = pd.DataFrame({"tier": tiers(wh, case.case_id).set_index("model_id")["tier"],
-                         "imputed_share": build_x_raw(scores, case.benchmarks).isna().mean(axis=1)}).reindex(m.index)
+                         "imputed_share": missing.mean(axis=1),
+                         "imputed_no_better_share": missing[no_better].sum(axis=1) / missing.shape[1]}).reindex(m.index)
     dollars = cost_table.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction") if c in cost_table])
     info = info.join(dollars.dropna(axis=1, how="all"))
     inputs = with_person_weights(DecisionInputs(case, scenario, m, costs.reindex(m.index), frontier, utils, raw_scores,
                                                 outcomes, model_info=info,
                                                 tier_costs=cost_table["tier_cost"].reindex(m.index)))
     return with_filters(inputs, case_catalog(wh, case.case_id).reset_index()) if scenario.filters else inputs
+
+
+def noise_scales(wh: Warehouse, case_id: str) -> pd.Series | None:
+    """The case's calibration of the imputation noise per benchmark (compass.imputation_validation), None
+    before it is published."""
+    if not wh.table_exists("compass.imputation_validation"):
+        return None
+    table = wh.read("compass.imputation_validation", {"case_id": case_id})
+    return table.set_index("benchmark")["noise_scale"] if len(table) else None
+
+
+def imputation_no_better(wh: Warehouse, case_id: str) -> list[str]:
+    """Benchmarks whose leave-pattern-out imputation is no better than their column mean (board note)."""
+    if not wh.table_exists("compass.imputation_validation"):
+        return []
+    table = wh.read("compass.imputation_validation", {"case_id": case_id})
+    return table.loc[table["no_better_than_mean"].fillna(False).astype(bool), "benchmark"].tolist()
 
 
 def rank_replicates(wh: Warehouse, case_id: str) -> Replicates:

@@ -5,33 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from compass.mlcompass.benchmark_choice import benchmark_choice
 from compass.mlcompass.case_study import PER_INTERACTION, BenchmarkSpec, CostSpec, UtilitySpec
 
 
 def build_x_raw(scores: pd.DataFrame, spec: BenchmarkSpec) -> pd.DataFrame:
-    """The model x benchmark matrix x_raw of §4.3 (NaN where a model lacks a score).
-
-    One value per (model, benchmark): the first source in `source_priority`, then
-    any other. Benchmarks covering too few models and models with too few
-    benchmarks are dropped, alternately, until both thresholds hold.
-    """
-    chosen = [b for b in scores["benchmark"].unique() if spec.selects(b)]  # one pattern match per benchmark
-    rows = scores[scores["benchmark"].isin(chosen)]
-    if spec.models:
-        rows = rows[rows["model_id"].isin(spec.models)]
-    rank = {s: i for i, s in enumerate(spec.source_priority)}
-    rows = rows.assign(_rank=rows["source"].map(rank).fillna(len(rank))).sort_values(["_rank", "source"])
-    wide = rows.drop_duplicates(["model_id", "benchmark"]).pivot(index="model_id", columns="benchmark", values="score")
-    for _ in range(20):
-        keep_cols = wide.columns[wide.notna().sum() >= spec.min_models_per_benchmark]
-        wide = wide[keep_cols]
-        keep_rows = wide.index[wide.notna().sum(axis=1) >= spec.min_benchmarks_per_model]
-        if len(keep_rows) == len(wide) and len(keep_cols) == wide.shape[1]:
-            break
-        wide = wide.loc[keep_rows]
-    wide = wide.sort_index().sort_index(axis=1)
-    wide.columns.name, wide.index.name = None, "model_id"
-    return wide.astype(float)
+    """The model x benchmark matrix x_raw of §4.3 (NaN where a model lacks a score): the chosen benchmarks and
+    models of `benchmark_choice` (the spec's fixed list or its coverage rule), sorted by model and benchmark."""
+    choice = benchmark_choice(scores, spec)
+    return choice.wide.loc[choice.models, choice.benchmarks].sort_index()
 
 
 def model_costs(costs: pd.DataFrame, models: pd.DataFrame, spec: CostSpec, model_ids: pd.Index) -> pd.Series:

@@ -17,9 +17,20 @@ import yaml
 from compass.ingest.errors import IngestError
 
 
+#: How a case chooses its benchmarks among the candidates (`benchmark_choice`).
+CHOOSE_BY = ("fixed", "coverage")
+
+
 @dataclass(frozen=True)
 class BenchmarkSpec:
-    """Which raw benchmarks form x_raw, and which models qualify."""
+    """Which raw benchmarks form x_raw, and which models qualify.
+
+    Candidates: benchmarks matching `include` and not `exclude` (glob patterns), scored by `sources` (empty:
+    any). `choose_by: fixed` keeps every candidate (the paper's protocol: a given list); `choose_by: coverage`
+    chooses them by coverage of the current models with `current_days`, `min_current_coverage`,
+    `min_bridging` and `max_imputed_share` (`compass.mlcompass.benchmark_choice`). Both then keep models with
+    `min_benchmarks_per_model` chosen benchmarks and benchmarks with `min_models_per_benchmark` models.
+    """
 
     include: tuple[str, ...] = ("*",)
     exclude: tuple[str, ...] = ()
@@ -27,6 +38,31 @@ class BenchmarkSpec:
     min_models_per_benchmark: int = 10
     min_benchmarks_per_model: int = 5
     models: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    choose_by: str = "fixed"
+    # Current models: scored within this many days of the newest score (30: one monthly release cycle).
+    current_days: int = 30
+    # Core: observed on at least this share of the current models (a majority of them).
+    min_current_coverage: float = 0.5
+    # A bridge shares at least this many models with the core: the factor map between the two blocks is a
+    # regression of a model's scores on one block against the other, which 2 factors and an intercept need
+    # more than 3 models for; 5 leaves it 2 residual degrees of freedom.
+    min_bridging: int = 5
+    # The current models' median share of imputed cells that bridges may add up to (the issue's 0.35, less
+    # one benchmark's worth of slack).
+    max_imputed_share: float = 0.3
+
+    def __post_init__(self) -> None:
+        if self.choose_by not in CHOOSE_BY:
+            raise ValueError(f"benchmarks.choose_by must be one of {CHOOSE_BY}, got {self.choose_by!r}")
+        for key in ("min_current_coverage", "max_imputed_share"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+                raise ValueError(f"benchmarks.{key} must be a number in [0, 1], got {value!r}")
+        for key in ("current_days", "min_bridging", "min_models_per_benchmark", "min_benchmarks_per_model"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"benchmarks.{key} must be a whole number >= 0, got {value!r}")
 
     def selects(self, benchmark: str) -> bool:
         hit = any(fnmatch.fnmatch(benchmark, p) for p in self.include)

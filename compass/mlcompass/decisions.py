@@ -55,6 +55,7 @@ class DecisionInputs:
     # the MLC policies of Tables 5-6 on (§5.6-5.7), evaluating them at `costs`. None: select at actual cost.
     tier_costs: pd.Series | None = None
     # Per model (index model_id): tier (compass.tiers), imputed_share (share of its x_raw cells imputed, §4.3),
+    # imputed_no_better_share (of them, on benchmarks whose imputation is no better than the column mean),
     # raw_cost (the case's cost column in its own units, e.g. USD per million tokens) and, when the case has
     # a workload, usd_per_interaction (§4.2).
     model_info: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
@@ -386,10 +387,12 @@ def trained_models(inputs: DecisionInputs) -> pd.Index:
 
 
 def model_diagnostics(inputs: DecisionInputs) -> pd.DataFrame:
-    """Per model: tier, imputed_share, has_outcomes (the utility saw its outcomes), extrapolated (outside the
+    """Per model: tier, imputed_share, imputed_no_better_share (share of its cells imputed on benchmarks whose
+    leave-pattern-out imputation is no better than the column mean), has_outcomes (the utility saw its outcomes), extrapolated (outside the
     outcome models' hull) and, per measure, inside or outside the outcome models' range (`outcome_range`)."""
     trained_on = trained_models(inputs)
-    out = inputs.model_info.reindex(inputs.measures.index).reindex(columns=["tier", "imputed_share"])
+    out = inputs.model_info.reindex(inputs.measures.index).reindex(columns=["tier", "imputed_share",
+                                                                            "imputed_no_better_share"])
     return out.assign(has_outcomes=inputs.measures.index.isin(trained_on),
                       extrapolated=extrapolated(inputs.measures, trained_on)).join(
         outcome_range(inputs.measures, trained_on))

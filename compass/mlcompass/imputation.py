@@ -160,7 +160,7 @@ def _pca_em_gram(z: np.ndarray, observed: np.ndarray, rank: int, max_iter: int, 
     return filled.T
 
 
-def _holdout(observed: np.ndarray, holdout: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def holdout_cells(observed: np.ndarray, holdout: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Random observed cells to hold out: (rows, cols). Cells are taken in random order while
     their column keeps > 2 and their row > 1 observed cells (running counts)."""
     rows, cols = np.nonzero(observed)
@@ -190,7 +190,7 @@ def _choose_rank(z: np.ndarray, observed: np.ndarray, max_rank: int, holdout: fl
     if fast and z.shape[0] > CV_MAX_MODELS:
         subset = np.sort(rng.choice(z.shape[0], CV_MAX_MODELS, replace=False))
         z, observed = z[subset], observed[subset]
-    hr, hc = _holdout(observed, holdout, rng)
+    hr, hc = holdout_cells(observed, holdout, rng)
     if hr.size == 0:
         return 1
     mask = observed.copy()
@@ -242,3 +242,37 @@ def impute_low_rank(
     return ImputationResult(
         pd.DataFrame(completed, index=x_raw.index, columns=x_raw.columns), rank, mask_df
     )
+
+
+def predictive_sd(x_raw: pd.DataFrame, completed: pd.DataFrame, r: int) -> pd.DataFrame:
+    """The model-based predictive sd of every imputed cell of x_raw given its rank-r completion; 0 on
+    observed cells, x_raw's units.
+
+    The imputation model is the rank-r PCA model z = mu + U V' + e of the standardized matrix. The noise
+    variance of benchmark j is the mean squared residual of its observed cells against the rank-r fit of the
+    completed matrix, scaled up by the share of the observed cells that the fit's parameters use up (Josse &
+    Husson 2012's degrees of freedom): sigma_j^2 = RSS_j / n_j x n_obs / (n_obs - p - r(n + p - r)); per
+    benchmark, because benchmarks differ in noise. A missing cell of a model with n_i observed cells is
+    predicted from r scores fitted to those cells, so its predictive variance is sigma_j^2 (1 + r / n_i) (the
+    regression prediction variance, averaged over the model's cells); the loadings, fitted from all models,
+    are treated as known."""
+    missing = x_raw.isna().to_numpy()
+    sd = pd.DataFrame(0.0, index=x_raw.index, columns=x_raw.columns)
+    if not missing.any():
+        return sd
+    observed = ~missing
+    values = x_raw.to_numpy(dtype=float)
+    std = np.nanstd(values, axis=0)
+    z = (completed.to_numpy(dtype=float) - np.nanmean(values, axis=0)) / std
+    n, p = z.shape
+    centred = z - z.mean(axis=0)
+    u, s, vt = np.linalg.svd(centred, full_matrices=False)
+    residual = centred - (u[:, :r] * s[:r]) @ vt[:r]
+    dof = observed.sum() - p - r * (n + p - r)
+    if dof <= 0:
+        raise ValueError(f"x_raw {x_raw.shape} has {observed.sum()} observed cells, too few to estimate the "
+                         f"noise of a rank-{r} imputation")
+    sigma2 = (np.where(observed, residual, 0.0) ** 2).sum(axis=0) / observed.sum(axis=0) * observed.sum() / dof
+    variance = sigma2[None, :] * (1.0 + r / observed.sum(axis=1))[:, None]
+    sd[:] = np.where(missing, np.sqrt(variance) * std[None, :], 0.0)
+    return sd

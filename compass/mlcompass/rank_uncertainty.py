@@ -53,7 +53,7 @@ from sklearn.base import clone
 
 from compass.mlcompass.case_study import CaseStudy, UtilitySpec
 from compass.mlcompass.case_utilities import labelled_rows, structural_weights, utility_groups
-from compass.mlcompass.imputation import impute_low_rank
+from compass.mlcompass.imputation import impute_low_rank, predictive_sd
 from compass.mlcompass.measures import extract_measures, standardize
 from compass.mlcompass.recommend import TIE_DECIMALS, aggregate_utility, expand_floors
 from compass.mlcompass.scenarios import Scenario
@@ -117,41 +117,24 @@ def _long(values: np.ndarray, ids: pd.Index, names: Sequence[str], key: str, val
     })
 
 
-def imputation_noise(x_raw: pd.DataFrame, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The low-rank completion of x_raw (`impute_low_rank`) and the predictive sd of each imputed cell.
+def imputation_noise(x_raw: pd.DataFrame, seed: int = 0, scale: pd.Series | None = None,
+                     rank: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The low-rank completion of x_raw (`impute_low_rank`, its rank cross-validated unless given) and the
+    predictive sd of each imputed cell.
 
-    The imputation model is the rank-r PCA model z = mu + U V' + e of the standardized matrix.
-    The noise variance of benchmark j is the mean squared residual of its observed cells against the
-    rank-r fit of the completed matrix, scaled up by the share of the observed cells that the fit's
-    parameters use up (Josse & Husson 2012's degrees of freedom): sigma_j^2 = RSS_j / n_j x n_obs /
-    (n_obs - p - r(n + p - r)); per benchmark, because benchmarks differ in noise. A missing cell of a
-    model with n_i observed cells is predicted from r scores fitted to those cells, so its predictive
-    variance is sigma_j^2 (1 + r / n_i) (the regression prediction variance, averaged over the model's
-    cells); the loadings, fitted from all models, are treated as known. sd is in x_raw's units, 0 on
-    observed cells. An MI draw is completed + sd * N(0, 1) (`bootstrap_replicates`).
+    The sd is the rank-r PCA model's (`predictive_sd`: per-benchmark noise, prediction variance from the
+    model's observed cells, loadings treated as known), 0 on observed cells. An MI draw is
+    completed + sd * N(0, 1) (`bootstrap_replicates`).
+
+    That sd ignores the error of the loadings and of the map between blocks of benchmarks that few models
+    share, so it is too small where the board's rows are imputed (leave-pattern-out, `imputation_validation`):
+    `scale` (per benchmark, default 1) multiplies it, the calibration `noise_scales` publishes.
     """
-    imputation = impute_low_rank(x_raw, seed=seed)
-    completed = imputation.completed
-    missing = imputation.imputed_mask.to_numpy()
-    sd = pd.DataFrame(0.0, index=x_raw.index, columns=x_raw.columns)
-    if not missing.any():
-        return completed, sd
-    observed, r = ~missing, imputation.rank
-    values = x_raw.to_numpy(dtype=float)
-    std = np.nanstd(values, axis=0)
-    z = (completed.to_numpy(dtype=float) - np.nanmean(values, axis=0)) / std
-    n, p = z.shape
-    centred = z - z.mean(axis=0)
-    u, s, vt = np.linalg.svd(centred, full_matrices=False)
-    residual = centred - (u[:, :r] * s[:r]) @ vt[:r]
-    dof = observed.sum() - p - r * (n + p - r)
-    if dof <= 0:
-        raise ValueError(f"x_raw {x_raw.shape} has {observed.sum()} observed cells, too few to estimate the "
-                         f"noise of a rank-{r} imputation")
-    sigma2 = (np.where(observed, residual, 0.0) ** 2).sum(axis=0) / observed.sum(axis=0) * observed.sum() / dof
-    variance = sigma2[None, :] * (1.0 + r / observed.sum(axis=1))[:, None]
-    sd[:] = np.where(missing, np.sqrt(variance) * std[None, :], 0.0)
-    return completed, sd
+    imputation = impute_low_rank(x_raw, rank=rank, seed=seed)
+    sd = predictive_sd(x_raw, imputation.completed, imputation.rank)
+    if scale is not None:
+        sd = sd * scale.reindex(sd.columns).fillna(1.0).to_numpy(dtype=float)[None, :]
+    return imputation.completed, sd
 
 
 def _refit_measures(
@@ -346,6 +329,7 @@ def bootstrap_replicates(
     reference_loadings: pd.DataFrame | None = None,
     resample_models: bool = True,
     model_effects: bool = True,
+    noise_scale: pd.Series | None = None,
 ) -> Replicates:
     """`n_boot` bootstrap replicates of a case's measures and utilities (module docstring, steps i-iv).
 
@@ -354,7 +338,8 @@ def bootstrap_replicates(
     reference_loadings: the published loadings [benchmark, factor, loading] the replicate factors are
     aligned to (names, signs and their number); None fits them here as the measures asset does.
     `resample_models` / `model_effects` switch steps (iii, the model part) and (iv) off: the intervals of
-    issue 11, kept to show what they add (scripts/mlcompass_rank_coverage.py).
+    issue 11, kept to show what they add (scripts/mlcompass_rank_coverage.py). noise_scale: per benchmark, the
+    calibration of the imputation noise of step (i) (`imputation_noise`; compass.imputation_validation).
     Deterministic given `seed`; replicate b uses its own stream of `SeedSequence(seed).spawn`.
     Memory O(n_boot x models x (factors + contexts)).
     """
@@ -368,7 +353,7 @@ def bootstrap_replicates(
     learned = case.utility.source != "weights"
     if learned and outcome_rows is None:
         raise ValueError(f"case {case.case_id} learns its utility from {case.utility.source}: outcome rows are needed")
-    completed, sd = imputation_noise(x_raw, seed)
+    completed, sd = imputation_noise(x_raw, seed, noise_scale)
     cells = _OutcomeCells.build(outcome_rows, x_raw.index, case.utility) if learned else None
     beta = None if learned else structural_weights(case.utility, list(factors)).to_numpy(dtype=float)
     groups = cells.groups if learned else ("all",)

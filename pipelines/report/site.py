@@ -223,7 +223,19 @@ def leaderboard_body(board: pd.DataFrame) -> str:
             "leader in 5 % of the replicates or more; \"vs outcome models' range\" says, per measure, whether the "
             "model lies inside the range of the models whose outcomes the utility was learned from (outside: "
             "extrapolated). The price in USD per million tokens is shown when the case prices by tokens.</p>"
-            + table(board_table(board), sortable=True, table_id="leaderboard"))
+            + imputation_note(board) + table(board_table(board), sortable=True, table_id="leaderboard"))
+
+
+def imputation_note(board: pd.DataFrame) -> str:
+    """The board note on rows whose imputed cells are no better than the column mean (compass.imputation_validation)."""
+    if "imputed_no_better_share" not in board:
+        return ""
+    models = board.loc[board["imputed_no_better_share"].fillna(0) > 0, "model_id"].tolist()
+    if not models:
+        return ""
+    shown = ", ".join(models[:10]) + (f" and {len(models) - 10} more" if len(models) > 10 else "")
+    return (f'<p class="note">Imputed cells of {esc(shown)} are no better than the column mean (leave-pattern-out '
+            "validation, compass.imputation_validation): their rank rests partly on cells nobody measured.</p>")
 
 
 def frontier_body(wh: Warehouse, case_id: str, scenarios: list[str]) -> str:
