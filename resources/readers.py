@@ -22,6 +22,7 @@ from compass.ingest.load import TABLE_ORDER
 from compass.mlcompass.case_inputs import build_x_raw
 from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy
 from compass.mlcompass.ces_fit import CESFit, ces_from_parameters
+from compass.mlcompass.cost_fit import DEFAULT_D
 from compass.mlcompass.changes import Snapshot, previous_version, published_versions, snapshot, version_live_at
 from compass.mlcompass.decisions import DecisionInputs, with_filters, with_person_weights
 from compass.mlcompass.frontier import CESFrontier
@@ -138,6 +139,14 @@ def tiers(wh: Warehouse, case_id: str) -> pd.DataFrame:
 def frontier_parameters(wh: Warehouse, case_id: str) -> pd.Series:
     """compass.frontier of a case (both stages) as parameter -> value."""
     return wh.read("compass.frontier", {"case_id": case_id}).set_index("parameter")["value"]
+
+
+def previous_d(wh: Warehouse, case_id: str) -> float:
+    """The cost exponent d a case's cost side published last (compass.frontier, stage cost), else
+    `cost_fit.DEFAULT_D`: what d falls back to where the data do not identify it."""
+    params = wh.read("compass.frontier", {"case_id": case_id, "stage": "cost"})
+    d = params.loc[params["parameter"] == "d", "value"] if len(params) else pd.Series(dtype=float)
+    return float(d.iloc[0]) if len(d) and np.isfinite(d.iloc[0]) else DEFAULT_D
 
 
 def ces_shape(wh: Warehouse, case_id: str, factors: list[str]) -> CESFit:
