@@ -19,7 +19,8 @@ from compass.mlcompass.case_study import CaseStudy
 from compass.mlcompass.case_utilities import fit_case_utilities, structural_weights
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.policy_values import policy_selections, policy_values
-from compass.mlcompass.rank_uncertainty import RANK_COLUMNS, Replicates, rank_intervals
+from compass.mlcompass.decision_rule import decision_frame, resolve_tolerance
+from compass.mlcompass.rank_uncertainty import RANK_COLUMNS, Replicates, rank_intervals, replicate_scores
 from compass.mlcompass.recommend import project_to_target
 from compass.mlcompass.scenarios import Scenario, filter_models, lambda_path, leaderboard, scenario_targets
 from compass.mlcompass.utilities import UtilityFit, UtilityFn, utility_table
@@ -32,7 +33,7 @@ __all__ = [
     "DecisionInputs", "UNATTAINABLE_FLOOR", "case_utility_tables", "numeric_lambda", "scenario_floors",
     "target_search", "targets_frame", "selections_frame", "recommendations_frame", "policy_values_frame",
     "leaderboard_frame", "NotApplicable", "with_person_weights", "with_filters", "utility_source", "lambda_path_frame",
-    "rank_uncertainty_frame",
+    "rank_uncertainty_frame", "decision_rows",
 ]
 # Groups listed by name in a refusal; the rest are counted.
 MAX_GROUPS_NAMED = 8
@@ -337,6 +338,20 @@ def rank_uncertainty_frame(replicates: Replicates, costs: pd.Series, scenario: S
     ordered = board.sort_values("rank")
     table = rank_intervals(replicates, costs, scenario, models=list(ordered["model_id"]))
     return board[["rank", "model_id"]].merge(table, on="model_id").sort_values("rank").reset_index(drop=True)
+
+
+def decision_rows(board: pd.DataFrame, ranks: pd.DataFrame | None, scenario: Scenario,
+                  replicates: Replicates | None = None, costs: pd.Series | None = None) -> pd.DataFrame:
+    """The decision of a scenario's leaderboard `board` (`decision_rule.decision_frame`): point leader, P(rank 1)
+    leader (from `ranks`, its compass.rank_uncertainty rows) and the cheapest model within the tolerance, which is
+    the scenario's `tolerance` or the median rank-1/rank-2 gap of the `replicates` scored at `costs`."""
+    score = None
+    if replicates is not None and costs is not None and len(board):
+        score = replicate_scores(replicates, costs, scenario, list(board.sort_values("rank")["model_id"]))[0]
+    tolerance, source = resolve_tolerance(scenario.tolerance, score)
+    if "p_rank1" not in board and ranks is not None and "p_rank1" in ranks:
+        board = board.merge(ranks[["model_id", "p_rank1"]], on="model_id", how="left")
+    return decision_frame(board, tolerance, source)
 
 
 def extrapolated(measures: pd.DataFrame, trained_on: pd.Index) -> pd.Series:
