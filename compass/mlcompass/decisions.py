@@ -22,7 +22,14 @@ from compass.mlcompass.policy_values import policy_selections, policy_values
 from compass.mlcompass.decision_rule import decision_frame, resolve_tolerance
 from compass.mlcompass.rank_uncertainty import RANK_COLUMNS, Replicates, rank_intervals, replicate_scores
 from compass.mlcompass.recommend import project_to_target
-from compass.mlcompass.scenarios import Scenario, filter_models, lambda_path, leaderboard, scenario_targets
+from compass.mlcompass.scenarios import (
+    Scenario,
+    filter_attribute,
+    filter_models,
+    lambda_path,
+    leaderboard,
+    scenario_targets,
+)
 from compass.mlcompass.utilities import UtilityFit, UtilityFn, utility_table
 from compass.mlcompass.utility_models import fitted_model_rows, linear_score_rows, structural_model_rows
 
@@ -176,15 +183,25 @@ def with_filters(inputs: DecisionInputs, models: pd.DataFrame) -> DecisionInputs
     filters = inputs.scenario.filters
     if not filters:
         return inputs
-    kept, counts = filter_models(models[models["model_id"].isin(inputs.measures.index)], filters)
+    ours = models[models["model_id"].isin(inputs.measures.index)]
+    kept, counts = filter_models(ours, filters)
     note = "; ".join(f"{key}: {failed} excluded, {unknown} more with the attribute unknown"
-                     for key, (failed, unknown) in counts.items())
+                     + _unknown_names(ours, key, unknown) for key, (failed, unknown) in counts.items())
     note = f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})"
     keep = inputs.measures.index.isin(kept)
     outcomes = inputs.outcomes[inputs.outcomes["model_id"].isin(kept)] if len(inputs.outcomes) else inputs.outcomes
     tier_costs = None if inputs.tier_costs is None else inputs.tier_costs[inputs.tier_costs.index.isin(kept)]
     return dataclasses.replace(inputs, measures=inputs.measures[keep], costs=inputs.costs[keep], tier_costs=tier_costs,
                                raw_scores=inputs.raw_scores[keep], outcomes=outcomes, filter_note=note)
+
+
+def _unknown_names(models: pd.DataFrame, key: str, n: int) -> str:
+    """' (a, b, c and 4 more)': the models a filter `key` dropped because their attribute is unknown."""
+    if not n:
+        return ""
+    names = sorted(models.loc[filter_attribute(models, key).isna().to_numpy(), "model_id"])
+    more = f" and {len(names) - MAX_GROUPS_NAMED} more" if len(names) > MAX_GROUPS_NAMED else ""
+    return f" ({', '.join(names[:MAX_GROUPS_NAMED])}{more})"
 
 
 def utility_source(inputs: DecisionInputs) -> str:
@@ -416,4 +433,4 @@ def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
     board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores)
     dollars = inputs.model_info.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction") if c in inputs.model_info])
     board = board.join(model_diagnostics(inputs), on="model_id").join(dollars, on="model_id")
-    return board.assign(utility_source=utility_source(inputs))
+    return board.assign(utility_source=utility_source(inputs), filter_note=inputs.filter_note)

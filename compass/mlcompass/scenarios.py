@@ -83,6 +83,19 @@ def governance_filters(spec: object, origin: str) -> dict[str, object]:
     return out
 
 
+def filter_attribute(models: pd.DataFrame, key: str) -> pd.Series:
+    """The attribute of `models` (raw.models rows) a governance filter `key` reads; NaN where it is unknown."""
+    if key == "open_weights":
+        return models["open_weights"]
+    if key.startswith("organizations_"):
+        return models["organization"].str.strip().str.lower()
+    if key == "min_context_window":
+        return pd.to_numeric(models["context_window"])
+    if key == "max_latency_s":
+        return pd.to_numeric(models["latency_s"]) if "latency_s" in models else pd.Series(np.nan, index=models.index)
+    return pd.to_datetime(models["release_date"])  # released_after
+
+
 def filter_models(models: pd.DataFrame, filters: Mapping[str, object]) -> tuple[pd.Index, dict[str, tuple[int, int]]]:
     """The model ids of `models` (raw.models rows) that pass every governance filter, and per filter
     (models failing it, models excluded because the attribute is unknown). A model whose attribute is
@@ -90,18 +103,17 @@ def filter_models(models: pd.DataFrame, filters: Mapping[str, object]) -> tuple[
     keep = pd.Series(True, index=models["model_id"].to_numpy())
     counts = {}
     for key, value in filters.items():
+        attr = filter_attribute(models, key)
         if key == "open_weights":
-            attr, ok = models["open_weights"], lambda a, v=value: a.astype(bool) == v
+            ok = lambda a, v=value: a.astype(bool) == v  # noqa: E731
         elif key.startswith("organizations_"):
-            attr = models["organization"].str.strip().str.lower()
             ok = (lambda a, v=value: a.isin(v)) if key.endswith("include") else (lambda a, v=value: ~a.isin(v))
         elif key == "min_context_window":
-            attr, ok = pd.to_numeric(models["context_window"]), lambda a, v=value: a >= v
+            ok = lambda a, v=value: a >= v  # noqa: E731
         elif key == "max_latency_s":
-            attr = pd.to_numeric(models["latency_s"]) if "latency_s" in models else pd.Series(np.nan, index=models.index)
             ok = lambda a, v=value: a <= v  # noqa: E731
         else:  # released_after
-            attr, ok = pd.to_datetime(models["release_date"]), lambda a, v=value: a > pd.Timestamp(v)
+            ok = lambda a, v=value: a > pd.Timestamp(v)  # noqa: E731
         known = attr.notna().to_numpy()
         passed = np.zeros(len(models), dtype=bool)
         passed[known] = ok(attr[known]).to_numpy(bool)
