@@ -221,6 +221,10 @@ def rank_interval_text(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFra
     return table.assign(rank_90=text)[["model_id", "rank_90", "p_rank1"]]
 
 
+# Per model, what a governance filter reads (scenarios.FILTER_KEYS), shown next to every leaderboard row where known.
+GOVERNANCE_ATTRIBUTES = ("organization", "open_weights", "context_window", "release_date", "modality", "latency_s")
+
+
 def model_attributes(wh: Warehouse) -> pd.DataFrame:
     """raw.models (without the publishing stamps) with each model's lowest latency_s over its providers
     (raw.model_costs): what filters read."""
@@ -376,14 +380,39 @@ def leaderboard_view(wh: Warehouse, case_id: str, scenario: str, as_of: str | No
     shown = ["model_id", "rank_lo", "rank_hi", "p_rank1", "near_leader", "interval_supported", "n_outcome_models"]
     ranks = ranks[[c for c in shown if c in ranks]] if ranks is not None and len(ranks) else \
         pd.DataFrame(columns=["model_id", "rank_lo", "rank_hi", "p_rank1"])
-    models = wh.read("raw.models")[["model_id", "organization", "open_weights"]]
+    models = model_attributes(wh)
+    models = models[["model_id", *[c for c in GOVERNANCE_ATTRIBUTES if c in models and c not in board]]]
     return (board.merge(ranks, on="model_id", how="left").merge(models, on="model_id", how="left")
             .sort_values("rank").reset_index(drop=True))
+
+
+def decision_view(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFrame:
+    """compass.decisions of a case x scenario (point leader, P(rank 1) leader, cheapest within tolerance) when they
+    were computed on the leaderboard now published (board_version = its data version); else no rows."""
+    if not wh.table_exists("compass.decisions"):
+        return pd.DataFrame()
+    where = {"case_id": case_id, "scenario": scenario}
+    picks = wh.read("compass.decisions", where)
+    if picks.empty or "board_version" not in picks or picks["board_version"].iloc[0] != ",".join(wh.data_versions("compass.leaderboards", where)):
+        return pd.DataFrame()
+    return picks.drop(columns=STAMP_COLUMNS, errors="ignore")
 
 
 def published(wh: Warehouse, table: str) -> pd.DataFrame:
     """A published table without its run stamps (empty when it does not exist): what the report site shows."""
     return wh.read(table).drop(columns=["run_id", "data_version"], errors="ignore")
+
+
+def source_ages(wh: Warehouse, today: pd.Timestamp) -> pd.DataFrame:
+    """[source, as_of, age_days, tables] per source: its newest as-of date over the raw tables (`source_freshness`),
+    its age on `today` in days and the tables it feeds; newest first."""
+    fresh = source_freshness(wh)
+    if fresh.empty:
+        return pd.DataFrame(columns=["source", "as_of", "age_days", "tables"])
+    fresh = fresh.assign(as_of=pd.to_datetime(fresh["as_of"]))
+    out = fresh.groupby("source").agg(as_of=("as_of", "max"), tables=("table", lambda t: ", ".join(sorted(set(t)))))
+    out = out.assign(age_days=(today.normalize() - out["as_of"]).dt.days).reset_index()
+    return out.sort_values(["as_of", "source"], ascending=[False, True])[["source", "as_of", "age_days", "tables"]]
 
 
 def source_freshness(wh: Warehouse) -> pd.DataFrame:
