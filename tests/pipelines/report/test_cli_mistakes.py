@@ -78,7 +78,28 @@ def test_a_leaderboard_of_a_scenario_file_ranks_like_the_published_one(small, ca
     assert main(["leaderboard", "--case", CASE, "--scenario", f"scenarios/{SCENARIO}.yaml", "--format", "csv",
                  "--top", "5"]) == 0
     ad_hoc = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert ad_hoc["model_id"].tolist() == published["model_id"].tolist() and len(published) == 5
+    assert ad_hoc["model_id"].tolist() == published["model_id"].tolist()
+    assert published["rank"].head(5).tolist() == [1, 2, 3, 4, 5]  # then the likely rank-1 models below (issue 42)
+
+
+def test_the_leaderboard_keeps_every_likely_rank_one_below_its_top_rows_and_recommend_states_the_rule(small, capsys):
+    """`--top 1` still lists the P(rank 1) leader and every model with P(rank 1) >= 10 %, with their point rank; the
+    recommendation names the point leader, the P(rank 1) leader and the cheapest model within the tolerance.
+    Mutation: `cmd_leaderboard` back to `board.head(args.top)`: red."""
+    from resources.warehouse import Warehouse
+
+    ranks = Warehouse(small / "warehouse.duckdb").read("compass.rank_uncertainty",
+                                                       {"case_id": CASE, "scenario": SCENARIO})
+    likely = ranks[(ranks["p_rank1"] >= 0.1) | (ranks["p_rank1"] == ranks["p_rank1"].max())]
+    assert main(["leaderboard", "--case", CASE, "--scenario", SCENARIO, "--format", "csv", "--top", "1"]) == 0
+    shown = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert set(likely["model_id"]) | {shown["model_id"].iloc[0]} == set(shown["model_id"]) and shown["rank"].iloc[0] == 1
+    assert shown.set_index("model_id").loc[likely["model_id"], "rank"].tolist() == likely["rank"].tolist()
+    assert main(["recommend", "--case", CASE, "--scenario", SCENARIO]) == 0
+    out = capsys.readouterr().out
+    assert "decision rule: the cheapest feasible model whose score is within" in out
+    for label in ("point leader:", "P(rank 1) leader:", "cheapest within tolerance:"):
+        assert label in out
 
 
 def test_the_table_prints_dollars_and_percentages_never_scientific_notation():
