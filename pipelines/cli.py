@@ -75,6 +75,24 @@ def resolve_scenario(name_or_path: str, case):
     return scenario.name, numeric_lambda(scenario, case)
 
 
+def check_scenarios() -> None:
+    """Every scenario file of the configured folders parses (its keys, `tolerance`, filters and weights) before a
+    refresh writes anything: a broken one is rejected input (an IngestError naming the file and key)."""
+    import yaml
+
+    from compass.ingest.errors import IngestError
+    from compass.mlcompass.scenarios import Scenario
+    from resources.configs import scenario_files
+
+    for path in scenario_files().values():
+        try:
+            Scenario.from_yaml(path)
+        except IngestError:
+            raise
+        except (ValueError, TypeError, yaml.YAMLError) as exc:
+            raise IngestError(str(path), None, None, " ".join(str(exc).split())) from None
+
+
 def _warehouse():
     from resources.warehouse import Warehouse
 
@@ -122,6 +140,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     with dg.DagsterInstance.get() as instance, dagster_logs_to(log_path):
         try:
+            check_scenarios()
             report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess, progress=progress,
                              jobs=args.jobs)
         except (IngestError, RefreshInProgress, WorkerDied) as exc:

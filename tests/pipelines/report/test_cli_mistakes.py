@@ -59,7 +59,9 @@ def test_an_unknown_name_is_one_line_naming_it_and_the_choices(small, capsys, ar
 
 @pytest.mark.parametrize("command", ["leaderboard", "recommend"])
 @pytest.mark.parametrize("text,named", [("name: x\nlam: [\n", "line"), ("- a list\n", "mapping"),
-                                        ("lam: low\n", "name"), ("name: x\nfilters: {colour: red}\n", "colour")])
+                                        ("lam: low\n", "name"), ("name: x\nfilters: {colour: red}\n", "colour"),
+                                        ("name: x\ntolerance: -0.01\n", "tolerance"),
+                                        ("name: x\ntolerance: small\n", "tolerance")])
 def test_a_broken_scenario_file_is_one_line_naming_the_file(small, capsys, tmp_path, command, text, named):
     path = bad_yaml(tmp_path, text)
     one_line_error(capsys, [command, "--case", CASE, "--scenario", path], path, named)
@@ -109,3 +111,25 @@ def test_the_table_prints_dollars_and_percentages_never_scientific_notation():
     text = board_text(board)
     assert "$0.0000459" in text and "$0.000120" in text and "$12.50" in text and "70.0 %" in text
     assert not re.search(r"\de[-+]\d", text), text
+
+
+@pytest.mark.parametrize("value", ["-0.5", "small"])
+def test_a_run_with_a_bad_tolerance_is_refused_before_anything_is_written(tmp_path, monkeypatch, capsys, value):
+    """`compass run` with a shipped scenario whose `tolerance` is negative or not a number: one line naming the file
+    and the key, exit 2, and the refresh never starts (nothing materialized changes). Mutation: `check_scenarios`
+    not called in `cmd_run`: red (the refresh starts)."""
+    import pipelines.refresh
+
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "tight.yaml").write_text(f"name: tight\nlam: low\ntolerance: {value}\n")
+    for name, path in {"COMPASS_SCENARIOS": folder, "DAGSTER_HOME": tmp_path / "home",
+                       "COMPASS_DB": tmp_path / "w.duckdb"}.items():
+        monkeypatch.setenv(name, str(path))
+
+    def refresh(*args, **kwargs):
+        raise AssertionError("the refresh started")
+
+    monkeypatch.setattr(pipelines.refresh, "refresh", refresh)
+    err = one_line_error(capsys, ["run"], str(folder / "tight.yaml"), "column tolerance", "rejected input")
+    assert "warehouse unchanged" in err and not (tmp_path / "w.duckdb").exists()
