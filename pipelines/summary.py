@@ -61,11 +61,14 @@ def price_text(row) -> str:
 def _same_board(top: pd.DataFrame, table: pd.DataFrame, columns: list[str], on: tuple[str, ...] = ()) -> pd.DataFrame:
     """`top` (rank-1 leaderboard rows) with `columns` of `table` (compass.rank_uncertainty or compass.decisions rows)
     joined only where `table` was computed on exactly that leaderboard (its board_version is the board's data
-    version): picks of one run are never printed next to numbers of another."""
+    version) and on the measures that board was ranked on: picks of one run are never printed next to numbers of
+    another."""
     keys = ["case_id", "scenario", *on]
     if "board_version" in table:
         table = table.drop(columns=["data_version"], errors="ignore").rename(columns={"board_version": "data_version"})
         keys.append("data_version")
+    if "measures_version" in table and "measures_version" in top:  # and on the same measures (the replicates' fit)
+        keys.append("measures_version")
     return top.merge(table[keys + columns], on=keys, how="left")
 
 

@@ -205,13 +205,6 @@ def rank_replicates(wh: Warehouse, case_id: str) -> Replicates:
     return Replicates(pd.Index(models, name="model_id"), factors, groups, measure_cube, utility_cube, **support)
 
 
-def rank_table(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFrame | None:
-    """compass.rank_uncertainty of a case x scenario (what `explain` reads for the near-tie group); None if absent."""
-    if not wh.table_exists("compass.rank_uncertainty"):
-        return None
-    return wh.read("compass.rank_uncertainty", {"case_id": case_id, "scenario": scenario})
-
-
 def rank_interval_text(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFrame:
     """[model_id, rank_90 ("lo-hi"), p_rank1] of a leaderboard from compass.rank_uncertainty; empty if absent."""
     if not wh.table_exists("compass.rank_uncertainty"):
