@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 import pandas as pd
 
+from compass.mlcompass.decision_rule import plain
 from resources.readers import one_connection, table_counts
 from resources.settings import site_dir
 from resources.warehouse import Warehouse
@@ -101,7 +102,7 @@ def _decision_text(row) -> str:
     if isinstance(row.p_rank1_leader, str) and row.p_rank1_leader != row.model_id:
         parts.append(f"P(rank 1) leader {row.p_rank1_leader} ({100 * row.p_rank1_leader_p:.0f} %)")
     if isinstance(row.tolerance_pick, str) and row.tolerance_pick != row.model_id:
-        parts.append(f"cheapest within tolerance {row.tolerance:.3g}: {row.tolerance_pick} "
+        parts.append(f"cheapest within tolerance {plain(row.tolerance)}: {row.tolerance_pick} "
                      f"(normalized cost {row.tolerance_pick_cost:.3f})")
     return "".join(f"; {p}" for p in parts)
 

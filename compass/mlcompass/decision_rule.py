@@ -25,7 +25,7 @@ import pandas as pd
 from compass.mlcompass.rank_uncertainty import top_gap
 from compass.mlcompass.recommend import TIE_DECIMALS
 
-__all__ = ["P_RANK1_SHOWN", "DECISION_COLUMNS", "resolve_tolerance", "tolerance_pick", "decision_frame",
+__all__ = ["P_RANK1_SHOWN", "DECISION_COLUMNS", "plain", "resolve_tolerance", "tolerance_pick", "decision_frame",
            "shown_rows", "decision_text"]
 
 # Every model at least this likely to be rank 1 is on the board, whatever its point rank.
@@ -37,6 +37,11 @@ DECISION_COLUMNS = ["rule", "model_id", "rank", "score", "score_gap", "utility",
 SCENARIO_SOURCE = "scenario key `tolerance`"
 BOOTSTRAP_SOURCE = "bootstrap median gap between the rank-1 and rank-2 scores"
 NO_BOOTSTRAP_SOURCE = "no bootstrap replicates: 0, the rule picks the point leader"
+
+
+def plain(x: float) -> str:
+    """A score difference with 3 significant digits in positional notation (2.9e-05 -> "0.000029")."""
+    return np.format_float_positional(float(x), precision=3, unique=True, fractional=False, trim="-")
 
 
 def resolve_tolerance(tolerance: float | None, score: np.ndarray | None) -> tuple[float, str]:
@@ -106,9 +111,9 @@ def decision_text(decision: pd.DataFrame, prices: pd.Series | None = None) -> li
     for r in decision.itertuples():
         price = f", {prices[r.model_id]}" if prices is not None and r.model_id in prices else ""
         p1 = f", P(rank 1) {100 * r.p_rank1:.0f} %" if r.p_rank1 == r.p_rank1 else ""
-        gap = "the leader's score" if r.score_gap <= 0 else f"{r.score_gap:.3g} below the leader's score"
+        gap = "the leader's score" if r.score_gap <= 0 else f"{plain(r.score_gap)} below the leader's score"
         lines.append(f"  {RULES[r.rule] + ':':<28}{r.model_id} (rank {r.rank}{p1}; score {r.score:.4f}, {gap}; "
                      f"normalized cost {r.cost:.3f}{price})")
     first = decision.iloc[0]
-    return ([f"decision rule: the cheapest feasible model whose score is within {first['tolerance']:.3g} of the "
+    return ([f"decision rule: the cheapest feasible model whose score is within {plain(first['tolerance'])} of the "
              f"leader's ({first['tolerance_source']})"] + lines)

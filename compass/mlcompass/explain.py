@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from compass.mlcompass.decision_rule import decision_text
+from compass.mlcompass.decision_rule import decision_text, plain
 from compass.mlcompass.decisions import (
     DecisionInputs,
     lambda_path_frame,
@@ -97,7 +97,7 @@ def near_tie_text(board: pd.DataFrame, ranks: pd.DataFrame | None, decision: pd.
     pick = decision[decision["rule"] == "tolerance_pick"] if decision is not None else pd.DataFrame()
     if len(pick):
         p = pick.iloc[0]
-        text += (f" The cheapest model within the tolerance {p['tolerance']:.3g} of the leader's score is "
+        text += (f" The cheapest model within the tolerance {plain(p['tolerance'])} of the leader's score is "
                  f"{p['model_id']} (normalized cost {p['cost']:.3f} vs {leader['cost']:.3f}, score "
                  f"{p['score']:.4f} vs {leader['score']:.4f})")
     return [text]

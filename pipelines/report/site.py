@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import plotly
 
+from compass.mlcompass.decision_rule import plain
 from compass.mlcompass.frontier import ces_score
 from pipelines.formatting import pct, usd
 from pipelines.report import charts
@@ -87,7 +88,7 @@ def board_verdict(board: pd.DataFrame, decision: pd.DataFrame | None = None) -> 
         text += f"; {len(group)} models are within the bootstrap's noise of it"
         if pick is not None:
             p = pick.iloc[0]
-            text += (f"; the cheapest within the tolerance {p['tolerance']:.3g} of its score is {p['model_id']} "
+            text += (f"; the cheapest within the tolerance {plain(p['tolerance'])} of its score is {p['model_id']} "
                      f"(normalized cost {number(p['cost'])} vs {number(leader['cost'])}).")
         else:
             text += "."
@@ -299,7 +300,7 @@ def leaderboard_body(board: pd.DataFrame, decision: pd.DataFrame | None = None, 
     if decision is not None and len(decision):
         first = decision.iloc[0]
         picks = (f'<p class="note">Decision rule: the cheapest feasible model whose score is within '
-                 f'{esc(f"{first.tolerance:.3g}")} of the leader\'s ({esc(first.tolerance_source)}), next to the point '
+                 f'{esc(plain(first.tolerance))} of the leader\'s ({esc(first.tolerance_source)}), next to the point '
                  "leader and the model most often ranked first by the bootstrap; below them every other model with "
                  "P(rank 1) of 10 % or more, whatever its point rank.</p>"
                  + table(decision_table(board, decision), table_id="decision", formats=PEOPLE))
