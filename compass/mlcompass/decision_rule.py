@@ -103,17 +103,16 @@ def shown_rows(board: pd.DataFrame, top: int, p_min: float = P_RANK1_SHOWN) -> p
 
 
 def decision_text(decision: pd.DataFrame, prices: pd.Series | None = None) -> list[str]:
-    """One line per pick: its rule, model, point rank, P(rank 1), score gap to the leader and normalized cost
-    (and `prices[model_id]`, a price text, where given); then the rule stated with its tolerance."""
+    """The rule stated with its tolerance, then one line per pick: its rule, model, point rank, P(rank 1), score gap
+    to the leader and its price (`prices[model_id]`, a price text, where given; else the normalized cost)."""
     if decision.empty:
         return []
     lines = []
     for r in decision.itertuples():
-        price = f", {prices[r.model_id]}" if prices is not None and r.model_id in prices else ""
+        cost = prices[r.model_id] if prices is not None and r.model_id in prices else f"normalized cost {r.cost:.3f}"
         p1 = f", P(rank 1) {100 * r.p_rank1:.0f} %" if r.p_rank1 == r.p_rank1 else ""
         gap = "the leader's score" if r.score_gap <= 0 else f"{plain(r.score_gap)} below the leader's score"
-        lines.append(f"  {RULES[r.rule] + ':':<28}{r.model_id} (rank {r.rank}{p1}; score {r.score:.4f}, {gap}; "
-                     f"normalized cost {r.cost:.3f}{price})")
+        lines.append(f"  {RULES[r.rule] + ':':<28}{r.model_id} (rank {r.rank}{p1}; score {r.score:.4f}, {gap}; {cost})")
     first = decision.iloc[0]
     return ([f"decision rule: the cheapest feasible model whose score is within {plain(first['tolerance'])} of the "
              f"leader's ({first['tolerance_source']})"] + lines)
