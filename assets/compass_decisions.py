@@ -118,20 +118,23 @@ def rank_uncertainty(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     case = cases()[keys["case"]]
     where = {"case_id": case.case_id, "scenario": keys["scenario"]}
     board = wh.read("compass.leaderboards", where)
+    if board.empty:  # skipped or infeasible scenario: nothing to rank (an empty frame would type every column text)
+        wh.delete_rows(["compass.rank_uncertainty", "compass.decisions"], where)
+        return dg.MaterializeResult(metadata={"skipped": "no leaderboard rows"}, data_version=dg.DataVersion("empty"))
     scenario = dec.numeric_lambda(scenario_for(keys["scenario"], case), case)
     costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
     replicates = readers.rank_replicates(wh, case.case_id)
     table = dec.rank_uncertainty_frame(replicates, costs, scenario, board)
     decision = dec.decision_rows(board, table, scenario, replicates, costs)
-    versions = {"board_version": ",".join(sorted(board["data_version"].unique())) if len(board) else "",
+    versions = {"board_version": ",".join(sorted(board["data_version"].unique())),
                 "measures_version": ",".join(wh.data_versions("compass.measures", {"case_id": case.case_id}) or [])}
     top = table.sort_values("p_rank1", ascending=False).head(3)
-    picks = decision.set_index("rule")["model_id"].to_dict() if len(decision) else {}
+    picks = decision.set_index("rule")["model_id"].to_dict()
     return publish_many(context, wh, {"compass.rank_uncertainty": table.assign(**versions),
                                       "compass.decisions": decision.assign(**versions)}, where,
-                        metadata={"n_boot": int(table["n_boot"].max()) if len(table) else 0,
+                        metadata={"n_boot": int(table["n_boot"].max()),
                                   "p_rank1": ", ".join(f"{r.model_id} {r.p_rank1:.2f}" for r in top.itertuples()),
-                                  "tolerance": float(decision["tolerance"].iloc[0]) if len(decision) else 0.0,
+                                  "tolerance": float(decision["tolerance"].iloc[0]),
                                   **{rule: str(m) for rule, m in picks.items()}})
 
 

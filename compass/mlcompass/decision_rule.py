@@ -65,7 +65,8 @@ def tolerance_pick(board: pd.DataFrame, tolerance: float) -> pd.Series:
 
 
 def _p_rank1(board: pd.DataFrame) -> pd.Series:
-    return board["p_rank1"] if "p_rank1" in board else pd.Series(np.nan, index=board.index)
+    """P(rank 1) of each row as a number (NaN where the bootstrap gave none)."""
+    return pd.to_numeric(board["p_rank1"], errors="coerce") if "p_rank1" in board else pd.Series(np.nan, index=board.index)
 
 
 def decision_frame(board: pd.DataFrame, tolerance: float, source: str) -> pd.DataFrame:
