@@ -230,17 +230,22 @@ def recommendations(boards: dict[tuple[str, str], pd.DataFrame],
     for (case_id, scenario), board in boards.items():
         picks = (decisions or {}).get((case_id, scenario), pd.DataFrame())
         picks = picks.set_index("rule")["model_id"] if len(picks) else pd.Series(dtype=object)
-        p_rank1 = board.set_index("model_id")["p_rank1"]
         rows.append({"case": case_id, "scenario": scenario, "recommended": board["model_id"].iloc[0],
                      "price USD/Mtok": board["usd_mtok"].iloc[0], "USD/query": board["usd_query"].iloc[0],
                      "cost (case unit)": board["raw_cost"].iloc[0], "cost unit": board["cost_column"].iloc[0],
                      "normalized cost": board["cost"].iloc[0], "90 % rank interval": rank_interval(board).iloc[0],
                      "P(rank 1)": board["p_rank1"].iloc[0],
-                     "P(rank 1) leader": (f"{picks['p_rank1_leader']} ({pct(p_rank1.get(picks['p_rank1_leader']))}, "
-                                          f"rank {int(board.set_index('model_id').at[picks['p_rank1_leader'], 'rank'])})"
-                                          if "p_rank1_leader" in picks else None),
+                     "P(rank 1) leader": _likeliest(board, picks.get("p_rank1_leader")),
                      "cheapest within tolerance": _priced(board, picks.get("tolerance_pick"))})
     return pd.DataFrame(rows).dropna(axis=1, how="all")
+
+
+def _likeliest(board: pd.DataFrame, model_id: str | None) -> str | None:
+    """'model (36.7 %, rank 11)': the P(rank 1) leader of `board` with its P(rank 1) and point rank; None for none."""
+    if not isinstance(model_id, str):
+        return None
+    row = board.set_index("model_id").loc[model_id]
+    return f"{model_id} ({pct(row['p_rank1'])}, rank {int(row['rank'])})"
 
 
 def _priced(board: pd.DataFrame, model_id: str | None) -> str | None:
