@@ -20,7 +20,7 @@ from resources.configs import cases, scenario_for
 from resources.publish import publish_assets, publish_many, save_figure
 from resources.warehouse import WarehouseResource, frame_version
 
-CODE_VERSION = "compass-decisions-3"  # 2: cost tie rule, outcome range, near-tie group; 3: imputed_no_better_share
+CODE_VERSION = "compass-decisions-4"  # 2: cost tie rule, outcome range, near-tie group; 3: imputed_no_better_share; 4: compass.decisions, versions
 DECISION_KEYS = {name: dg.AssetKey(["compass", name])
                  for name in ("targets", "recommendations", "leaderboards", "policy_values", "lambda_path")}
 _DESCRIPTIONS = {
@@ -79,7 +79,9 @@ def decisions(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     target_rows, wide = dec.targets_frame(inputs)
     selections = dec.selections_frame(inputs)
     recs = dec.recommendations_frame(inputs, target_rows, selections)
-    board = dec.leaderboard_frame(inputs)
+    # the measures this board was ranked on: the run summary pairs it only with rank intervals of the same ones
+    board = dec.leaderboard_frame(inputs).assign(
+        measures_version=",".join(wh.data_versions("compass.measures", {"case_id": case.case_id}) or []))
     values = dec.policy_values_frame(inputs, selections)
     mean_pick = recs.loc[recs["policy"] == "mlc_mean", "model_id"]
     figure = save_figure(targets_plot(inputs.measures, inputs.costs, wide, list(mean_pick.dropna()),
@@ -108,19 +110,33 @@ def decisions(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
           partitions_def=decision_partitions, code_version=CODE_VERSION, group_name="compass", pool=settings.writer_pool())
 def rank_uncertainty(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """How sure each leaderboard rank is: p_rank1, p_top5 and the 90 % rank interval over the case's bootstrap
-    replicates (imputation, factor model and utilities refitted), for the models the leaderboard ranks."""
+    replicates (imputation, factor model and utilities refitted), for the models the leaderboard ranks; and the
+    decision (compass.decisions): point leader, P(rank 1) leader and the cheapest model within the scenario's
+    tolerance of the leader. Both carry the leaderboard's and the measures' data versions they were computed on
+    (board_version, measures_version), so no reader pairs them with another run's picks."""
     wh = warehouse.get()
     keys = context.partition_key.keys_by_dimension
     case = cases()[keys["case"]]
     where = {"case_id": case.case_id, "scenario": keys["scenario"]}
     board = wh.read("compass.leaderboards", where)
+    if board.empty:  # skipped or infeasible scenario: nothing to rank (an empty frame would type every column text)
+        wh.delete_rows(["compass.rank_uncertainty", "compass.decisions"], where)
+        return dg.MaterializeResult(metadata={"skipped": "no leaderboard rows"}, data_version=dg.DataVersion("empty"))
     scenario = dec.numeric_lambda(scenario_for(keys["scenario"], case), case)
     costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
-    table = dec.rank_uncertainty_frame(readers.rank_replicates(wh, case.case_id), costs, scenario, board)
+    replicates = readers.rank_replicates(wh, case.case_id)
+    table = dec.rank_uncertainty_frame(replicates, costs, scenario, board)
+    decision = dec.decision_rows(board, table, scenario, replicates, costs)
+    versions = {"board_version": ",".join(sorted(board["data_version"].unique())),
+                "measures_version": ",".join(wh.data_versions("compass.measures", {"case_id": case.case_id}) or [])}
     top = table.sort_values("p_rank1", ascending=False).head(3)
-    return publish_many(context, wh, {"compass.rank_uncertainty": table}, where,
-                        metadata={"n_boot": int(table["n_boot"].max()) if len(table) else 0,
-                                  "p_rank1": ", ".join(f"{r.model_id} {r.p_rank1:.2f}" for r in top.itertuples())})
+    picks = decision.set_index("rule")["model_id"].to_dict()
+    return publish_many(context, wh, {"compass.rank_uncertainty": table.assign(**versions),
+                                      "compass.decisions": decision.assign(**versions)}, where,
+                        metadata={"n_boot": int(table["n_boot"].max()),
+                                  "p_rank1": ", ".join(f"{r.model_id} {r.p_rank1:.2f}" for r in top.itertuples()),
+                                  "tolerance": float(decision["tolerance"].iloc[0]),
+                                  **{rule: str(m) for rule, m in picks.items()}})
 
 
 compass_decision_assets = [utilities, decisions, rank_uncertainty]

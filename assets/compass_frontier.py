@@ -23,7 +23,7 @@ from resources.configs import cases
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-frontier-1"
+CODE_VERSION = "compass-frontier-2"  # 2: cost_side falls back to a stated d where it is not identified (column fallback)
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool())
 CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 
@@ -99,7 +99,9 @@ def cost_side(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
     raw_cost = readers.raw_costs(catalog, m.index)
     priced = tier_table[tier_table["model_id"].isin(raw_cost.index)]
     fit = fit_cost_side(priced, ces.tier_levels, raw_cost, aggregation=case.cost.tier_aggregation,
-                        cost_scaling=case.cost.scaling)
+                        cost_scaling=case.cost.scaling, fallback_d=readers.previous_d(wh, case.case_id))
+    if fit.fallback:
+        context.log.warning(f"cost_side[{case.case_id}]: {fit.fallback}")
     params = cost_parameter_rows(fit, len(priced))
     costs = fit.model_costs.assign(cost_column=case.cost.column)
     if case.cost.workload:  # dollars per interaction next to the normalized cost (§4.2)
@@ -108,6 +110,7 @@ def cost_side(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
     return publish_many(
         context, wh, {"compass.frontier": params, "compass.costs": costs},
         {"case_id": case.case_id, "stage": "cost"},
-        metadata={"c0": fit.c0, "d": fit.d, "fit_error": fit.fit_error, "pearson": fit.pearson,
+        metadata={"c0": fit.c0, "d": fit.d, "fallback": fit.fallback or "none", "fit_error": fit.fit_error,
+                  "pearson": fit.pearson,
                   "spearman": fit.spearman, "n_priced_models": len(priced), "tiered_frontier": figure},
     )

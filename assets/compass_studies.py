@@ -81,11 +81,14 @@ def frontier_sensitivity(context: dg.AssetExecutionContext, warehouse: Warehouse
     cells = sens.cost_cells(capability, readers.raw_costs(catalog, catalog.index), aggregation, case.cost.scaling)
     summary = sens.sensitivity_summary(cells)
     failed = cells.loc[cells["error"] != "", "error"]
-    figure = save_figure(sensitivity_plot(summary, case.case_id), case.case_id, "frontier_sensitivity")
+    empty = sens.empty_grid_reason(cells)  # every cell failed: an empty summary with its reason, not a failed study
+    if empty:
+        context.log.warning(f"frontier_sensitivity[{case.case_id}]: {empty}")
+    figure = save_figure(sensitivity_plot(summary, case.case_id, empty), case.case_id, "frontier_sensitivity")
     return publish_many(
         context, wh, {"compass.frontier_sensitivity": cells, "compass.frontier_sensitivity_summary": summary},
         {"case_id": case.case_id},
-        metadata={"grid": grid_name, "cells": len(cells), "failed_cells": len(failed),
+        metadata={"grid": grid_name, "cells": len(cells), "failed_cells": len(failed), "fallback": empty or "none",
                   "failures": "; ".join(sorted(set(failed)))[:500] or "none", "sensitivity": figure},
     )
 

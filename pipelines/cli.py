@@ -75,6 +75,24 @@ def resolve_scenario(name_or_path: str, case):
     return scenario.name, numeric_lambda(scenario, case)
 
 
+def check_scenarios() -> None:
+    """Every scenario file of the configured folders parses (its keys, `tolerance`, filters and weights) before a
+    refresh writes anything: a broken one is rejected input (an IngestError naming the file and key)."""
+    import yaml
+
+    from compass.ingest.errors import IngestError
+    from compass.mlcompass.scenarios import Scenario
+    from resources.configs import scenario_files
+
+    for path in scenario_files().values():
+        try:
+            Scenario.from_yaml(path)
+        except IngestError:
+            raise
+        except (ValueError, TypeError, yaml.YAMLError) as exc:
+            raise IngestError(str(path), None, None, " ".join(str(exc).split())) from None
+
+
 def _warehouse():
     from resources.warehouse import Warehouse
 
@@ -122,6 +140,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     with dg.DagsterInstance.get() as instance, dagster_logs_to(log_path):
         try:
+            check_scenarios()
             report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess, progress=progress,
                              jobs=args.jobs)
         except (IngestError, RefreshInProgress, WorkerDied) as exc:
@@ -192,7 +211,24 @@ def board_text(board) -> str:
     return shown.to_string(index=False, float_format=number)
 
 
+def ranked_decision(wh, case, scenario, board):
+    """(rank rows, decision rows) of a leaderboard `board` under `scenario` (λ numeric) from the case's bootstrap
+    replicates (compass.rank_bootstrap): P(rank 1), the interval and the three picks of `decisions.decision_rows`;
+    (None, the picks without P(rank 1) and with no bootstrap tolerance) before the bootstrap has run."""
+    from compass.mlcompass.decisions import decision_rows, rank_uncertainty_frame
+    from resources import readers
+
+    costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
+    try:
+        replicates = readers.rank_replicates(wh, case.case_id)
+    except ValueError:  # no replicates yet
+        return None, decision_rows(board, None, scenario)
+    ranks = rank_uncertainty_frame(replicates, costs, scenario, board)
+    return ranks, decision_rows(board, ranks, scenario, replicates, costs)
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from compass.mlcompass.decision_rule import shown_rows
     from compass.mlcompass.decisions import leaderboard_frame
     from compass.mlcompass.explain import explain
     from resources import readers
@@ -212,14 +248,19 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         board = leaderboard_frame(readers.decision_inputs(wh, case, scenario))
         board = board.merge(readers.prices(wh, case.case_id)[["model_id", "usd_mtok", "usd_query"]],
                             on="model_id", how="left")
+        ranks, _ = ranked_decision(wh, case, scenario, board)
+        if ranks is not None:
+            board = board.merge(ranks.drop(columns=["rank"]), on="model_id", how="left")
     # the 90 % rank interval and P(rank 1) next to the rank (compass.rank_uncertainty), prices next to the cost
     if "rank_lo" in board:
         board["rank_90"] = (board["rank_lo"].astype("Int64").astype(str) + "-"
                             + board["rank_hi"].astype("Int64").astype(str)).where(board["rank_lo"].notna())
     if "interval_supported" in board:  # too few outcome models: no interval claimed (issue 29)
         board["rank_90"] = board["rank_90"].mask(board["interval_supported"].eq(False), "not supported")
+    # the top rows, then the P(rank 1) leader and every model with P(rank 1) >= 10 % below them (issue 42)
+    board = shown_rows(board, args.top)
     board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
-    board = board.head(args.top).dropna(axis=1, how="all")  # older versions lack the diagnostics
+    board = board.dropna(axis=1, how="all")  # older versions lack the diagnostics
     if args.format == "csv":
         print(board.to_csv(index=False), end="")
     elif args.format == "json":
@@ -227,26 +268,33 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     else:
         print(board_text(board))
         if args.as_of is None:
-            ranks = readers.rank_table(wh, args.case, name) if args.scenario in scenario_files() else None
-            print("\n" + explain(readers.decision_inputs(wh, case, scenario), ranks))
+            inputs = readers.decision_inputs(wh, case, scenario)
+            ranks, decision = ranked_decision(wh, case, scenario, leaderboard_frame(inputs))
+            print("\n" + explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id)))
     return 0
+
+
+def price_texts(wh, case_id: str):
+    """model_id -> '$4.5/Mtok ($0.000474/query), normalized 0.048' (`summary.price_text`) of a case's models."""
+    from pipelines.summary import price_text
+    from resources import readers
+
+    prices = readers.prices(wh, case_id).set_index("model_id")
+    return prices.apply(price_text, axis=1) if len(prices) else None
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
     from compass.mlcompass.decisions import leaderboard_frame
     from compass.mlcompass.explain import explain
-    from pipelines.summary import price_text
     from resources import readers
 
     case = known_case(args.case)
     _, scenario = resolve_scenario(args.scenario, case)
     wh = _warehouse()
     inputs = readers.decision_inputs(wh, case, scenario)
-    print(explain(inputs))
     board = leaderboard_frame(inputs)
-    if len(board):
-        top = readers.prices(wh, case.case_id).set_index("model_id").loc[board["model_id"].iloc[0]]
-        print(f"price of {board['model_id'].iloc[0]}: {price_text(top)}")
+    ranks, decision = ranked_decision(wh, case, scenario, board)
+    print(explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id)))
     return 0
 
 

@@ -22,6 +22,7 @@ from compass.ingest.load import TABLE_ORDER
 from compass.mlcompass.case_inputs import build_x_raw
 from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy
 from compass.mlcompass.ces_fit import CESFit, ces_from_parameters
+from compass.mlcompass.cost_fit import DEFAULT_D
 from compass.mlcompass.changes import Snapshot, previous_version, published_versions, snapshot, version_live_at
 from compass.mlcompass.decisions import DecisionInputs, with_filters, with_person_weights
 from compass.mlcompass.frontier import CESFrontier
@@ -140,6 +141,14 @@ def frontier_parameters(wh: Warehouse, case_id: str) -> pd.Series:
     return wh.read("compass.frontier", {"case_id": case_id}).set_index("parameter")["value"]
 
 
+def previous_d(wh: Warehouse, case_id: str) -> float:
+    """The cost exponent d a case's cost side published last (compass.frontier, stage cost), else
+    `cost_fit.DEFAULT_D`: what d falls back to where the data do not identify it."""
+    params = wh.read("compass.frontier", {"case_id": case_id, "stage": "cost"})
+    d = params.loc[params["parameter"] == "d", "value"] if len(params) else pd.Series(dtype=float)
+    return float(d.iloc[0]) if len(d) and np.isfinite(d.iloc[0]) else DEFAULT_D
+
+
 def ces_shape(wh: Warehouse, case_id: str, factors: list[str]) -> CESFit:
     """The CES capability shape (a, b, λ_t) published by compass/ces_shape."""
     return ces_from_parameters(frontier_parameters(wh, case_id), factors)
@@ -216,13 +225,6 @@ def rank_replicates(wh: Warehouse, case_id: str) -> Replicates:
     return Replicates(pd.Index(models, name="model_id"), factors, groups, measure_cube, utility_cube, **support)
 
 
-def rank_table(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFrame | None:
-    """compass.rank_uncertainty of a case x scenario (what `explain` reads for the near-tie group); None if absent."""
-    if not wh.table_exists("compass.rank_uncertainty"):
-        return None
-    return wh.read("compass.rank_uncertainty", {"case_id": case_id, "scenario": scenario})
-
-
 def rank_interval_text(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFrame:
     """[model_id, rank_90 ("lo-hi"), p_rank1] of a leaderboard from compass.rank_uncertainty; empty if absent."""
     if not wh.table_exists("compass.rank_uncertainty"):
@@ -230,6 +232,10 @@ def rank_interval_text(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFra
     table = wh.read("compass.rank_uncertainty", {"case_id": case_id, "scenario": scenario})
     text = table["rank_lo"].astype(int).astype(str) + "-" + table["rank_hi"].astype(int).astype(str)
     return table.assign(rank_90=text)[["model_id", "rank_90", "p_rank1"]]
+
+
+# Per model, what a governance filter reads (scenarios.FILTER_KEYS), shown next to every leaderboard row where known.
+GOVERNANCE_ATTRIBUTES = ("organization", "open_weights", "context_window", "release_date", "modality", "latency_s")
 
 
 def model_attributes(wh: Warehouse) -> pd.DataFrame:
@@ -387,14 +393,39 @@ def leaderboard_view(wh: Warehouse, case_id: str, scenario: str, as_of: str | No
     shown = ["model_id", "rank_lo", "rank_hi", "p_rank1", "near_leader", "interval_supported", "n_outcome_models"]
     ranks = ranks[[c for c in shown if c in ranks]] if ranks is not None and len(ranks) else \
         pd.DataFrame(columns=["model_id", "rank_lo", "rank_hi", "p_rank1"])
-    models = wh.read("raw.models")[["model_id", "organization", "open_weights"]]
+    models = model_attributes(wh)
+    models = models[["model_id", *[c for c in GOVERNANCE_ATTRIBUTES if c in models and c not in board]]]
     return (board.merge(ranks, on="model_id", how="left").merge(models, on="model_id", how="left")
             .sort_values("rank").reset_index(drop=True))
+
+
+def decision_view(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFrame:
+    """compass.decisions of a case x scenario (point leader, P(rank 1) leader, cheapest within tolerance) when they
+    were computed on the leaderboard now published (board_version = its data version); else no rows."""
+    if not wh.table_exists("compass.decisions"):
+        return pd.DataFrame()
+    where = {"case_id": case_id, "scenario": scenario}
+    picks = wh.read("compass.decisions", where)
+    if picks.empty or "board_version" not in picks or picks["board_version"].iloc[0] != ",".join(wh.data_versions("compass.leaderboards", where)):
+        return pd.DataFrame()
+    return picks.drop(columns=STAMP_COLUMNS, errors="ignore")
 
 
 def published(wh: Warehouse, table: str) -> pd.DataFrame:
     """A published table without its run stamps (empty when it does not exist): what the report site shows."""
     return wh.read(table).drop(columns=["run_id", "data_version"], errors="ignore")
+
+
+def source_ages(wh: Warehouse, today: pd.Timestamp) -> pd.DataFrame:
+    """[source, as_of, age_days, tables] per source: its newest as-of date over the raw tables (`source_freshness`),
+    its age on `today` in days and the tables it feeds; newest first."""
+    fresh = source_freshness(wh)
+    if fresh.empty:
+        return pd.DataFrame(columns=["source", "as_of", "age_days", "tables"])
+    fresh = fresh.assign(as_of=pd.to_datetime(fresh["as_of"]))
+    out = fresh.groupby("source").agg(as_of=("as_of", "max"), tables=("table", lambda t: ", ".join(sorted(set(t)))))
+    out = out.assign(age_days=(today.normalize() - out["as_of"]).dt.days).reset_index()
+    return out.sort_values(["as_of", "source"], ascending=[False, True])[["source", "as_of", "age_days", "tables"]]
 
 
 def source_freshness(wh: Warehouse) -> pd.DataFrame:

@@ -14,6 +14,11 @@
      envelope c0 = max_t lambda_t / c_t^d so that F_C(c_t) >= lambda_t for all tiers.
      Min-max scaling maps the cheapest model to 0; tier costs are floored at `cost_floor`
      before taking logs (our guard, the paper does not discuss it).
+     Where d is not identified (fewer than two tiers, or tier costs constant after the monotone
+     adjustment, e.g. a release that puts every tier at the same price), a caller that passes
+     `fallback_d` gets d fixed at that stated value (the pipeline: the previous fit's d, else
+     `DEFAULT_D`) with c0 the same upper envelope, and `CostFit.fallback` says why (our guard: the
+     paper's catalogs always identify d). Without it the fit raises, as the sensitivity grid wants.
   4. Diagnostics (EC §8.4): Pearson and Spearman correlations between each model's
      normalized cost and its tier-implied cost c_t(m), and the envelope's fitting error.
 
@@ -41,6 +46,11 @@ _AGGREGATORS = {
 }
 
 
+# d where the data do not identify it and no previous fit exists: the order of the paper's sensitivity tables'
+# geometric-mean rows (EC Tables 9-10: PRISM 0.34, HealthBench 0.48).
+DEFAULT_D = 0.5
+
+
 @dataclass(frozen=True)
 class CostFit:
     """Fitted cost side.
@@ -51,6 +61,7 @@ class CostFit:
     model_costs: DataFrame [model_id, tier, raw_cost, cost, tier_cost].
     cost_scale: {"method", "min", "max"} mapping raw -> normalized cost.
     fit_error: mean over tiers of (c0 c_t^d - lambda_t)^2.
+    fallback: "" for a fitted d, else why d is not identified and the value it was fixed at.
     """
 
     c0: float
@@ -62,6 +73,7 @@ class CostFit:
     tier_costs: pd.DataFrame
     model_costs: pd.DataFrame
     cost_scale: dict
+    fallback: str = ""
 
 
 def normalize_costs(raw: np.ndarray, method: str, lo: float, hi: float) -> np.ndarray:
@@ -98,11 +110,13 @@ def fit_cost_side(
     aggregation: Aggregation = "median",
     cost_scaling: Literal["minmax", "max", "none"] = "minmax",
     cost_floor: float = 1e-3,
+    fallback_d: float | None = None,
 ) -> CostFit:
     """Fit F_C(c) = c0 c^d linking tier levels lambda_t to tier costs (§4.4 Step 3).
 
     `tiers`: output of `pareto_tiers` (all models, not only efficient ones, enter c_t);
-    `tier_levels`: lambda_1..lambda_T from `fit_ces`; `costs`: raw cost by model_id.
+    `tier_levels`: lambda_1..lambda_T from `fit_ces`; `costs`: raw cost by model_id. `fallback_d`: the d to
+    use, flagged in `CostFit.fallback`, where the data do not identify it (module docstring); None raises.
     """
     if aggregation not in _AGGREGATORS:
         raise ValueError(f"aggregation must be one of {sorted(_AGGREGATORS)}, got {aggregation!r}")
@@ -112,7 +126,7 @@ def fit_cost_side(
     levels = np.asarray(tier_levels, dtype=float)
     tier = tiers["tier"].to_numpy(dtype=int)
     n_tiers = levels.size
-    if n_tiers < 2:
+    if n_tiers < (1 if fallback_d is not None else 2):
         raise ValueError("need at least 2 tiers to estimate d")
     if set(tier) != set(range(1, n_tiers + 1)):
         raise ValueError(f"tiers must be 1..{n_tiers} to match tier_levels; got {sorted(set(tier))}")
@@ -129,10 +143,17 @@ def fit_cost_side(
     tiers_axis = np.arange(1, n_tiers + 1, dtype=float)
     c_t = IsotonicRegression(increasing=True).fit_transform(tiers_axis, normalize_costs(raw_tier, cost_scaling, lo, hi))
     c_log = np.maximum(c_t, cost_floor)
-    if np.ptp(np.log(c_log)) == 0:
-        raise ValueError("tier costs are constant after the monotone adjustment; d is not identified")
-    reg = stats.linregress(np.log(c_log), np.log(levels))
-    d = float(reg.slope)
+    unidentified = ("need at least 2 tiers to estimate d" if n_tiers < 2 else
+                    "tier costs are constant after the monotone adjustment; d is not identified"
+                    if np.ptp(np.log(c_log)) == 0 else "")
+    if unidentified and fallback_d is None:
+        raise ValueError(unidentified)
+    if unidentified:
+        d, intercept = float(fallback_d), float("nan")
+        fallback = f"{unidentified}: d fixed at {d:g}"
+    else:
+        reg = stats.linregress(np.log(c_log), np.log(levels))
+        d, intercept, fallback = float(reg.slope), float(reg.intercept), ""
     c0 = float(np.max(levels / c_log ** d))
     frontier_level = c0 * c_log ** d
 
@@ -143,7 +164,7 @@ def fit_cost_side(
     return CostFit(
         c0=c0,
         d=d,
-        intercept=float(reg.intercept),
+        intercept=intercept,
         fit_error=float(np.mean((frontier_level - levels) ** 2)),
         pearson=pearson,
         spearman=spearman,
@@ -167,6 +188,7 @@ def fit_cost_side(
             }
         ),
         cost_scale=scale,
+        fallback=fallback,
     )
 
 
@@ -201,7 +223,8 @@ def frontier_parameters(frontier: CESFrontier, cost_fit: CostFit, ces_fit: CESFi
 
 
 def cost_parameter_rows(fit: CostFit, n_priced_models: int) -> pd.DataFrame:
-    """The cost stage of compass.frontier: c0, d, fit_error, pearson, spearman, n_priced_models."""
+    """The cost stage of compass.frontier: c0, d, fit_error, pearson, spearman, n_priced_models, each with
+    `fallback` ("" for a fitted d, else why d was fixed and at what)."""
     rows = [("c0", fit.c0), ("d", fit.d), ("fit_error", fit.fit_error), ("pearson", fit.pearson),
             ("spearman", fit.spearman), ("n_priced_models", float(n_priced_models))]
-    return pd.DataFrame(rows, columns=["parameter", "value"]).assign(stage="cost")
+    return pd.DataFrame(rows, columns=["parameter", "value"]).assign(stage="cost", fallback=fit.fallback)

@@ -19,9 +19,17 @@ from compass.mlcompass.case_study import CaseStudy
 from compass.mlcompass.case_utilities import fit_case_utilities, structural_weights
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.policy_values import policy_selections, policy_values
-from compass.mlcompass.rank_uncertainty import RANK_COLUMNS, Replicates, rank_intervals
+from compass.mlcompass.decision_rule import decision_frame, resolve_tolerance
+from compass.mlcompass.rank_uncertainty import RANK_COLUMNS, Replicates, rank_intervals, replicate_scores
 from compass.mlcompass.recommend import project_to_target
-from compass.mlcompass.scenarios import Scenario, filter_models, lambda_path, leaderboard, scenario_targets
+from compass.mlcompass.scenarios import (
+    Scenario,
+    filter_attribute,
+    filter_models,
+    lambda_path,
+    leaderboard,
+    scenario_targets,
+)
 from compass.mlcompass.utilities import UtilityFit, UtilityFn, utility_table
 from compass.mlcompass.utility_models import fitted_model_rows, linear_score_rows, structural_model_rows
 
@@ -32,7 +40,7 @@ __all__ = [
     "DecisionInputs", "UNATTAINABLE_FLOOR", "case_utility_tables", "numeric_lambda", "scenario_floors",
     "target_search", "targets_frame", "selections_frame", "recommendations_frame", "policy_values_frame",
     "leaderboard_frame", "NotApplicable", "with_person_weights", "with_filters", "utility_source", "lambda_path_frame",
-    "rank_uncertainty_frame",
+    "rank_uncertainty_frame", "decision_rows",
 ]
 # Groups listed by name in a refusal; the rest are counted.
 MAX_GROUPS_NAMED = 8
@@ -176,15 +184,25 @@ def with_filters(inputs: DecisionInputs, models: pd.DataFrame) -> DecisionInputs
     filters = inputs.scenario.filters
     if not filters:
         return inputs
-    kept, counts = filter_models(models[models["model_id"].isin(inputs.measures.index)], filters)
+    ours = models[models["model_id"].isin(inputs.measures.index)]
+    kept, counts = filter_models(ours, filters)
     note = "; ".join(f"{key}: {failed} excluded, {unknown} more with the attribute unknown"
-                     for key, (failed, unknown) in counts.items())
+                     + _unknown_names(ours, key, unknown) for key, (failed, unknown) in counts.items())
     note = f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})"
     keep = inputs.measures.index.isin(kept)
     outcomes = inputs.outcomes[inputs.outcomes["model_id"].isin(kept)] if len(inputs.outcomes) else inputs.outcomes
     tier_costs = None if inputs.tier_costs is None else inputs.tier_costs[inputs.tier_costs.index.isin(kept)]
     return dataclasses.replace(inputs, measures=inputs.measures[keep], costs=inputs.costs[keep], tier_costs=tier_costs,
                                raw_scores=inputs.raw_scores[keep], outcomes=outcomes, filter_note=note)
+
+
+def _unknown_names(models: pd.DataFrame, key: str, n: int) -> str:
+    """' (a, b, c and 4 more)': the models a filter `key` dropped because their attribute is unknown."""
+    if not n:
+        return ""
+    names = sorted(models.loc[filter_attribute(models, key).isna().to_numpy(), "model_id"])
+    more = f" and {len(names) - MAX_GROUPS_NAMED} more" if len(names) > MAX_GROUPS_NAMED else ""
+    return f" ({', '.join(names[:MAX_GROUPS_NAMED])}{more})"
 
 
 def utility_source(inputs: DecisionInputs) -> str:
@@ -340,6 +358,20 @@ def rank_uncertainty_frame(replicates: Replicates, costs: pd.Series, scenario: S
     return board[["rank", "model_id"]].merge(table, on="model_id").sort_values("rank").reset_index(drop=True)
 
 
+def decision_rows(board: pd.DataFrame, ranks: pd.DataFrame | None, scenario: Scenario,
+                  replicates: Replicates | None = None, costs: pd.Series | None = None) -> pd.DataFrame:
+    """The decision of a scenario's leaderboard `board` (`decision_rule.decision_frame`): point leader, P(rank 1)
+    leader (from `ranks`, its compass.rank_uncertainty rows) and the cheapest model within the tolerance, which is
+    the scenario's `tolerance` or the median rank-1/rank-2 gap of the `replicates` scored at `costs`."""
+    score = None
+    if replicates is not None and costs is not None and len(board):
+        score = replicate_scores(replicates, costs, scenario, list(board.sort_values("rank")["model_id"]))[0]
+    tolerance, source = resolve_tolerance(scenario.tolerance, score)
+    if "p_rank1" not in board and ranks is not None and "p_rank1" in ranks:
+        board = board.merge(ranks[["model_id", "p_rank1"]], on="model_id", how="left")
+    return decision_frame(board, tolerance, source)
+
+
 def extrapolated(measures: pd.DataFrame, trained_on: pd.Index) -> pd.Series:
     """True where a model's measures lie outside the convex hull of the models the utility was learned
     from: Û is applied there by extrapolation. NA for every model when no model had outcome data (a given,
@@ -404,4 +436,4 @@ def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
     board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores)
     dollars = inputs.model_info.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction") if c in inputs.model_info])
     board = board.join(model_diagnostics(inputs), on="model_id").join(dollars, on="model_id")
-    return board.assign(utility_source=utility_source(inputs))
+    return board.assign(utility_source=utility_source(inputs), filter_note=inputs.filter_note)

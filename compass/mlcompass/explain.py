@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from compass.mlcompass.decision_rule import decision_text, plain
 from compass.mlcompass.decisions import (
     DecisionInputs,
     lambda_path_frame,
@@ -73,9 +74,11 @@ def regime_text(x_star: pd.Series, floors: dict[str, float], slopes: pd.Series) 
     return ", ".join(parts)
 
 
-def near_tie_text(board: pd.DataFrame, ranks: pd.DataFrame | None) -> list[str]:
+def near_tie_text(board: pd.DataFrame, ranks: pd.DataFrame | None, decision: pd.DataFrame | None = None) -> list[str]:
     """What the bootstrap can tell apart at the top (`rank_uncertainty.rank_intervals` of this leaderboard): the
-    models within its noise of the leader, and the cheapest of them; or why there is no interval."""
+    models within its noise of the leader and, from `decision` (`decisions.decision_rows`), the cheapest model
+    within the decision rule's tolerance of the leader's score (not the cheapest of the whole noise group, which
+    may score far less); or why there is no interval."""
     if ranks is None or ranks.empty or "near_leader" not in ranks:
         return []
     ranks = ranks.set_index("model_id")
@@ -86,14 +89,18 @@ def near_tie_text(board: pd.DataFrame, ranks: pd.DataFrame | None) -> list[str]:
     if len(group) <= 1:
         return [f"rank uncertainty: {board['model_id'].iloc[0]} leads beyond the bootstrap's noise "
                 f"(n_boot={int(ranks['n_boot'].iloc[0])})"]
-    cheapest = group.sort_values(["cost", "rank"], kind="mergesort").iloc[0]
     names = ", ".join(group["model_id"].head(MAX_NAMED)) + (f" and {len(group) - MAX_NAMED} more"
                                                              if len(group) > MAX_NAMED else "")
     leader = board.iloc[0]
-    return [f"near-tie: {len(group)} models are within the bootstrap's noise of the leader {leader['model_id']} "
-            f"(each scores at least as high in >= 5 % of {int(ranks['n_boot'].iloc[0])} replicates): {names}. "
-            f"The cheapest of them is {cheapest['model_id']} (normalized cost {cheapest['cost']:.3f} vs "
-            f"{leader['cost']:.3f}, score {cheapest['score']:.3f} vs {leader['score']:.3f})"]
+    text = (f"near-tie: {len(group)} models are within the bootstrap's noise of the leader {leader['model_id']} "
+            f"(each scores at least as high in >= 5 % of {int(ranks['n_boot'].iloc[0])} replicates): {names}.")
+    pick = decision[decision["rule"] == "tolerance_pick"] if decision is not None else pd.DataFrame()
+    if len(pick):
+        p = pick.iloc[0]
+        text += (f" The cheapest model within the tolerance {plain(p['tolerance'])} of the leader's score is "
+                 f"{p['model_id']} (normalized cost {p['cost']:.3f} vs {leader['cost']:.3f}, score "
+                 f"{p['score']:.4f} vs {leader['score']:.4f})")
+    return [text]
 
 
 def extrapolation_text(inputs: DecisionInputs, model_id: str) -> list[str]:
@@ -113,9 +120,12 @@ def extrapolation_text(inputs: DecisionInputs, model_id: str) -> list[str]:
             + ", ".join(f"{m} (distance {d:.3f})" for m, d in near.items())]
 
 
-def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None) -> str:
+def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None, decision: pd.DataFrame | None = None,
+            prices: pd.Series | None = None) -> str:
     """The mean-aggregate recommendation (problem 7), its binding constraints, whether it is extrapolated, each
-    measure's regime and, with `ranks` (this leaderboard's compass.rank_uncertainty rows), the near-tie group."""
+    measure's regime and, with `ranks` (this leaderboard's compass.rank_uncertainty rows), the near-tie group;
+    with `decision` (`decisions.decision_rows`), the decision rule and its three picks (`prices`: model_id -> a
+    price text shown next to each)."""
     s, floors = inputs.scenario, scenario_floors(inputs)
     rec = recommend(inputs.measures, inputs.costs, inputs.utilities, float(s.lam), s.budget, floors,
                     aggregation=s.aggregation, weights=s.context_weights,
@@ -129,7 +139,8 @@ def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None) -> str:
     binding = board.iloc[0]["binding"] if len(board) else "none"
     lines.append(f"recommended: {rec.model_id} (utility {rec.utility:.3f}, normalized cost {rec.cost:.3f}, "
                  f"score {rec.score:.3f}); binding constraints: {binding}")
-    lines += near_tie_text(board, ranks) + extrapolation_text(inputs, rec.model_id)
+    lines += (decision_text(decision, prices) if decision is not None else []) + near_tie_text(board, ranks, decision)
+    lines += extrapolation_text(inputs, rec.model_id)
     targets = scenario_targets(inputs.utilities, inputs.frontier, Scenario(**{**s.__dict__, "floors": floors}),
                                list(inputs.measures.columns), **target_search(inputs.case))
     agg = targets[targets["group"] == s.aggregation]

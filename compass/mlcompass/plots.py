@@ -1,5 +1,7 @@
 """Figures of ML Compass (seed 000): loadings heatmap, tiered frontier and cost curve, targets vs selections."""
 
+import textwrap
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -63,9 +65,17 @@ def targets_plot(measures: pd.DataFrame, costs: pd.Series, targets: pd.DataFrame
     return fig
 
 
-def sensitivity_plot(summary: pd.DataFrame, title: str):
-    """EC Figures 9-10: mean ± sd of b and d over the grid cells sharing one value of each design variable."""
+def sensitivity_plot(summary: pd.DataFrame, title: str, empty_reason: str = ""):
+    """EC Figures 9-10: mean ± sd of b and d over the grid cells sharing one value of each design variable; where
+    no cell fitted (an empty `summary`), a figure that states `empty_reason` instead."""
     variables = list(dict.fromkeys(summary["variable"]))
+    if not variables:
+        fig, ax = plt.subplots(figsize=(6.4, 1.6))
+        ax.axis("off")
+        ax.text(0, 0.5, textwrap.fill(empty_reason or "no cell of the grid could be fitted", 90), fontsize=8,
+                va="center")
+        fig.suptitle(f"{title}: frontier sensitivity (no fitted cell)")
+        return fig
     fig, axes = plt.subplots(2, len(variables), figsize=(3.2 * len(variables), 5.2), squeeze=False)
     for col, variable in enumerate(variables):
         part = summary[summary["variable"] == variable]

@@ -59,7 +59,8 @@ from compass.mlcompass.recommend import TIE_DECIMALS, aggregate_utility, expand_
 from compass.mlcompass.scenarios import Scenario
 from compass.mlcompass.utilities import fit_model, utility_scores
 
-__all__ = ["RANK_COLUMNS", "Replicates", "bootstrap_replicates", "imputation_noise", "rank_intervals"]
+__all__ = ["RANK_COLUMNS", "Replicates", "bootstrap_replicates", "imputation_noise", "rank_intervals", "replicate_scores",
+           "top_gap"]
 
 RANK_COLUMNS = ["model_id", "p_rank1", "p_top5", "rank_lo", "rank_hi", "p_feasible", "n_boot", "p_ge_leader",
                 "near_leader", "interval_supported", "n_outcome_models", "model_effect_sd"]
@@ -388,6 +389,48 @@ def bootstrap_replicates(
                       n_outcome_models=cells.n_models if learned else 0, model_effect_sd=tau)
 
 
+def replicate_scores(replicates: Replicates, costs: pd.Series, scenario: Scenario,
+                     models: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(score (B, n), cost (n)) of `models` in every replicate, as the leaderboard scores them (§4.6):
+    Agg_z Û_z(x_b(m)) - lam c(m) with the scenario's aggregation, or its person weights Û = βᵀx_b(m) (β normalized
+    to sum 1); rounded to TIE_DECIMALS. `scenario.lam` must be numeric (`decisions.numeric_lambda`)."""
+    lam = scenario.resolve_lambda()  # a rule (zero | low | high) raises: resolve it with the case first
+    ids = pd.Index(models, name="model_id")
+    unknown = ids.difference(replicates.model_ids).tolist() + ids.difference(costs.index).tolist()
+    if unknown or ids.has_duplicates:
+        raise ValueError(f"models to rank must be unique and have replicates and a cost; "
+                         f"problem with {sorted(set(unknown))[:5] or ids[ids.duplicated()].tolist()[:5]}")
+    cost = costs.reindex(ids).to_numpy(dtype=float)
+    if not np.isfinite(cost).all():
+        raise ValueError("costs of the ranked models must be finite")
+    pos = replicates.model_ids.get_indexer(ids)
+    x = replicates.measures[:, pos, :]
+    b, n = x.shape[:2]
+    if scenario.utility_weights:
+        lacking = sorted(set(scenario.utility_weights) - set(replicates.factors))
+        if lacking:
+            raise ValueError(f"scenario {scenario.name!r}: its utility weights name {lacking}, not measures of "
+                             f"this case ({', '.join(replicates.factors)})")
+        weights = pd.Series({f: float(scenario.utility_weights.get(f, 0.0)) for f in replicates.factors})
+        values, names, utilities = x, list(replicates.factors), {"all": weights / weights.sum()}
+    else:
+        values, names = replicates.utilities[:, pos, :], list(replicates.groups)
+        utilities = {g: (lambda u, j=j: u[:, j]) for j, g in enumerate(names)}
+    agg = aggregate_utility(values.reshape(b * n, -1), utilities, names, scenario.aggregation,
+                            scenario.context_weights).reshape(b, n)
+    return np.round(agg - lam * cost, TIE_DECIMALS), cost
+
+
+def top_gap(score: np.ndarray) -> float:
+    """Median over replicates of the gap between the rank-1 and the rank-2 score (rows of `score`, (B, n)): how far
+    apart the bootstrap's best two models typically are, the default decision tolerance (`decision_rule`). 0 with
+    fewer than two models."""
+    if score.ndim != 2 or score.shape[1] < 2:
+        return 0.0
+    top2 = -np.sort(-score, axis=1)[:, :2]
+    return float(np.median(top2[:, 0] - top2[:, 1]))
+
+
 def rank_intervals(
     replicates: Replicates,
     costs: pd.Series,
@@ -425,33 +468,13 @@ def rank_intervals(
     """
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    lam = scenario.resolve_lambda()  # a rule (zero | low | high) raises: resolve it with the case first
     ids = pd.Index(costs.index if models is None else models, name="model_id")
-    unknown = ids.difference(replicates.model_ids).tolist() + ids.difference(costs.index).tolist()
-    if unknown or ids.has_duplicates:
-        raise ValueError(f"models to rank must be unique and have replicates and a cost; "
-                         f"problem with {sorted(set(unknown))[:5] or ids[ids.duplicated()].tolist()[:5]}")
     if ids.empty:
+        scenario.resolve_lambda()  # a rule (zero | low | high) raises even with nothing to rank
         return pd.DataFrame(columns=RANK_COLUMNS)
-    cost = costs.reindex(ids).to_numpy(dtype=float)
-    if not np.isfinite(cost).all():
-        raise ValueError("costs of the ranked models must be finite")
-    pos = replicates.model_ids.get_indexer(ids)
-    x = replicates.measures[:, pos, :]
-    b, n = x.shape[:2]
-    if scenario.utility_weights:
-        lacking = sorted(set(scenario.utility_weights) - set(replicates.factors))
-        if lacking:
-            raise ValueError(f"scenario {scenario.name!r}: its utility weights name {lacking}, not measures of "
-                             f"this case ({', '.join(replicates.factors)})")
-        weights = pd.Series({f: float(scenario.utility_weights.get(f, 0.0)) for f in replicates.factors})
-        values, names, utilities = x, list(replicates.factors), {"all": weights / weights.sum()}
-    else:
-        values, names = replicates.utilities[:, pos, :], list(replicates.groups)
-        utilities = {g: (lambda u, j=j: u[:, j]) for j, g in enumerate(names)}
-    agg = aggregate_utility(values.reshape(b * n, -1), utilities, names, scenario.aggregation,
-                            scenario.context_weights).reshape(b, n)
-    score = np.round(agg - lam * cost, TIE_DECIMALS)
+    score, cost = replicate_scores(replicates, costs, scenario, ids)
+    x = replicates.measures[:, replicates.model_ids.get_indexer(ids), :]
+    b = score.shape[0]
     ranks = _ranks(score, cost, ids)
     floors = expand_floors(scenario.floors, list(replicates.factors))
     feasible = (x >= np.array([floors[f] for f in replicates.factors])).all(axis=2)

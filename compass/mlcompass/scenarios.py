@@ -35,7 +35,8 @@ PAPER_LAMBDAS: dict[str, dict[str, float]] = {
 }
 
 LEADERBOARD_COLUMNS = ["rank", "model_id", "score", "utility", "cost", "binding"]
-SCENARIO_KEYS = ("name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation", "utility", "filters")
+SCENARIO_KEYS = ("name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation", "utility", "filters",
+                 "tolerance")
 # Governance filters on model attributes (raw.models): key -> (type the value must have, description).
 FILTER_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "open_weights": (bool, "true or false"),
@@ -82,6 +83,19 @@ def governance_filters(spec: object, origin: str) -> dict[str, object]:
     return out
 
 
+def filter_attribute(models: pd.DataFrame, key: str) -> pd.Series:
+    """The attribute of `models` (raw.models rows) a governance filter `key` reads; NaN where it is unknown."""
+    if key == "open_weights":
+        return models["open_weights"]
+    if key.startswith("organizations_"):
+        return models["organization"].str.strip().str.lower()
+    if key == "min_context_window":
+        return pd.to_numeric(models["context_window"])
+    if key == "max_latency_s":
+        return pd.to_numeric(models["latency_s"]) if "latency_s" in models else pd.Series(np.nan, index=models.index)
+    return pd.to_datetime(models["release_date"])  # released_after
+
+
 def filter_models(models: pd.DataFrame, filters: Mapping[str, object]) -> tuple[pd.Index, dict[str, tuple[int, int]]]:
     """The model ids of `models` (raw.models rows) that pass every governance filter, and per filter
     (models failing it, models excluded because the attribute is unknown). A model whose attribute is
@@ -89,18 +103,17 @@ def filter_models(models: pd.DataFrame, filters: Mapping[str, object]) -> tuple[
     keep = pd.Series(True, index=models["model_id"].to_numpy())
     counts = {}
     for key, value in filters.items():
+        attr = filter_attribute(models, key)
         if key == "open_weights":
-            attr, ok = models["open_weights"], lambda a, v=value: a.astype(bool) == v
+            ok = lambda a, v=value: a.astype(bool) == v  # noqa: E731
         elif key.startswith("organizations_"):
-            attr = models["organization"].str.strip().str.lower()
             ok = (lambda a, v=value: a.isin(v)) if key.endswith("include") else (lambda a, v=value: ~a.isin(v))
         elif key == "min_context_window":
-            attr, ok = pd.to_numeric(models["context_window"]), lambda a, v=value: a >= v
+            ok = lambda a, v=value: a >= v  # noqa: E731
         elif key == "max_latency_s":
-            attr = pd.to_numeric(models["latency_s"]) if "latency_s" in models else pd.Series(np.nan, index=models.index)
             ok = lambda a, v=value: a <= v  # noqa: E731
         else:  # released_after
-            attr, ok = pd.to_datetime(models["release_date"]), lambda a, v=value: a > pd.Timestamp(v)
+            ok = lambda a, v=value: a > pd.Timestamp(v)  # noqa: E731
         known = attr.notna().to_numpy()
         passed = np.zeros(len(models), dtype=bool)
         passed[known] = ok(attr[known]).to_numpy(bool)
@@ -133,6 +146,15 @@ def person_weights(spec: object, origin: str) -> dict[str, float]:
     return out
 
 
+def score_tolerance(value: object, origin: str) -> float:
+    """Validate a scenario's `tolerance`: a finite number >= 0 in utility-score units (an IngestError naming the
+    file `origin` and the key otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise IngestError(origin, None, "tolerance", f"expected a finite number >= 0 (utility-score units), "
+                                                     f"got {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class Scenario:
     """A deployment scenario.
@@ -146,6 +168,9 @@ class Scenario:
     the case's utilities, learned or given, for this scenario (Û = βᵀx with β normalized to sum 1).
     filters: governance filters on model attributes (`FILTER_KEYS`, `filter_models`), applied before
     everything else; a model whose attribute is unknown is excluded.
+    tolerance: the practical score difference (utility-score units) below which the decision rule prefers the
+    cheaper model (`compass.mlcompass.decision_rule`); None: the bootstrap's median gap between the replicate's
+    rank-1 and rank-2 scores.
     """
 
     name: str
@@ -157,6 +182,7 @@ class Scenario:
     aggregation: str = "mean"
     utility_weights: dict[str, float] | None = None
     filters: dict[str, object] | None = None
+    tolerance: float | None = None
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -168,6 +194,8 @@ class Scenario:
             raise ValueError(f"scenario {self.name!r}: lam must be >= 0, got {self.lam}")
         if self.budget <= 0:
             raise ValueError(f"scenario {self.name!r}: budget must be > 0, got {self.budget}")
+        if self.tolerance is not None and not self.tolerance >= 0:
+            raise ValueError(f"scenario {self.name!r}: tolerance must be >= 0, got {self.tolerance}")
 
     def resolve_lambda(self, dataset: str | None = None, table: Mapping[str, Mapping[str, float]] | None = None) -> float:
         """Numeric lam: the number itself, or the rule looked up for `dataset` (footnote 15)."""
@@ -197,6 +225,7 @@ class Scenario:
             aggregation=str(spec.get("aggregation", "mean")),
             utility_weights=person_weights(spec["utility"], origin) if "utility" in spec else None,
             filters=governance_filters(spec["filters"], origin) if "filters" in spec else None,
+            tolerance=score_tolerance(spec["tolerance"], origin) if spec.get("tolerance") is not None else None,
         )
 
     @classmethod

@@ -279,6 +279,16 @@ def frontier_sensitivity(
     return cost_cells(capability_cells(x_raw, grid, seed), costs, grid.aggregation, grid.cost_scaling)
 
 
+def empty_grid_reason(table: pd.DataFrame) -> str:
+    """"" when some cell of a sensitivity table fitted; else why none did (its distinct `error`s): the stated
+    reason that the table, its summary and figure are empty, instead of a failed study (issue 42)."""
+    if table.empty:
+        return "the grid has no cells"
+    if (table["error"] == "").any():
+        return ""
+    return f"no cell of the {len(table)}-cell grid could be fitted: " + "; ".join(sorted(set(table["error"])))
+
+
 def sensitivity_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Tables 9-10 layout: for each grid variable and value, mean and sd of each outcome
     over all successful cells with that value.

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import plotly
 
+from compass.mlcompass.decision_rule import plain
 from compass.mlcompass.frontier import ces_score
 from pipelines.formatting import pct, usd
 from pipelines.report import charts
@@ -30,7 +31,9 @@ from resources.warehouse import Warehouse
 
 # Leaderboard columns shown, in order, and their headings.
 BOARD_COLUMNS = {"rank": "rank", "rank_interval": "90 % rank interval", "p_rank1": "P(rank 1)", "model_id": "model",
-                 "organization": "organization", "open_weights": "open weights", "usd_mtok": "price USD/Mtok",
+                 "organization": "organization", "open_weights": "open weights", "context_window": "context window",
+                 "release_date": "released", "modality": "modality", "latency_s": "latency s",
+                 "usd_mtok": "price USD/Mtok",
                  "usd_query": "USD/query", "raw_cost": "cost (case unit)", "cost": "normalized cost",
                  "utility": "utility", "score": "score", "binding": "binding constraints",
                  "imputed_share": "imputed share", "tier": "tier", "why": "why this model",
@@ -68,21 +71,27 @@ def near_tie(board: pd.DataFrame) -> pd.Series:
     return board["near_leader"].map({True: "yes", False: ""})
 
 
-def board_verdict(board: pd.DataFrame) -> str:
-    """The leaderboard's answer: the leader, the near-tie group with its cheapest member, and whether the
-    leader's utility is extrapolated beyond the outcome models' range."""
+def board_verdict(board: pd.DataFrame, decision: pd.DataFrame | None = None) -> str:
+    """The leaderboard's answer: the leader, the near-tie group with the cheapest model within the decision rule's
+    tolerance (`decision`: its compass.decisions rows), and whether the leader's utility is extrapolated beyond the
+    outcome models' range."""
     from pipelines.formatting import number  # here, not at the top: the import lines are another branch's
 
     leader = board.iloc[0]
+    pick = decision[decision["rule"] == "tolerance_pick"] if decision is not None and len(decision) else None
     text = f"{leader['model_id']} leads"
     if "interval_supported" in board and not bool(board["interval_supported"].fillna(True).iloc[0]):
         text += (f", but the utility is learned from {int(leader['n_outcome_models'])} outcome models, too few for "
                  "rank intervals: the order is the point estimate only.")
     elif "near_leader" in board and board["near_leader"].fillna(False).astype(bool).sum() > 1:
         group = board[board["near_leader"].fillna(False).astype(bool)]
-        cheapest = group.sort_values(["cost", "rank"], kind="mergesort").iloc[0]
-        text += (f"; {len(group)} models are within the bootstrap's noise of it, the cheapest being "
-                 f"{cheapest['model_id']} (normalized cost {number(cheapest['cost'])} vs {number(leader['cost'])}).")
+        text += f"; {len(group)} models are within the bootstrap's noise of it"
+        if pick is not None:
+            p = pick.iloc[0]
+            text += (f"; the cheapest within the tolerance {plain(p['tolerance'])} of its score is {p['model_id']} "
+                     f"(normalized cost {number(p['cost'])} vs {number(leader['cost'])}).")
+        else:
+            text += "."
     elif "near_leader" in board:
         text += " beyond the bootstrap's noise."
     else:
@@ -90,6 +99,26 @@ def board_verdict(board: pd.DataFrame) -> str:
     if "measures_outside" in board and pd.notna(leader.get("measures_outside")) and leader["measures_outside"] > 0:
         text += (f" Its utility is extrapolated: {leader['outcome_range']} the range of the models with outcome data.")
     return text
+
+
+DECISION_HEADINGS = {"rule": "decision", "model_id": "model", "rank": "point rank", "p_rank1": "P(rank 1)",
+                     "score_gap": "score below the leader", "usd_mtok": "price USD/Mtok", "usd_query": "USD/query",
+                     "raw_cost": "cost (case unit)", "cost": "normalized cost"}
+
+
+def decision_table(board: pd.DataFrame, decision: pd.DataFrame) -> pd.DataFrame:
+    """The three picks of `decision` (compass.decisions) and, below them, every other model with P(rank 1) >= 10 %
+    (`decision_rule.shown_rows`), whatever its point rank, with prices from `board`."""
+    from compass.mlcompass.decision_rule import RULES, shown_rows
+
+    likely = shown_rows(board, top=0)
+    likely = likely[~likely["model_id"].isin(decision["model_id"])].assign(
+        rule="P(rank 1) >= 10 %", score_gap=float(board["score"].iloc[0]) - likely["score"])
+    rows = pd.concat([decision.assign(rule=decision["rule"].map(RULES)).drop(columns=["raw_cost"], errors="ignore"),
+                      likely[["rule", "model_id", "rank", "p_rank1", "score_gap", "cost"]]], ignore_index=True)
+    dollars = board[[c for c in ("model_id", "usd_mtok", "usd_query", "raw_cost") if c in board]]
+    rows = rows.merge(dollars, on="model_id", how="left")
+    return rows[[c for c in DECISION_HEADINGS if c in rows]].dropna(axis=1, how="all").rename(columns=DECISION_HEADINGS)
 
 
 def why(board: pd.DataFrame) -> pd.Series:
@@ -104,9 +133,26 @@ def why(board: pd.DataFrame) -> pd.Series:
     return pd.Series(text, index=board.index)
 
 
+def attribute_text(column: str, value: object) -> str:
+    """A model attribute a governance filter reads, for people: "unknown" where no source gives it."""
+    from pipelines.formatting import count, number
+
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)) or value is pd.NaT:
+        return "unknown"
+    if column == "context_window":
+        return count(value)
+    if column == "release_date":
+        return f"{pd.Timestamp(value):%Y-%m-%d}"
+    if column == "open_weights":
+        return "yes" if bool(value) else "no"
+    return number(value) if column == "latency_s" else str(value)
+
+
 def board_table(board: pd.DataFrame) -> pd.DataFrame:
     """The leaderboard as shown: the BOARD_COLUMNS that hold anything, renamed."""
     shown = board.assign(rank_interval=rank_interval(board), why=why(board), near_tie=near_tie(board))
+    for col in [c for c in readers.GOVERNANCE_ATTRIBUTES if c in shown]:  # what a governance filter reads
+        shown[col] = shown[col].map(functools.partial(attribute_text, col))
     shown = shown[[c for c in BOARD_COLUMNS if c in shown.columns]].dropna(axis=1, how="all")
     return shown.rename(columns=BOARD_COLUMNS)
 
@@ -176,18 +222,54 @@ def live_boards(wh: Warehouse) -> dict[tuple[str, str], pd.DataFrame]:
     return {k: b for k, b in boards.items() if len(b)}
 
 
-def recommendations(boards: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
-    """Rank 1 of every leaderboard with its price (USD/Mtok, USD/query, case unit, normalized) and rank interval."""
-    rows = [{"case": case_id, "scenario": scenario, "recommended": board["model_id"].iloc[0],
-             "price USD/Mtok": board["usd_mtok"].iloc[0], "USD/query": board["usd_query"].iloc[0],
-             "cost (case unit)": board["raw_cost"].iloc[0], "cost unit": board["cost_column"].iloc[0],
-             "normalized cost": board["cost"].iloc[0], "90 % rank interval": rank_interval(board).iloc[0],
-             "P(rank 1)": board["p_rank1"].iloc[0]} for (case_id, scenario), board in boards.items()]
+def recommendations(boards: dict[tuple[str, str], pd.DataFrame],
+                    decisions: Mapping[tuple[str, str], pd.DataFrame] | None = None) -> pd.DataFrame:
+    """Rank 1 of every leaderboard with its price (USD/Mtok, USD/query, case unit, normalized) and rank interval, and
+    next to it the P(rank 1) leader and the cheapest model within the tolerance (compass.decisions)."""
+    rows = []
+    for (case_id, scenario), board in boards.items():
+        picks = (decisions or {}).get((case_id, scenario), pd.DataFrame())
+        picks = picks.set_index("rule")["model_id"] if len(picks) else pd.Series(dtype=object)
+        rows.append({"case": case_id, "scenario": scenario, "recommended": board["model_id"].iloc[0],
+                     "price USD/Mtok": board["usd_mtok"].iloc[0], "USD/query": board["usd_query"].iloc[0],
+                     "cost (case unit)": board["raw_cost"].iloc[0], "cost unit": board["cost_column"].iloc[0],
+                     "normalized cost": board["cost"].iloc[0], "90 % rank interval": rank_interval(board).iloc[0],
+                     "P(rank 1)": board["p_rank1"].iloc[0],
+                     "P(rank 1) leader": _likeliest(board, picks.get("p_rank1_leader")),
+                     "cheapest within tolerance": _priced(board, picks.get("tolerance_pick"))})
     return pd.DataFrame(rows).dropna(axis=1, how="all")
 
 
+def _likeliest(board: pd.DataFrame, model_id: str | None) -> str | None:
+    """'model (36.7 %, rank 11)': the P(rank 1) leader of `board` with its P(rank 1) and point rank; None for none."""
+    if not isinstance(model_id, str):
+        return None
+    row = board.set_index("model_id").loc[model_id]
+    return f"{model_id} ({pct(row['p_rank1'])}, rank {int(row['rank'])})"
+
+
+def _priced(board: pd.DataFrame, model_id: str | None) -> str | None:
+    """'model ($0.30/Mtok, normalized 0.157)' of a model on `board`; None for no model."""
+    from pipelines.formatting import number
+
+    if not isinstance(model_id, str):
+        return None
+    row = board.set_index("model_id").loc[model_id]
+    price = f"{usd(row['usd_mtok'])}/Mtok, " if pd.notna(row.get("usd_mtok")) else ""
+    return f"{model_id} ({price}normalized {number(row['cost'])})"
+
+
+def freshness(wh: Warehouse, today: pd.Timestamp | None = None) -> str:
+    """What the decisions rest on and how old it is: each source's newest as-of date and its age today."""
+    ages = readers.source_ages(wh, today or pd.Timestamp.now(tz="UTC").tz_localize(None))
+    if ages.empty:
+        return ""
+    text = ", ".join(f"{r.source} {r.as_of:%Y-%m-%d} ({r.age_days:,d} days old)" for r in ages.itertuples())
+    return f'<p class="note" id="freshness">Newest data per source (as of, age today): {esc(text)}.</p>'
+
+
 # How the front page and the leaderboards show numbers to people (the sorter keeps the values).
-PEOPLE = {"price USD/Mtok": usd, "USD/query": usd, "P(rank 1)": pct}
+PEOPLE = {"price USD/Mtok": usd, "USD/query": usd, "P(rank 1)": pct, "imputed share": pct}
 
 
 def front_verdict(summary: pd.DataFrame) -> str:
@@ -202,28 +284,42 @@ def front_verdict(summary: pd.DataFrame) -> str:
     return "Recommended: " + ". ".join(sentences) + "."
 
 
-def index_body(wh: Warehouse, boards: dict[tuple[str, str], pd.DataFrame]) -> str:
+def index_body(wh: Warehouse, boards: dict[tuple[str, str], pd.DataFrame],
+               decisions: Mapping[tuple[str, str], pd.DataFrame] | None = None, fresh: str = "") -> str:
     pages = [link(board_href(c, s), "leaderboard") + " · " + link(frontier_href(c), "capability–cost") for c, s in boards]
-    summary = recommendations(boards).assign(pages=pages) if boards else pd.DataFrame()
+    summary = recommendations(boards, decisions).assign(pages=pages) if boards else pd.DataFrame()
     when = readers.published(wh, "compass.leaderboards")["refreshed_at"].max() if boards else None
-    return (verdict(front_verdict(summary)) if len(summary) else "") + (
+    return (verdict(front_verdict(summary)) if len(summary) else "") + fresh + (
             f'<p class="note">The recommended model (rank 1) of every case study and scenario. Warehouse '
             f'refreshed {esc(when or "never")}; the 90 % rank interval comes from the bootstrap of the measures and '
-            "utilities (compass.rank_uncertainty).</p>"
+            "utilities (compass.rank_uncertainty). Next to rank 1: the model most often ranked first by the bootstrap "
+            "(P(rank 1) leader) and the decision rule's pick, the cheapest model whose score is within the scenario's "
+            "tolerance of the leader's (compass.decisions).</p>"
             + table(summary, sortable=True, html_columns=["pages"], table_id="recommendations", formats=PEOPLE))
 
 
-def leaderboard_body(board: pd.DataFrame) -> str:
+def leaderboard_body(board: pd.DataFrame, decision: pd.DataFrame | None = None, fresh: str = "") -> str:
     from pipelines.report.html import verdict  # here, not at the top: the import lines are another branch's
 
-    return (verdict(board_verdict(board))
+    picks = ""
+    if decision is not None and len(decision):
+        first = decision.iloc[0]
+        picks = (f'<p class="note">Decision rule: the cheapest feasible model whose score is within '
+                 f'{esc(plain(first.tolerance))} of the leader\'s ({esc(first.tolerance_source)}), next to the point '
+                 "leader and the model most often ranked first by the bootstrap; below them every other model with "
+                 "P(rank 1) of 10 % or more, whatever its point rank.</p>"
+                 + table(decision_table(board, decision), table_id="decision", formats=PEOPLE))
+    note = board["filter_note"].dropna().iloc[0] if "filter_note" in board and board["filter_note"].notna().any() else ""
+    return (verdict(board_verdict(board, decision)) + fresh + picks
+            + (f'<p class="note" id="filters">{esc(note)}</p>' if note else "")
             + '<p class="note">Click a column heading to sort. Score = utility − λ·normalized cost; the 90 % rank '
             "interval and P(rank 1) come from the bootstrap (measures, utilities, the models with outcome data and "
             "each model's own effect); \"within noise of #1\" marks the models that score at least as high as the "
             "leader in 5 % of the replicates or more; \"vs outcome models' range\" says, per measure, whether the "
             "model lies inside the range of the models whose outcomes the utility was learned from (outside: "
-            "extrapolated). The price in USD per million tokens is shown when the case prices by tokens.</p>"
-            + imputation_note(board) + table(board_table(board), sortable=True, table_id="leaderboard"))
+            "extrapolated). The price in USD per million tokens is shown when the case prices by tokens; the model "
+            "attributes a governance filter reads say \"unknown\" where no source gives them.</p>"
+            + imputation_note(board) + table(board_table(board), sortable=True, table_id="leaderboard", formats=PEOPLE))
 
 
 def imputation_note(board: pd.DataFrame) -> str:
@@ -316,9 +412,12 @@ def build_site(wh: Warehouse, root: Path) -> Site:
                + [(f"{s.name}.html", s.title) for s in slices] + [("provenance.html", "Provenance")])
         charts.write_plotly_js(root)
         site = SiteWriter(root, nav)
-        site.write("index.html", "LLM Compass: recommendations", index_body(wh, boards))
+        decisions = {key: readers.decision_view(wh, *key) for key in boards}
+        fresh = freshness(wh)
+        site.write("index.html", "LLM Compass: recommendations", index_body(wh, boards, decisions, fresh))
         for (case_id, scenario), board in boards.items():
-            site.write(board_href(case_id, scenario), f"{case_id} / {scenario}: leaderboard", leaderboard_body(board))
+            site.write(board_href(case_id, scenario), f"{case_id} / {scenario}: leaderboard",
+                       leaderboard_body(board, decisions[case_id, scenario], fresh))
         for case_id in sorted({c for c, _ in boards}):
             scenarios = [s for c, s in boards if c == case_id]
             site.write(frontier_href(case_id), f"{case_id}: capability vs cost",

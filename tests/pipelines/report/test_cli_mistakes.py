@@ -59,7 +59,9 @@ def test_an_unknown_name_is_one_line_naming_it_and_the_choices(small, capsys, ar
 
 @pytest.mark.parametrize("command", ["leaderboard", "recommend"])
 @pytest.mark.parametrize("text,named", [("name: x\nlam: [\n", "line"), ("- a list\n", "mapping"),
-                                        ("lam: low\n", "name"), ("name: x\nfilters: {colour: red}\n", "colour")])
+                                        ("lam: low\n", "name"), ("name: x\nfilters: {colour: red}\n", "colour"),
+                                        ("name: x\ntolerance: -0.01\n", "tolerance"),
+                                        ("name: x\ntolerance: small\n", "tolerance")])
 def test_a_broken_scenario_file_is_one_line_naming_the_file(small, capsys, tmp_path, command, text, named):
     path = bad_yaml(tmp_path, text)
     one_line_error(capsys, [command, "--case", CASE, "--scenario", path], path, named)
@@ -78,7 +80,28 @@ def test_a_leaderboard_of_a_scenario_file_ranks_like_the_published_one(small, ca
     assert main(["leaderboard", "--case", CASE, "--scenario", f"scenarios/{SCENARIO}.yaml", "--format", "csv",
                  "--top", "5"]) == 0
     ad_hoc = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert ad_hoc["model_id"].tolist() == published["model_id"].tolist() and len(published) == 5
+    assert ad_hoc["model_id"].tolist() == published["model_id"].tolist()
+    assert published["rank"].head(5).tolist() == [1, 2, 3, 4, 5]  # then the likely rank-1 models below (issue 42)
+
+
+def test_the_leaderboard_keeps_every_likely_rank_one_below_its_top_rows_and_recommend_states_the_rule(small, capsys):
+    """`--top 1` still lists the P(rank 1) leader and every model with P(rank 1) >= 10 %, with their point rank; the
+    recommendation names the point leader, the P(rank 1) leader and the cheapest model within the tolerance.
+    Mutation: `cmd_leaderboard` back to `board.head(args.top)`: red."""
+    from resources.warehouse import Warehouse
+
+    ranks = Warehouse(small / "warehouse.duckdb").read("compass.rank_uncertainty",
+                                                       {"case_id": CASE, "scenario": SCENARIO})
+    likely = ranks[(ranks["p_rank1"] >= 0.1) | (ranks["p_rank1"] == ranks["p_rank1"].max())]
+    assert main(["leaderboard", "--case", CASE, "--scenario", SCENARIO, "--format", "csv", "--top", "1"]) == 0
+    shown = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert set(likely["model_id"]) | {shown["model_id"].iloc[0]} == set(shown["model_id"]) and shown["rank"].iloc[0] == 1
+    assert shown.set_index("model_id").loc[likely["model_id"], "rank"].tolist() == likely["rank"].tolist()
+    assert main(["recommend", "--case", CASE, "--scenario", SCENARIO]) == 0
+    out = capsys.readouterr().out
+    assert "decision rule: the cheapest feasible model whose score is within" in out
+    for label in ("point leader:", "P(rank 1) leader:", "cheapest within tolerance:"):
+        assert label in out
 
 
 def test_the_table_prints_dollars_and_percentages_never_scientific_notation():
@@ -88,3 +111,25 @@ def test_the_table_prints_dollars_and_percentages_never_scientific_notation():
     text = board_text(board)
     assert "$0.0000459" in text and "$0.000120" in text and "$12.50" in text and "70.0 %" in text
     assert not re.search(r"\de[-+]\d", text), text
+
+
+@pytest.mark.parametrize("value", ["-0.5", "small"])
+def test_a_run_with_a_bad_tolerance_is_refused_before_anything_is_written(tmp_path, monkeypatch, capsys, value):
+    """`compass run` with a shipped scenario whose `tolerance` is negative or not a number: one line naming the file
+    and the key, exit 2, and the refresh never starts (nothing materialized changes). Mutation: `check_scenarios`
+    not called in `cmd_run`: red (the refresh starts)."""
+    import pipelines.refresh
+
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "tight.yaml").write_text(f"name: tight\nlam: low\ntolerance: {value}\n")
+    for name, path in {"COMPASS_SCENARIOS": folder, "DAGSTER_HOME": tmp_path / "home",
+                       "COMPASS_DB": tmp_path / "w.duckdb"}.items():
+        monkeypatch.setenv(name, str(path))
+
+    def refresh(*args, **kwargs):
+        raise AssertionError("the refresh started")
+
+    monkeypatch.setattr(pipelines.refresh, "refresh", refresh)
+    err = one_line_error(capsys, ["run"], str(folder / "tight.yaml"), "column tolerance", "rejected input")
+    assert "warehouse unchanged" in err and not (tmp_path / "w.duckdb").exists()

@@ -3,7 +3,9 @@ cheapest member, the extrapolation flag, and no interval where the data cannot s
 
 import pandas as pd
 
-from pipelines.report.site import board_table, board_verdict, leaderboard_body
+from compass.mlcompass.decision_rule import SCENARIO_SOURCE, decision_frame
+from pipelines.report.site import board_table, board_verdict, decision_table, leaderboard_body
+from tests.pipelines.report.pages import table_rows
 
 
 def _board(**overrides):
@@ -16,15 +18,20 @@ def _board(**overrides):
     return board.assign(**overrides)
 
 
-def test_the_verdict_names_the_near_tie_group_its_cheapest_member_and_the_extrapolation():
-    text = board_verdict(_board())
-    assert text.startswith("pricey leads; 2 models are within the bootstrap's noise of it, the cheapest being cheap")
+def _decision(board, tolerance=0.05):
+    return decision_frame(board, tolerance, SCENARIO_SOURCE)
+
+
+def test_the_verdict_names_the_near_tie_group_the_cheapest_within_tolerance_and_the_extrapolation():
+    text = board_verdict(_board(), _decision(_board()))
+    assert text.startswith("pricey leads; 2 models are within the bootstrap's noise of it; the cheapest within the "
+                           "tolerance 0.05 of its score is cheap")
     assert "extrapolated: C1 above, C2 inside" in text
     shown = board_table(_board())
     assert shown["within noise of #1"].tolist() == ["yes", "yes", ""]
     assert shown["vs outcome models' range"].tolist() == _board()["outcome_range"].tolist()
     assert shown["90 % rank interval"].tolist() == ["1–2", "1–2", "3–3"]
-    assert '<p class="verdict">' in leaderboard_body(_board())
+    assert '<p class="verdict">' in leaderboard_body(_board(), _decision(_board()))
 
 
 def test_no_interval_is_printed_where_the_data_cannot_support_one():
@@ -33,3 +40,30 @@ def test_no_interval_is_printed_where_the_data_cannot_support_one():
     assert "too few for rank intervals" in board_verdict(few)
     alone = _board(near_leader=[True, False, False], measures_outside=[0, 0, 1])
     assert board_verdict(alone) == "pricey leads beyond the bootstrap's noise."
+
+
+def test_the_page_shows_the_three_picks_and_every_likely_rank_one_with_percentages_and_unknown_attributes(tmp_path):
+    """Issue 42: the model most often ranked #1 sat at point rank 11, off the board. Mutations, each red: the decision
+    table without the P(rank 1) >= 10 % rows; P(rank 1) printed as a fraction; missing attributes left blank."""
+    board = pd.concat([_board(), _board().iloc[[2] * 10].assign(
+        rank=range(4, 14), model_id=[f"low{i}" for i in range(4, 14)], score=0.3, utility=0.3, p_rank1=0.0)],
+        ignore_index=True)
+    board["p_rank1"] = 0.0
+    board.loc[:2, "p_rank1"] = [0.2, 0.1, 0.0]
+    board.loc[board["model_id"] == "low11", "p_rank1"] = 0.5  # the bootstrap's favourite at point rank 11
+    board.loc[board["model_id"] == "low12", "p_rank1"] = 0.2
+    board = board.assign(context_window=[200_000] + [None] * 12, open_weights=[True, False] + [None] * 11)
+    picks = _decision(board)
+    path = tmp_path / "board.html"
+    path.write_text(leaderboard_body(board, picks))
+    rows = table_rows(path, "decision")
+    assert [r["decision"] for r in rows[:3]] == ["point leader", "P(rank 1) leader", "cheapest within tolerance"]
+    assert [(r["model"], r["point rank"]) for r in rows] == [("pricey", "1"), ("low11", "11"), ("cheap", "2"),
+                                                              ("low12", "12")]
+    likely = {r["model"]: r for r in rows}
+    assert likely["low11"]["decision"] == "P(rank 1) leader" and likely["low12"]["point rank"] == "12"
+    assert likely["low11"]["P(rank 1)"].endswith(" %")
+    shown = table_rows(path, "leaderboard")
+    assert shown[0]["context window"] == "200,000" and shown[1]["context window"] == "unknown"
+    assert shown[1]["open weights"] == "no" and shown[2]["open weights"] == "unknown" and shown[0]["P(rank 1)"].endswith(" %")
+    assert set(decision_table(board, picks)["model"]) >= {"low11", "low12"}

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from pipelines.report.site import board_href, build_site, frontier_href
+from resources.readers import source_ages
 from resources.warehouse import Warehouse
 from tests.pipelines.report.pages import pages, parse, table_rows
 
@@ -131,3 +132,24 @@ def test_a_rebuild_rewrites_only_the_pages_whose_tables_changed(site, tmp_path):
     assert "renamed_ds" in (out / "oracle.html").read_text()
     assert not (out / board_href(gone["case_id"], gone["scenario"])).exists()
     assert board_href(gone["case_id"], gone["scenario"]) not in third.pages
+
+
+def test_the_pages_state_the_decision_and_how_old_the_data_are(site):
+    """Issue 42: next to rank 1 the front page names the P(rank 1) leader and the tolerance pick (compass.decisions),
+    every leaderboard page opens with the three picks, and every one of these pages says each source's newest as-of
+    date. Mutation: `build_site` passing no decisions to the pages: red."""
+    folder, wh = site
+    picks = wh.read("compass.decisions").set_index(["case_id", "scenario", "rule"])["model_id"]
+    rows = table_rows(folder / "index.html", "recommendations")
+    assert rows
+    for r in rows:
+        assert r["P(rank 1) leader"].startswith(picks[r["case"], r["scenario"], "p_rank1_leader"] + " (")
+        assert r["cheapest within tolerance"].startswith(picks[r["case"], r["scenario"], "tolerance_pick"] + " (")
+        decision = table_rows(folder / board_href(r["case"], r["scenario"]), "decision")
+        assert [d["model"] for d in decision[:3]] == [picks[r["case"], r["scenario"], rule] for rule in
+                                                      ("point_leader", "p_rank1_leader", "tolerance_pick")]
+    ages = source_ages(wh, pd.Timestamp.now())
+    newest = list(zip(ages["source"], ages["as_of"]))
+    for page in [folder / "index.html", *sorted((folder / "leaderboards").glob("*.html"))]:
+        text = page.read_text()
+        assert 'id="freshness"' in text and all(f"{s} {d:%Y-%m-%d}" in text for s, d in newest), page

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from compass.mlcompass.ces_fit import fit_ces
-from compass.mlcompass.cost_fit import build_frontier, fit_cost_side, frontier_parameters
+from compass.mlcompass.cost_fit import build_frontier, cost_parameter_rows, fit_cost_side, frontier_parameters
 from compass.mlcompass.measures import extract_measures
 from compass.mlcompass.pareto import pareto_tiers
 
@@ -150,3 +150,24 @@ def test_bad_input_raises(kwargs, message):
     args = {"tiers": TIERS, "tier_levels": [0.3, 0.5, 0.7], "costs": RAW} | kwargs
     with pytest.raises(ValueError, match=message):
         fit_cost_side(**args)
+
+
+def test_constant_tier_costs_fall_back_to_the_stated_d_flagged_instead_of_failing():
+    """A release that prices the best tier like the worst (issue 42: `d is not identified` held back a case's
+    decisions): tier medians 9, 5, 2 fall to one constant under the monotone adjustment. With `fallback_d` the
+    fit keeps d at that value, c0 the upper envelope, and says so; without it, it raises as before.
+    Mutations, each red: the fallback unflagged (fallback ""); d estimated anyway (NaN slope); c0 not re-enveloped."""
+    reversed_raw = pd.Series(RAW.to_numpy()[::-1], index=RAW.index)
+    levels = np.array([0.3, 0.5, 0.7])
+    with pytest.raises(ValueError, match="d is not identified"):
+        fit_cost_side(TIERS, levels, reversed_raw)
+    fit = fit_cost_side(TIERS, levels, reversed_raw, fallback_d=0.42)
+    assert fit.d == 0.42 and "d is not identified" in fit.fallback and "d fixed at 0.42" in fit.fallback
+    c_t = fit.tier_costs["cost"].to_numpy()
+    assert np.ptp(c_t) == 0 and fit.c0 == pytest.approx(np.max(levels / c_t ** 0.42))
+    assert np.all(fit.tier_costs["frontier_level"] >= levels - 1e-12)
+    rows = cost_parameter_rows(fit, 9)
+    assert set(rows["fallback"]) == {fit.fallback}
+    one_tier = fit_cost_side(TIERS.assign(tier=1), [0.6], RAW, fallback_d=0.5)
+    assert one_tier.d == 0.5 and "at least 2 tiers" in one_tier.fallback
+    assert fit_cost_side(TIERS, levels, RAW, fallback_d=0.42).fallback == ""  # identified: fitted as always

@@ -194,3 +194,21 @@ def test_bad_inputs_name_the_problem(known_catalog):
         frontier_sensitivity(x_raw, costs.to_frame(), grid)
     with pytest.raises(ValueError, match="summary|missing columns"):
         sensitivity_summary(pd.DataFrame({"b": [1.0]}))
+
+
+def test_a_grid_where_no_cell_fits_gives_an_empty_summary_with_its_reason_and_a_figure(known_catalog):
+    """Issue 42: prices that fall as capability rises make every cell's tier costs constant (d not identified); the
+    study then failed in its figure ("Number of columns must be a positive integer, not 0"). Now the summary is
+    empty, `empty_grid_reason` says why, and the figure states it. Mutations, each red: the plot without its
+    empty branch (matplotlib's error); `empty_grid_reason` returning "" whatever the cells."""
+    from compass.mlcompass.plots import sensitivity_plot
+    from compass.mlcompass.sensitivity import empty_grid_reason
+
+    x_raw, costs, _ = known_catalog
+    table = frontier_sensitivity(x_raw, costs.max() + costs.min() - costs, GRID)  # the dearest models are the worst
+    assert (table["error"] != "").all() and sensitivity_summary(table).empty
+    reason = empty_grid_reason(table)
+    assert reason.startswith(f"no cell of the {GRID.size}-cell grid could be fitted") and "d is not identified" in reason
+    figure = sensitivity_plot(sensitivity_summary(table), "constructed", reason)
+    assert reason[:40] in " ".join(t.get_text() for ax in figure.axes for t in ax.texts).replace("\n", " ")
+    assert empty_grid_reason(frontier_sensitivity(x_raw, costs, GRID)) == ""  # a grid that fits: no reason
