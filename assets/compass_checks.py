@@ -9,13 +9,15 @@ import dagster as dg
 import numpy as np
 
 from assets.partitions import case_partitions, decision_partitions
+from compass.mlcompass.factor_alignment import MIN_CONGRUENCE
+from compass.mlcompass.measure_names import ACTIVE
 from resources.warehouse import WarehouseResource
 
 TOL = 1e-9
 
 
-def _result(problems: dict[str, int]) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(passed=not any(problems.values()), metadata=problems)
+def _result(problems: dict[str, int], details: dict[str, float] | None = None) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(passed=not any(problems.values()), metadata={**problems, **(details or {})})
 
 
 def _case_where(context: dg.AssetCheckExecutionContext) -> dict[str, str]:
@@ -28,6 +30,26 @@ def measures_in_unit_interval(context: dg.AssetCheckExecutionContext, warehouse:
     """Internal measures are min-max scaled (§4.3): every value in [0, 1], none missing."""
     m = warehouse.get().read("compass.measures", _case_where(context))
     return _result({"outside_0_1": int((~m["value"].between(-TOL, 1 + TOL)).sum()), "missing": int(m["value"].isna().sum())})
+
+
+@dg.asset_check(asset=dg.AssetKey(["compass", "measures"]), blocking=True, name="measures_keep_their_meaning",
+                partitions_def=case_partitions)
+def measures_keep_their_meaning(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    """A measure that kept its name and id across the refresh matches its previous loadings: Tucker's phi >=
+    MIN_CONGRUENCE (0.95, "equal factors"); one that stopped matching carries a new identity and says what changed
+    (compass.mlcompass.measure_names). Every published measure has exactly one current, unique name."""
+    wh, where = warehouse.get(), _case_where(context)
+    names, factors = wh.read("compass.measure_names", where), set(wh.read("compass.measures", where)["factor"])
+    current = names[names["status"].isin(ACTIVE)]
+    kept = current[current["status"] == "kept"]
+    renewed = current[current["status"] == "renewed"]
+    phi = {f"phi {f}": round(float(v), 4) for f, v in zip(current["factor"], current["congruence"]) if v == v}
+    return dg.AssetCheckResult(passed=False, metadata={"no_measure_names": 1}) if names.empty else _result({
+        "kept_below_min_congruence": int((~(kept["congruence"] >= MIN_CONGRUENCE)).sum()),
+        "renewed_without_change": int((renewed["changed"].fillna("") == "").sum()),
+        "measures_without_one_name": len(factors ^ set(current["factor"])) + int(current["factor"].duplicated().sum()),
+        "duplicate_names": int(names["name"].duplicated().sum()),
+    }, phi)
 
 
 @dg.asset_check(asset=dg.AssetKey(["compass", "utilities"]), blocking=True, name="weights_sum_to_one",
@@ -51,4 +73,4 @@ def ranked_by_score(context: dg.AssetCheckExecutionContext, warehouse: Warehouse
     return _result({"misordered_leaderboards": int(bad)})
 
 
-compass_checks = [measures_in_unit_interval, weights_sum_to_one, ranked_by_score]
+compass_checks = [measures_in_unit_interval, measures_keep_their_meaning, weights_sum_to_one, ranked_by_score]

@@ -285,7 +285,7 @@ def extract_measures(
     elif not 1 <= n_factors < x_raw.shape[1]:
         raise ValueError(f"n_factors must be in 1..{x_raw.shape[1] - 1} for {x_raw.shape[1]} benchmarks, got {n_factors}")
 
-    prev = None if previous_loadings is None else _previous_wide(previous_loadings)
+    prev = None if previous_loadings is None else wide_loadings(previous_loadings)
     load_wide, uniquenesses = _oriented_pattern(corr, x_raw.columns, n_factors, loading_threshold,
                                                 max_factors_per_variable, prev, anchors)
     pattern = load_wide.to_numpy()
@@ -352,7 +352,9 @@ def _oriented_pattern(
     return wide * anchor_signs(wide, anchors), 1.0 - (rotated ** 2).sum(axis=1)
 
 
-def _previous_wide(previous: pd.DataFrame) -> pd.DataFrame:
+def wide_loadings(previous: pd.DataFrame) -> pd.DataFrame:
+    """Long loadings [benchmark, factor, loading] (a `MeasureResult.loadings` or compass.loadings) as a wide
+    benchmark x factor matrix, zeros where sparsified away, factors in id order."""
     missing = {"benchmark", "factor", "loading"} - set(previous.columns)
     if missing:
         raise ValueError(f"previous_loadings must be long [benchmark, factor, loading]; missing {sorted(missing)}")

@@ -47,8 +47,10 @@ FILTER_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     # lowest measured time to first token over its providers (raw.model_costs.latency_s).
     "max_latency_s": ((int, float), "a number of seconds > 0"),
 }
-# Internal measures are named C1..Ck (compass.mlcompass.factor_alignment.factor_names).
-MEASURE_NAME = re.compile(r"C[1-9][0-9]*")
+# Internal measures are referred to by id (C1, C2, ...: compass.mlcompass.factor_alignment.factor_names) or by
+# name (a lowercase slug such as general or livebench_data_analysis: compass.mlcompass.measure_names), resolved
+# against the case's compass.measure_names when its decisions read the scenario.
+MEASURE_NAME = re.compile(r"C[1-9][0-9]*|[a-z][a-z0-9_]*")
 
 
 def governance_filters(spec: object, origin: str) -> dict[str, object]:
@@ -112,7 +114,7 @@ def filter_models(models: pd.DataFrame, filters: Mapping[str, object]) -> tuple[
 def person_weights(spec: object, origin: str) -> dict[str, float]:
     """Validate a scenario's `utility: {weights: {C1: 0.7, C2: 0.3}}`: a person's weights over the case's measures.
 
-    Each name must be a measure name (C1, C2, ...), each weight finite and >= 0, not all zero. Errors are
+    Each name must be a measure id (C1, C2, ...) or name (a lowercase slug), each weight finite and >= 0, not all zero. Errors are
     IngestErrors naming the file (`origin`), the key and the value.
     """
     if not isinstance(spec, Mapping) or set(spec) != {"weights"}:
@@ -124,7 +126,8 @@ def person_weights(spec: object, origin: str) -> dict[str, float]:
     for name, value in weights.items():
         key = f"utility.weights.{name}"
         if not MEASURE_NAME.fullmatch(str(name)):
-            raise IngestError(origin, None, key, f"unknown measure name {name!r}: measures are named C1, C2, ...")
+            raise IngestError(origin, None, key, f"unknown measure name {name!r}: measures are C1, C2, ... or "
+                              "their lowercase names (compass.measure_names)")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise IngestError(origin, None, key, f"weight must be a finite number >= 0, got {value!r}")
         out[str(name)] = float(value)
@@ -138,8 +141,8 @@ class Scenario:
     """A deployment scenario.
 
     lam: a number, or a rule name ("zero" | "low" | "high") resolved per dataset
-    through PAPER_LAMBDAS (or a custom table). floors: on internal measures,
-    e.g. {"C2": 0.5} or {"all": 0.33}. raw_floors: on raw benchmarks, e.g.
+    through PAPER_LAMBDAS (or a custom table). floors: on internal measures by id or name,
+    e.g. {"C2": 0.5}, {"general": 0.5} or {"all": 0.33}. raw_floors: on raw benchmarks, e.g.
     {"gpqa_diamond": 0.5} (footnote 6 (ii) pre-filter). context_weights: group ->
     w_z (default uniform). aggregation: "mean" (Score_s) or "robust" (min over z).
     utility_weights: a person's weights over the case's measures (C1, C2, ...); when set they replace
