@@ -23,6 +23,7 @@ import pandas as pd
 import yaml
 
 from compass.ingest.errors import IngestError
+from compass.mlcompass.dominance import repair
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.recommend import TIE_DECIMALS, AGGREGATIONS, model_scores, screen_models, sort_by_score
 from compass.mlcompass.targets import per_type_targets, solve_target, targets_table
@@ -34,7 +35,7 @@ PAPER_LAMBDAS: dict[str, dict[str, float]] = {
     "healthbench": {"zero": 0.0, "low": 0.5, "high": 5.0},
 }
 
-LEADERBOARD_COLUMNS = ["rank", "model_id", "score", "utility", "cost", "binding"]
+LEADERBOARD_COLUMNS = ["rank", "model_id", "score", "utility", "cost", "binding", "dominates"]
 SCENARIO_KEYS = ("name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation", "utility", "filters")
 # Governance filters on model attributes (raw.models): key -> (type the value must have, description).
 FILTER_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
@@ -230,12 +231,16 @@ def leaderboard(
     scenario: Scenario,
     raw_scores: pd.DataFrame | None = None,
     dataset: str | None = None,
+    observed: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Deployment-aware leaderboard of the feasible models (§4.6).
 
     weights_by_group: per context a Series of linear weights β_z (Û = β_zᵀx) or a
     fitted utility callable. Returns DataFrame[rank, model_id, score, utility,
-    cost, binding]; ties go to the lower cost. `binding` lists the constraints
+    cost, binding, dominates]; ties go to the lower cost. With `observed` (the case's benchmark scores, index
+    model_id, NaN = not observed) no model ranks below a model it strictly dominates there (compass.mlcompass.dominance:
+    `score` is then the lifted ranking score and `dominates` names the model whose score a row took; None
+    elsewhere). `binding` lists the constraints
     (";"-joined, e.g. "budget", "floor:C2", "raw_floor:gpqa_diamond") that screen
     out models which would otherwise outscore this row, or "none". The frame's
     attrs hold {"scenario", "lam", "feasible", "reason"}; an infeasible scenario
@@ -246,7 +251,9 @@ def leaderboard(
     screen = screen_models(measures, costs_normalized, scenario.budget, scenario.floors, raw_scores, scenario.raw_floors)
     table = scores.merge(screen, on="model_id")
     board = table.loc[table["feasible"], ["model_id", "score", "utility", "cost"]].assign(binding=_binding(table))
-    board = sort_by_score(board[LEADERBOARD_COLUMNS[1:]])
+    board = sort_by_score(board.assign(dominates=None)[LEADERBOARD_COLUMNS[1:]])
+    if observed is not None:
+        board = repair(board, observed)
     board.insert(0, "rank", range(1, len(board) + 1))
     board.attrs.update({
         "scenario": scenario.name,
