@@ -1,6 +1,6 @@
 """Dominance on observed benchmarks, and the leaderboard's dominance repair (ML Compass §4.6; issue 42 item 1).
 
-Model a *dominates* model b when a was observed on every benchmark b was observed on, scores at least as high
+Model a *dominates* model b when b was observed on some benchmark, a on every benchmark b was observed on, scores at least as high
 as b on each of them, and costs no more; *strictly* when b does not also dominate a (equal rows and cost). A
 leaderboard on which b ranks above a model that strictly dominates it contradicts the only thing the data say
 for certain about the two, yet the score Û(x(m)) - lam c(m) of §4.6 cannot rule it out:
@@ -37,6 +37,8 @@ def strict_dominators(observed: pd.DataFrame, cost: pd.Series) -> dict[str, list
     out: dict[str, list[str]] = {}
     for b in range(len(x)):
         cols = seen[b]
+        if not cols.any():  # nothing observed: nothing to dominate on
+            continue
         with np.errstate(invalid="ignore"):  # NaN >= v is False: a must be observed where b was
             dom = (x[:, cols] >= x[b, cols]).all(axis=1) & (c <= c[b])
         dom[b] = False
