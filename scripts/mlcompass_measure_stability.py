@@ -33,6 +33,11 @@ from compass.mlcompass.utility_models import utilities_from_rows
 from resources.configs import cases
 from resources.warehouse import Warehouse
 
+try:  # this branch: the leaderboard's dominance repair (main has none)
+    from compass.mlcompass.dominance import strict_dominators
+except ImportError:
+    strict_dominators = None
+
 BUMP = 3.0  # the issue's release: +3 on every LiveBench task
 
 
@@ -82,7 +87,8 @@ def main() -> None:
         fit = extract_measures(x, previous_loadings=previous.loadings, **settings)
         m = fit.measures.loc[fit.measures.index.isin(costs.index)]
         by_utility = model_scores(m, costs, utilities, 0.0)["model_id"].tolist()
-        board = leaderboard(m, costs, utilities, Scenario("pure_capability", lam=0.0))["model_id"].tolist()
+        repair = {"observed": x.loc[m.index]} if strict_dominators else {}
+        board = leaderboard(m, costs, utilities, Scenario("pure_capability", lam=0.0), **repair)["model_id"].tolist()
         new = [i for i in x.index if i not in x0.index]
         rows.append({
             "refresh": label,
@@ -99,6 +105,31 @@ def main() -> None:
     print(f"case {case.case_id}: {x0.shape[0]} models x {x0.shape[1]} benchmarks; previous top model {top} "
           f"(rank 1 of {len(by_utility) - len(new)} priced models before the releases)\n")
     print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3f"))
+    if strict_dominators:
+        print("\n" + dominance_table(wh, case, costs, utilities))
+
+
+def dominance_table(wh: Warehouse, case, costs: pd.Series, utilities) -> str:
+    """On the published measures of the case, per scenario lam: strictly dominating pairs (on the case's observed
+    benchmarks, at no higher normalized cost) that the score order ranks the wrong way round, before (score order,
+    main's leaderboard) and after the repair, and whether rank 1 changes."""
+    m = wh.read("compass.measures", {"case_id": case.case_id}).pivot(index="model_id", columns="factor", values="value")
+    m = m.loc[m.index.isin(costs.index)]
+    observed = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks).reindex(m.index)
+    dominators = strict_dominators(observed, costs.reindex(m.index))
+    pairs = sum(len(v) for v in dominators.values())
+    rows = []
+    for name, lam in case.lambdas.items():
+        before = model_scores(m, costs, utilities, lam)["model_id"].tolist()
+        after = leaderboard(m, costs, utilities, Scenario(name, lam=lam), observed=observed)
+        rank_after = after.set_index("model_id")["rank"]
+        inverted = [sum(before.index(a) > before.index(b) for a in dom) for b, dom in dominators.items()]
+        rows.append({"lam": f"{name} ({lam})", "strictly dominating pairs": pairs,
+                     "inverted before": sum(inverted),
+                     "inverted after": sum(rank_after[a] > rank_after[b] for b, dom in dominators.items() for a in dom),
+                     "rows lifted": int(after["dominates"].notna().sum()),
+                     "rank 1 before": before[0], "rank 1 after": after["model_id"].iloc[0]})
+    return pd.DataFrame(rows).to_markdown(index=False)
 
 
 if __name__ == "__main__":
