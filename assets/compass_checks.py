@@ -7,10 +7,10 @@ keeps the status of an unpartitioned check per asset: one failed partition block
 
 import dagster as dg
 import numpy as np
+import pandas as pd
 
 from assets.partitions import case_partitions, decision_partitions
-from compass.mlcompass.factor_alignment import MIN_CONGRUENCE
-from compass.mlcompass.measure_names import ACTIVE
+from compass.mlcompass.measure_names import ACTIVE, registry_problems
 from resources.warehouse import WarehouseResource
 
 TOL = 1e-9
@@ -39,17 +39,10 @@ def measures_keep_their_meaning(context: dg.AssetCheckExecutionContext, warehous
     MIN_CONGRUENCE (0.95, "equal factors"); one that stopped matching carries a new identity and says what changed
     (compass.mlcompass.measure_names). Every published measure has exactly one current, unique name."""
     wh, where = warehouse.get(), _case_where(context)
-    names, factors = wh.read("compass.measure_names", where), set(wh.read("compass.measures", where)["factor"])
-    current = names[names["status"].isin(ACTIVE)]
-    kept = current[current["status"] == "kept"]
-    renewed = current[current["status"] == "renewed"]
-    phi = {f"phi {f}": round(float(v), 4) for f, v in zip(current["factor"], current["congruence"]) if v == v}
-    return dg.AssetCheckResult(passed=False, metadata={"no_measure_names": 1}) if names.empty else _result({
-        "kept_below_min_congruence": int((~(kept["congruence"] >= MIN_CONGRUENCE)).sum()),
-        "renewed_without_change": int((renewed["changed"].fillna("") == "").sum()),
-        "measures_without_one_name": len(factors ^ set(current["factor"])) + int(current["factor"].duplicated().sum()),
-        "duplicate_names": int(names["name"].duplicated().sum()),
-    }, phi)
+    names = wh.read("compass.measure_names", where)
+    phi = {f"phi {r.factor}": round(float(r.congruence), 4) for r in names.itertuples()
+           if r.status in ACTIVE and pd.notna(r.congruence)}
+    return _result(registry_problems(names, set(wh.read("compass.measures", where)["factor"])), phi)
 
 
 @dg.asset_check(asset=dg.AssetKey(["compass", "utilities"]), blocking=True, name="weights_sum_to_one",

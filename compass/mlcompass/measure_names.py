@@ -161,6 +161,22 @@ def identify_measures(
     return rename, registry.sort_values("factor", key=lambda s: s.map(factor_number), kind="stable").reset_index(drop=True)
 
 
+def registry_problems(registry: pd.DataFrame, factors: set[str]) -> dict[str, int]:
+    """What the blocking check `measures_keep_their_meaning` counts in a case's registry, given the factor ids its
+    published measures use: kept identities below MIN_CONGRUENCE, renewed ones that do not say what changed,
+    published measures without exactly one current identity, names used twice, and no registry at all."""
+    if registry.empty:
+        return {"no_measure_names": 1}
+    current = registry[registry["status"].isin(ACTIVE)]
+    kept, renewed = current[current["status"] == "kept"], current[current["status"] == "renewed"]
+    return {
+        "kept_below_min_congruence": int((~(kept["congruence"] >= MIN_CONGRUENCE)).sum()),
+        "renewed_without_change": int((renewed["changed"].fillna("") == "").sum()),
+        "measures_without_one_name": len(factors ^ set(current["factor"])) + int(current["factor"].duplicated().sum()),
+        "duplicate_names": int(registry["name"].duplicated().sum()),
+    }
+
+
 class MeasureRefused(ValueError):
     """A scenario refers to a measure that no longer means what it meant (its identity was retired)."""
 

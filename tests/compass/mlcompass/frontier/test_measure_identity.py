@@ -9,7 +9,9 @@ import pytest
 from compass.ingest.errors import IngestError
 from compass.mlcompass.case_study import CaseStudy
 from compass.mlcompass.factor_alignment import MIN_CONGRUENCE
-from compass.mlcompass.measure_names import MeasureRefused, derive_name, identify_measures, resolve_references
+from compass.mlcompass.measure_names import (
+    MeasureRefused, derive_name, identify_measures, registry_problems, resolve_references,
+)
 from compass.mlcompass.measures import extract_measures
 
 from .conftest import low_rank_catalog
@@ -111,3 +113,12 @@ def test_a_changed_measure_gets_a_new_identity_and_old_references_are_refused():
     now = pd.DataFrame({"C1": [0.8] * 5, "C3": [0.9, -0.2, 0.0, 0.0, 0.5]}, index=BENCH)
     _, later = identify_measures(now, pd.Series({"C1": 0.99, "C3": 0.99}), registry, now)
     assert later.set_index("factor")["status"].to_dict() == {"C1": "kept", "C2": "retired", "C3": "kept"}
+
+
+def test_the_blocking_check_counts_a_kept_measure_that_changed_meaning():
+    _, registry = _registry_after({"C1": 0.99, "C2": 0.41})
+    assert not any(registry_problems(registry, {"C1", "C3"}).values())
+    silently_changed = registry.assign(congruence=registry["congruence"].where(registry["factor"] != "C1", 0.80))
+    assert registry_problems(silently_changed, {"C1", "C3"})["kept_below_min_congruence"] == 1
+    assert registry_problems(registry, {"C1", "C2"})["measures_without_one_name"] == 2
+    assert registry_problems(registry.iloc[:0], set()) == {"no_measure_names": 1}
