@@ -26,7 +26,8 @@ import pandas as pd
 
 from compass.mlcompass.case_inputs import build_x_raw
 from compass.mlcompass.factor_alignment import tucker_congruence
-from compass.mlcompass.measures import extract_measures
+from compass.mlcompass.imputation import impute_low_rank
+from compass.mlcompass.measures import extract_measures, factors_retained, standardize, standardized_input
 from compass.mlcompass.recommend import model_scores
 from compass.mlcompass.scenarios import Scenario, leaderboard
 from compass.mlcompass.utility_models import utilities_from_rows
@@ -66,13 +67,23 @@ def main() -> None:
     parser.add_argument("--db", default="var/warehouse.duckdb")
     args = parser.parse_args()
     wh, case = Warehouse(args.db), cases()[args.case]
+    costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
+    utilities = utilities_from_rows(wh.read("compass.utility_models", {"case_id": case.case_id}))
+    x0 = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    print(f"case {case.case_id}: {x0.shape[0]} models x {x0.shape[1]} benchmarks\n")
+    if any(c.startswith("livebench_") for c in x0.columns):
+        release_tables(case, x0, costs, utilities)
+    if strict_dominators:
+        print("\n" + dominance_table(wh, case, costs, utilities))
+
+
+def release_tables(case, x0: pd.DataFrame, costs: pd.Series, utilities) -> None:
+    """The three refreshes of the module docstring, then five single releases (the 1st, 2nd, 3rd, median and last
+    LiveBench row, +3) refitted against the first fit."""
     settings = dict(n_factors=case.n_factors, loading_threshold=case.loading_threshold,
                     max_factors_per_variable=case.max_factors_per_variable)
     if hasattr(case, "anchors"):  # this branch: the case's sign anchors (main has none)
         settings["anchors"] = case.anchors
-    x0 = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
-    costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
-    utilities = utilities_from_rows(wh.read("compass.utility_models", {"case_id": case.case_id}))
     a = releases(x0, [0], ["kimi-k4-max-effort"])
     b = releases(x0, [1, 2], ["release-b1", "release-b2"])
     costs = pd.concat([costs, pd.concat([a, b])["_copy_of"].map(costs)])
@@ -102,11 +113,44 @@ def main() -> None:
                 for f, g in fit.loadings.groupby("factor")),
         })
         previous = fit
-    print(f"case {case.case_id}: {x0.shape[0]} models x {x0.shape[1]} benchmarks; previous top model {top} "
-          f"(rank 1 of {len(by_utility) - len(new)} priced models before the releases)\n")
+    print(f"previous top model on pure_capability: {top}; imputation rank of the first fit: {first.imputation_rank}\n")
     print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3f"))
-    if strict_dominators:
-        print("\n" + dominance_table(wh, case, costs, utilities))
+    print("\nOne release at a time (the 1st, 2nd, 3rd, median and last LiveBench row, +3), refitted against the "
+          "first fit:\n")
+    single = []
+    n_live = x0.filter(like="livebench_").dropna().shape[0]
+    for r in (0, 1, 2, n_live // 2, n_live - 1):
+        release = releases(x0, [r], [f"release-{r + 1}"])
+        fit = extract_measures(pd.concat([x0, release.drop(columns="_copy_of")]), previous_loadings=first.loadings,
+                               **settings)
+        single.append({"copy of": release["_copy_of"].iloc[0],
+                       **{f"phi {k}": v for k, v in phi(fit.loadings, first.loadings).items()},
+                       "imputation rank": fit.imputation_rank})
+    print(pd.DataFrame(single).to_markdown(index=False, floatfmt=".3f"))
+    diagnostics(x0, x_a, first, settings)
+    one = {**settings, "n_factors": 1}  # what parallel analysis supports on the catalog before the release
+    base = extract_measures(x0, **one)
+    fit = extract_measures(x_a, previous_loadings=base.loadings, **one)
+    print(f"\nRelease (a) with one measure (parallel analysis supports {factors_retained(base.parallel_analysis)} "
+          f"before the release, {factors_retained(fit.parallel_analysis)} after) instead of the case's "
+          f"{case.n_factors}: phi " + ", ".join(f"{k} {v:.3f}" for k, v in phi(fit.loadings, base.loadings).items()))
+
+
+def diagnostics(x0: pd.DataFrame, x_a: pd.DataFrame, first, settings: dict) -> None:
+    """Why release (a) changes the structure: the imputation rank CV per seed, the leading eigenvalues of the
+    completed correlation matrix, and phi of (a) with the imputation rank held at the first fit's."""
+    print(f"\nimputation rank CV by seed 0-3: before the release {[impute_low_rank(x0, seed=s).rank for s in range(4)]}, "
+          f"after {[impute_low_rank(x_a, seed=s).rank for s in range(4)]}")
+    for label, x in (("before", x0), ("after", x_a)):
+        imputation, z = standardized_input(x)
+        top = np.sort(np.linalg.eigvalsh(np.corrcoef(z, rowvar=False)))[::-1][:3]
+        print(f"leading eigenvalues {label} the release (rank-{imputation.rank} imputation, "
+              f"{x.shape[1]} benchmarks): {', '.join(f'{v:.2f}' for v in top)}")
+    held = impute_low_rank(x_a, rank=first.imputation_rank)
+    fit = extract_measures(x_a, previous_loadings=first.loadings, standardized=(held, standardize(held.completed).to_numpy()),
+                           **settings)
+    print(f"release (a) with the imputation rank held at {first.imputation_rank}: phi " +
+          ", ".join(f"{k} {v:.3f}" for k, v in phi(fit.loadings, first.loadings).items()))
 
 
 def dominance_table(wh: Warehouse, case, costs: pd.Series, utilities) -> str:

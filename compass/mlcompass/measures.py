@@ -335,7 +335,7 @@ def _oriented_pattern(
     ordered by explained variance as C1..Ck, and the measures that no longer match get new identities
     (compass.mlcompass.measure_names). Signs follow the case's `anchors` (`anchor_signs`).
     """
-    if previous is not None and previous.shape[1] == k:
+    if previous is not None and previous.shape[1] == k and len(benchmarks.intersection(previous.index)) >= k:
         unrotated = pd.DataFrame(fit_minres(corr, k, None).loadings_, index=benchmarks)
         rotated = target_rotation(unrotated, previous).to_numpy()
         wide = pd.DataFrame(sparsify(rotated, threshold, per_variable), index=benchmarks, columns=previous.columns)
