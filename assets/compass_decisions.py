@@ -114,6 +114,8 @@ def rank_uncertainty(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     where = {"case_id": case.case_id, "scenario": keys["scenario"]}
     board = wh.read("compass.leaderboards", where)
     scenario = dec.numeric_lambda(scenario_for(keys["scenario"], case), case)
+    if len(board):  # the decisions resolved its measure names (a refused scenario publishes no board)
+        scenario = readers.named_measures(wh, case, scenario)
     costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
     table = dec.rank_uncertainty_frame(readers.rank_replicates(wh, case.case_id), costs, scenario, board)
     top = table.sort_values("p_rank1", ascending=False).head(3)
