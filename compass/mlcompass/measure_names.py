@@ -152,8 +152,8 @@ def identify_measures(
                    f"{top_loadings(loadings[factor])}; it is now {new_id} '{name}'")
         rows.append(_row(new_id, name, loadings[factor], "renewed", congruence=phi, previous_factor=factor,
                          changed=changed))
-        retired.append({**old.to_dict(), "factor": factor, "status": "retired", "replaced_by": new_id,
-                        "changed": changed})
+        retired.append({**old.to_dict(), "factor": factor, "status": "retired", "congruence": phi,
+                        "replaced_by": new_id, "changed": changed})
     for factor in active.index.difference(list(rename)):
         changed = f"{factor} '{active.at[factor, 'name']}' has no counterpart in the refit (fewer factors)"
         retired.append({**active.loc[factor].to_dict(), "factor": factor, "status": "retired", "changed": changed})

@@ -101,6 +101,7 @@ def test_a_changed_measure_gets_a_new_identity_and_old_references_are_refused():
     assert rename == {"C1": "C1", "C2": "C3"}
     rows = registry.set_index("factor")
     assert rows.loc["C2", "status"] == "retired" and rows.loc["C2", "replaced_by"] == "C3"
+    assert rows.loc["C2", "congruence"] == rows.loc["C3", "congruence"] == 0.41  # the phi that retired it
     assert rows.loc["C3", "status"] == "renewed" and rows.loc["C3", "name"] == "livebench_coding"
     assert "phi 0.41" in rows.loc["C3", "changed"] and "livebench_data_analysis +0.90" in rows.loc["C3", "changed"]
     # references by name and by id resolve; the retired measure, by either, is refused with what changed
