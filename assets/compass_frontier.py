@@ -24,7 +24,7 @@ from resources.configs import cases
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-frontier-2"
+CODE_VERSION = "compass-frontier-2"  # 2: rotation toward the previous loadings, anchor signs, compass.measure_names
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool())
 CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 
