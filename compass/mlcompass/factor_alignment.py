@@ -145,9 +145,7 @@ def align_loadings(new: pd.DataFrame, previous: pd.DataFrame) -> FactorAlignment
     shared = new.index.intersection(previous.index)
     if shared.empty:
         raise ValueError("cannot align factors: no benchmark shared with the previous loadings")
-    bad = [c for c in previous.columns if not (isinstance(c, str) and c[:1] == "C" and c[1:].isdigit())]
-    if bad:
-        raise ValueError(f"previous factor names must look like C1, C2, ...; got {bad}")
+    next_id = max(factor_number(c) for c in previous.columns) + 1  # raises on a name that is not C1, C2, ...
     phi = tucker_congruence(
         new.loc[shared].to_numpy(dtype=float), previous.loc[shared].to_numpy(dtype=float)
     )
@@ -159,7 +157,6 @@ def align_loadings(new: pd.DataFrame, previous: pd.DataFrame) -> FactorAlignment
         names[r] = str(previous.columns[c])
         signs[r] = 1.0 if phi[r, c] >= 0 else -1.0
         congruence[r] = abs(phi[r, c])
-    next_id = max(factor_number(c) for c in previous.columns) + 1
     for r in range(new.shape[1]):
         if names[r] is None:
             names[r] = f"C{next_id}"
