@@ -7,15 +7,17 @@ keeps the status of an unpartitioned check per asset: one failed partition block
 
 import dagster as dg
 import numpy as np
+import pandas as pd
 
 from assets.partitions import case_partitions, decision_partitions
+from compass.mlcompass.measure_names import ACTIVE, registry_problems
 from resources.warehouse import WarehouseResource
 
 TOL = 1e-9
 
 
-def _result(problems: dict[str, int]) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(passed=not any(problems.values()), metadata=problems)
+def _result(problems: dict[str, int], details: dict[str, float] | None = None) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(passed=not any(problems.values()), metadata={**problems, **(details or {})})
 
 
 def _case_where(context: dg.AssetCheckExecutionContext) -> dict[str, str]:
@@ -28,6 +30,19 @@ def measures_in_unit_interval(context: dg.AssetCheckExecutionContext, warehouse:
     """Internal measures are min-max scaled (§4.3): every value in [0, 1], none missing."""
     m = warehouse.get().read("compass.measures", _case_where(context))
     return _result({"outside_0_1": int((~m["value"].between(-TOL, 1 + TOL)).sum()), "missing": int(m["value"].isna().sum())})
+
+
+@dg.asset_check(asset=dg.AssetKey(["compass", "measures"]), blocking=True, name="measures_keep_their_meaning",
+                partitions_def=case_partitions)
+def measures_keep_their_meaning(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    """A measure that kept its name and id across the refresh matches its previous loadings: Tucker's phi >=
+    MIN_CONGRUENCE (0.95, "equal factors"); one that stopped matching carries a new identity and says what changed
+    (compass.mlcompass.measure_names). Every published measure has exactly one current, unique name."""
+    wh, where = warehouse.get(), _case_where(context)
+    names = wh.read("compass.measure_names", where)
+    phi = {f"phi {r.factor}": round(float(r.congruence), 4) for r in names.itertuples()
+           if r.status in ACTIVE and pd.notna(r.congruence)}
+    return _result(registry_problems(names, set(wh.read("compass.measures", where)["factor"])), phi)
 
 
 @dg.asset_check(asset=dg.AssetKey(["compass", "utilities"]), blocking=True, name="weights_sum_to_one",
@@ -51,4 +66,4 @@ def ranked_by_score(context: dg.AssetCheckExecutionContext, warehouse: Warehouse
     return _result({"misordered_leaderboards": int(bad)})
 
 
-compass_checks = [measures_in_unit_interval, weights_sum_to_one, ranked_by_score]
+compass_checks = [measures_in_unit_interval, measures_keep_their_meaning, weights_sum_to_one, ranked_by_score]

@@ -20,7 +20,7 @@ from resources.configs import cases, scenario_for
 from resources.publish import publish_assets, publish_many, save_figure
 from resources.warehouse import WarehouseResource, frame_version
 
-CODE_VERSION = "compass-decisions-4"  # 2: cost tie rule, outcome range, near-tie group; 3: imputed_no_better_share; 4: compass.decisions, versions
+CODE_VERSION = "compass-decisions-4"  # 2: cost tie rule, outcome range, near-tie group; 3: imputed_no_better_share, dominance repair, measure names; 4: compass.decisions, versions
 DECISION_KEYS = {name: dg.AssetKey(["compass", name])
                  for name in ("targets", "recommendations", "leaderboards", "policy_values", "lambda_path")}
 _DESCRIPTIONS = {
@@ -123,6 +123,8 @@ def rank_uncertainty(context: dg.AssetExecutionContext, warehouse: WarehouseReso
         wh.delete_rows(["compass.rank_uncertainty", "compass.decisions"], where)
         return dg.MaterializeResult(metadata={"skipped": "no leaderboard rows"}, data_version=dg.DataVersion("empty"))
     scenario = dec.numeric_lambda(scenario_for(keys["scenario"], case), case)
+    if len(board):  # the decisions resolved its measure names (a refused scenario publishes no board)
+        scenario = readers.named_measures(wh, case, scenario)
     costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
     replicates = readers.rank_replicates(wh, case.case_id)
     table = dec.rank_uncertainty_frame(replicates, costs, scenario, board)

@@ -15,7 +15,8 @@ from compass.mlcompass.case_inputs import build_x_raw, case_catalog_rows
 from compass.mlcompass.case_study import PER_INTERACTION
 from compass.mlcompass.ces_fit import ces_parameter_rows, fit_ces
 from compass.mlcompass.cost_fit import cost_parameter_rows, fit_cost_side
-from compass.mlcompass.measures import extract_measures, parallel_analysis_warning
+from compass.mlcompass.measure_names import identify_measures
+from compass.mlcompass.measures import extract_measures, parallel_analysis_warning, wide_loadings
 from compass.mlcompass.pareto import pareto_tiers
 from compass.mlcompass.plots import loadings_heatmap, tiered_frontier_plot
 from resources import readers, settings
@@ -23,33 +24,44 @@ from resources.configs import cases
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-frontier-2"  # 2: cost_side falls back to a stated d where it is not identified (column fallback)
+CODE_VERSION = "compass-frontier-2"  # 2: rotation toward the previous loadings, anchor signs, compass.measure_names; cost_side falls back to a stated d where it is not identified (column fallback)
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool())
 CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 
 
 @dg.asset(key=["compass", "measures"], deps=[["raw", "benchmark_scores"]], code_version=CODE_VERSION, **_common)
 def measures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """Internal measures (§4.3, §8.3): promax factor model of x_raw, sparsified, min-max scaled, aligned to the last run."""
+    """Internal measures (§4.3, §8.3): factor model of x_raw rotated toward the last run's loadings (promax on a first
+    fit), signed by the case's anchors, sparsified, min-max scaled; each measure named, with its identity kept while
+    it matches its previous loadings (compass.measure_names)."""
     wh, case = warehouse.get(), cases()[context.partition_key]
     x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
     if x_raw.shape[0] < 5 or x_raw.shape[1] < 2:
         raise ValueError(f"case {case.case_id}: x_raw is {x_raw.shape}; need >= 5 models and >= 2 benchmarks")
-    previous = wh.read("compass.loadings", {"case_id": case.case_id})
+    where = {"case_id": case.case_id}
+    previous = wh.read("compass.loadings", where)
+    previous = None if previous.empty else previous[["benchmark", "factor", "loading"]]
     result = extract_measures(
         x_raw, n_factors=case.n_factors, loading_threshold=case.loading_threshold,
-        max_factors_per_variable=case.max_factors_per_variable,
-        previous_loadings=None if previous.empty else previous.drop(columns=["case_id"]),
+        max_factors_per_variable=case.max_factors_per_variable, previous_loadings=previous, anchors=case.anchors,
     )
-    long = result.measures.rename_axis("model_id").reset_index().melt("model_id", var_name="factor", value_name="value")
+    rename, names = identify_measures(result.loading_matrix(), result.congruence, wh.read("compass.measure_names", where),
+                                      None if previous is None else wide_loadings(previous))
+    loadings = result.loadings.assign(factor=result.loadings["factor"].map(rename))
+    long = (result.measures.rename(columns=rename).rename_axis("model_id").reset_index()
+            .melt("model_id", var_name="factor", value_name="value"))
     warning = parallel_analysis_warning(result.parallel_analysis, case.n_factors)
     if warning:
         context.log.warning(f"case {case.case_id}: {warning}")
-    figure = save_figure(loadings_heatmap(result.loadings, case.case_id), case.case_id, "loadings")
+    for line in names.loc[names["status"] == "renewed", "changed"]:
+        context.log.warning(f"case {case.case_id}: {line}")
+    figure = save_figure(loadings_heatmap(loadings, case.case_id), case.case_id, "loadings")
+    shown = names.loc[names["status"] != "retired", ["factor", "name", "status", "congruence", "description"]]
     return publish_many(
-        context, wh, {"compass.loadings": result.loadings, "compass.measures": long}, {"case_id": case.case_id},
+        context, wh, {"compass.loadings": loadings, "compass.measures": long, "compass.measure_names": names}, where,
         metadata={
             "n_models": x_raw.shape[0], "n_benchmarks": x_raw.shape[1], "n_factors": result.n_factors,
+            "measure_names": dg.MetadataValue.md(shown.to_markdown(index=False, floatfmt=".3f")),
             "imputed_fraction": round(result.imputed_fraction, 4), "parallel_analysis": warning or "supports I",
             "explained_variance": dg.MetadataValue.md(result.explained_variance.to_markdown(index=False)),
             "loadings_heatmap": figure,

@@ -195,7 +195,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 LEADERBOARD_COLUMNS = {"rank": "rank", "rank_90": "rank_90", "p_rank1": "p_rank1", "model_id": "model_id",
                        "usd_mtok": "usd_per_mtok", "usd_query": "usd_per_query", "cost": "normalized_cost",
-                       "raw_cost": "raw_cost", "score": "score", "utility": "utility", "binding": "binding",
+                       "raw_cost": "raw_cost", "score": "score", "utility": "utility", "binding": "binding", "dominates": "dominates",
                        "tier": "tier", "imputed_share": "imputed_share", "has_outcomes": "has_outcomes",
                        "extrapolated": "extrapolated", "outcome_range": "outcome_range", "near_leader": "near_leader"}
 

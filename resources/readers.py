@@ -8,6 +8,7 @@ asset to materialize when a row it needs is missing.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import dagster as dg
@@ -24,14 +25,16 @@ from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy
 from compass.mlcompass.ces_fit import CESFit, ces_from_parameters
 from compass.mlcompass.cost_fit import DEFAULT_D
 from compass.mlcompass.changes import Snapshot, previous_version, published_versions, snapshot, version_live_at
-from compass.mlcompass.decisions import DecisionInputs, with_filters, with_person_weights
+from compass.mlcompass.decisions import DecisionInputs, NotApplicable, with_filters, with_person_weights
 from compass.mlcompass.frontier import CESFrontier
+from compass.mlcompass.measure_names import MeasureRefused, resolve_references
 from compass.mlcompass.rank_uncertainty import Replicates
 from compass.mlcompass.scenarios import Scenario
 from compass.mlcompass.sensitivity import CAPABILITY_AXES, CAPABILITY_COLUMNS, CELL_TIER_COLUMNS, CapabilityCells
 from compass.mlcompass.utility_models import utilities_from_rows
 from compass.oracle.prepare import Prepared, prepare
 from compass.router.embed import Embedder
+from resources.configs import scenario_files
 from resources.warehouse import STAMP_COLUMNS, Warehouse
 
 
@@ -177,6 +180,7 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
                          "imputed_no_better_share": missing[no_better].sum(axis=1) / missing.shape[1]}).reindex(m.index)
     dollars = cost_table.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction") if c in cost_table])
     info = info.join(dollars.dropna(axis=1, how="all"))
+    scenario = named_measures(wh, case, scenario)
     inputs = with_person_weights(DecisionInputs(case, scenario, m, costs.reindex(m.index), frontier, utils, raw_scores,
                                                 outcomes, model_info=info,
                                                 tier_costs=cost_table["tier_cost"].reindex(m.index)))
@@ -198,6 +202,20 @@ def imputation_no_better(wh: Warehouse, case_id: str) -> list[str]:
         return []
     table = wh.read("compass.imputation_validation", {"case_id": case_id})
     return table.loc[table["no_better_than_mean"].fillna(False).astype(bool), "benchmark"].tolist()
+
+
+def named_measures(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Scenario:
+    """The scenario with its measure references (floors, person weights) as the case's factor ids, resolved by
+    name or id against compass.measure_names; a reference to a retired measure refuses the scenario for this case
+    (NotApplicable, saying what changed)."""
+    registry = wh.read("compass.measure_names", {"case_id": case.case_id})
+    origin = scenario_files().get(scenario.name, scenario.name)
+    try:
+        floors = resolve_references(scenario.floors, registry, f"{origin}: floors")
+        weights = resolve_references(scenario.utility_weights, registry, f"{origin}: utility.weights")
+    except MeasureRefused as exc:
+        raise NotApplicable(f"scenario {scenario.name} refused for case {case.case_id}: {exc}") from None
+    return dataclasses.replace(scenario, floors=floors, utility_weights=weights)
 
 
 def rank_replicates(wh: Warehouse, case_id: str) -> Replicates:

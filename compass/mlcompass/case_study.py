@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from compass.ingest.errors import IngestError
+from compass.mlcompass.factor_alignment import parse_anchors
 
 
 #: How a case chooses its benchmarks among the candidates (`benchmark_choice`).
@@ -152,6 +153,8 @@ class CaseStudy:
     n_factors: int | None = None
     loading_threshold: float = 0.30
     max_factors_per_variable: int = 2
+    # Benchmark -> +1/-1: the sign each anchor loads with on the measures it defines (factor_alignment.anchor_signs).
+    anchors: dict[str, int] = field(default_factory=dict)
     eps: float = 0.05
     n_tiers: int = 3
     lambdas: dict[str, float] = field(default_factory=lambda: {"zero": 0.0, "low": 0.05, "high": 0.5})
@@ -176,6 +179,7 @@ class CaseStudy:
                 benchmarks=BenchmarkSpec(**tuples(doc.get("benchmarks"))),
                 cost=CostSpec(**(doc.get("cost") or {})),
                 utility=UtilitySpec(**tuples(doc.get("utility"))),
+                anchors=parse_anchors(doc.get("anchors")),
                 **{k: doc[k] for k in ("n_factors", "loading_threshold", "max_factors_per_variable", "eps", "n_tiers", "lambdas")
                    if k in doc},
             )

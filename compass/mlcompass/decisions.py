@@ -433,7 +433,9 @@ def model_diagnostics(inputs: DecisionInputs) -> pd.DataFrame:
 def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
     """The deployment-aware leaderboard Score_s(m) over feasible models, under the scenario's floors, with
     each model's diagnostics (`model_diagnostics`) and the utility used."""
-    board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores)
+    observed = inputs.raw_scores[[c for c in inputs.raw_scores.columns if inputs.case.benchmarks.selects(c)]]
+    board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores,
+                        observed=observed)  # no model below one it dominates (compass.mlcompass.dominance)
     dollars = inputs.model_info.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction") if c in inputs.model_info])
     board = board.join(model_diagnostics(inputs), on="model_id").join(dollars, on="model_id")
     return board.assign(utility_source=utility_source(inputs), filter_note=inputs.filter_note)

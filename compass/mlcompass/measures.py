@@ -13,7 +13,10 @@ Pipeline, following the paper:
      factors per benchmark (EC §8.3);
   5. factor scores (Bartlett scores from the sparsified pattern; see `bartlett_scores`) min-max
      scaled to [0, 1] per factor across models (§4.3, footnote 5);
-  6. keep factor identity C1..Ck stable across refreshes (compass.factor_alignment).
+  6. keep factor identity C1..Ck stable across refreshes: rotate a refit toward the previous
+     loadings (oblique Procrustes) and fix signs by the case's anchor benchmarks
+     (compass.mlcompass.factor_alignment); what a measure means is named and checked in
+     compass.mlcompass.measure_names.
 
 The paper reports neither the sparsification threshold nor the per-variable cap; the
 defaults below (0.30, the conventional salience cut-off, and 2) are ours.
@@ -28,6 +31,7 @@ missing, measure extraction takes ~1 s on one core instead of ~18 s.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +40,9 @@ from factor_analyzer import FactorAnalyzer
 from factor_analyzer.utils import corr as fa_corr
 from scipy.stats import wishart
 
-from compass.mlcompass.factor_alignment import align_loadings, factor_names
+from compass.mlcompass.factor_alignment import (
+    MIN_CONGRUENCE, align_loadings, anchor_signs, congruence_with, factor_names, factor_number, target_rotation,
+)
 from compass.mlcompass.imputation import EXACT_MAX_MODELS, ImputationResult, impute_low_rank, validate_matrix
 
 #: Cumulative common variance a classical (unrotated) fit must reach. EC Table 8: the
@@ -53,8 +59,8 @@ class MeasureResult:
     measures: DataFrame indexed by model_id, columns C1..Ck, values in [0, 1].
     explained_variance: DataFrame [factor, proportion, cumulative] from sparsified loadings.
     parallel_analysis: DataFrame [component, eigenvalue, random_eigenvalue, above_random].
-    congruence: |Tucker phi| of each factor with its namesake in `previous_loadings`
-      (Series indexed by factor, NaN for a new factor), None when no previous run was given.
+    congruence: signed Tucker phi of each factor with its namesake in `previous_loadings` over the
+      shared benchmarks (Series indexed by factor, NaN for a new factor), None when no previous run was given.
     """
 
     loadings: pd.DataFrame
@@ -243,6 +249,7 @@ def extract_measures(
     loading_threshold: float = 0.30,
     max_factors_per_variable: int = 2,
     previous_loadings: pd.DataFrame | None = None,
+    anchors: Mapping[str, int] | None = None,
     variance_target: float = DEFAULT_VARIANCE_TARGET,
     pa_iterations: int = 100,
     seed: int = 0,
@@ -253,8 +260,9 @@ def extract_measures(
 
     `x_raw`: rows model_id, columns benchmarks, NaN = missing. `n_factors=None` chooses I
     by parallel analysis + `variance_target`. `previous_loadings` (the `loadings` frame of a
-    previous run) keeps factor names and signs stable; otherwise factors are ordered by
-    explained variance and oriented so their loadings sum to a positive number.
+    previous run): the refit is rotated toward it and keeps its factor ids (`_oriented_pattern`); otherwise
+    factors are ordered by explained variance. `anchors` (benchmark -> +1/-1) fix each factor's sign
+    (`anchor_signs`); without them a factor's loadings sum to a positive number.
     `fast=None` takes the fast path (module docstring) above `EXACT_MAX_MODELS` models;
     True / False force it / the exact path (same method; see the tests for how close). `standardized`: the
     `standardized_input(x_raw, seed, fast)` of this same x_raw when already computed (several extractions of one
@@ -277,31 +285,19 @@ def extract_measures(
     elif not 1 <= n_factors < x_raw.shape[1]:
         raise ValueError(f"n_factors must be in 1..{x_raw.shape[1] - 1} for {x_raw.shape[1]} benchmarks, got {n_factors}")
 
-    fa = rotated_fit(corr, n_factors)
-    pattern = sparsify(fa.loadings_, loading_threshold, max_factors_per_variable)
-    empty = [i + 1 for i in range(n_factors) if not pattern[:, i].any()]
+    prev = None if previous_loadings is None else wide_loadings(previous_loadings)
+    load_wide, uniquenesses = _oriented_pattern(corr, x_raw.columns, n_factors, loading_threshold,
+                                                max_factors_per_variable, prev, anchors)
+    pattern = load_wide.to_numpy()
+    empty = [name for name in load_wide.columns if not load_wide[name].any()]
     if empty:
         raise ValueError(
             f"factors {empty} keep no loading >= {loading_threshold} after sparsification; "
             "lower the threshold or use fewer factors"
         )
-    scores = bartlett_scores(z, pattern, fa.get_uniquenesses())
-    raw_cols = [f"f{i}" for i in range(n_factors)]
-    load_wide = pd.DataFrame(pattern, index=x_raw.columns, columns=raw_cols)
-    score_wide = pd.DataFrame(scores, index=x_raw.index, columns=raw_cols)
-    congruence = None
-    if previous_loadings is not None:
-        prev = _previous_wide(previous_loadings)
-        alignment = align_loadings(load_wide, prev)
-        load_wide, score_wide = alignment.apply(load_wide), alignment.apply(score_wide)
-        congruence = pd.Series(alignment.congruence, index=alignment.names, name="congruence")
-        congruence = congruence.reindex(load_wide.columns)
-    else:
-        signs = np.where(pattern.sum(axis=0) < 0, -1.0, 1.0)
-        order = np.argsort(-(pattern ** 2).sum(axis=0), kind="stable")
-        load_wide = (load_wide * signs).iloc[:, order]
-        score_wide = (score_wide * signs).iloc[:, order]
-        load_wide.columns = score_wide.columns = factor_names(n_factors)
+    scores = bartlett_scores(z, pattern, uniquenesses)
+    score_wide = pd.DataFrame(scores, index=x_raw.index, columns=load_wide.columns)
+    congruence = None if prev is None else congruence_with(load_wide, prev)
 
     measures = _minmax(score_wide)
     measures.index.name = "model_id"
@@ -323,8 +319,44 @@ def extract_measures(
     )
 
 
-def _previous_wide(previous: pd.DataFrame) -> pd.DataFrame:
+def _oriented_pattern(
+    corr: np.ndarray, benchmarks: pd.Index, k: int, threshold: float, per_variable: int,
+    previous: pd.DataFrame | None, anchors: Mapping[str, int] | None,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Steps 3-4 and 6: the rotated, sparsified, named and oriented pattern (index benchmark, columns factor),
+    and the uniquenesses of the rotated fit (factor_analyzer's 1 - row sum of squared pattern loadings, for
+    both rotations).
+
+    With a previous solution of the same size the unrotated minres loadings are rotated toward it
+    (`target_rotation`, oblique Procrustes) and keep its factor ids, as long as every factor still matches its
+    namesake (Tucker phi >= MIN_CONGRUENCE). Otherwise the data changed the structure, and no rotation of the new
+    fit reproduces the old measures (forcing one gives near-collinear factors with loadings far above 1): the
+    refit is promax (EC §8.3), its factors matched to the previous ones (`align_loadings`) or, on a first fit,
+    ordered by explained variance as C1..Ck, and the measures that no longer match get new identities
+    (compass.mlcompass.measure_names). Signs follow the case's `anchors` (`anchor_signs`).
+    """
+    if previous is not None and previous.shape[1] == k and len(benchmarks.intersection(previous.index)) >= k:
+        unrotated = pd.DataFrame(fit_minres(corr, k, None).loadings_, index=benchmarks)
+        rotated = target_rotation(unrotated, previous).to_numpy()
+        wide = pd.DataFrame(sparsify(rotated, threshold, per_variable), index=benchmarks, columns=previous.columns)
+        wide = wide * anchor_signs(wide, anchors)
+        if (congruence_with(wide, previous) >= MIN_CONGRUENCE).all():
+            return wide, 1.0 - (rotated ** 2).sum(axis=1)
+    rotated = rotated_fit(corr, k).loadings_
+    wide = pd.DataFrame(sparsify(rotated, threshold, per_variable), index=benchmarks, columns=[f"f{i}" for i in range(k)])
+    if previous is not None:
+        wide = align_loadings(wide, previous).apply(wide)
+    else:
+        wide = wide.iloc[:, np.argsort(-(wide.to_numpy() ** 2).sum(axis=0), kind="stable")]
+        wide.columns = factor_names(k)
+    return wide * anchor_signs(wide, anchors), 1.0 - (rotated ** 2).sum(axis=1)
+
+
+def wide_loadings(previous: pd.DataFrame) -> pd.DataFrame:
+    """Long loadings [benchmark, factor, loading] (a `MeasureResult.loadings` or compass.loadings) as a wide
+    benchmark x factor matrix, zeros where sparsified away, factors in id order."""
     missing = {"benchmark", "factor", "loading"} - set(previous.columns)
     if missing:
         raise ValueError(f"previous_loadings must be long [benchmark, factor, loading]; missing {sorted(missing)}")
-    return previous.pivot(index="benchmark", columns="factor", values="loading").fillna(0.0)
+    wide = previous.pivot(index="benchmark", columns="factor", values="loading").fillna(0.0)
+    return wide[sorted(wide.columns, key=factor_number)]

@@ -152,7 +152,7 @@ def _refit_measures(
     resample = completed.iloc[rows].set_axis(pd.RangeIndex(len(rows)), axis=0)
     fit = extract_measures(resample, n_factors=n_factors, loading_threshold=case.loading_threshold,
                            max_factors_per_variable=case.max_factors_per_variable, previous_loadings=reference,
-                           pa_iterations=1, seed=seed)
+                           anchors=case.anchors, pa_iterations=1, seed=seed)
     design = np.column_stack([np.ones(len(rows)), z[rows]])
     coef, _, rank, _ = np.linalg.lstsq(design, fit.measures.to_numpy(dtype=float), rcond=None)
     if rank < design.shape[1]:

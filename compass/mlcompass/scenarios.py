@@ -23,6 +23,7 @@ import pandas as pd
 import yaml
 
 from compass.ingest.errors import IngestError
+from compass.mlcompass.dominance import repair
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.recommend import TIE_DECIMALS, AGGREGATIONS, model_scores, screen_models, sort_by_score
 from compass.mlcompass.targets import per_type_targets, solve_target, targets_table
@@ -34,7 +35,7 @@ PAPER_LAMBDAS: dict[str, dict[str, float]] = {
     "healthbench": {"zero": 0.0, "low": 0.5, "high": 5.0},
 }
 
-LEADERBOARD_COLUMNS = ["rank", "model_id", "score", "utility", "cost", "binding"]
+LEADERBOARD_COLUMNS = ["rank", "model_id", "score", "utility", "cost", "binding", "dominates"]
 SCENARIO_KEYS = ("name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation", "utility", "filters",
                  "tolerance")
 # Governance filters on model attributes (raw.models): key -> (type the value must have, description).
@@ -48,8 +49,10 @@ FILTER_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     # lowest measured time to first token over its providers (raw.model_costs.latency_s).
     "max_latency_s": ((int, float), "a number of seconds > 0"),
 }
-# Internal measures are named C1..Ck (compass.mlcompass.factor_alignment.factor_names).
-MEASURE_NAME = re.compile(r"C[1-9][0-9]*")
+# Internal measures are referred to by id (C1, C2, ...: compass.mlcompass.factor_alignment.factor_names) or by
+# name (a lowercase slug such as general or livebench_data_analysis: compass.mlcompass.measure_names), resolved
+# against the case's compass.measure_names when its decisions read the scenario.
+MEASURE_NAME = re.compile(r"C[1-9][0-9]*|[a-z][a-z0-9_]*")
 
 
 def governance_filters(spec: object, origin: str) -> dict[str, object]:
@@ -125,7 +128,7 @@ def filter_models(models: pd.DataFrame, filters: Mapping[str, object]) -> tuple[
 def person_weights(spec: object, origin: str) -> dict[str, float]:
     """Validate a scenario's `utility: {weights: {C1: 0.7, C2: 0.3}}`: a person's weights over the case's measures.
 
-    Each name must be a measure name (C1, C2, ...), each weight finite and >= 0, not all zero. Errors are
+    Each name must be a measure id (C1, C2, ...) or name (a lowercase slug), each weight finite and >= 0, not all zero. Errors are
     IngestErrors naming the file (`origin`), the key and the value.
     """
     if not isinstance(spec, Mapping) or set(spec) != {"weights"}:
@@ -137,7 +140,8 @@ def person_weights(spec: object, origin: str) -> dict[str, float]:
     for name, value in weights.items():
         key = f"utility.weights.{name}"
         if not MEASURE_NAME.fullmatch(str(name)):
-            raise IngestError(origin, None, key, f"unknown measure name {name!r}: measures are named C1, C2, ...")
+            raise IngestError(origin, None, key, f"unknown measure name {name!r}: measures are C1, C2, ... or "
+                              "their lowercase names (compass.measure_names)")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise IngestError(origin, None, key, f"weight must be a finite number >= 0, got {value!r}")
         out[str(name)] = float(value)
@@ -160,8 +164,8 @@ class Scenario:
     """A deployment scenario.
 
     lam: a number, or a rule name ("zero" | "low" | "high") resolved per dataset
-    through PAPER_LAMBDAS (or a custom table). floors: on internal measures,
-    e.g. {"C2": 0.5} or {"all": 0.33}. raw_floors: on raw benchmarks, e.g.
+    through PAPER_LAMBDAS (or a custom table). floors: on internal measures by id or name,
+    e.g. {"C2": 0.5}, {"general": 0.5} or {"all": 0.33}. raw_floors: on raw benchmarks, e.g.
     {"gpqa_diamond": 0.5} (footnote 6 (ii) pre-filter). context_weights: group ->
     w_z (default uniform). aggregation: "mean" (Score_s) or "robust" (min over z).
     utility_weights: a person's weights over the case's measures (C1, C2, ...); when set they replace
@@ -256,12 +260,16 @@ def leaderboard(
     scenario: Scenario,
     raw_scores: pd.DataFrame | None = None,
     dataset: str | None = None,
+    observed: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Deployment-aware leaderboard of the feasible models (§4.6).
 
     weights_by_group: per context a Series of linear weights β_z (Û = β_zᵀx) or a
     fitted utility callable. Returns DataFrame[rank, model_id, score, utility,
-    cost, binding]; ties go to the lower cost. `binding` lists the constraints
+    cost, binding, dominates]; ties go to the lower cost. With `observed` (the case's benchmark scores, index
+    model_id, NaN = not observed) no model ranks below a model it strictly dominates there (compass.mlcompass.dominance:
+    `score` is then the lifted ranking score and `dominates` names the model whose score a row took; None
+    elsewhere). `binding` lists the constraints
     (";"-joined, e.g. "budget", "floor:C2", "raw_floor:gpqa_diamond") that screen
     out models which would otherwise outscore this row, or "none". The frame's
     attrs hold {"scenario", "lam", "feasible", "reason"}; an infeasible scenario
@@ -272,7 +280,9 @@ def leaderboard(
     screen = screen_models(measures, costs_normalized, scenario.budget, scenario.floors, raw_scores, scenario.raw_floors)
     table = scores.merge(screen, on="model_id")
     board = table.loc[table["feasible"], ["model_id", "score", "utility", "cost"]].assign(binding=_binding(table))
-    board = sort_by_score(board[LEADERBOARD_COLUMNS[1:]])
+    board = sort_by_score(board.assign(dominates=None)[LEADERBOARD_COLUMNS[1:]])
+    if observed is not None:
+        board = repair(board, observed)
     board.insert(0, "rank", range(1, len(board) + 1))
     board.attrs.update({
         "scenario": scenario.name,

@@ -126,10 +126,13 @@ def why(board: pd.DataFrame) -> pd.Series:
     the constraints that bind it, and whether its utility is extrapolated."""
     penalty = board["utility"] - board["score"]
     gap = board["score"].iloc[0] - board["score"]
-    text = [f"utility {u:.3f} − λ·cost {p:.3f} = {s:.3f}" + (" (best score)" if g <= 0 else f", {g:.3f} behind #1")
+    lifted = board["dominates"] if "dominates" in board else pd.Series(None, index=board.index)
+    text = [(f"utility {u:.3f} − λ·cost {p:.3f} = {s:.3f}" if d is None or d != d else
+             f"ranked at {s:.3f}, the score of {d}, which it matches or beats on every benchmark at no higher cost")
+            + (" (best score)" if g <= 0 else f", {g:.3f} behind #1")
             + ("" if b in ("none", None) or b != b else f"; bound by {b}") + ("; utility extrapolated" if e else "")
-            for u, p, s, g, b, e in zip(board["utility"], penalty, board["score"], gap, board["binding"],
-                                        board["extrapolated"].fillna(False))]
+            for u, p, s, g, b, e, d in zip(board["utility"], penalty, board["score"], gap, board["binding"],
+                                           board["extrapolated"].fillna(False), lifted)]
     return pd.Series(text, index=board.index)
 
 

@@ -329,3 +329,11 @@ def test_the_full_grid_reaches_the_cost_side_through_the_stored_capability_side(
         published, in_one_piece = _published_and_refit_grid(wh, sens.FULL_GRID)
     assert set(stored["grid"]) == {"full"} and set(published["aggregation"]) == set(sens.FULL_GRID.aggregation)
     pd.testing.assert_frame_equal(published, in_one_piece, check_dtype=False, rtol=0, atol=0)
+
+
+def test_measures_are_named_on_the_first_fit(compass_state):
+    """compass.measure_names: one current, unique name per published measure, "new" on a first fit."""
+    _, wh, _, _ = compass_state
+    names = wh.read("compass.measure_names", {"case_id": "small_open"})
+    assert set(names["factor"]) == {"C1", "C2"} and names["status"].eq("new").all() and names["name"].is_unique
+    assert names["description"].str.contains("top: ").all()

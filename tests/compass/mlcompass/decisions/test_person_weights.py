@@ -50,7 +50,7 @@ def test_weights_on_a_measure_the_case_lacks_skip_the_case():
 
 
 @pytest.mark.parametrize("utility, key, message", [
-    ({"weights": {"speed": 1.0}}, "utility.weights.speed", "unknown measure name 'speed'"),
+    ({"weights": {"C0": 1.0}}, "utility.weights.C0", "unknown measure name 'C0'"),
     ({"weights": {"C1": -0.5}}, "utility.weights.C1", "finite number >= 0, got -0.5"),
     ({"weights": {"C1": float("inf")}}, "utility.weights.C1", "finite number >= 0, got inf"),
     ({"weights": {"C1": "high"}}, "utility.weights.C1", "finite number >= 0, got 'high'"),
