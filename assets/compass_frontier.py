@@ -29,13 +29,13 @@ _common = dict(partitions_def=case_partitions, group_name="compass", pool=settin
 CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 
 
-@dg.asset(key=["compass", "measures"], deps=[["raw", "benchmark_scores"]], code_version=CODE_VERSION, **_common)
+@dg.asset(key=["compass", "measures"], deps=[["raw", "benchmark_scores"], ["raw", "models"]], code_version=CODE_VERSION, **_common)
 def measures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Internal measures (§4.3, §8.3): factor model of x_raw rotated toward the last run's loadings (promax on a first
     fit), signed by the case's anchors, sparsified, min-max scaled; each measure named, with its identity kept while
     it matches its previous loadings (compass.measure_names)."""
     wh, case = warehouse.get(), cases()[context.partition_key]
-    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    x_raw = build_x_raw(readers.case_scores(wh), case.benchmarks)
     if x_raw.shape[0] < 5 or x_raw.shape[1] < 2:
         raise ValueError(f"case {case.case_id}: x_raw is {x_raw.shape}; need >= 5 models and >= 2 benchmarks")
     where = {"case_id": case.case_id}
@@ -95,7 +95,7 @@ def case_catalog(context: dg.AssetExecutionContext, warehouse: WarehouseResource
     """The catalog as this case reads it (§4.2): prices, latency and attributes of the models of its x_raw. The
     case's cost side, studies and decisions read costs and attributes only here (compass.case_catalog)."""
     wh, case = warehouse.get(), cases()[context.partition_key]
-    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    x_raw = build_x_raw(readers.case_scores(wh), case.benchmarks)
     table = case_catalog_rows(wh.read("raw.model_costs"), readers.model_attributes(wh), case.cost, x_raw.index)
     return publish_many(context, wh, {"compass.case_catalog": table}, {"case_id": case.case_id}, history=False,
                         metadata={"n_models": len(table), "n_priced": int(table["raw_cost"].notna().sum())})

@@ -11,14 +11,14 @@ import dagster as dg
 from assets.partitions import case_partitions
 from compass.mlcompass.benchmark_choice import benchmark_choice
 from compass.mlcompass.imputation_validation import validation_table
-from resources import settings
+from resources import readers, settings
 from resources.configs import cases
 from resources.publish import publish_many
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-inputs-1"
+CODE_VERSION = "compass-inputs-2"  # 2: current models by release date
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool(),
-               code_version=CODE_VERSION, deps=[["raw", "benchmark_scores"]])
+               code_version=CODE_VERSION, deps=[["raw", "benchmark_scores"], ["raw", "models"]])
 IMPUTATION_VALIDATION = dg.AssetKey(["compass", "imputation_validation"])
 
 
@@ -27,7 +27,7 @@ def case_benchmarks(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     """The case's benchmark choice (`benchmark_choice`: a fixed list, or by coverage of the current models with
     bridges to the rest): every candidate with its counts, whether it is chosen and why."""
     wh, case = warehouse.get(), cases()[context.partition_key]
-    choice = benchmark_choice(wh.read("raw.benchmark_scores"), case.benchmarks)
+    choice = benchmark_choice(readers.case_scores(wh), case.benchmarks)
     chosen = choice.table[choice.table["chosen"]]
     return publish_many(
         context, wh, {"compass.case_benchmarks": choice.table.assign(n_current_models=len(choice.current))},
@@ -44,7 +44,7 @@ def imputation_validation(context: dg.AssetExecutionContext, warehouse: Warehous
     benchmark against the column mean and a one-factor imputation, with the noise calibration the rank
     bootstrap uses (`compass.mlcompass.imputation_validation`)."""
     wh, case = warehouse.get(), cases()[context.partition_key]
-    choice = benchmark_choice(wh.read("raw.benchmark_scores"), case.benchmarks)
+    choice = benchmark_choice(readers.case_scores(wh), case.benchmarks)
     table = validation_table(choice.wide.loc[choice.models, choice.benchmarks], choice.current)
     held = table[table["n_cells"] > 0]
     worse = held.loc[held["no_better_than_mean"], "benchmark"].tolist()

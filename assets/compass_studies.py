@@ -42,7 +42,7 @@ class StudyConfig(dg.Config):
         return name == "full"
 
 
-@dg.asset(key=SENSITIVITY_CAPABILITY, deps=[["raw", "benchmark_scores"]], **_common)
+@dg.asset(key=SENSITIVITY_CAPABILITY, deps=[["raw", "benchmark_scores"], ["raw", "models"]], **_common)
 def frontier_sensitivity_capability(context: dg.AssetExecutionContext, config: StudyConfig,
                                     warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The capability side of the EC §8.4 grid (light, or the paper's with `grid: full`): measures per number of
@@ -50,7 +50,7 @@ def frontier_sensitivity_capability(context: dg.AssetExecutionContext, config: S
     compass.frontier_sensitivity_tiers. No price enters it, so a price change refits only the cost side
     (compass/frontier_sensitivity)."""
     wh, case = warehouse.get(), cases()[context.partition_key]
-    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    x_raw = build_x_raw(readers.case_scores(wh), case.benchmarks)
     grid_name = "full" if config.full() else "light"
     base = sens.GRIDS[grid_name]
     # Only factor counts the benchmarks identify ((p - k)^2 >= p + k); the case's own I is always kept.
@@ -93,12 +93,12 @@ def frontier_sensitivity(context: dg.AssetExecutionContext, warehouse: Warehouse
     )
 
 
-@dg.asset(key=["compass", "variance_explained"], deps=[["raw", "benchmark_scores"]], **_common)
+@dg.asset(key=["compass", "variance_explained"], deps=[["raw", "benchmark_scores"], ["raw", "models"]], **_common)
 def variance_explained(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """EC Table 8: cumulative variance explained by 1-3 factors, classical / rotated / sparsified / rotated +
     sparsified (the paper's sum of squared loadings), with the rotation-invariant communality next to it."""
     wh, case = warehouse.get(), cases()[context.partition_key]
-    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    x_raw = build_x_raw(readers.case_scores(wh), case.benchmarks)
     table = variance_explained_table(x_raw, n_factors=tuple(range(1, min(3, identified_factors(x_raw.shape[1])) + 1)),
                                      loading_threshold=case.loading_threshold,
                                      max_factors_per_variable=case.max_factors_per_variable)
@@ -153,7 +153,7 @@ class RankBootstrapConfig(dg.Config):
 
 
 @dg.asset(key=["compass", "rank_bootstrap"],
-          deps=[["compass", "measures"], ["compass", "utilities"], ["raw", "benchmark_scores"], ["raw", "query_records"],
+          deps=[["compass", "measures"], ["compass", "utilities"], ["raw", "benchmark_scores"], ["raw", "models"], ["raw", "query_records"],
                 ["raw", "interactions"], IMPUTATION_VALIDATION],
           **_common)
 def rank_bootstrap(context: dg.AssetExecutionContext, config: RankBootstrapConfig,
@@ -163,7 +163,7 @@ def rank_bootstrap(context: dg.AssetExecutionContext, config: RankBootstrapConfi
     utilities on resampled prompts. compass/rank_uncertainty turns them into rank intervals per scenario."""
     wh, case = warehouse.get(), cases()[context.partition_key]
     spec = case.utility
-    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    x_raw = build_x_raw(readers.case_scores(wh), case.benchmarks)
     rows = None if spec.source == "weights" else outcome_rows(
         readers.outcome_records(wh, spec.datasets), wh.read("raw.interactions"), spec)
     reference = wh.read("compass.loadings", {"case_id": case.case_id}).drop(columns=["case_id"])

@@ -315,12 +315,13 @@ def refresh(
 def _check_case_rules() -> None:
     """A case whose benchmark rule leaves no benchmark on the current raw.benchmark_scores is rejected input
     (IngestError naming its file and key) before any case asset runs."""
+    from resources import readers
     from resources.configs import check_benchmark_rules
     from resources.warehouse import Warehouse
 
     wh = Warehouse()
     if wh.table_exists("raw.benchmark_scores"):
-        check_benchmark_rules(wh.read("raw.benchmark_scores"))
+        check_benchmark_rules(readers.case_scores(wh))
 
 
 def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: list[dg.AssetKey], multiprocess: bool,

@@ -169,7 +169,7 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
     ces = ces_from_parameters(params, list(m.columns))
     frontier = CESFrontier(ces.a, ces.b, float(params["c0"]), float(params["d"]), ces.tier_levels)
     utils = utilities_from_rows(wh.read("compass.utility_models", {"case_id": case.case_id}))
-    scores = wh.read("raw.benchmark_scores")
+    scores = case_scores(wh)
     everything = BenchmarkSpec(min_models_per_benchmark=1, min_benchmarks_per_model=1, models=tuple(m.index))
     raw_scores = build_x_raw(scores, everything).reindex(m.index)
     outcomes = wh.read("compass.observed_outcomes", {"case_id": case.case_id})
@@ -254,6 +254,13 @@ def rank_interval_text(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFra
 
 # Per model, what a governance filter reads (scenarios.FILTER_KEYS), shown next to every leaderboard row where known.
 GOVERNANCE_ATTRIBUTES = ("organization", "open_weights", "context_window", "release_date", "modality", "latency_s")
+
+
+def case_scores(wh: Warehouse) -> pd.DataFrame:
+    """raw.benchmark_scores with each model's release_date (raw.models): what a case's benchmark rule reads
+    (`compass.mlcompass.benchmark_choice` takes the current models by release date)."""
+    return wh.query("select s.*, m.release_date from raw.benchmark_scores s left join "
+                    "(select model_id, release_date from raw.models) m using (model_id)")
 
 
 def model_attributes(wh: Warehouse) -> pd.DataFrame:

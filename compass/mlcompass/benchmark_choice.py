@@ -5,7 +5,10 @@ disjoint blocks: current models scored by the newest source, older ones by the o
 puts the current models on mostly imputed rows. `choose_by: coverage` re-makes the choice from the scores on
 every refresh:
 
-1. current models: those scored within `current_days` of the newest score of any candidate benchmark;
+1. current models: those released within `current_days` of the newest release among the candidates (the scores'
+   `release_date` column, joined from raw.models); a model with no known release date is not current. Without
+   any release date (a user's own scores) the newest score date (`as_of`) stands in. The snapshot date alone
+   cannot say which models are current: an export dated September 2026 re-publishes 2023 models' runs;
 2. core: the candidates observed on at least `min_current_coverage` of the current models;
 3. bridges: the other candidates, most-measured first (they measure the most of the rest of the catalog, the
    models the utility learns from among them), each kept when it shares at least `min_bridging` models with
@@ -45,7 +48,8 @@ class Choice:
 
 def candidate_matrix(scores: pd.DataFrame, spec: BenchmarkSpec) -> tuple[pd.DataFrame, pd.Series, pd.Series]:
     """(wide, source, newest): model x benchmark matrix of the candidate scores (one value per cell: the first
-    source in `source_priority`, then any other), each benchmark's source, each model's newest score date."""
+    source in `source_priority`, then any other), each benchmark's source, and each model's date for step 1 of
+    the module docstring: its release date where the scores carry any, else its newest score date."""
     names = [b for b in scores["benchmark"].unique() if spec.selects(b)]  # one pattern match per benchmark
     rows = scores[scores["benchmark"].isin(names)]
     if spec.sources:
@@ -58,12 +62,19 @@ def candidate_matrix(scores: pd.DataFrame, spec: BenchmarkSpec) -> tuple[pd.Data
     wide = rows.pivot(index="model_id", columns="benchmark", values="score").astype(float)
     wide.columns.name, wide.index.name = None, "model_id"
     source = rows.groupby("benchmark")["source"].agg(lambda s: s.mode().iloc[0])
-    newest = pd.to_datetime(rows["as_of"]).groupby(rows["model_id"]).max() if "as_of" in rows else pd.Series(dtype=object)
-    return wide, source, newest
+    return wide, source, model_dates(rows)
+
+
+def model_dates(rows: pd.DataFrame) -> pd.Series:
+    """Per model: its release date when any row carries one (NaT for the models without), else its newest `as_of`."""
+    for column in ("release_date", "as_of"):
+        if column in rows and rows[column].notna().any():
+            return pd.to_datetime(rows[column]).groupby(rows["model_id"]).max()
+    return pd.Series(dtype="datetime64[ns]")
 
 
 def current_models(newest: pd.Series, days: int) -> pd.Index:
-    """Models whose newest candidate score is at most `days` older than the newest of all."""
+    """Models whose date (`model_dates`) is at most `days` older than the newest of all."""
     if newest.empty or newest.isna().all():
         return pd.Index([], name="model_id")
     return pd.Index(newest.index[newest >= newest.max() - pd.Timedelta(days=days)], name="model_id")

@@ -41,8 +41,9 @@ class BenchmarkSpec:
     models: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     choose_by: str = "fixed"
-    # Current models: scored within this many days of the newest score (30: one monthly release cycle).
-    current_days: int = 30
+    # Current models: released within this many days of the newest release (180: the two quarterly release
+    # cycles a leaderboard compares; a 30-day window holds a handful of models, too few to measure coverage on).
+    current_days: int = 180
     # Core: observed on at least this share of the current models (a majority of them).
     min_current_coverage: float = 0.5
     # A bridge shares at least this many models with the core: the factor map between the two blocks is a
