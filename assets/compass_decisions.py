@@ -19,7 +19,7 @@ from resources.configs import cases, scenario_for
 from resources.publish import publish_assets, publish_many, save_figure
 from resources.warehouse import WarehouseResource, frame_version
 
-CODE_VERSION = "compass-decisions-2"  # 2: cost tie rule, outcome range, near-tie group
+CODE_VERSION = "compass-decisions-3"  # 3: beyond_outcome_range, interval label; 2: cost tie rule, outcome range, near-tie
 DECISION_KEYS = {name: dg.AssetKey(["compass", name])
                  for name in ("targets", "recommendations", "leaderboards", "policy_values", "lambda_path")}
 _DESCRIPTIONS = {

@@ -22,7 +22,7 @@ from resources.configs import cases
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-studies-2"  # 2: rank bootstrap resamples outcome models, model effects; LOMO Spearman
+CODE_VERSION = "compass-studies-3"  # 3: effects widened beyond outcome range; 2: outcome models, model effects; LOMO
 SENSITIVITY_CAPABILITY = dg.AssetKey(["compass", "frontier_sensitivity_capability"])
 _common = dict(partitions_def=case_partitions, group_name="compass_studies", pool=settings.writer_pool(),
                code_version=CODE_VERSION)

@@ -54,8 +54,8 @@ def main() -> None:
     every = pd.Index(top["model_id"].unique())
     rows.append({"scenario": f"any top {TOP} (distinct models)", **outcome_reach(measures, trained, every)})
     leaders = measures.loc[every].agg(["min", "median", "max"]).round(2)
-    print(f"top-{TOP} measures: " + "; ".join(f"{m} {leaders[m]['min']}-{leaders[m]['max']} (median {leaders[m]['median']})"
-                                            for m in leaders.columns))
+    print(f"top-{TOP} measures: " + "; ".join(
+        f"{m} {leaders[m]['min']}-{leaders[m]['max']} (median {leaders[m]['median']})" for m in leaders.columns))
     print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3f"))
     if args.time:
         spec = replace(spec, datasets=tuple(datasets))
