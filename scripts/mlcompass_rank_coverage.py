@@ -26,7 +26,8 @@ from compass.mlcompass.rank_uncertainty import REACH
 VARIANTS = {"issue 11 (prompts, imputation, factor model)": {"resample_models": False, "model_effects": False,
                                                              "reach": 0.0},
             "issue 29 (+ outcome models, model effects)": {"reach": 0.0}}
-WORLD_VARIANTS = {"issue 29": {"reach": 0.0}, f"issue 42 (effects widened beyond the outcome range, x{REACH:g})": {}}
+WORLD_VARIANTS = {"issue 29": {"reach": 0.0},
+                  f"issue 42 (effects widened beyond the outcome range, reach {REACH:g})": {}}
 
 
 def summary(per_seed: pd.DataFrame) -> dict[str, float | bool]:
