@@ -51,14 +51,14 @@ def frontier_href(case_id: str) -> str:
 
 
 def rank_interval(board: pd.DataFrame) -> pd.Series:
-    """'3–7'; '3–7 (conditional: top-5 coverage 0.80)' where the coverage study labels it conditional; where the
+    """'3–7'; '3–7 (conditional: top-5 coverage 0.845)' where the coverage study labels it conditional; where the
     data cannot support an interval (too few outcome models, compass.rank_uncertainty's interval_supported), says
     so instead of printing one."""
     have = board["rank_lo"].notna()
     text = board["rank_lo"].astype("Int64").astype(str) + "–" + board["rank_hi"].astype("Int64").astype(str)
     if "interval_conditional" in board:  # the coverage study's label (compass.mlcompass.rank_coverage.interval_label)
         conditional = have & board["interval_conditional"].fillna(False).astype(bool)
-        measured = board["interval_coverage_top5"].map(lambda c: f"{c:.2f}" if pd.notna(c) else "?")
+        measured = board["interval_coverage_top5"].map(lambda c: f"{c:.3f}" if pd.notna(c) else "?")
         text = text.mask(conditional, text + " (conditional: top-5 coverage " + measured + ")")
     if "interval_supported" in board:
         unsupported = have & ~board["interval_supported"].fillna(True).astype(bool)
