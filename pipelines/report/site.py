@@ -57,7 +57,7 @@ def rank_interval(board: pd.DataFrame) -> pd.Series:
     have = board["rank_lo"].notna()
     text = board["rank_lo"].astype("Int64").astype(str) + "–" + board["rank_hi"].astype("Int64").astype(str)
     if "interval_conditional" in board:  # the coverage study's label (compass.mlcompass.rank_coverage.interval_label)
-        conditional = have & board["interval_conditional"].fillna(False).astype(bool)
+        conditional = have & board["interval_conditional"].eq(True)
         measured = board["interval_coverage_top5"].map(lambda c: f"{c:.3f}" if pd.notna(c) else "?")
         text = text.mask(conditional, text + " (conditional: top-5 coverage " + measured + ")")
     if "interval_supported" in board:

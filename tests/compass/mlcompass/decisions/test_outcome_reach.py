@@ -85,3 +85,12 @@ def test_each_world_keeps_the_top_5_coverage_it_claims(world):
     assert mean >= MEASURED_TOP5[world] - 2 * se, (mean, se)
     if MEASURED_TOP5[world] >= TARGET_TOP5:
         assert mean >= TARGET_TOP5, (mean, se)
+
+
+def test_the_leaderboard_page_prints_a_conditional_interval_with_its_measured_coverage():
+    from pipelines.report.site import rank_interval
+
+    board = pd.DataFrame({"rank_lo": [1, 2, None], "rank_hi": [5, 9, None], "interval_supported": True,
+                          "n_outcome_models": 23, "interval_conditional": [True, False, pd.NA],
+                          "interval_coverage_top5": [0.845, 0.845, np.nan]})
+    assert rank_interval(board).tolist() == ["1–5 (conditional: top-5 coverage 0.845)", "2–9", ""]
