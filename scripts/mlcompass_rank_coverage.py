@@ -10,7 +10,7 @@ both), issue 29's bootstrap and the one that widens the model effects beyond the
 models and over the true top 5, with standard errors over catalogs.
 
 Usage: .venv/bin/python scripts/mlcompass_rank_coverage.py [--seeds 10] [--n-boot 60] [--outcome-models 8 4]
-       .venv/bin/python scripts/mlcompass_rank_coverage.py --worlds [--seeds 40] [--n-boot 60]
+       .venv/bin/python scripts/mlcompass_rank_coverage.py --worlds [--seeds 40] [--first-seed 0] [--n-boot 60]
 """
 
 from __future__ import annotations
@@ -42,22 +42,23 @@ def summary(per_seed: pd.DataFrame) -> dict[str, float | bool]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0, help="catalogs first-seed .. first-seed + seeds - 1")
     parser.add_argument("--n-boot", type=int, default=60)
     parser.add_argument("--sd", type=float, nargs="+", default=[0.0, 0.2, 0.5, 1.0])
     parser.add_argument("--outcome-models", type=int, nargs="+", default=[8])
     parser.add_argument("--worlds", action="store_true", help="the worlds of issue 42 instead of the sd sweep")
     args = parser.parse_args()
-    rows, start = [], time.process_time()
+    rows, start, seeds = [], time.process_time(), range(args.first_seed, args.first_seed + args.seeds)
     if args.worlds:
         for name, world in WORLDS.items():
             for variant, options in WORLD_VARIANTS.items():
-                per_seed = coverage(range(args.seeds), args.n_boot, world.model_sd, ceiling_share=world.ceiling_share,
+                per_seed = coverage(seeds, args.n_boot, world.model_sd, ceiling_share=world.ceiling_share,
                                     outcome_pool=world.outcome_pool, **options)
                 rows.append({"world": name, "bootstrap": variant, **summary(per_seed)})
     for n_out in [] if args.worlds else args.outcome_models:
         for sd in args.sd:
             for name, options in VARIANTS.items():
-                per_seed = coverage(range(args.seeds), args.n_boot, sd, n_outcome_models=n_out, **options)
+                per_seed = coverage(seeds, args.n_boot, sd, n_outcome_models=n_out, **options)
                 rows.append({"outcome models": n_out, "model-effect sd": sd, "bootstrap": name, **summary(per_seed)})
     print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3f"))
     print(f"\n{args.seeds} catalogs of 40 models per row, B = {args.n_boot}; CPU {time.process_time() - start:.0f} s")
