@@ -368,7 +368,8 @@ def bootstrap_replicates(
     reference_loadings: the published loadings [benchmark, factor, loading] the replicate factors are
     aligned to (names, signs and their number); None fits them here as the measures asset does.
     `resample_models` / `model_effects` switch steps (iii, the model part) and (iv) off: the intervals of
-    issue 11, kept to show what they add (scripts/mlcompass_rank_coverage.py).
+    issue 11, kept to show what they add (scripts/mlcompass_rank_coverage.py); `reach` (default REACH) widens the
+    model effects beyond the outcome models' range (step iv), 0 = issue 29's intervals.
     Deterministic given `seed`; replicate b uses its own stream of `SeedSequence(seed).spawn`.
     Memory O(n_boot x models x (factors + contexts)).
     """
