@@ -20,7 +20,7 @@ from resources.configs import cases, scenario_for
 from resources.publish import publish_assets, publish_many, save_figure
 from resources.warehouse import WarehouseResource, frame_version
 
-CODE_VERSION = "compass-decisions-4"  # 2: cost tie rule, outcome range, near-tie group; 3: imputed_no_better_share, dominance repair, measure names; 4: compass.decisions, versions
+CODE_VERSION = "compass-decisions-4"  # 2: cost tie rule, outcome range, near-tie group; 3: imputed_no_better_share, dominance repair, measure names, beyond_outcome_range, interval label; 4: compass.decisions, versions
 DECISION_KEYS = {name: dg.AssetKey(["compass", name])
                  for name in ("targets", "recommendations", "leaderboards", "policy_values", "lambda_path")}
 _DESCRIPTIONS = {

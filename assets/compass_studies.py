@@ -24,7 +24,7 @@ from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
 CODE_VERSION = "compass-studies-3"  # 2: rank bootstrap resamples outcome models, model effects; LOMO Spearman;
-# 3: imputation noise calibrated leave-pattern-out
+# 3: imputation noise calibrated leave-pattern-out, effects widened beyond the outcome range
 SENSITIVITY_CAPABILITY = dg.AssetKey(["compass", "frontier_sensitivity_capability"])
 _common = dict(partitions_def=case_partitions, group_name="compass_studies", pool=settings.writer_pool(),
                code_version=CODE_VERSION)

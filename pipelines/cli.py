@@ -197,7 +197,9 @@ LEADERBOARD_COLUMNS = {"rank": "rank", "rank_90": "rank_90", "p_rank1": "p_rank1
                        "usd_mtok": "usd_per_mtok", "usd_query": "usd_per_query", "cost": "normalized_cost",
                        "raw_cost": "raw_cost", "score": "score", "utility": "utility", "binding": "binding", "dominates": "dominates",
                        "tier": "tier", "imputed_share": "imputed_share", "has_outcomes": "has_outcomes",
-                       "extrapolated": "extrapolated", "outcome_range": "outcome_range", "near_leader": "near_leader"}
+                       "extrapolated": "extrapolated", "outcome_range": "outcome_range",
+                       "beyond_outcome_range": "beyond_outcome_range", "interval_conditional": "interval_conditional",
+                       "near_leader": "near_leader"}
 
 
 def board_text(board) -> str:

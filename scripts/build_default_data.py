@@ -41,7 +41,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_data import assemble, catalog_sources, price_sources, record_sources, route_sources  # noqa: E402
+from build_data import assemble, catalog_sources, outcome_sources, price_sources, record_sources, route_sources  # noqa: E402
 from build_data.common import AS_OF  # noqa: E402
 
 from compass.ingest.canonical import canonical_id  # noqa: E402
@@ -124,9 +124,11 @@ def _build(raw: Path, snapshots: Path, out: Path) -> dict[str, int]:
     interactions = record_sources.read_wildbench_interactions(raw)
 
     # LiveCodeBench abbreviations resolve through their HF / API name.
-    resolve = Resolver(dict(zip(lcb_models["raw_name"], lcb_models["api_name"].map(canonical_id))))
+    outcomes, outcome_ids = outcome_sources.read_outcomes(raw)  # newer per-query outcomes (issue 42)
+    resolve = Resolver({**dict(zip(lcb_models["raw_name"], lcb_models["api_name"].map(canonical_id))), **outcome_ids})
     scores = _with_ids(pd.concat([*rows(parsed, "benchmark_scores"), llmstats_scores, wildbench_scores]), resolve)
-    records = _with_ids(pd.concat([mmlu, lcb, cascades], ignore_index=True), resolve)
+    records = pd.concat([_with_ids(pd.concat([mmlu, lcb, cascades], ignore_index=True), resolve),
+                         outcome_sources.best_variants(_with_ids(outcomes, resolve))], ignore_index=True)
     interactions = _with_ids(interactions, resolve)
     known = set(scores["model_id"]) | set(records["model_id"]) | set(interactions["model_id"])
 

@@ -70,3 +70,25 @@ def structural_weights(spec: UtilitySpec, measure_names: list[str]) -> pd.Series
     if beta.sum() <= 0 or np.any(beta < 0):
         raise ValueError(f"structural utility weights must be >= 0 with a positive sum over {measure_names}")
     return beta / beta.sum()
+
+
+def beyond_outcome_range(measures: pd.DataFrame, trained_on: pd.Index) -> pd.Series:
+    """How far each model's measures lie outside the range of the models the utility was learned from (§4.5):
+    the Euclidean length, in measure units, of its excess over the box [min, max] of those models per measure
+    (sum over measures of max(0, x - max, min - x)^2, square-rooted). 0 inside the box; Û is applied there by
+    interpolation, beyond it by extrapolation over that distance. NaN for every model when no model had
+    outcome data (a given, structural utility)."""
+    train = measures.loc[measures.index.intersection(trained_on)]
+    if train.empty:
+        return pd.Series(np.nan, index=measures.index, name="beyond_outcome_range")
+    excess = (measures - train.max()).clip(lower=0) + (train.min() - measures).clip(lower=0)
+    return np.sqrt((excess ** 2).sum(axis=1)).rename("beyond_outcome_range")
+
+
+def outcome_reach(measures: pd.DataFrame, trained_on: pd.Index, rows: pd.Index) -> dict[str, float]:
+    """How much of the models `rows` (e.g. a leaderboard's top 10) the outcome models reach: their number, the
+    share of `rows` inside their range on every measure, and the median and maximum `beyond_outcome_range`."""
+    distance = beyond_outcome_range(measures, trained_on).reindex(rows)
+    return {"outcome_models": int(measures.index.intersection(trained_on).size),
+            "share_inside": float((distance <= 1e-12).mean()), "median_beyond": float(distance.median()),
+            "max_beyond": float(distance.max())}

@@ -16,10 +16,11 @@ from scipy.spatial import Delaunay, QhullError
 
 from compass.mlcompass.case_inputs import outcome_rows
 from compass.mlcompass.case_study import CaseStudy
-from compass.mlcompass.case_utilities import fit_case_utilities, structural_weights
+from compass.mlcompass.case_utilities import beyond_outcome_range, fit_case_utilities, structural_weights
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.policy_values import policy_selections, policy_values
 from compass.mlcompass.decision_rule import decision_frame, resolve_tolerance
+from compass.mlcompass.rank_coverage import interval_label
 from compass.mlcompass.rank_uncertainty import RANK_COLUMNS, Replicates, rank_intervals, replicate_scores
 from compass.mlcompass.recommend import project_to_target
 from compass.mlcompass.scenarios import (
@@ -420,14 +421,17 @@ def trained_models(inputs: DecisionInputs) -> pd.Index:
 
 def model_diagnostics(inputs: DecisionInputs) -> pd.DataFrame:
     """Per model: tier, imputed_share, imputed_no_better_share (share of its cells imputed on benchmarks whose
-    leave-pattern-out imputation is no better than the column mean), has_outcomes (the utility saw its outcomes), extrapolated (outside the
-    outcome models' hull) and, per measure, inside or outside the outcome models' range (`outcome_range`)."""
+    leave-pattern-out imputation is no better than the column mean), has_outcomes (the utility saw its outcomes),
+    extrapolated (outside the outcome models' hull), how far beyond their range (`beyond_outcome_range`), per measure
+    inside or outside that range (`outcome_range`), and what the coverage study says of its rank interval
+    (`interval_label`)."""
     trained_on = trained_models(inputs)
     out = inputs.model_info.reindex(inputs.measures.index).reindex(columns=["tier", "imputed_share",
                                                                             "imputed_no_better_share"])
+    beyond = beyond_outcome_range(inputs.measures, trained_on)
     return out.assign(has_outcomes=inputs.measures.index.isin(trained_on),
-                      extrapolated=extrapolated(inputs.measures, trained_on)).join(
-        outcome_range(inputs.measures, trained_on))
+                      extrapolated=extrapolated(inputs.measures, trained_on), beyond_outcome_range=beyond).join(
+        outcome_range(inputs.measures, trained_on)).join(interval_label(beyond))
 
 
 def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:

@@ -32,7 +32,9 @@ One replicate b:
       rates' residuals around the point fit, less binomial noise, on the fit's residual degrees of
       freedom), and replicate b draws tau_b^2 = SS / chi^2_df (the variance's sampling uncertainty
       from few models) and e_bm ~ N(0, tau_b^2) for every model. So the interval is one for the rank
-      of the model's actual utility, not of the utility its measures predict.
+      of the model's actual utility, not of the utility its measures predict. Beyond the outcome models'
+      range, tau is estimated from none of the models ranked there: a model's effect sd is widened by
+      1 + REACH x its distance beyond that range over the range's diagonal (`_reach`; issue 42's worlds).
 Structural cases (given weights, no outcome rows) vary through (i) and (ii) only.
 
 With fewer than `MIN_OUTCOME_MODELS` outcome models the model bootstrap and tau^2 have too little to
@@ -52,7 +54,7 @@ from scipy.special import expit, logit
 from sklearn.base import clone
 
 from compass.mlcompass.case_study import CaseStudy, UtilitySpec
-from compass.mlcompass.case_utilities import labelled_rows, structural_weights, utility_groups
+from compass.mlcompass.case_utilities import beyond_outcome_range, labelled_rows, structural_weights, utility_groups
 from compass.mlcompass.imputation import impute_low_rank, predictive_sd
 from compass.mlcompass.measures import extract_measures, standardize
 from compass.mlcompass.recommend import TIE_DECIMALS, aggregate_utility, expand_floors
@@ -68,6 +70,9 @@ TOP = 5
 # Fewer outcome models than this: no interval is claimed (module docstring). Measures k plus intercept use
 # k + 1 of them; tau^2 needs residual degrees of freedom beyond those (coverage study, docs/results/mlcompass.md).
 MIN_OUTCOME_MODELS = 6
+# Model effects beyond the outcome models' range are widened by 1 + REACH x (distance beyond / range diagonal),
+# step (iv): the coverage of the true top 5 in the worlds of issue 42 (docs/results/mlcompass.md).
+REACH = 1.0
 # Share of label rates clipped away from 0 and 1 on the logit scale (half a row's worth, as a continuity correction).
 _HALF = 0.5
 
@@ -314,6 +319,14 @@ def model_effect_variance(cells: _OutcomeCells, utility: np.ndarray, n_params: i
     return max(float(np.sum(r ** 2) - df * np.mean(v)), 0.0), df
 
 
+def _reach(point: pd.DataFrame, cells: _OutcomeCells) -> np.ndarray:
+    """Per model, its distance beyond the outcome models' range (`beyond_outcome_range`) over that range's
+    diagonal: 0 inside, 1 one range-width beyond."""
+    trained = point.index[np.unique(cells.cell_model)]
+    width = float(np.sqrt(((point.loc[trained].max() - point.loc[trained].min()) ** 2).sum()))
+    return (beyond_outcome_range(point, trained) / max(width, 1e-12)).to_numpy()
+
+
 def _factor_names(loadings: pd.DataFrame) -> tuple[str, ...]:
     missing = {"benchmark", "factor", "loading"} - set(loadings.columns)
     if missing:
@@ -331,6 +344,7 @@ def bootstrap_replicates(
     resample_models: bool = True,
     model_effects: bool = True,
     noise_scale: pd.Series | None = None,
+    reach: float = REACH,
 ) -> Replicates:
     """`n_boot` bootstrap replicates of a case's measures and utilities (module docstring, steps i-iv).
 
@@ -341,6 +355,8 @@ def bootstrap_replicates(
     `resample_models` / `model_effects` switch steps (iii, the model part) and (iv) off: the intervals of
     issue 11, kept to show what they add (scripts/mlcompass_rank_coverage.py). noise_scale: per benchmark, the
     calibration of the imputation noise of step (i) (`imputation_noise`; compass.imputation_validation).
+    `reach` (default REACH) widens the model effects beyond the outcome models' range (step iv), 0 = issue 29's
+    intervals.
     Deterministic given `seed`; replicate b uses its own stream of `SeedSequence(seed).spawn`.
     Memory O(n_boot x models x (factors + contexts)).
     """
@@ -372,6 +388,7 @@ def bootstrap_replicates(
             ss, df = model_effect_variance(cells, _fit_cells(cells, weight, target, point, estimator, case.utility),
                                            len(factors) + 1)
             tau = float(np.sqrt(ss / df)) if df > 0 else float("nan")
+        scale = 1.0 + reach * _reach(point, cells)
     for b, stream in enumerate(np.random.SeedSequence(seed).spawn(n_boot)):
         rng = np.random.default_rng(stream)
         draw = completed + sd * rng.standard_normal(sd.shape)
@@ -383,7 +400,7 @@ def bootstrap_replicates(
         weight, target = cells.resample(rng, models=resample_models)
         utilities[b] = _fit_cells(cells, weight, target, x, estimator, case.utility)
         if effects and ss > 0 and df > 0:  # step (iv): tau_b^2 = SS / chi^2_df, e_bm ~ N(0, tau_b^2), shared by contexts
-            e = rng.standard_normal(n) * np.sqrt(ss / rng.chisquare(df))
+            e = rng.standard_normal(n) * np.sqrt(ss / rng.chisquare(df)) * scale
             utilities[b] = _inverse_link(_link(utilities[b], cells.linear) + e[:, None], cells.linear)
     return Replicates(pd.Index(x_raw.index, name="model_id"), factors, groups, measures, utilities,
                       n_outcome_models=cells.n_models if learned else 0, model_effect_sd=tau)

@@ -37,7 +37,8 @@ BOARD_COLUMNS = {"rank": "rank", "rank_interval": "90 % rank interval", "p_rank1
                  "usd_query": "USD/query", "raw_cost": "cost (case unit)", "cost": "normalized cost",
                  "utility": "utility", "score": "score", "binding": "binding constraints",
                  "imputed_share": "imputed share", "tier": "tier", "why": "why this model",
-                 "near_tie": "within noise of #1", "outcome_range": "vs outcome models' range"}
+                 "near_tie": "within noise of #1", "outcome_range": "vs outcome models' range",
+                 "beyond_outcome_range": "beyond outcome range (measure units)"}
 
 
 def slug(*parts: str) -> str:
@@ -53,10 +54,15 @@ def frontier_href(case_id: str) -> str:
 
 
 def rank_interval(board: pd.DataFrame) -> pd.Series:
-    """'3–7'; where the data cannot support an interval (too few outcome models, compass.rank_uncertainty's
-    interval_supported), says so instead of printing one."""
+    """'3–7'; '3–7 (conditional: top-5 coverage 0.845)' where the coverage study labels it conditional; where the
+    data cannot support an interval (too few outcome models, compass.rank_uncertainty's interval_supported), says
+    so instead of printing one."""
     have = board["rank_lo"].notna()
     text = board["rank_lo"].astype("Int64").astype(str) + "–" + board["rank_hi"].astype("Int64").astype(str)
+    if "interval_conditional" in board:  # the coverage study's label (compass.mlcompass.rank_coverage.interval_label)
+        conditional = have & board["interval_conditional"].eq(True)
+        measured = board["interval_coverage_top5"].map(lambda c: f"{c:.3f}" if pd.notna(c) else "?")
+        text = text.mask(conditional, text + " (conditional: top-5 coverage " + measured + ")")
     if "interval_supported" in board:
         unsupported = have & ~board["interval_supported"].fillna(True).astype(bool)
         few = board["n_outcome_models"].astype("Int64").astype(str)
