@@ -147,6 +147,8 @@ _SUFFIX_RULES: tuple[_Rule, ...] = (
 _LEVEL_RULES = _rules(EFFORT, r"-(?:medium|unknown)$")
 # Serving modes of the same weights, stripped only inside _MODE_FAMILIES (rule 2).
 _MODE_RULES = _rules(EFFORT, r"-highthinking$", r"-thinking$", r"-\d+k$")
+# Models without a thinking mode whose `-<N>k` suffix is a context window, a separate model.
+_CONTEXT_SIZED = ("gpt-3.5", "gpt-4-")
 # Claude's `-base` is LiveBench's thinking-off mode; elsewhere `-base` names a pre-trained checkpoint.
 _CLAUDE_ONLY = _rules(EFFORT, r"-base$")
 # `-max` effort (Epoch's `_max`, LiveBench's `gpt-5.6-sol-max`), except Codex, where `-max` is a model.
@@ -162,7 +164,9 @@ def _family_rules(key: str) -> tuple[_Rule, ...]:
         if "codex" not in key:
             rules += _MAX
     if key.startswith(_MODE_FAMILIES):
-        rules += _MODE_RULES
+        # GPT-3.5 / GPT-4's `-16k` / `-32k` are context-window models (`gpt-4-32k`, `gpt-3.5-turbo-16k`), not
+        # thinking budgets: those models have no thinking mode.
+        rules += [r for r in _MODE_RULES if not (key.startswith(_CONTEXT_SIZED) and r[1].pattern == r"-\d+k$")]
     if key.startswith("claude"):
         rules += _CLAUDE_ONLY
     if key.startswith("gemini"):

@@ -34,6 +34,11 @@ SPELLINGS = {
     "mistral-medium": ("mistral-medium", None, None),
     "kimi-k2-thinking": ("kimi-k2-thinking", None, None),
     "minimax-m1-80k": ("minimax-m1-80k", None, None),
+    # context-window models of GPT-3.5 / GPT-4 (models.dev, LiteLLM, Epoch), not thinking budgets
+    "gpt-4-32k": ("gpt-4-32k", None, None),
+    "gpt-4-32k-0314": ("gpt-4-32k", None, "0314"),
+    "gpt-3.5-turbo-16k": ("gpt-3.5-turbo-16k", None, None),
+    "openai/gpt-3.5-turbo-16k": ("gpt-3.5-turbo-16k", None, None),
 }
 
 
