@@ -173,7 +173,8 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
     everything = BenchmarkSpec(min_models_per_benchmark=1, min_benchmarks_per_model=1, models=tuple(m.index))
     raw_scores = build_x_raw(scores, everything).reindex(m.index)
     outcomes = wh.read("compass.observed_outcomes", {"case_id": case.case_id})
-    missing = build_x_raw(scores, case.benchmarks).isna()
+    x_raw = build_x_raw(scores, case.benchmarks)
+    missing = x_raw.isna()
     no_better = [b for b in imputation_no_better(wh, case.case_id) if b in missing]
     info = pd.DataFrame({"tier": tiers(wh, case.case_id).set_index("model_id")["tier"],
                          "imputed_share": missing.mean(axis=1),
@@ -183,7 +184,8 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
     scenario = named_measures(wh, case, scenario)
     inputs = with_person_weights(DecisionInputs(case, scenario, m, costs.reindex(m.index), frontier, utils, raw_scores,
                                                 outcomes, model_info=info,
-                                                tier_costs=cost_table["tier_cost"].reindex(m.index)))
+                                                tier_costs=cost_table["tier_cost"].reindex(m.index),
+                                                observed=x_raw.reindex(m.index)))
     return with_filters(inputs, case_catalog(wh, case.case_id).reset_index()) if scenario.filters else inputs
 
 

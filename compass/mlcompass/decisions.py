@@ -68,6 +68,9 @@ class DecisionInputs:
     # raw_cost (the case's cost column in its own units, e.g. USD per million tokens) and, when the case has
     # a workload, usd_per_interaction (§4.2).
     model_info: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    # The case's x_raw (index model_id, its chosen benchmarks, NaN = not observed): what the leaderboard's
+    # dominance repair compares on. None: the columns of raw_scores the case's include / exclude rule selects.
+    observed: pd.DataFrame | None = None
 
 
 def numeric_lambda(scenario: Scenario, case: CaseStudy) -> Scenario:
@@ -437,7 +440,8 @@ def model_diagnostics(inputs: DecisionInputs) -> pd.DataFrame:
 def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
     """The deployment-aware leaderboard Score_s(m) over feasible models, under the scenario's floors, with
     each model's diagnostics (`model_diagnostics`) and the utility used."""
-    observed = inputs.raw_scores[[c for c in inputs.raw_scores.columns if inputs.case.benchmarks.selects(c)]]
+    observed = inputs.observed if inputs.observed is not None else \
+        inputs.raw_scores[[c for c in inputs.raw_scores.columns if inputs.case.benchmarks.selects(c)]]
     board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores,
                         observed=observed)  # no model below one it dominates (compass.mlcompass.dominance)
     dollars = inputs.model_info.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction") if c in inputs.model_info])

@@ -81,3 +81,24 @@ def test_the_repair_is_stated_on_the_board():
     assert board.loc[0, "utility"] == 0.2  # the model's own utility is still shown
     unrepaired = leaderboard(measures, cost, {"all": pd.Series({"C1": 1.0})}, PURE_CAPABILITY)
     assert unrepaired["model_id"].tolist()[0] == "b" and unrepaired["dominates"].isna().all()
+
+
+def test_the_decision_board_compares_on_the_cases_benchmarks_not_every_raw_column():
+    """A new model beats an old one on both of the case's benchmarks at the same price; the old one also has a
+    score on a benchmark the case did not choose (an older source's column the new model was never run on). The
+    dominance is on the case's x_raw, so the old model's extra column must not hide it."""
+    from compass.mlcompass import decisions as dec
+    from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy, CostSpec, UtilitySpec
+    from compass.mlcompass.frontier import CESFrontier
+
+    ids = ["new", "old", "c", "d", "e"]
+    x_raw = pd.DataFrame({"b0": [60.0, 55.0, 40.0, 30.0, 20.0], "b1": [70.0, 65.0, 50.0, 45.0, 10.0]}, index=ids)
+    raw_scores = x_raw.assign(old_source=[np.nan, 1200.0, 1100.0, np.nan, np.nan])  # every raw column, as readers build it
+    measures = pd.DataFrame({"C1": [0.2, 0.9, 0.5, 0.4, 0.1]}, index=ids)  # a utility falling in the measure
+    case = CaseStudy("c", "test", BenchmarkSpec(), CostSpec(), UtilitySpec(weights={"C1": 1.0}))
+    inputs = dec.DecisionInputs(case, PURE_CAPABILITY, measures, pd.Series(0.5, index=ids),
+                                CESFrontier(np.array([1.0]), 2.0, 1.0, 0.5, np.array([0.2, 0.5, 0.8])),
+                                {"all": pd.Series({"C1": 1.0})}, raw_scores,
+                                pd.DataFrame(columns=["context_group", "model_id", "n", "outcome"]), observed=x_raw)
+    board = dec.leaderboard_frame(inputs)
+    assert board["model_id"].tolist()[:2] == ["new", "old"] and board.loc[0, "dominates"] == "old"
