@@ -16,7 +16,7 @@ from resources.configs import cases
 from resources.publish import publish_many
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-inputs-2"  # 2: current models by release date
+CODE_VERSION = "compass-inputs-2"  # 2: current models by release date, noise_correlation
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool(),
                code_version=CODE_VERSION, deps=[["raw", "benchmark_scores"], ["raw", "models"]])
 IMPUTATION_VALIDATION = dg.AssetKey(["compass", "imputation_validation"])

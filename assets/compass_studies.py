@@ -24,7 +24,7 @@ from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
 CODE_VERSION = "compass-studies-3"  # 2: rank bootstrap resamples outcome models, model effects; LOMO Spearman;
-# 3: imputation noise calibrated leave-pattern-out, effects widened beyond the outcome range
+# 3: imputation noise calibrated leave-pattern-out and correlated within a model, effects widened beyond the outcome range
 SENSITIVITY_CAPABILITY = dg.AssetKey(["compass", "frontier_sensitivity_capability"])
 _common = dict(partitions_def=case_partitions, group_name="compass_studies", pool=settings.writer_pool(),
                code_version=CODE_VERSION)
@@ -168,7 +168,8 @@ def rank_bootstrap(context: dg.AssetExecutionContext, config: RankBootstrapConfi
         readers.outcome_records(wh, spec.datasets), wh.read("raw.interactions"), spec)
     reference = wh.read("compass.loadings", {"case_id": case.case_id}).drop(columns=["case_id"])
     reps = ru.bootstrap_replicates(x_raw, rows, case, config.replicates(), reference_loadings=reference,
-                                   noise_scale=readers.noise_scales(wh, case.case_id))
+                                   noise_scale=readers.noise_scales(wh, case.case_id),
+                                   noise_correlation=readers.noise_correlation(wh, case.case_id))
     return publish_many(
         context, wh, {"compass.bootstrap_measures": reps.measure_rows(), "compass.bootstrap_utilities": reps.utility_rows()},
         {"case_id": case.case_id}, metadata={"n_boot": reps.n_boot, "models": len(reps.model_ids)}, history=False,

@@ -92,7 +92,7 @@ def real_case(case_id: str) -> tuple[CaseStudy, pd.DataFrame, pd.DataFrame, pd.S
 
     wh = Warehouse(DB)
     case = CaseStudy.from_yaml(ROOT / "cases" / f"{case_id}.yaml")
-    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    x_raw = build_x_raw(readers.case_scores(wh), case.benchmarks)
     rows = outcome_rows(readers.outcome_records(wh, case.utility.datasets), wh.read("raw.interactions"), case.utility)
     costs = wh.read("compass.costs", {"case_id": case_id}).set_index("model_id")["cost"]
     return case, x_raw, rows, costs, wh.read("compass.loadings", {"case_id": case_id})

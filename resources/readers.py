@@ -198,6 +198,15 @@ def noise_scales(wh: Warehouse, case_id: str) -> pd.Series | None:
     return table.set_index("benchmark")["noise_scale"] if len(table) else None
 
 
+def noise_correlation(wh: Warehouse, case_id: str) -> float:
+    """The within-model correlation of the case's imputation errors (compass.imputation_validation), 0 before it
+    is published."""
+    if not wh.table_exists("compass.imputation_validation"):
+        return 0.0
+    table = wh.read("compass.imputation_validation", {"case_id": case_id})
+    return float(table["noise_correlation"].iloc[0]) if "noise_correlation" in table and len(table) else 0.0
+
+
 def imputation_no_better(wh: Warehouse, case_id: str) -> list[str]:
     """Benchmarks whose leave-pattern-out imputation is no better than their column mean (board note)."""
     if not wh.table_exists("compass.imputation_validation"):

@@ -31,6 +31,7 @@ from compass.mlcompass.measures import extract_measures, factors_retained, stand
 from compass.mlcompass.recommend import model_scores
 from compass.mlcompass.scenarios import Scenario, leaderboard
 from compass.mlcompass.utility_models import utilities_from_rows
+from resources import readers
 from resources.configs import cases
 from resources.warehouse import Warehouse
 
@@ -69,7 +70,7 @@ def main() -> None:
     wh, case = Warehouse(args.db), cases()[args.case]
     costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
     utilities = utilities_from_rows(wh.read("compass.utility_models", {"case_id": case.case_id}))
-    x0 = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    x0 = build_x_raw(readers.case_scores(wh), case.benchmarks)
     print(f"case {case.case_id}: {x0.shape[0]} models x {x0.shape[1]} benchmarks\n")
     if any(c.startswith("livebench_") for c in x0.columns):
         release_tables(case, x0, costs, utilities)
@@ -159,7 +160,7 @@ def dominance_table(wh: Warehouse, case, costs: pd.Series, utilities) -> str:
     main's leaderboard) and after the repair, and whether rank 1 changes."""
     m = wh.read("compass.measures", {"case_id": case.case_id}).pivot(index="model_id", columns="factor", values="value")
     m = m.loc[m.index.isin(costs.index)]
-    observed = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks).reindex(m.index)
+    observed = build_x_raw(readers.case_scores(wh), case.benchmarks).reindex(m.index)
     dominators = strict_dominators(observed, costs.reindex(m.index))
     pairs = sum(len(v) for v in dominators.values())
     rows = []

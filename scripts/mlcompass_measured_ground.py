@@ -24,6 +24,7 @@ import duckdb
 import pandas as pd
 
 from compass.mlcompass.benchmark_choice import benchmark_choice
+from compass.mlcompass.case_inputs import with_release_dates
 from compass.mlcompass.case_study import CaseStudy
 from compass.mlcompass.imputation_validation import board_patterns, pattern_holdout, pooled_summary, validation_table
 
@@ -70,7 +71,8 @@ def main() -> None:
     args = parser.parse_args()
     case = CaseStudy.from_yaml(args.case)
     con = duckdb.connect(args.db, read_only=True)
-    scores = con.sql("select * from raw.benchmark_scores").df()
+    scores = with_release_dates(con.sql("select * from raw.benchmark_scores").df(),
+                                con.sql("select * from raw.models").df())
     if args.ablation:
         con.close()
         print(calibration_ablation(args.db, case, scores).to_markdown(floatfmt=".1f"))

@@ -22,6 +22,7 @@ import pandas as pd
 from compass.mlcompass.case_inputs import build_x_raw, outcome_rows
 from compass.mlcompass.case_utilities import fit_case_utilities, outcome_reach
 from compass.mlcompass.rank_uncertainty import bootstrap_replicates
+from resources import readers
 from resources.configs import cases
 from resources.warehouse import Warehouse
 
@@ -59,7 +60,7 @@ def main() -> None:
     print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3f"))
     if args.time:
         spec = replace(spec, datasets=tuple(datasets))
-        x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+        x_raw = build_x_raw(readers.case_scores(wh), case.benchmarks)
         outcome = outcome_rows(records, wh.read("raw.interactions"), spec)
         reference = wh.read("compass.loadings", {"case_id": args.case}).drop(columns=["case_id"])
         start = time.process_time()

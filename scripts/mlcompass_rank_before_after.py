@@ -31,7 +31,7 @@ def main() -> None:
     n_boot = int(sys.argv[2]) if len(sys.argv) > 2 else 60
     wh = Warehouse(sys.argv[3] if len(sys.argv) > 3 else "var/warehouse.duckdb")
     case = cases()[case_id]
-    x_raw = build_x_raw(wh.read("raw.benchmark_scores"), case.benchmarks)
+    x_raw = build_x_raw(readers.case_scores(wh), case.benchmarks)
     rows = outcome_rows(readers.outcome_records(wh, case.utility.datasets), wh.read("raw.interactions"), case.utility)
     reference = wh.read("compass.loadings", {"case_id": case_id}).drop(columns=["case_id"])
     costs = wh.read("compass.costs", {"case_id": case_id}).set_index("model_id")["cost"]

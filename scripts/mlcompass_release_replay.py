@@ -38,7 +38,7 @@ def main() -> None:
     leaders = {name: wh.read("compass.leaderboards", {"case_id": CASE, "scenario": name, "rank": 1})["model_id"]
                for name in scenario_files()}
     scores = wh.read("raw.benchmark_scores")
-    release = releases(build_x_raw(scores, case.benchmarks), [0], ["kimi-k4-max-effort"]).drop(columns="_copy_of")
+    release = releases(build_x_raw(readers.case_scores(wh), case.benchmarks), [0], ["kimi-k4-max-effort"]).drop(columns="_copy_of")
     rows = release.rename_axis("model_id").reset_index().melt("model_id", var_name="benchmark", value_name="score")
     like = scores[scores["source"] == "livebench"].iloc[0]
     rows = rows.dropna().assign(**{c: like[c] for c in scores.columns if c not in rows.columns})[scores.columns]

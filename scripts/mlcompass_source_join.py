@@ -21,7 +21,7 @@ import pandas as pd
 
 from compass.ingest.errors import IngestError
 from compass.ingest.name_pairs import predict, read_pairs, score
-from compass.mlcompass.case_inputs import build_x_raw
+from compass.mlcompass.case_inputs import build_x_raw, with_release_dates
 from compass.mlcompass.case_study import load_cases
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +41,7 @@ def pair_lines(path: Path) -> list[str]:
 
 
 def table_lines(data: Path) -> list[str]:
-    scores = pd.read_parquet(data / "benchmark_scores.parquet")
+    scores = with_release_dates(pd.read_parquet(data / "benchmark_scores.parquet"), pd.read_parquet(data / "models.parquet"))
     aliases = pd.read_parquet(data / "model_aliases.parquet")
     models = pd.read_parquet(data / "models.parquet").set_index("model_id")
     named = aliases.assign(source=aliases["sources"].str.split(",")).explode("source")

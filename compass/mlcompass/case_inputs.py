@@ -9,6 +9,13 @@ from compass.mlcompass.benchmark_choice import benchmark_choice
 from compass.mlcompass.case_study import PER_INTERACTION, BenchmarkSpec, CostSpec, UtilitySpec
 
 
+def with_release_dates(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """raw.benchmark_scores with each model's release_date from raw.models: what a coverage rule reads to tell
+    the current models (`benchmark_choice`, step 1)."""
+    dates = models.drop_duplicates("model_id").set_index("model_id").get("release_date")
+    return scores.assign(release_date=scores["model_id"].map(dates) if dates is not None else None)
+
+
 def build_x_raw(scores: pd.DataFrame, spec: BenchmarkSpec) -> pd.DataFrame:
     """The model x benchmark matrix x_raw of §4.3 (NaN where a model lacks a score): the chosen benchmarks and
     models of `benchmark_choice` (the spec's fixed list or its coverage rule), sorted by model and benchmark."""

@@ -21,7 +21,11 @@ a board row, measured where the truth is known. Per benchmark (in SD units of it
   nothing is held out. Not the 90th percentile of |z|: on the ~10 cells per benchmark a bridging block gives,
   a percentile is the largest cell or two;
 - coverage90_calibrated (in-sample) and coverage90_calibrated_cv (each donor's cells with the scales fitted
-  without that donor: out of sample).
+  without that donor: out of sample);
+- noise_correlation: the correlation of one donor's calibrated errors across its held-out cells (an intraclass
+  correlation, `error_correlation`). A row imputed from the wrong block is wrong on all its missing cells in the
+  same direction, and the measures are weighted sums of a row's cells: the rank bootstrap draws that share of the
+  noise once per model (`rank_uncertainty.imputation_draw`), or it would average the error away.
 
 Every statistic weights a cell by how many board rows have its pattern, over the pattern's held-out cells:
 the numbers are those of imputing the board's rows, not of whichever pattern has the most donors.
@@ -43,7 +47,7 @@ MAX_PATTERNS = 5  # the board's most frequent missingness patterns that are repl
 
 VALIDATION_COLUMNS = ["benchmark", "n_cells", "n_donors", "n_patterns", "rank", "rmse_imputed", "rmse_mean",
                       "rmse_one_factor", "rmse_in_sample", "rmse_random", "coverage90", "noise_scale",
-                      "coverage90_calibrated", "coverage90_calibrated_cv", "no_better_than_mean"]
+                      "coverage90_calibrated", "coverage90_calibrated_cv", "no_better_than_mean", "noise_correlation"]
 
 
 SUMMARY_COLUMNS = ["n_cells", "n_donors", "n_patterns", "rmse_imputed", "rmse_mean", "rmse_one_factor", "coverage90",
@@ -125,6 +129,21 @@ def noise_scales(cells: pd.DataFrame, benchmarks: pd.Index) -> pd.Series:
     return pd.Series(own, dtype=float).reindex(benchmarks).fillna(pooled).rename("noise_scale")
 
 
+def error_correlation(cells: pd.DataFrame, scale: pd.Series) -> float:
+    """Intraclass correlation of the calibrated standardized errors z = error / (sd * scale) within a donor's
+    pattern: sum over pairs (i != j) of one group of z_i z_j over the number of such pairs, divided by the mean z^2
+    (errors of mean 0), clipped to [0, 1]; 0 when no group holds two cells."""
+    z = (cells["error"] / (cells["sd"] * cells["benchmark"].map(scale))).replace([np.inf, -np.inf], np.nan)
+    usable = cells.assign(z=z).dropna(subset=["z"])
+    groups = usable.groupby(["donor", "pattern"])["z"]
+    total, squares, size = groups.sum(), groups.apply(lambda v: float((v ** 2).sum())), groups.size()
+    pairs = float((size * (size - 1)).sum())
+    if pairs == 0 or not (usable["z"] ** 2).mean() > 0:
+        return 0.0
+    cross = float((total ** 2 - squares).sum()) / pairs
+    return float(np.clip(cross / (usable["z"] ** 2).mean(), 0.0, 1.0))
+
+
 def _covered(cells: pd.DataFrame, scale: pd.Series | float = 1.0) -> pd.Series:
     factor = cells["benchmark"].map(scale) if isinstance(scale, pd.Series) else scale
     return cells["error"].abs() <= Z90 * cells["sd"] * factor
@@ -192,6 +211,7 @@ def validation_table(x_raw: pd.DataFrame, board: pd.Index, seed: int = 0, held: 
     table["rank"] = held.rank
     table["noise_scale"] = scale
     table["no_better_than_mean"] = table["rmse_imputed"] >= table["rmse_mean"]
+    table["noise_correlation"] = error_correlation(held.cells, scale)
     return table.rename_axis("benchmark").reset_index()[VALIDATION_COLUMNS]
 
 

@@ -143,6 +143,18 @@ def imputation_noise(x_raw: pd.DataFrame, seed: int = 0, scale: pd.Series | None
     return imputation.completed, sd
 
 
+def imputation_draw(sd: pd.DataFrame, correlation: float, rng: np.random.Generator) -> pd.DataFrame:
+    """One multiple-imputation error of step (i): sd * (sqrt(rho) u_m + sqrt(1 - rho) e_mj), u_m ~ N(0, 1) per model
+    and e_mj ~ N(0, 1) per cell, so every cell keeps its calibrated variance sd^2 and two imputed cells of one model
+    are correlated rho (`imputation_validation.error_correlation`: leave-pattern-out errors of one row move
+    together)."""
+    own = rng.standard_normal(sd.shape)
+    if correlation <= 0.0:  # the independent draw, stream for stream
+        return sd * own
+    shared = rng.standard_normal((sd.shape[0], 1))
+    return sd * (np.sqrt(correlation) * shared + np.sqrt(1.0 - correlation) * own)
+
+
 def _refit_measures(
     completed: pd.DataFrame, rows: np.ndarray, case: CaseStudy, n_factors: int, reference: pd.DataFrame, seed: int
 ) -> np.ndarray:
@@ -345,6 +357,7 @@ def bootstrap_replicates(
     model_effects: bool = True,
     noise_scale: pd.Series | None = None,
     reach: float = REACH,
+    noise_correlation: float = 0.0,
 ) -> Replicates:
     """`n_boot` bootstrap replicates of a case's measures and utilities (module docstring, steps i-iv).
 
@@ -354,7 +367,8 @@ def bootstrap_replicates(
     aligned to (names, signs and their number); None fits them here as the measures asset does.
     `resample_models` / `model_effects` switch steps (iii, the model part) and (iv) off: the intervals of
     issue 11, kept to show what they add (scripts/mlcompass_rank_coverage.py). noise_scale: per benchmark, the
-    calibration of the imputation noise of step (i) (`imputation_noise`; compass.imputation_validation).
+    calibration of the imputation noise of step (i) (`imputation_noise`; compass.imputation_validation), and
+    noise_correlation the share of it drawn once per model (`imputation_draw`).
     `reach` (default REACH) widens the model effects beyond the outcome models' range (step iv), 0 = issue 29's
     intervals.
     Deterministic given `seed`; replicate b uses its own stream of `SeedSequence(seed).spawn`.
@@ -391,7 +405,7 @@ def bootstrap_replicates(
         scale = 1.0 + reach * _reach(point, cells)
     for b, stream in enumerate(np.random.SeedSequence(seed).spawn(n_boot)):
         rng = np.random.default_rng(stream)
-        draw = completed + sd * rng.standard_normal(sd.shape)
+        draw = completed + imputation_draw(sd, noise_correlation, rng)
         measures[b] = _refit_measures(draw, rng.integers(0, n, n), case, len(factors), reference_loadings, seed)
         x = pd.DataFrame(measures[b], columns=list(factors))
         if not learned:

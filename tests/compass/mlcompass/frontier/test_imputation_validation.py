@@ -117,3 +117,40 @@ def test_the_rank_bootstrap_draws_imputed_cells_with_the_calibrated_noise():
         spread[name] = reps.measures.std(axis=0).mean(axis=1)  # per model, over replicates and measures
     imputed = x_raw.isna().any(axis=1).to_numpy()
     assert np.median(spread["calibrated"][imputed]) > 1.5 * np.median(spread["model"][imputed])
+
+
+def test_error_correlation_is_one_for_shared_errors_and_near_zero_for_independent_ones():
+    from compass.mlcompass.imputation_validation import error_correlation
+
+    rng = np.random.default_rng(0)
+    donors = np.repeat(np.arange(300), 4)
+    shared = np.repeat(rng.standard_normal(300), 4)
+    base = pd.DataFrame({"donor": donors, "pattern": 0, "benchmark": np.tile(list("abcd"), 300), "sd": 1.0})
+    scale = pd.Series(1.0, index=list("abcd"))
+    assert error_correlation(base.assign(error=shared), scale) == pytest.approx(1.0)
+    assert error_correlation(base.assign(error=rng.standard_normal(1200)), scale) < 0.1
+
+
+def test_the_bootstrap_draws_the_shared_part_of_a_rows_imputation_error_once():
+    from compass.mlcompass.rank_uncertainty import imputation_draw
+
+    sd = pd.DataFrame(np.full((4000, 3), 2.0), columns=list("abc"))
+    draw = imputation_draw(sd, 0.8, np.random.default_rng(1)).to_numpy()
+    assert np.corrcoef(draw, rowvar=False)[0, 1] == pytest.approx(0.8, abs=0.03)
+    assert draw.std(axis=0) == pytest.approx([2.0] * 3, rel=0.05)  # each cell keeps its calibrated sd
+    independent = imputation_draw(sd, 0.0, np.random.default_rng(1)).to_numpy()
+    assert independent == pytest.approx(2.0 * np.random.default_rng(1).standard_normal((4000, 3)))
+
+
+@pytest.mark.parametrize("world", WORLDS)
+def test_a_rows_mean_imputation_error_is_covered_once_the_correlation_is_drawn(validated, world):
+    """A measure is a weighted sum of a row's cells: its imputation error is covered only when the draw carries the
+    within-row correlation of the leave-pattern-out errors (red with noise_correlation 0: ~half covered)."""
+    x, board, table = validated[world]
+    cells = pattern_holdout(x, board).cells
+    rho = float(table["noise_correlation"].iloc[0])
+    assert rho > 0.5  # the missing block's own factor makes a donor's errors move together
+    z = cells["error"] / (cells["sd"] * cells["benchmark"].map(table["noise_scale"]))
+    per_row = z.groupby(cells["donor"]).agg(["mean", "size"])
+    sd_of_mean = np.sqrt(rho + (1.0 - rho) / per_row["size"])
+    assert (per_row["mean"].abs() <= Z90 * sd_of_mean).mean() >= 0.8
