@@ -10,6 +10,7 @@ outside the case stops at its catalog (same data version).
 import dagster as dg
 import numpy as np
 
+from assets.compass_inputs import CASE_BENCHMARKS
 from assets.partitions import case_partitions
 from compass.mlcompass.case_inputs import build_x_raw, case_catalog_rows
 from compass.mlcompass.case_study import PER_INTERACTION
@@ -29,7 +30,7 @@ _common = dict(partitions_def=case_partitions, group_name="compass", pool=settin
 CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 
 
-@dg.asset(key=["compass", "measures"], deps=[["raw", "benchmark_scores"], ["raw", "models"]], code_version=CODE_VERSION, **_common)
+@dg.asset(key=["compass", "measures"], deps=[["raw", "benchmark_scores"], CASE_BENCHMARKS], code_version=CODE_VERSION, **_common)
 def measures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Internal measures (§4.3, §8.3): factor model of x_raw rotated toward the last run's loadings (promax on a first
     fit), signed by the case's anchors, sparsified, min-max scaled; each measure named, with its identity kept while

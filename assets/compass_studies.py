@@ -10,7 +10,7 @@ import dataclasses
 import dagster as dg
 
 from assets.compass_frontier import CASE_CATALOG
-from assets.compass_inputs import IMPUTATION_VALIDATION
+from assets.compass_inputs import CASE_BENCHMARKS, IMPUTATION_VALIDATION
 from assets.partitions import case_partitions
 from compass.mlcompass import rank_uncertainty as ru
 from compass.mlcompass import sensitivity as sens
@@ -42,7 +42,7 @@ class StudyConfig(dg.Config):
         return name == "full"
 
 
-@dg.asset(key=SENSITIVITY_CAPABILITY, deps=[["raw", "benchmark_scores"], ["raw", "models"]], **_common)
+@dg.asset(key=SENSITIVITY_CAPABILITY, deps=[["raw", "benchmark_scores"], CASE_BENCHMARKS], **_common)
 def frontier_sensitivity_capability(context: dg.AssetExecutionContext, config: StudyConfig,
                                     warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The capability side of the EC §8.4 grid (light, or the paper's with `grid: full`): measures per number of
@@ -93,7 +93,7 @@ def frontier_sensitivity(context: dg.AssetExecutionContext, warehouse: Warehouse
     )
 
 
-@dg.asset(key=["compass", "variance_explained"], deps=[["raw", "benchmark_scores"], ["raw", "models"]], **_common)
+@dg.asset(key=["compass", "variance_explained"], deps=[["raw", "benchmark_scores"], CASE_BENCHMARKS], **_common)
 def variance_explained(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """EC Table 8: cumulative variance explained by 1-3 factors, classical / rotated / sparsified / rotated +
     sparsified (the paper's sum of squared loadings), with the rotation-invariant communality next to it."""
@@ -153,7 +153,7 @@ class RankBootstrapConfig(dg.Config):
 
 
 @dg.asset(key=["compass", "rank_bootstrap"],
-          deps=[["compass", "measures"], ["compass", "utilities"], ["raw", "benchmark_scores"], ["raw", "models"], ["raw", "query_records"],
+          deps=[["compass", "measures"], ["compass", "utilities"], ["raw", "benchmark_scores"], CASE_BENCHMARKS, ["raw", "query_records"],
                 ["raw", "interactions"], IMPUTATION_VALIDATION],
           **_common)
 def rank_bootstrap(context: dg.AssetExecutionContext, config: RankBootstrapConfig,

@@ -23,7 +23,10 @@ from .synthetic import synthetic_calibrated
 
 ROOT = Path(__file__).resolve().parents[4]
 REFERENCE = json.loads((Path(__file__).parent / "reference" / "rt_recorded_issue28.json").read_text())
-RTOL, ATOL = 1e-9, 1e-12  # parameters, thresholds, predicted error and cost
+# parameters, thresholds, predicted error and cost. 5e-6: with OpenBLAS's Haswell kernels (this machine sets
+# OPENBLAS_CORETYPE=Haswell, which tests must not change) the EM stops at other iterates, within its |dLL| < 1e-6
+# rule: up to 1.9e-6 relative on the k = 4, 5 chains (2026-11-27); 1e-9 holds with the default kernels.
+RTOL, ATOL = 5e-6, 1e-12
 
 
 def assert_frame_matches(frame: pd.DataFrame, want: dict, name: str) -> None:
