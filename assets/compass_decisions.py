@@ -11,16 +11,17 @@ import numpy as np
 import pandas as pd
 
 from assets.compass_frontier import CASE_CATALOG, cost_side, measures
-from assets.compass_inputs import IMPUTATION_VALIDATION
+from assets.compass_inputs import CASE_BENCHMARKS, IMPUTATION_VALIDATION
 from assets.partitions import case_partitions, decision_partitions
 from compass.mlcompass import decisions as dec
+from compass.mlcompass.case_inputs import build_x_raw
 from compass.mlcompass.plots import targets_plot
 from resources import readers, settings
 from resources.configs import cases, scenario_for
 from resources.publish import publish_assets, publish_many, save_figure
 from resources.warehouse import WarehouseResource, frame_version
 
-CODE_VERSION = "compass-decisions-4"  # 2: cost tie rule, outcome range, near-tie group; 3: imputed_no_better_share, dominance repair, measure names, beyond_outcome_range, interval label; 4: compass.decisions, versions
+CODE_VERSION = "compass-decisions-5"  # 2: cost tie rule, outcome range, near-tie group; 3: imputed_no_better_share, dominance repair, measure names, beyond_outcome_range, interval label; 4: compass.decisions, versions; 5: the dominance repair in every bootstrap replicate
 DECISION_KEYS = {name: dg.AssetKey(["compass", name])
                  for name in ("targets", "recommendations", "leaderboards", "policy_values", "lambda_path")}
 _DESCRIPTIONS = {
@@ -106,7 +107,8 @@ def decisions(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     }, where)
 
 
-@dg.asset(key=["compass", "rank_uncertainty"], deps=[["compass", "rank_bootstrap"], DECISION_KEYS["leaderboards"]],
+@dg.asset(key=["compass", "rank_uncertainty"], deps=[["compass", "rank_bootstrap"], DECISION_KEYS["leaderboards"],
+                                                    ["raw", "benchmark_scores"], CASE_BENCHMARKS],
           partitions_def=decision_partitions, code_version=CODE_VERSION, group_name="compass", pool=settings.writer_pool())
 def rank_uncertainty(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """How sure each leaderboard rank is: p_rank1, p_top5 and the 90 % rank interval over the case's bootstrap
@@ -127,8 +129,9 @@ def rank_uncertainty(context: dg.AssetExecutionContext, warehouse: WarehouseReso
         scenario = readers.named_measures(wh, case, scenario)
     costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
     replicates = readers.rank_replicates(wh, case.case_id)
-    table = dec.rank_uncertainty_frame(replicates, costs, scenario, board)
-    decision = dec.decision_rows(board, table, scenario, replicates, costs)
+    observed = build_x_raw(readers.case_scores(wh), case.benchmarks)  # the board's dominance, in every replicate
+    table = dec.rank_uncertainty_frame(replicates, costs, scenario, board, observed)
+    decision = dec.decision_rows(board, table, scenario, replicates, costs, observed)
     versions = {"board_version": ",".join(sorted(board["data_version"].unique())),
                 "measures_version": ",".join(wh.data_versions("compass.measures", {"case_id": case.case_id}) or [])}
     top = table.sort_values("p_rank1", ascending=False).head(3)

@@ -15,6 +15,7 @@ import pandas as pd
 from scipy.spatial import Delaunay, QhullError
 
 from compass.mlcompass.case_inputs import outcome_rows
+from compass.mlcompass.dominance import strict_dominators
 from compass.mlcompass.case_study import CaseStudy
 from compass.mlcompass.case_utilities import beyond_outcome_range, fit_case_utilities, structural_weights
 from compass.mlcompass.frontier import CESFrontier
@@ -351,25 +352,37 @@ def lambda_path_frame(board: pd.DataFrame) -> pd.DataFrame:
     return lambda_path(by_model["utility"], by_model["cost"])
 
 
+def board_dominators(board: pd.DataFrame, observed: pd.DataFrame | None) -> dict[str, list[str]]:
+    """Per model of `board` (model_id, cost), the board's models that strictly dominate it on `observed` (the
+    case's x_raw): what the leaderboard's repair used (`dominance.strict_dominators`); empty without `observed`."""
+    if observed is None or board.empty:
+        return {}
+    return strict_dominators(observed.reindex(board["model_id"]), board.set_index("model_id")["cost"])
+
+
 def rank_uncertainty_frame(replicates: Replicates, costs: pd.Series, scenario: Scenario,
-                           board: pd.DataFrame) -> pd.DataFrame:
+                           board: pd.DataFrame, observed: pd.DataFrame | None = None) -> pd.DataFrame:
     """Rank intervals (`rank_uncertainty.rank_intervals`) of the models on a scenario's published leaderboard
-    `board`, which already applied its budget, floors and filters; in leaderboard order, with the point rank."""
+    `board`, which already applied its budget, floors and filters; in leaderboard order, with the point rank.
+    `observed` (the case's x_raw): every replicate applies the board's dominance repair."""
     if board.empty:
         return pd.DataFrame(columns=["rank", *RANK_COLUMNS])
     ordered = board.sort_values("rank")
-    table = rank_intervals(replicates, costs, scenario, models=list(ordered["model_id"]))
+    table = rank_intervals(replicates, costs, scenario, models=list(ordered["model_id"]),
+                           dominators=board_dominators(board, observed))
     return board[["rank", "model_id"]].merge(table, on="model_id").sort_values("rank").reset_index(drop=True)
 
 
 def decision_rows(board: pd.DataFrame, ranks: pd.DataFrame | None, scenario: Scenario,
-                  replicates: Replicates | None = None, costs: pd.Series | None = None) -> pd.DataFrame:
+                  replicates: Replicates | None = None, costs: pd.Series | None = None,
+                  observed: pd.DataFrame | None = None) -> pd.DataFrame:
     """The decision of a scenario's leaderboard `board` (`decision_rule.decision_frame`): point leader, P(rank 1)
     leader (from `ranks`, its compass.rank_uncertainty rows) and the cheapest model within the tolerance, which is
     the scenario's `tolerance` or the median rank-1/rank-2 gap of the `replicates` scored at `costs`."""
     score = None
     if replicates is not None and costs is not None and len(board):
-        score = replicate_scores(replicates, costs, scenario, list(board.sort_values("rank")["model_id"]))[0]
+        score = replicate_scores(replicates, costs, scenario, list(board.sort_values("rank")["model_id"]),
+                                 board_dominators(board, observed))[0]
     tolerance, source = resolve_tolerance(scenario.tolerance, score)
     if "p_rank1" not in board and ranks is not None and "p_rank1" in ranks:
         board = board.merge(ranks[["model_id", "p_rank1"]], on="model_id", how="left")

@@ -45,7 +45,7 @@ evidence for the threshold.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -420,8 +420,8 @@ def bootstrap_replicates(
                       n_outcome_models=cells.n_models if learned else 0, model_effect_sd=tau)
 
 
-def replicate_scores(replicates: Replicates, costs: pd.Series, scenario: Scenario,
-                     models: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def replicate_scores(replicates: Replicates, costs: pd.Series, scenario: Scenario, models: Sequence[str],
+                     dominators: Mapping[str, Sequence[str]] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(score (B, n), cost (n)) of `models` in every replicate, as the leaderboard scores them (§4.6):
     Agg_z Û_z(x_b(m)) - lam c(m) with the scenario's aggregation, or its person weights Û = βᵀx_b(m) (β normalized
     to sum 1); rounded to TIE_DECIMALS. `scenario.lam` must be numeric (`decisions.numeric_lambda`)."""
@@ -449,7 +449,22 @@ def replicate_scores(replicates: Replicates, costs: pd.Series, scenario: Scenari
         utilities = {g: (lambda u, j=j: u[:, j]) for j, g in enumerate(names)}
     agg = aggregate_utility(values.reshape(b * n, -1), utilities, names, scenario.aggregation,
                             scenario.context_weights).reshape(b, n)
-    return np.round(agg - lam * cost, TIE_DECIMALS), cost
+    return lift_dominating(np.round(agg - lam * cost, TIE_DECIMALS), ids, dominators or {}), cost
+
+
+def lift_dominating(score: np.ndarray, ids: pd.Index, dominators: Mapping[str, Sequence[str]]) -> np.ndarray:
+    """The leaderboard's dominance repair (`compass.mlcompass.dominance.repair`) in every replicate row of `score`
+    (B, n): a model's score is lifted to the best score of the models it strictly dominates (`dominators`: per
+    model, the models that strictly dominate it). Dominance is transitive, so one pass over the unlifted scores
+    gives every lift; ties then go to the lower cost and the model with fewer dominators (`_ranks`)."""
+    lifted = score.copy()
+    position = {m: i for i, m in enumerate(ids)}
+    for dominated, above in dominators.items():
+        if dominated in position:
+            for a in above:
+                if a in position:
+                    lifted[:, position[a]] = np.maximum(lifted[:, position[a]], score[:, position[dominated]])
+    return lifted
 
 
 def top_gap(score: np.ndarray) -> float:
@@ -469,6 +484,7 @@ def rank_intervals(
     models: Sequence[str] | None = None,
     level: float = 0.9,
     leader: str | None = None,
+    dominators: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """Rank uncertainty of one scenario's leaderboard: DataFrame `RANK_COLUMNS`, one row per model.
 
@@ -495,7 +511,10 @@ def rank_intervals(
     (the point leaderboard's rank 1; default the first of `models`); near_leader marks the models the
     bootstrap cannot tell from the leader, p_ge_leader >= (1 - level) / 2 (a one-sided test of "the leader is
     better" at that level fails), the leader included. interval_supported, n_outcome_models and
-    model_effect_sd come from the replicates (`Replicates.interval_supported`).
+    model_effect_sd come from the replicates (`Replicates.interval_supported`). `dominators` (per model, the models
+    strictly dominating it on observed benchmarks, `dominance.strict_dominators`): every replicate applies the
+    leaderboard's dominance repair (`lift_dominating`), so no replicate, and no P(rank 1), puts a model above one
+    that strictly dominates it.
     """
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
@@ -503,10 +522,11 @@ def rank_intervals(
     if ids.empty:
         scenario.resolve_lambda()  # a rule (zero | low | high) raises even with nothing to rank
         return pd.DataFrame(columns=RANK_COLUMNS)
-    score, cost = replicate_scores(replicates, costs, scenario, ids)
+    score, cost = replicate_scores(replicates, costs, scenario, ids, dominators)
     x = replicates.measures[:, replicates.model_ids.get_indexer(ids), :]
     b = score.shape[0]
-    ranks = _ranks(score, cost, ids)
+    n_dom = np.array([len((dominators or {}).get(m, ())) for m in ids])
+    ranks = _ranks(score, cost, ids, n_dom)
     floors = expand_floors(scenario.floors, list(replicates.factors))
     feasible = (x >= np.array([floors[f] for f in replicates.factors])).all(axis=2)
     lo, hi = np.quantile(ranks, [(1 - level) / 2, (1 + level) / 2], axis=0, method="inverted_cdf")
@@ -521,11 +541,13 @@ def rank_intervals(
     })
 
 
-def _ranks(score: np.ndarray, cost: np.ndarray, ids: pd.Index) -> np.ndarray:
-    """Rank (1 = best) of each model in each replicate row of `score`: higher score, then lower cost, then id."""
+def _ranks(score: np.ndarray, cost: np.ndarray, ids: pd.Index, n_dominators: np.ndarray | None = None) -> np.ndarray:
+    """Rank (1 = best) of each model in each replicate row of `score`: higher score, then lower cost, then fewer
+    dominators (a strictly dominating model has fewer than the one it dominates), then id."""
     shape = score.shape
     by_id = np.broadcast_to(np.argsort(np.argsort(ids.to_numpy().astype(str))), shape)
-    order = np.lexsort((by_id, np.broadcast_to(cost, shape), -np.round(score, TIE_DECIMALS)), axis=-1)
+    n_dom = np.broadcast_to(np.zeros(shape[1]) if n_dominators is None else n_dominators, shape)
+    order = np.lexsort((by_id, n_dom, np.broadcast_to(cost, shape), -np.round(score, TIE_DECIMALS)), axis=-1)
     ranks = np.empty(shape, dtype=int)
     np.put_along_axis(ranks, order, np.broadcast_to(np.arange(1, shape[1] + 1), shape), axis=1)
     return ranks

@@ -301,3 +301,20 @@ def test_near_ties_with_the_leader_are_marked():
     other = rank_intervals(_replicates(u), pd.Series(0.0, index=[f"m{i}" for i in range(4)]), Scenario("s"),
                            leader="m1").set_index("model_id")
     assert other.loc["m0", "p_ge_leader"] == 0.85 and other.loc["m1", "near_leader"]
+
+
+def test_no_replicate_ranks_a_model_above_one_that_strictly_dominates_it():
+    """The leaderboard's dominance repair holds in every replicate, so P(rank 1) never goes to a model that another
+    strictly dominates (issue 42's adversarial review: a dominated model was the P(rank 1) leader). m0 scores above
+    its dominator m1 in 15 of 20 replicates at the same cost, and its id sorts first: only the repair's tie-break
+    (fewer dominators) can put m1 above it."""
+    u = np.empty((20, 3, 1))
+    u[:, :, 0] = [0.9, 0.7, 0.1]
+    u[15:, :, 0] = [0.9, 0.95, 0.1]
+    costs = pd.Series(0.1, index=["m0", "m1", "m2"])
+    plain = rank_intervals(_replicates(u), costs, Scenario("s", lam=0.0)).set_index("model_id")
+    assert plain.loc["m0", "p_rank1"] == 0.75  # without the repair the dominated model leads
+    repaired = rank_intervals(_replicates(u), costs, Scenario("s", lam=0.0),
+                              dominators={"m0": ["m1"]}).set_index("model_id")
+    assert repaired.loc["m1", "p_rank1"] == 1.0 and repaired.loc["m0", "p_rank1"] == 0.0
+    assert repaired.loc["m0", ["rank_lo", "rank_hi"]].tolist() == [2, 2]
