@@ -54,20 +54,33 @@ def frontier_href(case_id: str) -> str:
 
 
 def rank_interval(board: pd.DataFrame) -> pd.Series:
-    """'3–7'; '3–7 (conditional: top-5 coverage 0.845)' where the coverage study labels it conditional; where the
+    """'3–7'; '3–7*' where the coverage study labels it conditional (`conditional_note` says what the star means); where the
     data cannot support an interval (too few outcome models, compass.rank_uncertainty's interval_supported), says
     so instead of printing one."""
     have = board["rank_lo"].notna()
     text = board["rank_lo"].astype("Int64").astype(str) + "–" + board["rank_hi"].astype("Int64").astype(str)
     if "interval_conditional" in board:  # the coverage study's label (compass.mlcompass.rank_coverage.interval_label)
         conditional = have & board["interval_conditional"].eq(True)
-        measured = board["interval_coverage_top5"].map(lambda c: f"{c:.3f}" if pd.notna(c) else "?")
-        text = text.mask(conditional, text + " (conditional: top-5 coverage " + measured + ")")
+        text = text.mask(conditional, text + "*")
     if "interval_supported" in board:
         unsupported = have & ~board["interval_supported"].fillna(True).astype(bool)
         few = board["n_outcome_models"].astype("Int64").astype(str)
         text = text.mask(unsupported, "not supported: utility learned from " + few + " outcome models")
     return text.where(have, "")
+
+
+def conditional_note(board: pd.DataFrame) -> str:
+    """What the star on a conditional rank interval means (`rank_interval`), with the coverage the study measured
+    (compass.mlcompass.rank_coverage.interval_label); empty when no row is conditional."""
+    if "interval_conditional" not in board:
+        return ""
+    starred = board.loc[board["interval_conditional"].eq(True) & board["rank_lo"].notna(), "interval_coverage_top5"]
+    if starred.empty:
+        return ""
+    lowest = f"{100 * starred.min():.1f} %"
+    return (f'<p class="note">* Conditional interval: in the coverage study, a 90 % interval like it covered the true '
+            f"rank of the true top 5 only {esc(lowest)} of the time (target 85 %). It holds if the utility continues "
+            "as learned beyond the models with outcome data.</p>")
 
 
 def near_tie(board: pd.DataFrame) -> pd.Series:
@@ -328,7 +341,7 @@ def leaderboard_body(board: pd.DataFrame, decision: pd.DataFrame | None = None, 
             "model lies inside the range of the models whose outcomes the utility was learned from (outside: "
             "extrapolated). The price in USD per million tokens is shown when the case prices by tokens; the model "
             "attributes a governance filter reads say \"unknown\" where no source gives them.</p>"
-            + imputation_note(board) + table(board_table(board), sortable=True, table_id="leaderboard", formats=PEOPLE))
+            + imputation_note(board) + conditional_note(board) + table(board_table(board), sortable=True, table_id="leaderboard", formats=PEOPLE))
 
 
 def imputation_note(board: pd.DataFrame) -> str:

@@ -88,9 +88,11 @@ def test_each_world_keeps_the_top_5_coverage_it_claims(world):
 
 
 def test_the_leaderboard_page_prints_a_conditional_interval_with_its_measured_coverage():
-    from pipelines.report.site import rank_interval
+    from pipelines.report.site import conditional_note, rank_interval
 
     board = pd.DataFrame({"rank_lo": [1, 2, None], "rank_hi": [5, 9, None], "interval_supported": True,
                           "n_outcome_models": 23, "interval_conditional": [True, False, pd.NA],
                           "interval_coverage_top5": [0.845, 0.845, np.nan]})
-    assert rank_interval(board).tolist() == ["1–5 (conditional: top-5 coverage 0.845)", "2–9", ""]
+    assert rank_interval(board).tolist() == ["1–5*", "2–9", ""]
+    assert "covered the true rank of the true top 5 only 84.5 % of the time" in conditional_note(board)
+    assert conditional_note(board.assign(interval_conditional=False)) == ""
