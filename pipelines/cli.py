@@ -87,9 +87,9 @@ def check_scenarios() -> None:
     for path in scenario_files().values():
         try:
             Scenario.from_yaml(path)
-        except IngestError:
-            raise
-        except (ValueError, TypeError, yaml.YAMLError) as exc:
+        except (ValueError, yaml.YAMLError) as exc:  # not a mapping, malformed YAML, not UTF-8 (Scenario names the rest)
+            if isinstance(exc, IngestError):
+                raise
             raise IngestError(str(path), None, None, " ".join(str(exc).split())) from None
 
 

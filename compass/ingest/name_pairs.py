@@ -53,7 +53,8 @@ def read_pairs(text: str, file: str) -> pd.DataFrame:
         row = int(dup.idxmax())
         (sa, na), (sb, nb) = key[row]
         first = key.tolist().index(key[row]) + 1
-        raise IngestError(file, row + 1, "name_a,name_b", f"duplicate pair {sa}:{na} / {sb}:{nb} (first at row {first})")
+        raise IngestError(file, row + 1, "name_a,name_b",
+                          f"duplicate pair {f'{sa}:{na}'!r} / {f'{sb}:{nb}'!r} (first at row {first})")
     return pairs.assign(same_model=pairs["same_model"].astype(int))
 
 

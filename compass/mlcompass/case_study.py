@@ -173,19 +173,26 @@ class CaseStudy:
     @staticmethod
     def from_dict(doc: dict, origin: str = "<dict>") -> CaseStudy:
         try:
-            tuples = lambda d: {k: tuple(v) if isinstance(v, list) else v for k, v in (d or {}).items()}  # noqa: E731
             return CaseStudy(
                 case_id=str(doc["case_id"]),
                 description=str(doc.get("description", "")),
-                benchmarks=BenchmarkSpec(**tuples(doc.get("benchmarks"))),
-                cost=CostSpec(**(doc.get("cost") or {})),
-                utility=UtilitySpec(**tuples(doc.get("utility"))),
+                benchmarks=BenchmarkSpec(**_section(doc, "benchmarks")),
+                cost=CostSpec(**_section(doc, "cost")),
+                utility=UtilitySpec(**_section(doc, "utility")),
                 anchors=parse_anchors(doc.get("anchors")),
                 **{k: doc[k] for k in ("n_factors", "loading_threshold", "max_factors_per_variable", "eps", "n_tiers", "lambdas")
                    if k in doc},
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise IngestError(origin, None, None, f"invalid case study: {exc}") from None
+            raise IngestError(origin, None, None, "invalid case study: " + " ".join(str(exc).split())) from None
+
+
+def _section(doc: dict, key: str) -> dict:
+    """A case file's mapping-valued section (lists as tuples); TypeError naming it when it is not a mapping."""
+    value = doc.get(key) or {}
+    if not isinstance(value, dict):
+        raise TypeError(f"{key} must be a mapping of keys to values, got {value!r}")
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in value.items()}
 
 
 def load_cases(folders: list[Path]) -> dict[str, CaseStudy]:

@@ -218,7 +218,16 @@ class Scenario:
             raise IngestError(origin, None, sorted(unknown)[0], f"unknown scenario key(s) {sorted(unknown)}; "
                               f"known: {list(SCENARIO_KEYS)}")
         if "name" not in spec:
-            raise ValueError("scenario spec needs a 'name'")
+            raise IngestError(origin, None, "name", "a scenario needs a 'name'")
+        try:
+            return cls._parse(spec, origin)
+        except IngestError:
+            raise
+        except (TypeError, ValueError, AttributeError, OverflowError) as exc:  # a value of the wrong kind or range
+            raise IngestError(origin, None, None, "invalid scenario: " + " ".join(str(exc).split())) from None
+
+    @classmethod
+    def _parse(cls, spec: Mapping, origin: str) -> Scenario:
         return cls(
             name=str(spec["name"]),
             lam=spec.get("lam", 0.0),

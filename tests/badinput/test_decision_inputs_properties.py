@@ -1,0 +1,75 @@
+"""Property-based tests of the inputs issue 42 added (a scenario's `tolerance` and measure references, a case's
+coverage rule and `anchors`, the name-pair fixture): any generated file is either accepted or rejected with one
+IngestError whose message starts with the file and names the key, never another exception (a traceback)."""
+
+from pathlib import Path
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compass.ingest.errors import IngestError
+from compass.ingest.name_pairs import read_pairs
+from compass.mlcompass.case_study import CaseStudy
+from compass.mlcompass.scenarios import Scenario
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Any value a YAML file can hold: scalars of every kind (NaN, ±inf, huge, negative, text), lists and mappings.
+SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.floats(allow_nan=True, allow_infinity=True),
+                   st.text(max_size=8), st.sampled_from(["+", "-", "coverage", "fixed", ".nan", "C1", "general"]))
+VALUE = st.recursive(SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                     st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                     max_leaves=6)
+BENCHMARK_KEYS = ["choose_by", "current_days", "min_current_coverage", "min_bridging", "max_imputed_share", "sources",
+                  "min_models_per_benchmark", "min_benchmarks_per_model", "include", "exclude"]
+
+
+def _rejected_cleanly(exc: IngestError, path: Path) -> None:
+    assert exc.file == str(path) and str(exc).startswith(str(path)) and "\n" not in str(exc)
+
+
+@SETTINGS
+@given(st.dictionaries(st.sampled_from(["tolerance", "floors", "utility", "lam", "budget", "filters"]), VALUE,
+                       min_size=1, max_size=3))
+def test_a_scenario_file_is_accepted_or_rejected_in_one_line(tmp_path_factory, keys):
+    path = tmp_path_factory.mktemp("scenario") / "s.yaml"
+    path.write_text(yaml.safe_dump({"name": "s", **keys}))
+    try:
+        Scenario.from_yaml(path)
+    except IngestError as exc:
+        _rejected_cleanly(exc, path)
+
+
+@SETTINGS
+@given(st.dictionaries(st.sampled_from(BENCHMARK_KEYS), VALUE, max_size=3), VALUE)
+def test_a_case_files_rule_and_anchors_are_accepted_or_rejected_in_one_line(tmp_path_factory, rule, anchors):
+    path = tmp_path_factory.mktemp("case") / "c.yaml"
+    path.write_text(yaml.safe_dump({"case_id": "c", "benchmarks": {"choose_by": "coverage", **rule}, "anchors": anchors,
+                                    "cost": {"table": "models", "column": "params_b"}}))
+    try:
+        CaseStudy.from_yaml(path)
+    except IngestError as exc:
+        _rejected_cleanly(exc, path)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(*[st.text(max_size=6)] * 4, st.one_of(st.sampled_from(["0", "1"]), st.text(max_size=3)),
+                          st.text(max_size=4)), max_size=4))
+def test_a_name_pair_fixture_is_accepted_or_rejected_in_one_line(rows):
+    text = "name_a,source_a,name_b,source_b,same_model,note\n" + "".join(
+        ",".join('"' + c.replace('"', '""') + '"' for c in r) + "\n" for r in rows)
+    try:
+        read_pairs(text, "pairs.csv")
+    except IngestError as exc:
+        assert exc.file == "pairs.csv" and str(exc).startswith("pairs.csv") and "\n" not in str(exc)
+
+
+@SETTINGS
+@given(VALUE)
+def test_a_case_files_benchmarks_section_of_any_kind_is_accepted_or_rejected_in_one_line(tmp_path_factory, section):
+    path = tmp_path_factory.mktemp("case") / "c.yaml"
+    path.write_text(yaml.safe_dump({"case_id": "c", "benchmarks": section, "cost": {"table": "models", "column": "params_b"}}))
+    try:
+        CaseStudy.from_yaml(path)
+    except IngestError as exc:
+        _rejected_cleanly(exc, path)
