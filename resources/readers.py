@@ -20,7 +20,7 @@ from compass.cascades.study import checked_marginals, prepare_records
 from compass.ingest.aliases import alias_lookup
 from compass.ingest.extracts import PRICE_COLUMNS, cheapest_prices, no_prices, own_columns
 from compass.ingest.load import TABLE_ORDER
-from compass.mlcompass.case_inputs import build_x_raw
+from compass.mlcompass.case_inputs import build_x_raw, with_release_dates
 from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy
 from compass.mlcompass.ces_fit import CESFit, ces_from_parameters
 from compass.mlcompass.cost_fit import DEFAULT_D
@@ -268,10 +268,9 @@ GOVERNANCE_ATTRIBUTES = ("organization", "open_weights", "context_window", "rele
 
 
 def case_scores(wh: Warehouse) -> pd.DataFrame:
-    """raw.benchmark_scores with each model's release_date (raw.models): what a case's benchmark rule reads
-    (`compass.mlcompass.benchmark_choice` takes the current models by release date)."""
-    return wh.query("select s.*, m.release_date from raw.benchmark_scores s left join "
-                    "(select model_id, release_date from raw.models) m using (model_id)")
+    """raw.benchmark_scores with each model's release_date (raw.models, `with_release_dates`): what a case's
+    benchmark rule reads (`compass.mlcompass.benchmark_choice` takes the current models by release date)."""
+    return with_release_dates(wh.read("raw.benchmark_scores"), wh.query("select model_id, release_date from raw.models"))
 
 
 def model_attributes(wh: Warehouse) -> pd.DataFrame:
