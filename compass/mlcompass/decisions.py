@@ -284,6 +284,12 @@ def _baseline_scores(inputs: DecisionInputs) -> pd.DataFrame:
     return inputs.raw_scores[[c for c in inputs.raw_scores.columns if spec.selects(c)]]
 
 
+def board_observed(inputs: DecisionInputs) -> pd.DataFrame:
+    """What every pick's dominance repair compares on (compass.mlcompass.dominance): the case's x_raw, or, for
+    inputs built without it, the raw benchmarks its include rule selects."""
+    return inputs.observed if inputs.observed is not None else _baseline_scores(inputs)
+
+
 def _policy_arguments(inputs: DecisionInputs) -> tuple[tuple, dict]:
     """The arguments of `policy_selections` and `policy_values` for one scenario (Tables 5-6)."""
     outcomes = _outcomes_for_policies(inputs)
@@ -291,7 +297,7 @@ def _policy_arguments(inputs: DecisionInputs) -> tuple[tuple, dict]:
         outcomes = pd.DataFrame({"model_id": [], "context_group": [], "outcome": []})
     return ((inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), outcomes, "highest_mean"),
             {"group_col": "context_group", "outcome_col": "outcome", "raw_scores": _baseline_scores(inputs),
-             "selection_costs": inputs.tier_costs})
+             "selection_costs": inputs.tier_costs, "observed": board_observed(inputs)})
 
 
 def selections_frame(inputs: DecisionInputs) -> pd.DataFrame:
@@ -453,10 +459,8 @@ def model_diagnostics(inputs: DecisionInputs) -> pd.DataFrame:
 def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
     """The deployment-aware leaderboard Score_s(m) over feasible models, under the scenario's floors, with
     each model's diagnostics (`model_diagnostics`) and the utility used."""
-    observed = inputs.observed if inputs.observed is not None else \
-        inputs.raw_scores[[c for c in inputs.raw_scores.columns if inputs.case.benchmarks.selects(c)]]
     board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores,
-                        observed=observed)  # no model below one it dominates (compass.mlcompass.dominance)
+                        observed=board_observed(inputs))  # no model below one it dominates (compass.mlcompass.dominance)
     dollars = inputs.model_info.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction") if c in inputs.model_info])
     board = board.join(model_diagnostics(inputs), on="model_id").join(dollars, on="model_id")
     return board.assign(utility_source=utility_source(inputs), filter_note=inputs.filter_note)

@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from compass.mlcompass.recommend import TIE_DECIMALS
+#: Scores equal to this many decimals are ties (broken by cost, then id) on every board and in every replicate.
+TIE_DECIMALS = 12
 
 
 def strict_dominators(observed: pd.DataFrame, cost: pd.Series) -> dict[str, list[str]]:
@@ -49,10 +50,11 @@ def strict_dominators(observed: pd.DataFrame, cost: pd.Series) -> dict[str, list
     return out
 
 
-def repair(board: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:
+def repair(board: pd.DataFrame, observed: pd.DataFrame, tie_col: str = "cost") -> pd.DataFrame:
     """Re-rank `board` (rows with model_id, score, cost; any order) so that no model ranks below a model it strictly
     dominates on `observed` (module docstring): `score` becomes the lifted ranking score, `dominates` names the
-    model whose score a lifted row took (None elsewhere), rows sorted best first with a fresh index."""
+    model whose score a lifted row took (None elsewhere), rows sorted best first with a fresh index. Ties go to
+    the lower `tie_col` (the actual cost when `cost` is a selection cost such as a tier's), then to fewer dominators."""
     dominators = strict_dominators(observed.reindex(board["model_id"]), board.set_index("model_id")["cost"])
     score = board.set_index("model_id")["score"].astype(float)
     lifted, source = score.copy(), pd.Series(None, index=score.index, dtype=object)
@@ -63,4 +65,4 @@ def repair(board: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:
     n_dom = pd.Series({m: len(dominators.get(m, [])) for m in score.index})
     out = board.assign(score=board["model_id"].map(lifted), dominates=board["model_id"].map(source),
                        _s=-board["model_id"].map(lifted).round(TIE_DECIMALS), _d=board["model_id"].map(n_dom))
-    return out.sort_values(["_s", "cost", "_d", "model_id"], kind="mergesort").drop(columns=["_s", "_d"]).reset_index(drop=True)
+    return out.sort_values(["_s", tie_col, "_d", "model_id"], kind="mergesort").drop(columns=["_s", "_d"]).reset_index(drop=True)

@@ -9,6 +9,7 @@ import pandas as pd
 from compass.mlcompass.decision_rule import decision_text, plain
 from compass.mlcompass.decisions import (
     DecisionInputs,
+    board_observed,
     lambda_path_frame,
     leaderboard_frame,
     nearest_outcome_models,
@@ -129,7 +130,7 @@ def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None, decision:
     s, floors = inputs.scenario, scenario_floors(inputs)
     rec = recommend(inputs.measures, inputs.costs, inputs.utilities, float(s.lam), s.budget, floors,
                     aggregation=s.aggregation, weights=s.context_weights,
-                    raw_scores=inputs.raw_scores, raw_floors=s.raw_floors)
+                    raw_scores=inputs.raw_scores, raw_floors=s.raw_floors, observed=board_observed(inputs))
     lines = [f"case {inputs.case.case_id}, scenario {s.name}: lam={float(s.lam):g}, budget={s.budget:g}, "
              f"floors={s.floors or '-'}, raw floors={s.raw_floors or '-'}, aggregation={s.aggregation}",
              f"utility: {utility_source(inputs)}"] + ([inputs.filter_note] if inputs.filter_note else [])

@@ -103,10 +103,12 @@ def policy_selections(
     baseline_cols: Sequence[str] | None = None,
     selection_costs: pd.Series | None = None,
     dataset: str | None = None,
+    observed: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Selected model per policy and type (Table 6). Returns DataFrame[policy, group, model_id].
 
-    model_id is None when no feasible model exists for that policy.
+    model_id is None when no feasible model exists for that policy. With `observed` (the case's x_raw) the MLC
+    policies apply the leaderboard's dominance repair (`recommend`).
     """
     lam = scenario.resolve_lambda(dataset)
     screen = screen_models(measures, costs, scenario.budget, scenario.floors, raw_scores, scenario.raw_floors)
@@ -119,7 +121,8 @@ def policy_selections(
     protocols = {"": costs} if selection_costs is None else {"": selection_costs, ACTUAL_COST_SUFFIX: costs}
     for suffix, sel_costs in protocols.items():
         rows += [(name + suffix, g, m) for name, g, m in _mlc_selections(measures.loc[feasible], sel_costs, costs,
-                                                                         utilities, lam, scenario.context_weights)]
+                                                                         utilities, lam, scenario.context_weights,
+                                                                         observed)]
     cols = list(baseline_cols) if baseline_cols is not None else (list(raw_scores.columns) if raw_scores is not None else [])
     for col in cols:
         if raw_scores is None or col not in raw_scores.columns:
@@ -136,14 +139,16 @@ def policy_selections(
 
 def _mlc_selections(feasible: pd.DataFrame, sel_costs: pd.Series, costs: pd.Series,
                     utilities: Mapping[str, pd.Series | UtilityFn], lam: float,
-                    weights: Mapping[str, float] | None) -> list[tuple[str, str, str | None]]:
+                    weights: Mapping[str, float] | None,
+                    observed: pd.DataFrame | None) -> list[tuple[str, str, str | None]]:
     """Problem (7) over the feasible models with cost `sel_costs`: per type, mean (5) and robust (6); ties go to the
     lower actual cost `costs` (§5.6: "the lowest-cost feasible model"), not to the tier's shared cost and then
-    the model id."""
-    rows = [("mlc_per_type", g, recommend(feasible, sel_costs, {g: utilities[g]}, lam, np.inf, tie_costs=costs).model_id)
+    the model id; with `observed`, the dominance repair."""
+    rows = [("mlc_per_type", g, recommend(feasible, sel_costs, {g: utilities[g]}, lam, np.inf, tie_costs=costs,
+                                          observed=observed).model_id)
             for g in utilities]
     return rows + [(f"mlc_{agg}", "all", recommend(feasible, sel_costs, utilities, lam, np.inf, aggregation=agg,
-                                                   weights=weights, tie_costs=costs).model_id)
+                                                   weights=weights, tie_costs=costs, observed=observed).model_id)
                    for agg in ("mean", "robust")]
 
 

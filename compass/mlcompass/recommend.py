@@ -10,6 +10,9 @@
   determinism. When the objective prices models at another cost than their actual one (Table 5's
   protocol selects on tier-aggregated costs, equal within a tier), a tie is still broken on the actual
   cost (`tie_costs`), not on the selection cost.
+  With the case's observed benchmark scores (`observed`), the pick applies the leaderboard's dominance repair
+  (compass.mlcompass.dominance): a model that strictly dominates the argmax on every benchmark it was observed on,
+  at no higher cost, is picked instead, so `compass recommend`, Table 6's MLC policies and the board agree.
 * Projection variant (footnote 8): m_proj in argmin_{m in M_feas} ||(x(m), c(m)) - (x*, c*)||_2.
 * Aggregation over contexts: "mean" (weighted average, Problem (5) / Score_s of
   the leaderboard) or "robust" (worst case over contexts, Problem (6)).
@@ -23,10 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from compass.mlcompass.dominance import TIE_DECIMALS, repair
 from compass.mlcompass.utilities import UtilityFn, linear_utility
 
 AGGREGATIONS = ("mean", "robust")
-TIE_DECIMALS = 12
 
 
 @dataclass(frozen=True)
@@ -183,15 +186,22 @@ def recommend(
     raw_scores: pd.DataFrame | None = None,
     raw_floors: Mapping[str, float] | None = None,
     tie_costs: pd.Series | None = None,
+    observed: pd.DataFrame | None = None,
 ) -> Recommendation:
     """Problem (7): best feasible model by the (aggregated) objective; infeasibility is flagged. Ties go to
-    the lower `tie_costs` (default `costs`: pass the actual costs when `costs` are selection costs)."""
+    the lower `tie_costs` (default `costs`: pass the actual costs when `costs` are selection costs). With
+    `observed` (the case's x_raw, NaN = not observed) no feasible model that strictly dominates the pick is passed
+    over (`dominance.repair`; `score` is then the lifted ranking score)."""
     screen = screen_models(measures, costs, budget, floors, raw_scores, raw_floors)
     feasible_ids = screen.loc[screen["feasible"], "model_id"]
     if feasible_ids.empty:
         return Recommendation(None, False, "no available model satisfies the cost and compliance constraints",
                               float("nan"), float("nan"), float("nan"))
-    best = model_scores(measures.loc[feasible_ids], costs, utilities, lam, aggregation, weights, tie_costs).iloc[0]
+    ranked = model_scores(measures.loc[feasible_ids], costs, utilities, lam, aggregation, weights, tie_costs)
+    if observed is not None:
+        ties = (costs if tie_costs is None else tie_costs).astype(float)
+        ranked = repair(ranked.assign(tie_cost=ranked["model_id"].map(ties)), observed, tie_col="tie_cost")
+    best = ranked.iloc[0]
     return Recommendation(str(best["model_id"]), True, "", float(best["score"]), float(best["utility"]), float(best["cost"]))
 
 

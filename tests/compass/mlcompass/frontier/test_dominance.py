@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from compass.mlcompass.measures import extract_measures
+from compass.mlcompass.recommend import recommend
 from compass.mlcompass.scenarios import Scenario, leaderboard
 
 PURE_CAPABILITY = Scenario("pure_capability", lam=0.0)
@@ -66,6 +67,8 @@ def test_a_dominating_model_never_ranks_below_the_model_it_dominates(seed, n, p,
     # only dominating models moved up: the others keep their score order
     plain = board[board["dominates"].isna()]
     assert plain["score"].is_monotonic_decreasing
+    # Problem (7)'s pick (compass recommend, Table 6's MLC policies) is the board's #1, never a dominated model
+    assert recommend(measures, cost, utility, 0.0, observed=frame).model_id == board["model_id"].iloc[0]
 
 
 def test_the_repair_is_stated_on_the_board():
@@ -102,3 +105,8 @@ def test_the_decision_board_compares_on_the_cases_benchmarks_not_every_raw_colum
                                 pd.DataFrame(columns=["context_group", "model_id", "n", "outcome"]), observed=x_raw)
     board = dec.leaderboard_frame(inputs)
     assert board["model_id"].tolist()[:2] == ["new", "old"] and board.loc[0, "dominates"] == "old"
+    # compass.recommendations' MLC policies and `compass recommend` pick what the board ranks first
+    picks = dec.selections_frame(inputs).set_index("policy")["model_id"]
+    assert picks[["mlc_per_type", "mlc_mean", "mlc_robust"]].tolist() == ["new"] * 3
+    from compass.mlcompass.explain import explain
+    assert "recommended: new " in explain(inputs)
