@@ -21,7 +21,7 @@ from resources.configs import cases, scenario_for
 from resources.publish import publish_assets, publish_many, save_figure
 from resources.warehouse import WarehouseResource, frame_version
 
-CODE_VERSION = "compass-decisions-5"  # 2: cost tie rule, outcome range, near-tie group; 3: imputed_no_better_share, dominance repair, measure names, beyond_outcome_range, interval label; 4: compass.decisions, versions; 5: the dominance repair in every bootstrap replicate
+CODE_VERSION = "compass-decisions-6"  # 2: cost tie rule, outcome range, near-tie group; 3: imputed_no_better_share, dominance repair, measure names, beyond_outcome_range, interval label; 4: compass.decisions, versions; 5: the dominance repair in every bootstrap replicate
 DECISION_KEYS = {name: dg.AssetKey(["compass", name])
                  for name in ("targets", "recommendations", "leaderboards", "policy_values", "lambda_path")}
 _DESCRIPTIONS = {

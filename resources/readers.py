@@ -25,7 +25,7 @@ from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy
 from compass.mlcompass.ces_fit import CESFit, ces_from_parameters
 from compass.mlcompass.cost_fit import DEFAULT_D
 from compass.mlcompass.changes import Snapshot, previous_version, published_versions, snapshot, version_live_at
-from compass.mlcompass.decisions import DecisionInputs, NotApplicable, with_filters, with_person_weights
+from compass.mlcompass.decisions import DecisionInputs, NotApplicable, with_filters, with_measured, with_person_weights
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.measure_names import MeasureRefused, resolve_references
 from compass.mlcompass.rank_uncertainty import Replicates
@@ -186,6 +186,7 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
                                                 outcomes, model_info=info,
                                                 tier_costs=cost_table["tier_cost"].reindex(m.index),
                                                 observed=x_raw.reindex(m.index)))
+    inputs = with_measured(inputs)
     return with_filters(inputs, case_catalog(wh, case.case_id).reset_index()) if scenario.filters else inputs
 
 

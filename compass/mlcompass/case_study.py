@@ -31,6 +31,9 @@ class BenchmarkSpec:
     chooses them by coverage of the current models with `current_days`, `min_current_coverage`,
     `min_bridging` and `max_imputed_share` (`compass.mlcompass.benchmark_choice`). Both then keep models with
     `min_benchmarks_per_model` chosen benchmarks and benchmarks with `min_models_per_benchmark` models.
+    `min_benchmarks_to_rank`: a model of x_raw is ranked on the case's decision boards only when observed on at
+    least this many chosen benchmarks (0: every model); the others stay in the factor fit, the tiers and the
+    utilities, and every board names them (`decisions.with_measured`).
     """
 
     include: tuple[str, ...] = ("*",)
@@ -53,6 +56,7 @@ class BenchmarkSpec:
     # The current models' median share of imputed cells that bridges may add up to (the issue's 0.35, less
     # one benchmark's worth of slack).
     max_imputed_share: float = 0.3
+    min_benchmarks_to_rank: int = 0
 
     def __post_init__(self) -> None:
         if self.choose_by not in CHOOSE_BY:
@@ -61,7 +65,8 @@ class BenchmarkSpec:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
                 raise ValueError(f"benchmarks.{key} must be a number in [0, 1], got {value!r}")
-        for key in ("current_days", "min_bridging", "min_models_per_benchmark", "min_benchmarks_per_model"):
+        for key in ("current_days", "min_bridging", "min_models_per_benchmark", "min_benchmarks_per_model",
+                    "min_benchmarks_to_rank"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"benchmarks.{key} must be a whole number >= 0, got {value!r}")

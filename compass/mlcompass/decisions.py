@@ -41,7 +41,7 @@ UNATTAINABLE_FLOOR = 1.01
 __all__ = [
     "DecisionInputs", "UNATTAINABLE_FLOOR", "case_utility_tables", "numeric_lambda", "scenario_floors",
     "target_search", "targets_frame", "selections_frame", "recommendations_frame", "policy_values_frame",
-    "leaderboard_frame", "NotApplicable", "with_person_weights", "with_filters", "utility_source", "lambda_path_frame",
+    "leaderboard_frame", "NotApplicable", "with_person_weights", "with_filters", "with_measured", "utility_source", "lambda_path_frame",
     "rank_uncertainty_frame", "decision_rows",
 ]
 # Groups listed by name in a refusal; the rest are counted.
@@ -60,7 +60,7 @@ class DecisionInputs:
     utilities: dict[str, UtilityFn | pd.Series]
     raw_scores: pd.DataFrame
     outcomes: pd.DataFrame  # observed mean outcome per (context_group, model_id): the "actual" policies
-    filter_note: str = ""  # what the scenario's governance filters excluded (`with_filters`)
+    filter_note: str = ""  # what the scenario's governance filters and the measurement screen excluded
     # Normalized tier-aggregated cost c_t of each model's tier (§4.4 Step 3): what the paper's protocol selects
     # the MLC policies of Tables 5-6 on (§5.6-5.7), evaluating them at `costs`. None: select at actual cost.
     tier_costs: pd.Series | None = None
@@ -193,12 +193,34 @@ def with_filters(inputs: DecisionInputs, models: pd.DataFrame) -> DecisionInputs
     kept, counts = filter_models(ours, filters)
     note = "; ".join(f"{key}: {failed} excluded, {unknown} more with the attribute unknown"
                      + _unknown_names(ours, key, unknown) for key, (failed, unknown) in counts.items())
-    note = f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})"
+    return _keep_only(inputs, kept, f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})")
+
+
+def with_measured(inputs: DecisionInputs) -> DecisionInputs:
+    """Only the models observed on at least the case's `min_benchmarks_to_rank` chosen benchmarks (`observed`, its
+    x_raw) take part in its decisions: a row imputed on most of its cells ranks on the imputation, not on what the
+    model was measured on. The note names the models left out; they keep their measures, tiers and utilities."""
+    need = inputs.case.benchmarks.min_benchmarks_to_rank
+    if not need or inputs.observed is None:
+        return inputs
+    n_observed = inputs.observed.reindex(inputs.measures.index).notna().sum(axis=1)
+    short = sorted(n_observed.index[n_observed < need])
+    if not short:
+        return inputs
+    more = f" and {len(short) - MAX_GROUPS_NAMED} more" if len(short) > MAX_GROUPS_NAMED else ""
+    return _keep_only(inputs, n_observed.index[n_observed >= need],
+                      f"not ranked: {len(short)} model(s) observed on fewer than {need} of the case's "
+                      f"{inputs.observed.shape[1]} benchmarks ({', '.join(short[:MAX_GROUPS_NAMED])}{more})")
+
+
+def _keep_only(inputs: DecisionInputs, kept, note: str) -> DecisionInputs:
+    """`inputs` restricted to the models `kept`, with `note` added to what the board says was left out."""
     keep = inputs.measures.index.isin(kept)
     outcomes = inputs.outcomes[inputs.outcomes["model_id"].isin(kept)] if len(inputs.outcomes) else inputs.outcomes
     tier_costs = None if inputs.tier_costs is None else inputs.tier_costs[inputs.tier_costs.index.isin(kept)]
     return dataclasses.replace(inputs, measures=inputs.measures[keep], costs=inputs.costs[keep], tier_costs=tier_costs,
-                               raw_scores=inputs.raw_scores[keep], outcomes=outcomes, filter_note=note)
+                               raw_scores=inputs.raw_scores[keep], outcomes=outcomes,
+                               filter_note="; ".join(n for n in (inputs.filter_note, note) if n))
 
 
 def _unknown_names(models: pd.DataFrame, key: str, n: int) -> str:

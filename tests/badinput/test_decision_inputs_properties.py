@@ -21,7 +21,7 @@ VALUE = st.recursive(SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=3)
                                                      st.dictionaries(st.text(max_size=6), inner, max_size=3)),
                      max_leaves=6)
 BENCHMARK_KEYS = ["choose_by", "current_days", "min_current_coverage", "min_bridging", "max_imputed_share", "sources",
-                  "min_models_per_benchmark", "min_benchmarks_per_model", "include", "exclude"]
+                  "min_models_per_benchmark", "min_benchmarks_per_model", "min_benchmarks_to_rank", "include", "exclude"]
 
 
 def _rejected_cleanly(exc: IngestError, path: Path) -> None:
