@@ -40,11 +40,13 @@ def family(benchmark: str) -> str:
     return benchmark.split("_", 1)[0]
 
 
-def derive_name(loadings: pd.Series, benchmarks: pd.Index) -> str:
-    """A short slug for one factor from its sparsified loadings (index benchmark; `benchmarks` all of the case's).
+def derive_name(loadings: pd.Series, benchmarks: pd.Index, others: pd.DataFrame | None = None) -> str:
+    """A short slug for one factor from its sparsified loadings (index benchmark; `benchmarks` all of the case's;
+    `others` the other factors' loadings of the same fit, wide).
 
     In order: one benchmark with |loading| >= DOMINANT_RATIO x the next ("livebench_data_analysis"); a factor on
-    >= GENERAL_COVERAGE of the benchmarks from two families or more ("general"); one family with >= FAMILY_SHARE
+    >= GENERAL_COVERAGE of the benchmarks from two families or more ("general", and with `others`, the benchmark
+    that sets it apart from them, `distinctive`: "general_livebench_if"); one family with >= FAMILY_SHARE
     of the squared loadings, when the case has several ("lmarena"); else its two top benchmarks, their shared
     family prefix dropped ("gpqa_musr").
     """
@@ -55,7 +57,8 @@ def derive_name(loadings: pd.Series, benchmarks: pd.Index) -> str:
         return str(top.index[0])
     families = top.index.map(family)
     if families.nunique() >= 2 and len(top) >= GENERAL_COVERAGE * len(benchmarks):
-        return "general"
+        apart = distinctive(loadings, others)
+        return "general" if apart is None else f"general_{apart}"
     share = (top ** 2).groupby(families).sum() / (top ** 2).sum()
     if benchmarks.map(family).nunique() >= 2 and share.max() >= FAMILY_SHARE:
         return str(share.idxmax())
@@ -63,6 +66,16 @@ def derive_name(loadings: pd.Series, benchmarks: pd.Index) -> str:
     if family(first) == family(second):
         first, second = first.split("_", 1)[-1], second.split("_", 1)[-1]
     return f"{first}_{second}"
+
+
+def distinctive(loadings: pd.Series, others: pd.DataFrame | None) -> str | None:
+    """The benchmark on which this factor loads most beyond every other factor, argmax_j |l_j| - max_k |L_jk|
+    (two general factors of one fit differ there, not in their shared loadings); None without other factors or
+    when no benchmark loads more on this factor than on another."""
+    if others is None or others.empty:
+        return None
+    margin = loadings.abs() - others.reindex(loadings.index).abs().max(axis=1).fillna(0.0)
+    return str(margin.idxmax()) if margin.max() > 0 else None
 
 
 def top_loadings(loadings: pd.Series, n: int = 3) -> str:
@@ -100,7 +113,7 @@ def first_registry(loadings: pd.DataFrame) -> pd.DataFrame:
     taken: set[str] = set()
     rows = []
     for factor in loadings.columns:
-        name = _unique(derive_name(loadings[factor], loadings.index), taken)
+        name = _unique(derive_name(loadings[factor], loadings.index, loadings.drop(columns=factor)), taken)
         taken.add(name)
         rows.append(_row(factor, name, loadings[factor], "new"))
     return pd.DataFrame(rows, columns=REGISTRY_COLUMNS)
@@ -140,7 +153,7 @@ def identify_measures(
             continue
         new_id = f"C{next_id}"
         next_id += 1
-        name = _unique(derive_name(loadings[factor], loadings.index), taken)
+        name = _unique(derive_name(loadings[factor], loadings.index, loadings.drop(columns=factor)), taken)
         taken.add(name)
         rename[factor] = new_id
         if factor not in active.index:  # a factor the previous fit did not have

@@ -25,7 +25,7 @@ def test_retired_measures_are_refused_and_names_resolve(tmp_path):
     with pytest.raises(NotApplicable, match=r"constrained_single.yaml: floors.C2: refers to a retired measure: C2 "
                                             r"'livebench_data_analysis' no longer matches .*phi 0.40.* now C3"):
         readers.named_measures(wh, case, single)
-    mine = Scenario.from_dict({"name": "mine", "floors": {"general": 0.5}, "utility": {"weights": {"C3": 1.0}}})
+    mine = Scenario.from_dict({"name": "mine", "floors": {"general_livebench_coding": 0.5}, "utility": {"weights": {"C3": 1.0}}})
     resolved = readers.named_measures(wh, case, mine)
     assert resolved.floors == {"C1": 0.5} and resolved.utility_weights == {"C3": 1.0}
     # a case whose measures were never named (an older warehouse) resolves nothing

@@ -10,7 +10,7 @@ from compass.ingest.errors import IngestError
 from compass.mlcompass.case_study import CaseStudy
 from compass.mlcompass.factor_alignment import MIN_CONGRUENCE
 from compass.mlcompass.measure_names import (
-    MeasureRefused, derive_name, identify_measures, registry_problems, resolve_references,
+    MeasureRefused, derive_name, first_registry, identify_measures, registry_problems, resolve_references,
 )
 from compass.mlcompass.measures import extract_measures
 
@@ -77,6 +77,16 @@ def test_names_follow_the_loadings(values, name):
     assert derive_name(pd.Series(values, index=BENCH), BENCH) == name
 
 
+def test_two_general_factors_are_named_by_what_sets_them_apart():
+    """The frontier case's two measures both load on nearly every benchmark: each is named by the benchmark it
+    loads on beyond the other (not general / general_v2, which says nothing about either)."""
+    wide = pd.DataFrame({"C1": [0.6, 0.85, 0.59, 0.0, 0.55], "C2": [0.5, 0.0, 0.6, 0.84, 0.6]},
+                        index=["frontiermath_v2", "livebench_data_analysis", "lmarena_english", "livebench_if",
+                               "gpqa_diamond"])
+    names = first_registry(wide)["name"].tolist()
+    assert names == ["general_livebench_data_analysis", "general_livebench_if"]
+
+
 def test_single_family_cases_name_by_the_two_top_benchmarks():
     bench = pd.Index(["hf_bbh", "hf_gpqa", "hf_musr", "hf_ifeval"])
     assert derive_name(pd.Series([0.74, 0.84, 0.75, 0.0], index=bench), bench) == "gpqa_musr"
@@ -93,7 +103,7 @@ def test_a_matching_refresh_keeps_ids_and_names():
     rename, registry = _registry_after({"C1": 0.99, "C2": 0.97})
     assert rename == {"C1": "C1", "C2": "C2"}
     assert registry[["factor", "name", "status"]].values.tolist() == [
-        ["C1", "general", "kept"], ["C2", "livebench_data_analysis", "kept"]]
+        ["C1", "general_livebench_coding", "kept"], ["C2", "livebench_data_analysis", "kept"]]
 
 
 def test_a_changed_measure_gets_a_new_identity_and_old_references_are_refused():
@@ -105,7 +115,7 @@ def test_a_changed_measure_gets_a_new_identity_and_old_references_are_refused():
     assert rows.loc["C3", "status"] == "renewed" and rows.loc["C3", "name"] == "livebench_coding"
     assert "phi 0.41" in rows.loc["C3", "changed"] and "livebench_data_analysis +0.90" in rows.loc["C3", "changed"]
     # references by name and by id resolve; the retired measure, by either, is refused with what changed
-    assert resolve_references({"general": 0.5, "C3": 0.2}, registry, "s.yaml: floors") == {"C1": 0.5, "C3": 0.2}
+    assert resolve_references({"general_livebench_coding": 0.5, "C3": 0.2}, registry, "s.yaml: floors") == {"C1": 0.5, "C3": 0.2}
     assert resolve_references({"all": 0.33}, registry, "s.yaml: floors") == {"all": 0.33}
     for ref in ("C2", "livebench_data_analysis"):
         with pytest.raises(MeasureRefused, match=rf"s.yaml: floors.{ref}: refers to a retired measure: C2 .*phi 0.41"):
