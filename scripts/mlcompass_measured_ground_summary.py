@@ -48,9 +48,15 @@ def board_numbers(db: str) -> dict[str, str]:
     ranks = _query(con, f"select scenario, model_id, p_rank1 from compass.rank_uncertainty where case_id = '{CASE}'")
     leaders = ranks.loc[ranks.groupby("scenario")["p_rank1"].idxmax()]
     hidden = leaders.merge(top[["scenario", "model_id"]], how="left", indicator=True)
+    board = _query(con, f"select scenario, count(*) n from compass.leaderboards where case_id = '{CASE}' group by 1")
+    point = _query(con, f"select u.scenario, u.rank_lo, u.rank_hi from compass.rank_uncertainty u where "
+                        f"u.case_id = '{CASE}' and u.rank = 1 order by u.scenario")
     out = {
         "models × benchmarks in x_raw": f"{len(models)} × "
         f"{_query(con, f'select count(distinct benchmark) n from compass.loadings where case_id = {CASE!r}')['n'].iloc[0]}",
+        "models ranked on the boards (min–max over scenarios)": f"{board['n'].min()}–{board['n'].max()}",
+        "point leader's 90 % rank interval, per scenario (" + ", ".join(point["scenario"]) + ")":
+            " / ".join(f"[{lo}–{hi}]" for lo, hi in zip(point["rank_lo"], point["rank_hi"])),
         "top-10 median imputed share (min–max over scenarios)": f"{imputed.min():.2f}–{imputed.max():.2f}",
         "top-10 rows inside the outcome models' range": f"{inside:.0%}",
         "P(rank 1) leaders not in the top 10 (scenarios)": f"{int((hidden['_merge'] == 'left_only').sum())} of "
