@@ -25,7 +25,7 @@ from resources.configs import cases
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-frontier-2"  # 2: rotation toward the previous loadings, anchor signs, compass.measure_names; cost_side falls back to a stated d where it is not identified (column fallback)
+CODE_VERSION = "compass-frontier-3"  # 2: rotation toward the previous loadings, anchor signs, compass.measure_names; cost_side falls back to a stated d where it is not identified (column fallback); 3: congruence out of sample (held_out_rotation), congruence_in_sample
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool())
 CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 
@@ -47,7 +47,8 @@ def measures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) ->
         max_factors_per_variable=case.max_factors_per_variable, previous_loadings=previous, anchors=case.anchors,
     )
     rename, names = identify_measures(result.loading_matrix(), result.congruence, wh.read("compass.measure_names", where),
-                                      None if previous is None else wide_loadings(previous))
+                                      None if previous is None else wide_loadings(previous),
+                                      result.congruence_in_sample)
     loadings = result.loadings.assign(factor=result.loadings["factor"].map(rename))
     long = (result.measures.rename(columns=rename).rename_axis("model_id").reset_index()
             .melt("model_id", var_name="factor", value_name="value"))
@@ -57,7 +58,8 @@ def measures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) ->
     for line in names.loc[names["status"] == "renewed", "changed"]:
         context.log.warning(f"case {case.case_id}: {line}")
     figure = save_figure(loadings_heatmap(loadings, case.case_id), case.case_id, "loadings")
-    shown = names.loc[names["status"] != "retired", ["factor", "name", "status", "congruence", "description"]]
+    shown = names.loc[names["status"] != "retired", ["factor", "name", "status", "congruence", "congruence_in_sample",
+                                                     "description"]]
     return publish_many(
         context, wh, {"compass.loadings": loadings, "compass.measures": long, "compass.measure_names": names}, where,
         metadata={

@@ -19,6 +19,10 @@ engineering step of ours; the paper fits once per snapshot (EC §8.3).
   with the Hungarian algorithm (scipy.optimize.linear_sum_assignment), as before (`align_loadings`).
 * Signs are fixed by the case's named anchor benchmarks (`anchor_signs`), so a flipped factor
   cannot pass for its namesake.
+* Whether a rotated factor still *is* its namesake is judged out of sample (`held_out_rotation`): phi over the
+  shared benchmarks is what the target rotation maximizes, so in sample it is biased upward (k^2 free parameters
+  fitted to make exactly it large); each benchmark's loadings are instead predicted by a rotation fitted
+  without that benchmark.
 """
 
 from __future__ import annotations
@@ -84,6 +88,18 @@ def target_rotation(unrotated: pd.DataFrame, target: pd.DataFrame) -> pd.DataFra
     t, *_ = np.linalg.lstsq(a, target.loc[shared].to_numpy(float), rcond=None)
     t = t @ np.diag(np.sqrt(np.diag(np.linalg.pinv(t.T @ t))))
     return pd.DataFrame(unrotated.to_numpy(float) @ t, index=unrotated.index, columns=target.columns)
+
+
+def held_out_rotation(unrotated: pd.DataFrame, target: pd.DataFrame) -> pd.DataFrame | None:
+    """Leave-one-benchmark-out target rotation: for each benchmark j shared with `target`, row j of
+    A T_(-j), where T_(-j) is `target_rotation`'s T fitted on the other shared benchmarks (p least-squares solves
+    of size (p - 1) x k). Index the shared benchmarks, columns `target`'s. Tucker's phi of these rows with the
+    target is the rotation's congruence out of sample; in sample it is inflated by the fit. None when fewer than
+    k + 1 benchmarks are shared (nothing to hold out)."""
+    shared = unrotated.index.intersection(target.index)
+    if len(shared) <= unrotated.shape[1]:
+        return None
+    return pd.concat([target_rotation(unrotated.loc[shared], target.loc[shared.drop(j)]).loc[[j]] for j in shared])
 
 
 def parse_anchors(spec: object) -> dict[str, int]:

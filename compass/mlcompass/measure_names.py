@@ -5,8 +5,8 @@ capability", C2 ...). A refreshed catalog needs the same reading on every refres
 name keeps meaning the same thing. Each measure therefore carries an identity: a factor id (C1, C2, ...),
 a short name derived from its loadings when the identity is created (`derive_name`), and a one-line
 description of its current top loadings. A refresh keeps the identity of a measure whose refitted loadings
-match its previous ones (signed Tucker phi >= MIN_CONGRUENCE, after the target rotation of
-compass.mlcompass.factor_alignment); a measure that no longer matches gets a new id and name, and the old
+match its previous ones (signed Tucker phi >= MIN_CONGRUENCE out of sample, `held_out_rotation` of
+compass.mlcompass.factor_alignment, with the in-sample phi of the rotated pattern kept next to it); a measure that no longer matches gets a new id and name, and the old
 identity is kept as "retired" with what changed, so a scenario that still refers to it is refused with that
 reason (`resolve_references`) instead of silently meaning something else.
 
@@ -24,7 +24,8 @@ import pandas as pd
 
 from compass.mlcompass.factor_alignment import MIN_CONGRUENCE, factor_number
 
-REGISTRY_COLUMNS = ["factor", "name", "description", "status", "congruence", "previous_factor", "replaced_by", "changed"]
+REGISTRY_COLUMNS = ["factor", "name", "description", "status", "congruence", "previous_factor", "replaced_by", "changed",
+                    "congruence_in_sample"]
 ACTIVE = ("new", "kept", "renewed")
 MEASURE_ID = re.compile(r"C[1-9][0-9]*")
 #: A benchmark dominates a factor's name when its |loading| is at least this multiple of the next one's.
@@ -105,7 +106,7 @@ def _unique(name: str, taken: set[str]) -> str:
 def _row(factor: str, name: str, loadings: pd.Series, status: str, **extra) -> dict:
     base = dict.fromkeys(REGISTRY_COLUMNS, None)
     return {**base, "factor": factor, "name": name, "description": describe(loadings), "status": status,
-            "congruence": float("nan"), **extra}
+            "congruence": float("nan"), "congruence_in_sample": float("nan"), **extra}
 
 
 def first_registry(loadings: pd.DataFrame) -> pd.DataFrame:
@@ -124,12 +125,14 @@ def identify_measures(
     congruence: pd.Series | None,
     previous: pd.DataFrame | None,
     previous_loadings: pd.DataFrame | None,
+    in_sample: pd.Series | None = None,
 ) -> tuple[dict[str, str], pd.DataFrame]:
     """Identities of the measures of a fit: (rename map fitted factor id -> identity id, registry).
 
     `loadings`: the fit's wide sparsified loadings (index benchmark, columns factor id from `extract_measures`,
     named after the previous factors they were rotated toward or matched with); `congruence`: their signed
-    Tucker phi with those namesakes (`MeasureResult.congruence`, None on a first fit); `previous`: the case's
+    Tucker phi with those namesakes (`MeasureResult.congruence`, out of sample, None on a first fit; `in_sample`:
+    `MeasureResult.congruence_in_sample`, published next to it); `previous`: the case's
     registry (None or empty when there is none yet: then it is derived from `previous_loadings`, wide, as
     `first_registry` would have named them). A factor keeps its identity when phi >= MIN_CONGRUENCE; otherwise it
     gets the next unused id and a new name (derived from its loadings, _v2 when taken), and the old identity is
@@ -139,16 +142,18 @@ def identify_measures(
         return {f: f for f in loadings.columns}, first_registry(loadings)
     if previous is None or previous.empty:
         previous = first_registry(previous_loadings)
-    previous = previous[REGISTRY_COLUMNS]
+    previous = previous.reindex(columns=REGISTRY_COLUMNS)  # a registry published before a column was added
     active = previous[previous["status"].isin(ACTIVE)].set_index("factor")
     taken = set(previous["name"])
     next_id = max(factor_number(f) for f in [*previous["factor"], *loadings.columns]) + 1
     rename, rows, retired = {}, [], previous[~previous["status"].isin(ACTIVE)].to_dict("records")
     for factor in loadings.columns:
         phi = float(congruence.get(factor, np.nan))
+        phis = {"congruence": phi, "congruence_in_sample": float((congruence if in_sample is None else in_sample)
+                                                                 .get(factor, np.nan))}
         if factor in active.index and phi >= MIN_CONGRUENCE:
             rename[factor] = factor
-            rows.append(_row(factor, active.at[factor, "name"], loadings[factor], "kept", congruence=phi,
+            rows.append(_row(factor, active.at[factor, "name"], loadings[factor], "kept", **phis,
                              previous_factor=factor))
             continue
         new_id = f"C{next_id}"
@@ -160,12 +165,12 @@ def identify_measures(
             rows.append(_row(new_id, name, loadings[factor], "new"))
             continue
         old = active.loc[factor]
-        changed = (f"{factor} '{old['name']}' no longer matches its previous loadings (Tucker phi {phi:.2f} < "
+        changed = (f"{factor} '{old['name']}' no longer matches its previous loadings (Tucker phi {phi:.2f} out of sample < "
                    f"{MIN_CONGRUENCE}): it loaded {top_loadings(previous_loadings[factor])}, the refit "
                    f"{top_loadings(loadings[factor])}; it is now {new_id} '{name}'")
-        rows.append(_row(new_id, name, loadings[factor], "renewed", congruence=phi, previous_factor=factor,
+        rows.append(_row(new_id, name, loadings[factor], "renewed", **phis, previous_factor=factor,
                          changed=changed))
-        retired.append({**old.to_dict(), "factor": factor, "status": "retired", "congruence": phi,
+        retired.append({**old.to_dict(), "factor": factor, "status": "retired", **phis,
                         "replaced_by": new_id, "changed": changed})
     for factor in active.index.difference(list(rename)):
         changed = f"{factor} '{active.at[factor, 'name']}' has no counterpart in the refit (fewer factors)"

@@ -41,7 +41,8 @@ from factor_analyzer.utils import corr as fa_corr
 from scipy.stats import wishart
 
 from compass.mlcompass.factor_alignment import (
-    MIN_CONGRUENCE, align_loadings, anchor_signs, congruence_with, factor_names, factor_number, target_rotation,
+    MIN_CONGRUENCE, align_loadings, anchor_signs, congruence_with, factor_names, factor_number, held_out_rotation,
+    target_rotation,
 )
 from compass.mlcompass.imputation import EXACT_MAX_MODELS, ImputationResult, impute_low_rank, validate_matrix
 
@@ -60,7 +61,10 @@ class MeasureResult:
     explained_variance: DataFrame [factor, proportion, cumulative] from sparsified loadings.
     parallel_analysis: DataFrame [component, eigenvalue, random_eigenvalue, above_random].
     congruence: signed Tucker phi of each factor with its namesake in `previous_loadings` over the
-      shared benchmarks (Series indexed by factor, NaN for a new factor), None when no previous run was given.
+      shared benchmarks (Series indexed by factor, NaN for a new factor), None when no previous run was given;
+      out of sample where the factors were rotated toward the previous ones (`held_out_rotation`: each
+      benchmark's loadings from a rotation fitted without it), what decides whether a measure keeps its identity.
+    congruence_in_sample: the same phi of the published (rotated) pattern itself, inflated by the rotation's fit.
     """
 
     loadings: pd.DataFrame
@@ -71,6 +75,7 @@ class MeasureResult:
     imputed_fraction: float
     imputation_rank: int
     congruence: pd.Series | None = None
+    congruence_in_sample: pd.Series | None = None
 
     def loading_matrix(self) -> pd.DataFrame:
         """Wide loadings (index benchmark, columns factor), zeros where sparsified away."""
@@ -286,8 +291,8 @@ def extract_measures(
         raise ValueError(f"n_factors must be in 1..{x_raw.shape[1] - 1} for {x_raw.shape[1]} benchmarks, got {n_factors}")
 
     prev = None if previous_loadings is None else wide_loadings(previous_loadings)
-    load_wide, uniquenesses = _oriented_pattern(corr, x_raw.columns, n_factors, loading_threshold,
-                                                max_factors_per_variable, prev, anchors)
+    load_wide, uniquenesses, held_out = _oriented_pattern(corr, x_raw.columns, n_factors, loading_threshold,
+                                                          max_factors_per_variable, prev, anchors)
     pattern = load_wide.to_numpy()
     empty = [name for name in load_wide.columns if not load_wide[name].any()]
     if empty:
@@ -297,7 +302,7 @@ def extract_measures(
         )
     scores = bartlett_scores(z, pattern, uniquenesses)
     score_wide = pd.DataFrame(scores, index=x_raw.index, columns=load_wide.columns)
-    congruence = None if prev is None else congruence_with(load_wide, prev)
+    in_sample = None if prev is None else congruence_with(load_wide, prev)
 
     measures = _minmax(score_wide)
     measures.index.name = "model_id"
@@ -315,21 +320,24 @@ def extract_measures(
         parallel_analysis=pa,
         imputed_fraction=imputation.imputed_fraction,
         imputation_rank=imputation.rank,
-        congruence=congruence,
+        congruence=in_sample if held_out is None else held_out,
+        congruence_in_sample=in_sample,
     )
 
 
 def _oriented_pattern(
     corr: np.ndarray, benchmarks: pd.Index, k: int, threshold: float, per_variable: int,
     previous: pd.DataFrame | None, anchors: Mapping[str, int] | None,
-) -> tuple[pd.DataFrame, np.ndarray]:
+) -> tuple[pd.DataFrame, np.ndarray, pd.Series | None]:
     """Steps 3-4 and 6: the rotated, sparsified, named and oriented pattern (index benchmark, columns factor),
-    and the uniquenesses of the rotated fit (factor_analyzer's 1 - row sum of squared pattern loadings, for
-    both rotations).
+    the uniquenesses of the rotated fit (factor_analyzer's 1 - row sum of squared pattern loadings, for
+    both rotations) and, for a rotation toward the previous solution, its out-of-sample congruence (else None).
 
     With a previous solution of the same size the unrotated minres loadings are rotated toward it
     (`target_rotation`, oblique Procrustes) and keep its factor ids, as long as every factor still matches its
-    namesake (Tucker phi >= MIN_CONGRUENCE). Otherwise the data changed the structure, and no rotation of the new
+    namesake out of sample: Tucker phi >= MIN_CONGRUENCE between the previous pattern and each benchmark's
+    loadings predicted by a rotation fitted without that benchmark (`held_out_rotation`, sparsified and signed
+    like the pattern; in sample the rotation would pass a changed structure it was fitted to). Otherwise the data changed the structure, and no rotation of the new
     fit reproduces the old measures (forcing one gives near-collinear factors with loadings far above 1): the
     refit is promax (EC §8.3), its factors matched to the previous ones (`align_loadings`) or, on a first fit,
     ordered by explained variance as C1..Ck, and the measures that no longer match get new identities
@@ -339,9 +347,14 @@ def _oriented_pattern(
         unrotated = pd.DataFrame(fit_minres(corr, k, None).loadings_, index=benchmarks)
         rotated = target_rotation(unrotated, previous).to_numpy()
         wide = pd.DataFrame(sparsify(rotated, threshold, per_variable), index=benchmarks, columns=previous.columns)
-        wide = wide * anchor_signs(wide, anchors)
-        if (congruence_with(wide, previous) >= MIN_CONGRUENCE).all():
-            return wide, 1.0 - (rotated ** 2).sum(axis=1)
+        signs = anchor_signs(wide, anchors)
+        wide = wide * signs
+        held = held_out_rotation(unrotated, previous)
+        phi = congruence_with(wide, previous) if held is None else congruence_with(
+            pd.DataFrame(sparsify(held.to_numpy(), threshold, per_variable), index=held.index,
+                         columns=previous.columns) * signs, previous)
+        if (phi >= MIN_CONGRUENCE).all():
+            return wide, 1.0 - (rotated ** 2).sum(axis=1), phi
     rotated = rotated_fit(corr, k).loadings_
     wide = pd.DataFrame(sparsify(rotated, threshold, per_variable), index=benchmarks, columns=[f"f{i}" for i in range(k)])
     if previous is not None:
@@ -349,7 +362,7 @@ def _oriented_pattern(
     else:
         wide = wide.iloc[:, np.argsort(-(wide.to_numpy() ** 2).sum(axis=0), kind="stable")]
         wide.columns = factor_names(k)
-    return wide * anchor_signs(wide, anchors), 1.0 - (rotated ** 2).sum(axis=1)
+    return wide * anchor_signs(wide, anchors), 1.0 - (rotated ** 2).sum(axis=1), None
 
 
 def wide_loadings(previous: pd.DataFrame) -> pd.DataFrame:
