@@ -18,11 +18,13 @@ Canonical model ids (full rules in compass/ingest/canonical.py):
 * one lowercase slug per model, no provider prefix (`gpt-4o`, `claude-3-5-sonnet`,
   `llama-3.1-70b-instruct`, `qwen2.5-72b-instruct`, `gemini-1.5-pro`);
 * dated snapshots collapse to the base id (`gpt-4o-2024-08-06` -> `gpt-4o`), except
-  YYMM version tags that name different models (`mistral-large-2407`);
+  YYMM version tags that name different models (`mistral-large-2407`) and families whose releases are named
+  by their date (`qwen-max-0428`, `gemini-exp-1206`, `deepseek-r1-0528`: `canonical.DATED_GENERATIONS`);
 * reasoning-effort / thinking-budget variants collapse to the base id (`o3-mini_high`,
-  `kimi-k3_max`, `claude-3-7-sonnet-20250219_32K`); per benchmark the best-scoring variant is kept,
-  its raw spelling in `benchmark_scores.variant` and its level / mode in `effort` (`snapshot` for
-  the dated tag; the aliases carry both too);
+  `kimi-k3_max`, `claude-3-7-sonnet-20250219_32K`); per model and source one effort setting is kept,
+  chosen without looking at the scores (`resolve.dedupe_scores`), its raw spelling in
+  `benchmark_scores.variant` and its level / mode in `effort` (`snapshot` for the dated tag; the aliases carry
+  both too);
 * base and instruct checkpoints stay distinct (`llama-3.1-70b` vs `llama-3.1-70b-instruct`).
 Models enter the catalogue through a quality source (benchmark score, per-query record or
 interaction); price / metadata rows of other models are reported, not imported.

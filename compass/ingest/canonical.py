@@ -28,6 +28,13 @@ two different ids):
    `-0613` (MMDD), `-05-06` (MM-DD), `-09-2025` (MM-YYYY), `-01-29-2025`,
    Gemini `-001`/`-002` and Gemini `-preview`. YYMM version tags such as
    `mistral-large-2407` or `qwen3-...-2507` are *kept* (different models). `Variant.snapshot` keeps the tag.
+   Exception, `DATED_GENERATIONS`: families whose vendor named successive releases by their date, which one
+   source scores side by side as different models (LMArena's `qwen-max-0428` / `qwen-max-0919`,
+   `gemini-exp-1114` / `-1121` / `-1206`; DeepSeek's `deepseek-r1-0528`): the date is part of the id, written
+   MMDD (`qwen-plus-2025-01-25` and `qwen-plus-0125` are one model). API pins of one continuing product
+   (`gpt-4o-2024-08-06`, `claude-3-5-sonnet-20241022`, `gemini-1.5-pro-002`, previews of a GA model) still
+   collapse: the sources that name the product undated mean its current pin, and within a source the undated
+   or newest pin is the one kept (`compass.ingest.resolve.dedupe_scores`).
 4. Family spellings are unified: `llama3.1` -> `llama-3.1`, `llama-3-1-70b`
    (MMLU-Pro's `3_1`) -> `llama-3.1-70b`, `qwen-1.5` -> `qwen1.5`, `qwen2-5` / `qwen25` -> `qwen2.5`,
    `gemini-3-1-pro` -> `gemini-3.1-pro`, `deepseek-3.2` -> `deepseek-v3.2`, Claude dots ->
@@ -62,6 +69,12 @@ RAW_OVERRIDES: dict[str, str] = {
     # Gemini 2.0's thinking model was a separate experimental release, not a mode of gemini-2.0-flash.
     "gemini-2.0-flash-thinking": "gemini-2.0-flash-thinking-exp",
 }
+
+# Rule 3's exception: base id, then a date tag (MMDD, MM-DD, YYYYMMDD or YYYY-MM-DD) naming a release.
+DATED_GENERATIONS = re.compile(
+    r"^(?:amazon-)?(?P<base>gemini-exp|gemini-2\.0-flash-thinking-exp|qwen-max|qwen-plus|qwen-turbo|qwen-vl-max|glm-4|"
+    r"reka-core|reka-flash|hunyuan-turbos|nova-experimental-chat|deepseek-r1|deepseek-v3)-"
+    r"(?:20\d\d-?)?(?P<mm>0[1-9]|1[0-2])-?(?P<dd>[0-3]\d)$")
 
 # Overrides keyed by the alias_key *after* rule 1-4 normalisation.
 OVERRIDES: dict[str, str] = {
@@ -225,6 +238,9 @@ def _resolve(raw: str, stripped: list[tuple[str, str]] | None) -> str:
         raise ValueError(f"empty model name {raw!r} cannot be given a canonical id")
     if key in RAW_OVERRIDES:
         return RAW_OVERRIDES[key]
+    release = DATED_GENERATIONS.match(key)
+    if release:  # rule 3's exception: the date names the model
+        return f"{release['base']}-{release['mm']}{release['dd']}"
     for _ in range(3):
         before = key
         key = _family_spelling(_strip_suffixes(key, stripped))
@@ -247,7 +263,7 @@ class Variant:
     snapshot: str | None
 
 
-_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh", "max", "unknown")
+LEVELS = ("unknown", "none", "minimal", "low", "medium", "high", "xhigh", "max")  # effort levels, lowest first
 _ISO_DATE = re.compile(r"^(20\d\d)(\d\d)(\d\d)$")
 
 
@@ -257,7 +273,7 @@ def _effort(suffixes: list[str]) -> str | None:
              for w in words if w not in ("effort", "no", "tokens", "default")]
     if any(re.search(r"no-?think", s) for s in suffixes):
         words = [w for w in words if w != "thinking"] + ["no-thinking"]
-    level = next((w for w in words if w in _LEVELS), None)
+    level = next((w for w in words if w in LEVELS), None)
     budget = next((w for w in words if re.fullmatch(r"\d+k", w)), None)
     thinking = next((w for w in words if w in ("thinking", "no-thinking")), None)
     if budget or "auto" in words:

@@ -5,9 +5,10 @@ embedded-default build and by the pipeline alike:
 
 * `Resolver` names each spelling's canonical id: an explicit pair first (a confirmed alias, a
   source's own abbreviation table), else the rules of `compass.ingest.canonical.canonical_id`;
-* `dedupe_scores` keeps one score per (model, benchmark, source): the best-scoring variant (effort
-  level or dated snapshot), its spelling in `variant` and what the spelling says in `effort` and
-  `snapshot` (`with_variant`);
+* `dedupe_scores` keeps one score per (model, benchmark, source), chosen without looking at the scores: one
+  effort setting per model and source (the model's preferred one where the source has it), then the undated or
+  newest snapshot; its spelling in `variant` and what the spelling says in `effort` and `snapshot`
+  (`with_variant`);
 * `dedupe_costs` keeps one price per (model, provider, source): the undated spelling, else the
   newest dated snapshot, and adds blended = (3 x input + output) / 4;
 * `canonical_rows` applies the three to a connector's output.
@@ -15,12 +16,13 @@ embedded-default build and by the pipeline alike:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import pandas as pd
 
 from compass.ingest.aliases import alias_key
-from compass.ingest.canonical import canonical_id, variant
+from compass.ingest.canonical import LEVELS, canonical_id, variant
 
 
 class Resolver:
@@ -42,16 +44,48 @@ def with_variant(rows: pd.DataFrame, spelling: str = "variant") -> pd.DataFrame:
                        snapshot=rows[spelling].map(lambda n: found[n].snapshot if n in found else None).astype(object))
 
 
+def effort_preference(effort: str | None) -> tuple[int, int, int]:
+    """Sort key of an effort setting, larger preferred on ties of coverage: the plain spelling (the vendor's default
+    serving setting, what its price is quoted for), then the higher level (`LEVELS`), then a thinking mode and the
+    larger thinking budget."""
+    if effort is None:
+        return (1, 0, 0)
+    level, _, mode = effort.partition("+") if effort.split("+")[0] in LEVELS else ("", "", effort)
+    budget = re.search(r"(\d+)k", mode)
+    return (0, LEVELS.index(level) if level in LEVELS else -1,
+            int(budget.group(1)) if budget else int(mode.startswith("thinking")))
+
+
 def dedupe_scores(scores: pd.DataFrame) -> pd.DataFrame:
-    """One row per (model_id, benchmark, source): the best-scoring variant (effort/snapshot).
+    """One row per (model_id, benchmark, source), chosen without looking at the scores.
+
+    Keeping each cell's best-scoring variant (effort level, thinking mode, dated snapshot) would rank a model by the
+    maximum over its k variants, each cell possibly from another setting: a model nobody can deploy, at one
+    variant's price (max-of-k bias). Instead:
+
+    1. per model, its preferred effort setting: the one with the most (source, benchmark) rows in `scores`, ties to
+       `effort_preference`;
+    2. per (model, benchmark, source), the row at the preferred setting where the source has one, else at the
+       setting covering the most of the model's benchmarks in that source, ties to `effort_preference` (a cell
+       measured only at another setting is kept, not imputed: the choice never looks at a score);
+    3. within a setting, the undated spelling, else the newest snapshot, then the spelling.
 
     The raw spelling that produced the kept row is kept in the extra column `variant`, its effort level /
     thinking mode and snapshot tag in `effort` and `snapshot`.
     """
-    return with_variant(scores.sort_values(["model_id", "benchmark", "source", "score", "raw_name"],
-                                           ascending=[True, True, True, False, True])
-                        .drop_duplicates(["model_id", "benchmark", "source"])
-                        .rename(columns={"raw_name": "variant"}))
+    rows = with_variant(scores.rename(columns={"raw_name": "variant"}))
+    setting = rows["effort"].astype(object).where(rows["effort"].notna(), "")
+    preference = setting.map({e: effort_preference(e or None) for e in setting.unique()})
+    rows = rows.assign(_setting=setting, _preference=preference,
+                       _coverage=rows.groupby(["model_id", setting])["benchmark"].transform("size"),
+                       _in_source=rows.groupby(["model_id", "source", setting])["benchmark"].transform("nunique"))
+    preferred = (rows.sort_values(["model_id", "_coverage", "_preference"], ascending=[True, False, False])
+                 .drop_duplicates("model_id").set_index("model_id")["_setting"])
+    rows["_preferred"] = rows["_setting"] == rows["model_id"].map(preferred)
+    rows = rows.sort_values(["model_id", "benchmark", "source", "_preferred", "_in_source", "_preference", "snapshot",
+                             "variant"], ascending=[True, True, True, False, False, False, False, True], na_position="first")
+    return (rows.drop_duplicates(["model_id", "benchmark", "source"])
+            .drop(columns=["_setting", "_preference", "_coverage", "_in_source", "_preferred"]).reset_index(drop=True))
 
 
 def dedupe_costs(costs: pd.DataFrame) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""Connector rows -> canonical rows: spellings resolve to one id, the best variant and the undated price win."""
+"""Connector rows -> canonical rows: spellings resolve to one id, one variant chosen without its score and the
+undated price win."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from compass.ingest.resolve import Resolver, canonical_rows
 DAY = dt.date(2026, 7, 1)
 
 
-def test_canonical_rows_keep_the_best_variant_and_the_undated_price():
+def test_canonical_rows_keep_one_variant_whatever_its_score_and_the_undated_price():
     parsed = {
         "benchmark_scores": pd.DataFrame({
             "raw_name": ["claude-fable-5-max-effort", "claude-fable-5-xhigh-effort", "gpt-5.6-sol-max"],
@@ -25,7 +26,7 @@ def test_canonical_rows_keep_the_best_variant_and_the_undated_price():
     out = canonical_rows(parsed, Resolver({"gpt-5.6-sol-max": "gpt-5.6-sol-max-pinned"}))
     scores = out["benchmark_scores"].set_index("model_id")
     fable = scores.loc["claude-fable-5"]
-    assert (fable["score"], fable["variant"]) == (0.83, "claude-fable-5-xhigh-effort")
+    assert (fable["score"], fable["variant"]) == (0.80, "claude-fable-5-max-effort")  # max effort, not the best score
     assert "gpt-5.6-sol-max-pinned" in scores.index  # an explicit pair wins over the rules
     costs = out["model_costs"]
     assert len(costs) == 1 and costs.iloc[0]["variant"] == "gpt-5.6-sol"

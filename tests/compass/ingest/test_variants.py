@@ -49,8 +49,9 @@ def test_variant_names_the_model_its_effort_and_snapshot(raw):
 
 
 def test_effort_variants_of_one_source_are_one_model_whose_kept_row_says_its_effort():
-    """Epoch scores kimi-k3 at three effort levels and LiveBench scores it bare: one model, the best level kept
-    per source, and the level in `effort` (fails if the variants become models or the column is dropped)."""
+    """Epoch scores kimi-k3 at three effort levels and LiveBench scores it bare: one model, one level kept per
+    source whatever its score (the highest, on a tie of coverage), and the level in `effort` (fails if the variants
+    become models, the column is dropped, or the best-scoring level is kept: high scores 0.92)."""
     parsed = {"benchmark_scores": pd.DataFrame({
         "raw_name": ["kimi-k3_low", "kimi-k3_max", "kimi-k3_high", "kimi-k3", "qwen3-32b_none"],
         "benchmark": "gpqa_diamond", "score": [0.80, 0.91, 0.92, 0.90, 0.60], "score_scale": "fraction",
@@ -59,6 +60,20 @@ def test_effort_variants_of_one_source_are_one_model_whose_kept_row_says_its_eff
     scores = canonical_rows(parsed, Resolver())["benchmark_scores"]
     assert sorted(scores["model_id"].unique()) == ["kimi-k3", "qwen3-32b"]
     kimi = scores[scores["model_id"] == "kimi-k3"].set_index("source")
-    assert kimi.loc["epoch_ai_hub", ["score", "variant", "effort"]].tolist() == [0.92, "kimi-k3_high", "high"]
+    assert kimi.loc["epoch_ai_hub", ["score", "variant", "effort"]].tolist() == [0.91, "kimi-k3_max", "max"]
     assert pd.isna(kimi.loc["livebench", "effort"])
     assert scores.loc[scores["model_id"] == "qwen3-32b", "effort"].item() == "none"
+
+
+def test_a_models_cells_come_from_one_effort_setting_chosen_without_the_scores():
+    """gpt-5.2 low scores best on `a`, high on `b`: the max rule would build a row no setting of the model scored
+    (0.9, 0.8). Kept: the setting the model was measured at most (high, 3 benchmarks; low 2) on all of the
+    source's benchmarks, and a source that only ran `low` keeps its `low` row."""
+    parsed = {"benchmark_scores": pd.DataFrame({
+        "raw_name": ["gpt-5.2-low", "gpt-5.2-high", "gpt-5.2-low", "gpt-5.2-high", "gpt-5.2-high", "gpt-5.2-low"],
+        "benchmark": ["a", "a", "b", "b", "c", "d"], "score": [0.9, 0.5, 0.3, 0.8, 0.7, 0.6],
+        "score_scale": "fraction", "stderr": None, "source": ["s"] * 5 + ["t"], "as_of": DAY})}
+    scores = canonical_rows(parsed, Resolver())["benchmark_scores"].set_index(["source", "benchmark"])
+    assert scores.loc["s", "effort"].unique().tolist() == ["high"]
+    assert scores.loc["s", "score"].to_dict() == {"a": 0.5, "b": 0.8, "c": 0.7}
+    assert scores.loc[("t", "d"), "effort"] == "low"
