@@ -7,13 +7,14 @@ import atexit
 import contextlib
 import os
 import shutil
+import signal
 import sys
 import threading
 from pathlib import Path
 from typing import NoReturn
 
 from pipelines.route_cli import add_route_parser
-from resources.settings import DEFAULT_DB, LOG_DIR, ROOT
+from resources.settings import DEFAULT_DB, ROOT, log_dir
 
 
 def prepare_environment(config: str | None = None, db: str | None = None) -> None:
@@ -119,6 +120,20 @@ def dagster_logs_to(path: Path | None):
             os.close(saved)
 
 
+@contextlib.contextmanager
+def terminate_as_interrupt():
+    """SIGTERM (`kill`, `timeout`, a scheduler stopping the job) ends a refresh as Ctrl-C does: a KeyboardInterrupt
+    in the main thread, so the worker pool is killed and every lock and log is released on the way out."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import time
 
@@ -129,24 +144,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pipelines.refresh import refresh
     from pipelines.run_pool import WorkerDied
     from pipelines.summary import print_summary
-    from resources.warehouse import RefreshInProgress
+    from resources.warehouse import RefreshInProgress, Warehouse
 
     source_keys = [k for k in defs.resolve_asset_graph().materializable_asset_keys if k.path[0] == "raw"]
-    log_path = None if args.verbose else LOG_DIR / "run.log"
+    log_path = None if args.verbose else log_dir() / "run.log"
     start = time.monotonic()
 
     def progress(line: str) -> None:
         print(f"[{time.monotonic() - start:6.1f} s] {line}", flush=True)
 
-    with dg.DagsterInstance.get() as instance, dagster_logs_to(log_path):
-        try:
-            check_scenarios()
-            report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess, progress=progress,
-                             jobs=args.jobs)
-        except (IngestError, RefreshInProgress, WorkerDied) as exc:
-            error = exc
-        else:
-            error = None
+    error = None
+    try:
+        # The refresh lock before the log: a refused second refresh must not truncate the running one's log.
+        with Warehouse().refreshing(), dg.DagsterInstance.get() as instance, dagster_logs_to(log_path), \
+                terminate_as_interrupt():
+            try:
+                check_scenarios()
+                report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess, progress=progress,
+                                 jobs=args.jobs)
+            except (IngestError, WorkerDied, KeyboardInterrupt) as exc:
+                error = exc
+    except RefreshInProgress as exc:
+        error = exc
+    if isinstance(error, KeyboardInterrupt):
+        print("interrupted: the refresh stopped and its workers with it; what it published stays, its unfinished "
+              "runs are marked failed and re-run by the next `compass run`", file=sys.stderr)
+        return 130
     if isinstance(error, RefreshInProgress):
         print(f"error: {error}; wait for it to finish (`compass status`), nothing was changed", file=sys.stderr)
         return 3
@@ -445,7 +468,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--multiprocess", action="store_true", help="use the multiprocess executor (4 workers)")
     run.add_argument("-j", "--jobs", type=_positive, default=None,
                      help="runs executed at once, each in its own process (default: one per CPU core; 1 with --multiprocess)")
-    run.add_argument("-v", "--verbose", action="store_true", help="show Dagster's logs on the console (else var/logs/run.log)")
+    run.add_argument("-v", "--verbose", action="store_true",
+                     help="show Dagster's logs on the console (else logs/run.log beside the warehouse)")
     run.set_defaults(func=cmd_run)
     status = sub.add_parser("status", help="tables, row counts, last materialization and data versions")
     status.set_defaults(func=cmd_status)

@@ -82,6 +82,16 @@ class RunPool:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
 
+    def kill(self) -> None:
+        """Stop the workers now (an interrupted refresh): SIGKILL, since a worker in the middle of a run would finish
+        it first and an idle one waits for work that will not come (a plain shutdown then waits forever). Their
+        runs stay unfinished; the next refresh marks them failed and re-runs them (refresh.fail_orphaned_runs)."""
+        if self._executor is not None:
+            for process in list(self._executor._processes.values()):  # no public API names a pool's processes
+                process.kill()
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
 
 @contextlib.contextmanager
 def run_pool(defs: dg.Definitions, instance: dg.DagsterInstance, jobs: int, multiprocess: bool,
@@ -89,6 +99,9 @@ def run_pool(defs: dg.Definitions, instance: dg.DagsterInstance, jobs: int, mult
     pool = RunPool(defs, instance, jobs, multiprocess, tags)
     try:
         yield pool
+    except BaseException:  # Ctrl-C, SIGTERM (pipelines.cli), a failure: no worker outlives the refresh
+        pool.kill()
+        raise
     finally:
         pool.close()
 
@@ -98,6 +111,10 @@ _worker: dict[str, object] = {}
 
 
 def _start_worker(defs: dg.Definitions, instance_ref, parent: int) -> None:
+    # Ctrl-C reaches the whole process group: the refresh stops its workers (`RunPool.kill`), they do not each
+    # unwind a run; SIGTERM is the default again (the refresh's handler is inherited through the fork).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # the refresh died before the line above

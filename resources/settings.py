@@ -42,7 +42,6 @@ ARCHETYPE_DIR = ROOT / "archetypes"
 USER_DIR = ROOT / "users"
 MATCHING_DATA_DIR = ROOT / "data" / "matching"
 REPORTS_DIR = Path("var/reports")
-LOG_DIR = Path("var/logs")
 
 
 def _folders(variable: str, default: Path) -> list[Path]:
@@ -59,6 +58,12 @@ def site_dir() -> Path:
     """The report site's folder: reports/site/ next to the warehouse file (var/reports/site by default), so a
     test's or a user's own warehouse gets its own site."""
     return Path(db_path()).parent / "reports" / "site"
+
+
+def log_dir() -> Path:
+    """Where `compass run` writes Dagster's log (run.log): logs/ next to the warehouse file (var/logs by default),
+    whichever folder the command runs from."""
+    return Path(db_path()).parent / "logs"
 
 
 def raw_store_dir() -> Path:

@@ -55,6 +55,11 @@ class RefreshInProgress(RuntimeError):
     """Another process is refreshing this warehouse."""
 
 
+# The refresh lock files this process holds (`Warehouse.refreshing`); a forked worker starts with a copy, and
+# never takes the lock.
+_REFRESHING: set[Path] = set()
+
+
 class Warehouse:
     """Serialized access to one DuckDB file."""
 
@@ -117,7 +122,12 @@ class Warehouse:
     def refreshing(self) -> Iterator[None]:
         """Hold the refresh lock for the block: one refresh per warehouse at a time. A second one gets
         RefreshInProgress at once, naming the holder (the lock dies with its process, so a killed refresh
-        never blocks the next)."""
+        never blocks the next). Reentrant in the process that holds it (`compass run` takes it before opening
+        its log, then refreshes)."""
+        marker_path = self._refresh_marker.resolve()
+        if marker_path in _REFRESHING:
+            yield
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self._refresh_marker, "a+") as marker:
             for attempt in range(20):  # a `compass status` probe holds it for microseconds
@@ -134,9 +144,11 @@ class Warehouse:
             marker.truncate()
             marker.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}")
             marker.flush()
+            _REFRESHING.add(marker_path)
             try:
                 yield
             finally:
+                _REFRESHING.discard(marker_path)
                 marker.truncate(0)
 
     def refresh_status(self) -> str:

@@ -40,9 +40,14 @@ def test_replica_readable_throughout_a_refresh_and_second_run_refused(tiny_refre
     try:
         while proc.poll() is None:
             seen.append(_models_in_replica(replica))  # must never raise, whatever the writer is doing
-            if refused is None and wh.refresh_status().startswith("refresh in progress"):
+            log = db.parent / "logs" / "run.log"  # beside the warehouse, wherever the command runs
+            if refused is None and log.exists() and log.stat().st_size and \
+                    wh.refresh_status().startswith("refresh in progress"):
                 capsys.readouterr()
+                running_log = log.read_bytes()
                 refused = main(["run"]), capsys.readouterr().err
+                # the refused run touched nothing of the running one's, its log included (issue 43)
+                assert log.read_bytes().startswith(running_log) and b"\0" not in log.read_bytes()
             elif len(seen) % 10 == 0:  # a CLI reader during the refresh answers too
                 capsys.readouterr()
                 cli_reads.append((main(["status"]), capsys.readouterr().out))
@@ -51,6 +56,7 @@ def test_replica_readable_throughout_a_refresh_and_second_run_refused(tiny_refre
     finally:
         proc.kill()
     assert refused is not None and refused[0] == 3 and "another refresh of" in refused[1]
+    assert (db.parent / "logs" / "run.log").stat().st_size > 0 and not (tmp_path / "var").exists()
     assert len(seen) > 10 and set(seen) <= {3, 4}  # the previous refresh, then the new one once complete
     assert cli_reads and all(code == 0 and "raw.models" in out for code, out in cli_reads), cli_reads[:1]
     assert _models_in_replica(replica) == 4 and wh.refresh_status() == "idle"

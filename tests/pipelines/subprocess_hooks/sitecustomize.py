@@ -5,10 +5,11 @@ scaffolding, not product code:
   <file> (the pipeline must need no network at run time).
 * COMPASS_KILL_AT_COMMIT=N: SIGKILL the process at the N-th warehouse commit, after the transaction's
   statements ran and before `commit` reaches DuckDB, i.e. inside a warehouse write.
-* COMPASS_SLOW_COMMIT_S=S: wait S seconds before each warehouse commit (a refresh long enough to be watched).
+* COMPASS_SLOW_COMMIT_S=S: wait S seconds before each warehouse commit (a refresh long enough to be watched), saying
+  so on standard error (the refresh's log).
 * COMPASS_KILL_REFRESH_AT_WORKER_COMMIT=<file>: at the first warehouse commit of a worker process of the refresh
   (pipelines/run_pool.py), before it reaches DuckDB, SIGKILL the refresh process (not the worker), after writing
-  the worker's pid to <file>.
+  the worker's pid to <file>; COMPASS_REFRESH_SIGNAL=INT or TERM sends that signal instead (Ctrl-C, `kill`).
 """
 
 import os
@@ -63,8 +64,10 @@ if _AT or _SLOW or _KILL_REFRESH:
                 if _KILL_REFRESH and os.getpid() != _REFRESH_PID:
                     with open(_KILL_REFRESH, "w") as out:
                         out.write(str(os.getpid()))
-                    os.kill(_REFRESH_PID, signal.SIGKILL)
+                    os.kill(_REFRESH_PID, getattr(signal, "SIG" + os.environ.get("COMPASS_REFRESH_SIGNAL", "KILL")))
                     time.sleep(60)  # the worker must die with the refresh, not carry on
+                if _SLOW:
+                    os.write(2, b"slow commit\n")
                 time.sleep(_SLOW)
             return self._con.execute(sql, *args, **kwargs)
 
