@@ -50,12 +50,14 @@ def strict_dominators(observed: pd.DataFrame, cost: pd.Series) -> dict[str, list
     return out
 
 
-def repair(board: pd.DataFrame, observed: pd.DataFrame, tie_col: str = "cost") -> pd.DataFrame:
-    """Re-rank `board` (rows with model_id, score, cost; any order) so that no model ranks below a model it strictly
-    dominates on `observed` (module docstring): `score` becomes the lifted ranking score, `dominates` names the
-    model whose score a lifted row took (None elsewhere), rows sorted best first with a fresh index. Ties go to
-    the lower `tie_col` (the actual cost when `cost` is a selection cost such as a tier's), then to fewer dominators."""
-    dominators = strict_dominators(observed.reindex(board["model_id"]), board.set_index("model_id")["cost"])
+def repair(board: pd.DataFrame, observed: pd.DataFrame, price_col: str = "cost") -> pd.DataFrame:
+    """Re-rank `board` (rows with model_id, score and `price_col`; any order) so that no model ranks below a model it
+    strictly dominates on `observed` at no higher `price_col` (module docstring): `score` becomes the lifted ranking
+    score, `dominates` names the model whose score a lifted row took (None elsewhere), rows sorted best first with a
+    fresh index. Ties go to the lower `price_col`, then to fewer dominators. `price_col` is the actual price: where a
+    board is scored on a selection cost (a tier's shared cost, Table 5's protocol), dominance and ties still compare
+    what the models cost, or a cheaper dominator in a dearer tier would never be lifted."""
+    dominators = strict_dominators(observed.reindex(board["model_id"]), board.set_index("model_id")[price_col])
     score = board.set_index("model_id")["score"].astype(float)
     lifted, source = score.copy(), pd.Series(None, index=score.index, dtype=object)
     for b in score.index:
@@ -65,4 +67,4 @@ def repair(board: pd.DataFrame, observed: pd.DataFrame, tie_col: str = "cost") -
     n_dom = pd.Series({m: len(dominators.get(m, [])) for m in score.index})
     out = board.assign(score=board["model_id"].map(lifted), dominates=board["model_id"].map(source),
                        _s=-board["model_id"].map(lifted).round(TIE_DECIMALS), _d=board["model_id"].map(n_dom))
-    return out.sort_values(["_s", tie_col, "_d", "model_id"], kind="mergesort").drop(columns=["_s", "_d"]).reset_index(drop=True)
+    return out.sort_values(["_s", price_col, "_d", "model_id"], kind="mergesort").drop(columns=["_s", "_d"]).reset_index(drop=True)

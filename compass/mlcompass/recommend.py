@@ -191,7 +191,7 @@ def recommend(
     """Problem (7): best feasible model by the (aggregated) objective; infeasibility is flagged. Ties go to
     the lower `tie_costs` (default `costs`: pass the actual costs when `costs` are selection costs). With
     `observed` (the case's x_raw, NaN = not observed) no feasible model that strictly dominates the pick is passed
-    over (`dominance.repair`; `score` is then the lifted ranking score)."""
+    over (`dominance.repair`, at the actual price `tie_costs`; `score` is then the lifted ranking score)."""
     screen = screen_models(measures, costs, budget, floors, raw_scores, raw_floors)
     feasible_ids = screen.loc[screen["feasible"], "model_id"]
     if feasible_ids.empty:
@@ -200,7 +200,7 @@ def recommend(
     ranked = model_scores(measures.loc[feasible_ids], costs, utilities, lam, aggregation, weights, tie_costs)
     if observed is not None:
         ties = (costs if tie_costs is None else tie_costs).astype(float)
-        ranked = repair(ranked.assign(tie_cost=ranked["model_id"].map(ties)), observed, tie_col="tie_cost")
+        ranked = repair(ranked.assign(price=ranked["model_id"].map(ties)), observed, price_col="price")
     best = ranked.iloc[0]
     return Recommendation(str(best["model_id"]), True, "", float(best["score"]), float(best["utility"]), float(best["cost"]))
 

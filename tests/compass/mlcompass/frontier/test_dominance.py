@@ -110,3 +110,16 @@ def test_the_decision_board_compares_on_the_cases_benchmarks_not_every_raw_colum
     assert picks[["mlc_per_type", "mlc_mean", "mlc_robust"]].tolist() == ["new"] * 3
     from compass.mlcompass.explain import explain
     assert "recommended: new " in explain(inputs)
+
+
+def test_the_pick_on_tier_costs_still_never_passes_over_a_cheaper_dominator():
+    """Table 5's protocol scores models at their tier's shared cost. "dom" beats "sub" on both benchmarks and costs
+    less, but sits in a dearer tier; the lam-weighted objective on tier costs prefers "sub". Dominance is judged at
+    the actual price, so the pick is "dom" (the review of issue 42 found open_mmlu_pro's cost_aware_high mlc_mean
+    strictly dominated by the board's #1 this way)."""
+    observed = pd.DataFrame({"b0": [60.0, 55.0, 30.0], "b1": [70.0, 65.0, 20.0]}, index=["dom", "sub", "low"])
+    measures = pd.DataFrame({"C1": [0.5, 0.6, 0.1]}, index=observed.index)
+    actual = pd.Series({"dom": 0.02, "sub": 0.05, "low": 0.01})
+    tier = pd.Series({"dom": 0.3, "sub": 0.02, "low": 0.01})
+    pick = recommend(measures, tier, {"all": pd.Series({"C1": 1.0})}, 1.0, np.inf, tie_costs=actual, observed=observed)
+    assert pick.model_id == "dom"
