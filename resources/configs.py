@@ -31,11 +31,17 @@ def scenario_for(name: str, case: CaseStudy) -> Scenario:
 
 def check_benchmark_rules(scores: pd.DataFrame) -> None:
     """Raise IngestError naming the case file and key when a case's benchmark rule leaves no benchmark on
-    `scores` (raw.benchmark_scores): before any of its assets runs, so nothing it materialized changes."""
+    `scores` (raw.benchmark_scores), or its `min_benchmarks_to_rank` would leave no model to rank: before any of its
+    assets runs, so nothing it materialized changes."""
     for path in case_files():
         spec = CaseStudy.from_yaml(path).benchmarks
         choice = benchmark_choice(scores, spec)
         if choice.benchmarks:
+            observed = choice.wide.loc[choice.models, choice.benchmarks].notna().sum(axis=1)
+            if spec.min_benchmarks_to_rank and not (observed >= spec.min_benchmarks_to_rank).any():
+                raise IngestError(str(path), None, "benchmarks.min_benchmarks_to_rank",
+                                  f"{spec.min_benchmarks_to_rank} leaves no model to rank: the rule chooses "
+                                  f"{len(choice.benchmarks)} benchmarks and the best-measured model has {observed.max()}")
             continue
         if choice.table.empty:
             key, why = "include", "matches no benchmark of raw.benchmark_scores"

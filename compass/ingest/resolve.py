@@ -68,7 +68,10 @@ def dedupe_scores(scores: pd.DataFrame) -> pd.DataFrame:
     2. per (model, benchmark, source), the row at the preferred setting where the source has one, else at the
        setting covering the most of the model's benchmarks in that source, ties to `effort_preference` (a cell
        measured only at another setting is kept, not imputed: the choice never looks at a score);
-    3. within a setting, the undated spelling, else the newest snapshot, then the spelling.
+    3. within a setting, one snapshot per (model, source): the spelling covering the most of the model's benchmarks in
+       that source (undated spellings count as one), ties to the undated one, then to the newest dated one (a
+       year-dated tag; `0613` or `002` carry no year and are not ordered), then to the spelling. Choosing it per
+       benchmark mixed generations within a source (gemini-1.5-pro's Epoch rows from `-001-feb24` and `-002`).
 
     The raw spelling that produced the kept row is kept in the extra column `variant`, its effort level /
     thinking mode and snapshot tag in `effort` and `snapshot`.
@@ -82,10 +85,15 @@ def dedupe_scores(scores: pd.DataFrame) -> pd.DataFrame:
     preferred = (rows.sort_values(["model_id", "_coverage", "_preference"], ascending=[True, False, False])
                  .drop_duplicates("model_id").set_index("model_id")["_setting"])
     rows["_preferred"] = rows["_setting"] == rows["model_id"].map(preferred)
-    rows = rows.sort_values(["model_id", "benchmark", "source", "_preferred", "_in_source", "_preference", "snapshot",
-                             "variant"], ascending=[True, True, True, False, False, False, False, True], na_position="first")
+    tag = rows["snapshot"].astype(object).where(rows["snapshot"].notna(), "")
+    rows = rows.assign(_snap_cover=rows.groupby(["model_id", "source", setting, tag])["benchmark"].transform("nunique"),
+                       _undated=tag == "", _dated=tag.str.extract(r"^(20\d\d-\d\d-\d\d)", expand=False).fillna(""))
+    keys = {"model_id": True, "benchmark": True, "source": True, "_preferred": False, "_in_source": False,
+            "_preference": False, "_snap_cover": False, "_undated": False, "_dated": False, "variant": True}
+    rows = rows.sort_values(list(keys), ascending=list(keys.values()))
     return (rows.drop_duplicates(["model_id", "benchmark", "source"])
-            .drop(columns=["_setting", "_preference", "_coverage", "_in_source", "_preferred"]).reset_index(drop=True))
+            .drop(columns=["_setting", "_preference", "_coverage", "_in_source", "_preferred", "_snap_cover", "_undated",
+                           "_dated"]).reset_index(drop=True))
 
 
 def dedupe_costs(costs: pd.DataFrame) -> pd.DataFrame:

@@ -63,7 +63,7 @@ def test_each_refusal_is_one_teaching_paragraph_and_no_stack_trace(refusal_run):
     few = next(line for line in err.splitlines() if line.startswith("compass/utilities[zz_fewrows]: "))
     assert "query_records of dataset(s) ['mmlu_pro']) has no rows for models with measures (0 rows in all)" in few
     assert "at least 100 outcome rows" in few
-    assert "Stack Trace" in (cwd / "var" / "logs" / "run.log").read_text()  # the traces went to the log
+    assert "Stack Trace" in (cwd / "logs" / "run.log").read_text()  # the traces went to the log beside the warehouse
 
 
 def test_other_cases_complete_and_a_person_scenario_is_skipped_not_failed(refusal_run):
