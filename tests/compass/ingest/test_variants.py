@@ -77,3 +77,18 @@ def test_a_models_cells_come_from_one_effort_setting_chosen_without_the_scores()
     assert scores.loc["s", "effort"].unique().tolist() == ["high"]
     assert scores.loc["s", "score"].to_dict() == {"a": 0.5, "b": 0.8, "c": 0.7}
     assert scores.loc[("t", "d"), "effort"] == "low"
+
+
+def test_a_source_keeps_one_snapshot_of_a_model_chosen_by_coverage_not_by_spelling():
+    """Epoch scores gemini-1.5-pro as `-001-feb24` (no tag: an explicit pair), `-001` and `-002`: the spelling
+    covering most of the model's benchmarks in that source (`-002`, 3) is kept wherever it has a score, not the
+    undated or the string-greatest tag per benchmark (the review found mmlu from feb24 and bbh from -001)."""
+    parsed = {"benchmark_scores": pd.DataFrame({
+        "raw_name": ["gemini-1.5-pro-001-feb24", "gemini-1.5-pro-002", "gemini-1.5-pro-002", "gemini-1.5-pro-002",
+                     "gemini-1.5-pro-001", "gemini-1.5-pro-001"],
+        "benchmark": ["mmlu", "mmlu", "gpqa_diamond", "hle", "bbh", "mmlu"], "score": [0.83, 0.87, 0.57, 0.05, 0.89, 0.8],
+        "score_scale": "fraction", "stderr": None, "source": "epoch_ai_hub", "as_of": DAY})}
+    scores = canonical_rows(parsed, Resolver())["benchmark_scores"].set_index("benchmark")
+    assert set(scores["model_id"]) == {"gemini-1.5-pro"}
+    assert scores.loc[["mmlu", "gpqa_diamond", "hle"], "snapshot"].tolist() == ["002"] * 3
+    assert scores.loc["bbh", "snapshot"] == "001"  # measured only there: kept, not imputed
