@@ -16,7 +16,7 @@ from resources.configs import cases, scenario_for
 from resources.publish import publish_many
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-changes-1"
+CODE_VERSION = "compass-changes-2"  # 2: the measurement screen named as what binds
 
 
 @dg.asset(key=["compass", "leaderboard_changes"], deps=[DECISION_KEYS["leaderboards"], DECISION_KEYS["recommendations"]],

@@ -23,7 +23,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from compass.mlcompass.decisions import DecisionInputs, scenario_floors
+from compass.mlcompass.decisions import DecisionInputs, scenario_floors, unmeasured
 from compass.mlcompass.recommend import screen_models
 
 CHANGE_COLUMNS = ["change", "model_id", "old_rank", "new_rank", "detail"]
@@ -174,9 +174,16 @@ def _typed(rows: list[tuple]) -> pd.DataFrame:
 
 
 def screen(inputs: DecisionInputs) -> pd.DataFrame:
-    """Feasibility of every model under the scenario (model_id, feasible, reason): names what binds."""
+    """Feasibility of every model under the scenario (model_id, feasible, reason): names what binds, the case's
+    measurement screen included ("min_benchmarks_to_rank (observed on 2)")."""
     s = inputs.scenario
-    return screen_models(inputs.measures, inputs.costs, s.budget, scenario_floors(inputs), inputs.raw_scores, s.raw_floors)
+    short = unmeasured(inputs)
+    need = inputs.case.benchmarks.min_benchmarks_to_rank
+    return pd.concat([screen_models(inputs.measures, inputs.costs, s.budget, scenario_floors(inputs), inputs.raw_scores,
+                                    s.raw_floors),
+                      pd.DataFrame({"model_id": short.index, "feasible": False,
+                                    "reason": [f"min_benchmarks_to_rank {need} (observed on {k})" for k in short]})],
+                     ignore_index=True)
 
 
 def leaderboard_changes(inputs: DecisionInputs, pair: tuple[Snapshot, Snapshot] | None, board_empty: bool,

@@ -200,17 +200,24 @@ def with_measured(inputs: DecisionInputs) -> DecisionInputs:
     """Only the models observed on at least the case's `min_benchmarks_to_rank` chosen benchmarks (`observed`, its
     x_raw) take part in its decisions: a row imputed on most of its cells ranks on the imputation, not on what the
     model was measured on. The note names the models left out; they keep their measures, tiers and utilities."""
-    need = inputs.case.benchmarks.min_benchmarks_to_rank
-    if not need or inputs.observed is None:
-        return inputs
-    n_observed = inputs.observed.reindex(inputs.measures.index).notna().sum(axis=1)
-    short = sorted(n_observed.index[n_observed < need])
+    short = sorted(unmeasured(inputs).index)
     if not short:
         return inputs
+    need = inputs.case.benchmarks.min_benchmarks_to_rank
     more = f" and {len(short) - MAX_GROUPS_NAMED} more" if len(short) > MAX_GROUPS_NAMED else ""
-    return _keep_only(inputs, n_observed.index[n_observed >= need],
+    return _keep_only(inputs, inputs.measures.index.difference(short),
                       f"not ranked: {len(short)} model(s) observed on fewer than {need} of the case's "
                       f"{inputs.observed.shape[1]} benchmarks ({', '.join(short[:MAX_GROUPS_NAMED])}{more})")
+
+
+def unmeasured(inputs: DecisionInputs) -> pd.Series:
+    """Per model of the case's x_raw (`observed`) observed on fewer than its `min_benchmarks_to_rank` chosen
+    benchmarks, how many it was observed on (empty without the key)."""
+    need = inputs.case.benchmarks.min_benchmarks_to_rank
+    if not need or inputs.observed is None:
+        return pd.Series(dtype=int)
+    n_observed = inputs.observed.notna().sum(axis=1)
+    return n_observed[n_observed < need]
 
 
 def _keep_only(inputs: DecisionInputs, kept, note: str) -> DecisionInputs:

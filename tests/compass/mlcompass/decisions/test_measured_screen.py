@@ -49,3 +49,12 @@ def test_the_screen_and_a_governance_filter_both_say_what_they_left_out():
     models = pd.DataFrame({"model_id": IDS, "open_weights": [True, True, False, True, None]})
     note = dec.with_filters(inputs, models).filter_note
     assert note.startswith("not ranked: 1 model(s)") and "filters keep 2 of 4 models" in note
+
+
+def test_compass_diff_names_the_screen_as_what_binds():
+    """A model the screen leaves unranked drops off the board: `compass diff` says why, not "binding: unknown"."""
+    from compass.mlcompass.changes import screen
+
+    reasons = screen(dec.with_measured(_inputs(2))).set_index("model_id")
+    assert reasons.loc["imputed_star", "reason"] == "min_benchmarks_to_rank 2 (observed on 1)"
+    assert not reasons.loc["imputed_star", "feasible"] and reasons.loc["a", "feasible"]
