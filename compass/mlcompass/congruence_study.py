@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from compass.mlcompass.factor_alignment import MIN_CONGRUENCE, congruence_with, held_out_rotation, target_rotation
-from compass.mlcompass.measures import correlation, fit_minres, sparsify
+from compass.mlcompass.factor_alignment import MIN_CONGRUENCE
+from compass.mlcompass.measures import correlation, fit_minres, rotate_toward
 
 N_MODELS, FACTOR_CORRELATION, THRESHOLD, PER_VARIABLE = 162, 0.5, 0.3, 2
 WORLDS = ("same", "swap2", "swap3", "swap", "one_factor", "random")
@@ -50,13 +50,10 @@ def draw(lam: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def congruences(x: np.ndarray, previous: pd.DataFrame) -> tuple[float, float]:
     """(in sample, out of sample): the smaller measure's phi of the refit rotated toward `previous`, as
-    `measures._oriented_pattern` computes them (sparsified; signs follow the rotation)."""
+    `measures._oriented_pattern` computes them (`measures.rotate_toward`; no anchors: signs follow the rotation)."""
     unrotated = pd.DataFrame(fit_minres(correlation(x), 2, None).loadings_, index=previous.index)
-    shape = lambda m, idx: pd.DataFrame(sparsify(m, THRESHOLD, PER_VARIABLE), index=idx, columns=previous.columns)  # noqa: E731
-    rotated = shape(target_rotation(unrotated, previous).to_numpy(), previous.index)
-    held = held_out_rotation(unrotated, previous)
-    return (float(congruence_with(rotated, previous).min()),
-            float(congruence_with(shape(held.to_numpy(), held.index), previous).min()))
+    toward = rotate_toward(unrotated, previous, THRESHOLD, PER_VARIABLE)
+    return float(toward.in_sample.min()), float(toward.out_of_sample.min())
 
 
 def study(truth: pd.DataFrame, seeds: int) -> pd.DataFrame:
