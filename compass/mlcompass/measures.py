@@ -350,6 +350,16 @@ def _oriented_pattern(
         toward = rotate_toward(unrotated, previous, threshold, per_variable, anchors)
         if (toward.out_of_sample >= MIN_CONGRUENCE).all():
             return toward.pattern, 1.0 - (toward.rotated ** 2).sum(axis=1), toward.out_of_sample
+    return (*promax_pattern(corr, benchmarks, k, threshold, per_variable, previous, anchors), None)
+
+
+def promax_pattern(
+    corr: np.ndarray, benchmarks: pd.Index, k: int, threshold: float, per_variable: int,
+    previous: pd.DataFrame | None, anchors: Mapping[str, int] | None,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Steps 3-4 and 6 without a rotation toward the previous loadings: the promax pattern (EC §8.3), sparsified,
+    its factors matched to `previous` (`align_loadings`: order and signs only) or, without one, ordered by
+    explained variance as C1..Ck, signed by the anchors; and the uniquenesses of the promax fit."""
     rotated = rotated_fit(corr, k).loadings_
     wide = pd.DataFrame(sparsify(rotated, threshold, per_variable), index=benchmarks, columns=[f"f{i}" for i in range(k)])
     if previous is not None:
@@ -357,7 +367,7 @@ def _oriented_pattern(
     else:
         wide = wide.iloc[:, np.argsort(-(wide.to_numpy() ** 2).sum(axis=0), kind="stable")]
         wide.columns = factor_names(k)
-    return wide * anchor_signs(wide, anchors), 1.0 - (rotated ** 2).sum(axis=1), None
+    return wide * anchor_signs(wide, anchors), 1.0 - (rotated ** 2).sum(axis=1)
 
 
 @dataclass(frozen=True)
