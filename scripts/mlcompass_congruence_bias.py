@@ -3,8 +3,9 @@
 
     python scripts/mlcompass_congruence_bias.py [--seeds 100] [--models 162] [--db var/warehouse.read.duckdb --case frontier_api]
 
-Without --db the truth is frontier_api's loadings as published on 2026-11-28 (`FRONTIER_LOADINGS`: 12 benchmarks,
-2 measures), so the table does not depend on a warehouse. About 35 s for 100 seeds on one core.
+Without --db the truth is frontier_api's loadings as published when the study was first written
+(`FRONTIER_LOADINGS`: 12 benchmarks, 2 measures), so the table does not depend on a warehouse. 30-55 s for 100 seeds
+on one core.
 """
 
 from __future__ import annotations

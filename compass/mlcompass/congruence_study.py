@@ -39,7 +39,8 @@ from compass.mlcompass.measures import correlation, fit_minres, promax_pattern, 
 N_MODELS, FACTOR_CORRELATION, THRESHOLD, PER_VARIABLE = 162, 0.5, 0.3, 2
 WORLDS = ("same", "swap1", "swap2", "swap3", "swap", "rotate45", "one_factor", "random")
 
-#: frontier_api's published loadings (rounded; warehouse of 2026-11-28 before the variant rule), the default truth.
+#: frontier_api's loadings as published when the study was first written (rounded), the default truth; the
+#: current ones can differ (scripts/mlcompass_congruence_bias.py --db reads them).
 FRONTIER_LOADINGS = pd.DataFrame(
     {"C1": [0.66, 0.66, 0.49, 0.63, 0.59, 0.86, 0.0, 0.0, 0.56, 0.62, 0.52, 0.0],
      "C2": [0.34, 0.34, 0.47, 0.35, 0.36, 0.0, 0.98, 0.71, 0.44, 0.39, 0.49, 0.86]},
