@@ -62,7 +62,8 @@ def world(truth: pd.DataFrame, name: str, rng: np.random.Generator) -> np.ndarra
         span, _ = np.linalg.qr(lam)
         u = rng.standard_normal(len(lam))
         u -= span @ (span.T @ u)
-        lam[:, f] = np.cos(np.pi / 4) * lam[:, f] + np.sin(np.pi / 4) * np.linalg.norm(lam[:, f]) * u / np.linalg.norm(u)
+        u *= np.linalg.norm(lam[:, f]) / np.linalg.norm(u)
+        lam[:, f] = np.cos(np.pi / 4) * lam[:, f] + np.sin(np.pi / 4) * u
     elif name == "one_factor":
         lam = np.column_stack([np.sqrt((lam ** 2).sum(axis=1).clip(0, 0.9)), np.zeros(len(lam))])
     elif name == "random":
