@@ -36,12 +36,16 @@ def measures_in_unit_interval(context: dg.AssetCheckExecutionContext, warehouse:
                 partitions_def=case_partitions)
 def measures_keep_their_meaning(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     """A measure that kept its name and id across the refresh matches its previous loadings: Tucker's phi >=
-    MIN_CONGRUENCE (0.95, "equal factors"); one that stopped matching carries a new identity and says what changed
-    (compass.mlcompass.measure_names). Every published measure has exactly one current, unique name."""
+    MIN_CONGRUENCE (0.95, "equal factors") out of sample (`congruence`: each benchmark's loadings from a rotation
+    fitted without it; the in-sample phi, `congruence_in_sample`, is shown next to it and decides nothing); one
+    that stopped matching carries a new identity and says what changed (compass.mlcompass.measure_names). Every
+    published measure has exactly one current, unique name."""
     wh, where = warehouse.get(), _case_where(context)
     names = wh.read("compass.measure_names", where)
-    phi = {f"phi {r.factor}": round(float(r.congruence), 4) for r in names.itertuples()
-           if r.status in ACTIVE and pd.notna(r.congruence)}
+    active = names[names["status"].isin(ACTIVE)]
+    phi = {f"phi {label}{r.factor}": round(float(value), 4) for r in active.itertuples()
+           for label, value in (("", r.congruence), ("in sample ", getattr(r, "congruence_in_sample", None)))
+           if pd.notna(value)}
     return _result(registry_problems(names, set(wh.read("compass.measures", where)["factor"])), phi)
 
 

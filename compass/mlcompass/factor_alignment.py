@@ -91,11 +91,24 @@ def target_rotation(unrotated: pd.DataFrame, target: pd.DataFrame) -> pd.DataFra
 
 
 def held_out_rotation(unrotated: pd.DataFrame, target: pd.DataFrame) -> pd.DataFrame | None:
-    """Leave-one-benchmark-out target rotation: for each benchmark j shared with `target`, row j of
-    A T_(-j), where T_(-j) is `target_rotation`'s T fitted on the other shared benchmarks (p least-squares solves
-    of size (p - 1) x k). Index the shared benchmarks, columns `target`'s. Tucker's phi of these rows with the
-    target is the rotation's congruence out of sample; in sample it is inflated by the fit. None when fewer than
-    k + 1 benchmarks are shared (nothing to hold out)."""
+    """Leave-one-benchmark-out target rotation: the rotated loadings of each shared benchmark predicted by a
+    rotation that did not see it. Index the shared benchmarks S (p of them), columns `target`'s.
+
+    With A the unrotated loadings (rows a_j, 1 x k) and P the target pattern over S, for each j in S
+
+        T_(-j) = argmin_T || A_(S-j) T - P_(S-j) ||_F      (least squares, (p - 1) x k; `target_rotation`)
+        T_(-j) <- T_(-j) D_(-j),  D_(-j) = diag(diag((T_(-j)' T_(-j))^-1))^(1/2)   (unit factor variances)
+        l_j    = a_j T_(-j)                                 (row j of the held-out pattern)
+
+    so p small least-squares solves. Tucker's phi of factor f over these rows,
+
+        phi_f = sum_j l_jf p_jf / sqrt(sum_j l_jf^2 * sum_j p_jf^2),
+
+    (after the same sparsification and signs as the published pattern: `measures.rotate_toward`) is the
+    rotation's congruence out of sample. In sample, l_j = a_j T with T fitted on all of S, including p_j: the k^2
+    entries of T are chosen to make exactly that phi large, an optimistic estimate (by how much, and what the
+    held-out phi costs: docs/results/mlcompass.md, "Congruence out of sample"). None when at most k benchmarks are
+    shared (a rotation fitted on k - 1 rows is not determined)."""
     shared = unrotated.index.intersection(target.index)
     if len(shared) <= unrotated.shape[1]:
         return None

@@ -334,27 +334,32 @@ def _oriented_pattern(
     both rotations) and, for a rotation toward the previous solution, its out-of-sample congruence (else None).
 
     With a previous solution of the same size the unrotated minres loadings are rotated toward it
-    (`target_rotation`, oblique Procrustes) and keep its factor ids, as long as every factor still matches its
-    namesake out of sample: Tucker phi >= MIN_CONGRUENCE between the previous pattern and each benchmark's
-    loadings predicted by a rotation fitted without that benchmark (`held_out_rotation`, sparsified and signed
-    like the pattern; in sample the rotation would pass a changed structure it was fitted to). Otherwise the data changed the structure, and no rotation of the new
-    fit reproduces the old measures (forcing one gives near-collinear factors with loadings far above 1): the
-    refit is promax (EC §8.3), its factors matched to the previous ones (`align_loadings`) or, on a first fit,
-    ordered by explained variance as C1..Ck, and the measures that no longer match get new identities
-    (compass.mlcompass.measure_names). Signs follow the case's `anchors` (`anchor_signs`).
+    (`rotate_toward`: `target_rotation`, oblique Procrustes) and keep its factor ids, as long as every factor
+    still matches its namesake out of sample: Tucker phi >= MIN_CONGRUENCE between the previous pattern and each
+    benchmark's loadings predicted by a rotation fitted without that benchmark (`held_out_rotation`, sparsified
+    and signed like the pattern; in sample the phi is the one the rotation was fitted to make large). Otherwise
+    the data changed the structure, and no rotation of the new fit reproduces the old measures (forcing one gives
+    near-collinear factors with loadings far above 1): the refit is promax (EC §8.3), its factors matched to the
+    previous ones (`align_loadings`) or, on a first fit, ordered by explained variance as C1..Ck, and the measures
+    that no longer match get new identities (compass.mlcompass.measure_names); their congruence is then the promax
+    pattern's phi with its match (no rotation was fitted toward the previous loadings, only the order and signs
+    chosen), and the third element is None. Signs follow the case's `anchors` (`anchor_signs`).
     """
     if previous is not None and previous.shape[1] == k and len(benchmarks.intersection(previous.index)) >= k:
         unrotated = pd.DataFrame(fit_minres(corr, k, None).loadings_, index=benchmarks)
-        rotated = target_rotation(unrotated, previous).to_numpy()
-        wide = pd.DataFrame(sparsify(rotated, threshold, per_variable), index=benchmarks, columns=previous.columns)
-        signs = anchor_signs(wide, anchors)
-        wide = wide * signs
-        held = held_out_rotation(unrotated, previous)
-        phi = congruence_with(wide, previous) if held is None else congruence_with(
-            pd.DataFrame(sparsify(held.to_numpy(), threshold, per_variable), index=held.index,
-                         columns=previous.columns) * signs, previous)
-        if (phi >= MIN_CONGRUENCE).all():
-            return wide, 1.0 - (rotated ** 2).sum(axis=1), phi
+        toward = rotate_toward(unrotated, previous, threshold, per_variable, anchors)
+        if (toward.out_of_sample >= MIN_CONGRUENCE).all():
+            return toward.pattern, 1.0 - (toward.rotated ** 2).sum(axis=1), toward.out_of_sample
+    return (*promax_pattern(corr, benchmarks, k, threshold, per_variable, previous, anchors), None)
+
+
+def promax_pattern(
+    corr: np.ndarray, benchmarks: pd.Index, k: int, threshold: float, per_variable: int,
+    previous: pd.DataFrame | None, anchors: Mapping[str, int] | None,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Steps 3-4 and 6 without a rotation toward the previous loadings: the promax pattern (EC §8.3), sparsified,
+    its factors matched to `previous` (`align_loadings`: order and signs only) or, without one, ordered by
+    explained variance as C1..Ck, signed by the anchors; and the uniquenesses of the promax fit."""
     rotated = rotated_fit(corr, k).loadings_
     wide = pd.DataFrame(sparsify(rotated, threshold, per_variable), index=benchmarks, columns=[f"f{i}" for i in range(k)])
     if previous is not None:
@@ -362,7 +367,44 @@ def _oriented_pattern(
     else:
         wide = wide.iloc[:, np.argsort(-(wide.to_numpy() ** 2).sum(axis=0), kind="stable")]
         wide.columns = factor_names(k)
-    return wide * anchor_signs(wide, anchors), 1.0 - (rotated ** 2).sum(axis=1), None
+    return wide * anchor_signs(wide, anchors), 1.0 - (rotated ** 2).sum(axis=1)
+
+
+@dataclass(frozen=True)
+class RotationToward:
+    """A refit rotated toward the previous pattern (`rotate_toward`).
+
+    pattern: sparsified, anchor-signed rotated loadings (index benchmark, columns the previous factor ids);
+    rotated: the rotated loadings A T before sparsification (p x k array);
+    in_sample: signed Tucker phi of `pattern` with the previous pattern, over the benchmarks T was fitted to;
+    out_of_sample: the same phi of the held-out rows A_j T_(-j) (`held_out_rotation`), sparsified and signed
+      like `pattern`; the in-sample phi when fewer than k + 1 benchmarks are shared (nothing to hold out).
+    """
+
+    pattern: pd.DataFrame
+    rotated: np.ndarray
+    in_sample: pd.Series
+    out_of_sample: pd.Series
+
+
+def rotate_toward(
+    unrotated: pd.DataFrame, previous: pd.DataFrame, threshold: float, per_variable: int,
+    anchors: Mapping[str, int] | None = None,
+) -> RotationToward:
+    """Step 6 on unrotated minres loadings (index benchmark): the target rotation toward `previous` (wide, same
+    k; `target_rotation`), sparsified (step 4, `sparsify`) and signed by the anchors (`anchor_signs`), with its
+    congruence in and out of sample. The held-out rows get the same sparsification and the pattern's signs, so
+    the two phi differ only in whether benchmark j's own loadings were in the fit that predicts them."""
+    rotated = target_rotation(unrotated, previous).to_numpy()
+    pattern = pd.DataFrame(sparsify(rotated, threshold, per_variable), index=unrotated.index, columns=previous.columns)
+    signs = anchor_signs(pattern, anchors)
+    pattern = pattern * signs
+    in_sample = congruence_with(pattern, previous)
+    held = held_out_rotation(unrotated, previous)
+    out_of_sample = in_sample if held is None else congruence_with(
+        pd.DataFrame(sparsify(held.to_numpy(), threshold, per_variable), index=held.index,
+                     columns=previous.columns) * signs, previous)
+    return RotationToward(pattern, rotated, in_sample, out_of_sample)
 
 
 def wide_loadings(previous: pd.DataFrame) -> pd.DataFrame:

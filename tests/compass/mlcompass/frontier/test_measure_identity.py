@@ -131,5 +131,10 @@ def test_the_blocking_check_counts_a_kept_measure_that_changed_meaning():
     assert not any(registry_problems(registry, {"C1", "C3"}).values())
     silently_changed = registry.assign(congruence=registry["congruence"].where(registry["factor"] != "C1", 0.80))
     assert registry_problems(silently_changed, {"C1", "C3"})["kept_below_min_congruence"] == 1
+    # it counts the out-of-sample phi: a rotation that matches the old loadings only in sample is no match
+    in_sample_only = registry.assign(congruence=np.where(registry["factor"] == "C1", 0.93, registry["congruence"]),
+                                     congruence_in_sample=np.where(registry["factor"] == "C1", 0.98,
+                                                                   registry["congruence_in_sample"]))
+    assert registry_problems(in_sample_only, {"C1", "C3"})["kept_below_min_congruence"] == 1
     assert registry_problems(registry, {"C1", "C2"})["measures_without_one_name"] == 2
     assert registry_problems(registry.iloc[:0], set()) == {"no_measure_names": 1}
