@@ -41,8 +41,8 @@ UNATTAINABLE_FLOOR = 1.01
 __all__ = [
     "DecisionInputs", "UNATTAINABLE_FLOOR", "case_utility_tables", "numeric_lambda", "scenario_floors",
     "target_search", "targets_frame", "selections_frame", "recommendations_frame", "policy_values_frame",
-    "leaderboard_frame", "NotApplicable", "with_person_weights", "with_filters", "with_measured", "utility_source", "lambda_path_frame",
-    "rank_uncertainty_frame", "decision_rows",
+    "leaderboard_frame", "NotApplicable", "with_person_weights", "with_filters", "with_measured", "utility_source",
+    "lambda_path_frame", "rank_uncertainty_frame", "decision_rows",
 ]
 # Groups listed by name in a refusal; the rest are counted.
 MAX_GROUPS_NAMED = 8

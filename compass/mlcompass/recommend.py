@@ -12,7 +12,7 @@
   cost (`tie_costs`), not on the selection cost.
   With the case's observed benchmark scores (`observed`), the pick applies the leaderboard's dominance repair
   (compass.mlcompass.dominance): a model that strictly dominates the argmax on every benchmark it was observed on,
-  at no higher cost, is picked instead, so `compass recommend`, Table 6's MLC policies and the board agree.
+  at no higher actual price (`tie_costs`, not the selection cost), is picked instead, so `compass recommend`, Table 6's MLC policies and the board agree.
 * Projection variant (footnote 8): m_proj in argmin_{m in M_feas} ||(x(m), c(m)) - (x*, c*)||_2.
 * Aggregation over contexts: "mean" (weighted average, Problem (5) / Score_s of
   the leaderboard) or "robust" (worst case over contexts, Problem (6)).
