@@ -23,8 +23,9 @@ from resources import readers, settings
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "oracle-3"  # 2: identified headlines (headline_flag), the PGM estimator, regimes in the validation;
-# 3: cost_saving_flag and aiq_flag (the headline flag follows the cost saving and AIQ)
+CODE_VERSION = "oracle-4"  # 2: identified headlines (headline_flag), the PGM estimator, regimes in the validation;
+# 3: cost_saving_flag and aiq_flag (the headline flag follows the cost saving and AIQ); 4: the range's 95 % interval
+# by Clopper–Pearson bounds, headline_ci_flag (issue 47)
 NAIVE_CHECK = "naive_oracle_at_least_best_single_model"
 HEADLINE_CHECK = "headline_inside_identified_range_or_flagged"  # recomputed from the range ends (headline_consistent)
 _ANALYSIS_KEYS = {name: dg.AssetKey(["oracle", name]) for name in ("estimates", "frontier", "summary")}
@@ -100,6 +101,10 @@ def oracle_analysis(context: dg.AssetExecutionContext, config: OracleConfig, war
                            metadata=meta if name == "summary" else prep.meta, asset_key=key)
     for row in summary[summary["headline_flag"] != ""].itertuples():
         context.log.warning(f"{prep.dataset} ({row.model_set}): headline {row.headline_flag}: {row.headline_note}")
+    for row in summary[summary["headline_ci_flag"] != ""].itertuples():
+        context.log.warning(f"{prep.dataset} ({row.model_set}): {row.headline_ci_flag}: no cell tells the models "
+                            f"apart; 95 % interval [{row.headline_ci_lo:.4f}, {row.headline_ci_hi:.4f}] from the "
+                            "prompt count alone")
     slack = summary["naive_quality"] - summary["sota_quality"]
     yield dg.AssetCheckResult(
         asset_key=_ANALYSIS_KEYS["summary"], check_name=NAIVE_CHECK, passed=bool((slack >= -1e-12).all()),

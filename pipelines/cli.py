@@ -328,8 +328,9 @@ def oracle_headline_line(row) -> str:
     from pipelines.formatting import flagged, number, pct
 
     flag_q = row.headline_flag
-    quality = (f"in [{number(row.headline_lo, 4)}, {number(row.headline_hi, 4)}] (95 % CI "
-               f"[{number(getattr(row, 'headline_ci_lo', None), 4)}, {number(getattr(row, 'headline_ci_hi', None), 4)}])"
+    ci = flagged(f"[{number(getattr(row, 'headline_ci_lo', None), 4)}, "
+                 f"{number(getattr(row, 'headline_ci_hi', None), 4)}]", getattr(row, "headline_ci_flag", ""))
+    quality = (f"in [{number(row.headline_lo, 4)}, {number(row.headline_hi, 4)}] (95 % CI {ci})"
                if flag_q == "range" else number(row.oracle_quality, 4))
     return (f"{row.model_set}: oracle {flagged(quality, flag_q)}, cost saving at SOTA quality "
             f"{flagged(pct(row.cost_saving_at_sota_quality), getattr(row, 'cost_saving_flag', flag_q))}, "

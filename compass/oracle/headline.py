@@ -86,27 +86,69 @@ def headline_consistent(estimate: np.ndarray, published: np.ndarray, flag: np.nd
     return point_ok | range_ok | below_ok | clipped_ok
 
 
+def clopper_pearson(successes: np.ndarray, trials: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided Clopper–Pearson bounds for a proportion, each at error `alpha` (Clopper & Pearson 1934):
+
+        lower(x) = B⁻¹(alpha; x, n − x + 1)   (0 at x = 0)
+        upper(x) = B⁻¹(1 − alpha; x + 1, n − x)   (1 at x = n)
+
+    with B⁻¹ the Beta quantile (scipy.stats.beta.ppf), x successes out of n = `trials`. `successes` may be
+    fractional (a sum of per-prompt means in [0, 1]; see `range_interval`). At x = n the lower bound is
+    alpha^(1/n) < 1, and at x = 0 the upper bound is 1 − alpha^(1/n) > 0: neither collapses onto x / n.
+    """
+    from scipy.stats import beta
+
+    x = np.clip(np.asarray(successes, dtype=float), 0.0, trials)
+    lower = np.where(x > 0, beta.ppf(alpha, np.where(x > 0, x, 1.0), trials - x + 1.0), 0.0)
+    upper = np.where(x < trials, beta.ppf(1.0 - alpha, x + 1.0, np.where(x < trials, trials - x, 1.0)), 1.0)
+    return lower, upper
+
+
+INTERVAL_FLAGS = ("", "all_correct", "all_wrong")
+
+
+def interval_flag(p_hat: np.ndarray) -> str:
+    """"all_correct" / "all_wrong" when every model answers every prompt right / wrong, else "".
+
+    Such data cannot tell the models apart; `range_interval` is still finite and not of zero width (its
+    width comes from the prompt count alone), and the flag says so.
+    """
+    p = np.asarray(p_hat, dtype=float)
+    if (p == 1.0).all():
+        return "all_correct"
+    if (p == 0.0).all():
+        return "all_wrong"
+    return ""
+
+
 def range_interval(p_hat: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     """A confidence interval around the identified range [best single model, naive oracle] (ours; seed 002 §4.3
-    gives the range's ends only in expectation). ``p_hat``: (prompts, models) cell means.
+    gives the range's ends only in expectation). ``p_hat``: (prompts, models) cell means φ̄_nl (eq. 5).
 
-    Lower end: max over models of each model's one-sided lower confidence bound at a / L (a = (1 - level) / 2,
-    Bonferroni), a lower bound for max_l mu_l <= O with probability >= 1 - a whatever the selection (the sample
-    SOTA itself is biased upward: it exceeded the truth in 37.5 % of the synthetic high-accuracy draws). Upper end:
-    the naive oracle (mean over prompts of max_l p_hat, >= O in expectation) plus its one-sided bound at a. Normal
-    approximations over prompts (independent prompts); coverage >= level up to them (checked in
-    `validation.validation_study`, column range_ci_covers_share, on PGM worlds, and in a world with the real data's
-    nuisance, livecodebench's G = 10 rates resampled: `scripts/oracle_g1_coverage.py --no-pgm`).
+    With a = (1 − level) / 2, N prompts, L models and the Clopper–Pearson bounds of `clopper_pearson`:
+
+        lo = max_l lower(x_l) at a / L,   x_l = Σ_n φ̄_nl                    (Bonferroni over the L models)
+        hi = upper(x_0) at a,             x_0 = Σ_n max_l φ̄_nl = N · O_biased   (eq. 5)
+
+    Lower end: P(lo > max_l μ_l) ≤ Σ_l P(lower(x_l) > μ_l) ≤ L · a / L = a whatever the selection, and
+    max_l μ_l ≤ O (eq. 4), so lo ≤ O with probability ≥ 1 − a (the sample SOTA itself is biased upward: it
+    exceeded the truth in 37.5 % of the synthetic high-accuracy draws). Upper end: a one-sided bound on
+    E[O_biased] ≥ O (§4.1), so hi ≥ O with probability ≥ 1 − a. Together: coverage ≥ 1 − 2a = level.
+
+    Why Clopper–Pearson (issue 47): the normal bound p̂ ± z √(p̂(1 − p̂) / N) used before has zero width when a
+    model answers every prompt right, so with every model at 0.99 accuracy (N = 300, L = 10) it covered the truth
+    in 0.665 of 200 draws (0.07 at N = 200, L = 20). At G = 1 each x_l and x_0 is a count of N Bernoulli trials: binomial when
+    prompts are drawn at random, Poisson-binomial given the prompts, whose tails beyond one success from the
+    mean are no heavier than the binomial's at the mean rate (Hoeffding 1956), so the bounds are exact or
+    conservative at any accuracy, 1.0 and 0.0 included. At G ≥ 2 the φ̄_nl are means in [0, 1], whose variance is
+    at most μ(1 − μ): the same bound on the fractional count is conservative to first order, not exact. Coverage
+    and width against the normal bound: `scripts/oracle_g1_coverage.py`, docs/results/oracle.md.
     """
-    from scipy.stats import norm
-
     p = np.asarray(p_hat, dtype=float)
     n, n_models = p.shape
     if n < 2 or not 0 < level < 1:
         raise ValueError(f"need >= 2 prompts and 0 < level < 1, got {n} prompts and level {level}")
     a = (1.0 - level) / 2.0
-    se = p.std(axis=0, ddof=1) / np.sqrt(n)
-    lo = float(np.max(p.mean(axis=0) - norm.ppf(1.0 - a / n_models) * se))
-    best = p.max(axis=1)
-    hi = float(best.mean() + norm.ppf(1.0 - a) * best.std(ddof=1) / np.sqrt(n))
-    return max(lo, 0.0), min(hi, 1.0)
+    lo = float(np.max(clopper_pearson(p.sum(axis=0), n, a / n_models)[0]))
+    hi = float(clopper_pearson(p.max(axis=1).sum(), n, a)[1])
+    return lo, hi

@@ -5,7 +5,8 @@ curve          [generations, quality, cost]                           O_biased(G
 estimates      [estimator, quality, quality_lo, quality_hi, cost, recommended, identified]   Table 6
 frontier       [estimator, alpha, quality, cost]                      §4.4, Figs. 6–11
 summary        {sota_model, sota_quality, sota_cost, oracle_quality, oracle_estimate,
-                headline_lo, headline_hi, headline_ci_lo, headline_ci_hi, headline_flag, headline_note,
+                headline_lo, headline_hi, headline_ci_lo, headline_ci_hi, headline_ci_flag, headline_flag,
+                headline_note,
                 error_rate_reduction, error_rate_reduction_lo, error_rate_reduction_hi,
                 cost_saving_at_sota_quality, aiq, cost_saving_flag, aiq_flag}  Tables 1–2 (`headline`)
 posthoc        [k, quality, cost]                                     §4.5, Tables 4–5
@@ -23,7 +24,7 @@ from compass.oracle.bias_correction import bias_corrected_frontier
 from compass.oracle.bootstrap import bootstrap_interval
 from compass.oracle.estimators import RECOMMENDED, Estimator, get_estimator
 from compass.oracle.frontier import aiq, cost_saving, default_alphas, error_rate_reduction, pareto, sweep
-from compass.oracle.headline import headline, range_interval
+from compass.oracle.headline import headline, interval_flag, range_interval
 from compass.oracle.naive import naive_curve
 from compass.oracle.posthoc import posthoc_curve
 from compass.oracle.records import OracleArrays
@@ -130,6 +131,7 @@ def analyze(
         "headline_hi": head.hi,
         "headline_ci_lo": ci_lo,  # 95 % confidence interval around the range (`range_interval`)
         "headline_ci_hi": ci_hi,
+        "headline_ci_flag": interval_flag(arrays.p_hat),  # all_correct / all_wrong: the models cannot be told apart
         "headline_flag": head.flag,
         "headline_note": head.note,
         "error_rate_reduction": error_rate_reduction(head.quality, sota_q),

@@ -21,6 +21,10 @@ FLAG_MEANING = {
     "below_split_sample": "the recommended estimate fell below the split-sample lower bound and is published at the "
                           "bound; the cost saving and AIQ come from the same estimator and carry the flag",
     "clipped": "the recommended estimate fell outside the identified range and is published clipped into it",
+    "all_correct": "every model answers every prompt right: nothing tells the models apart, and the 95 % interval "
+                   "comes from the prompt count alone",
+    "all_wrong": "every model answers every prompt wrong: nothing tells the models apart, and the 95 % interval "
+                 "comes from the prompt count alone",
 }
 
 
@@ -50,7 +54,8 @@ def headline_rows(summary: pd.DataFrame) -> pd.DataFrame:
         ci = getattr(r, "headline_ci_lo", float("nan")), getattr(r, "headline_ci_hi", float("nan"))
         rows.append({"dataset": r.dataset, "model_set": r.model_set, "best single model": r.sota_model,
                      "its quality": pct(r.sota_quality), "oracle": flagged(oracle, r.headline_flag),
-                     "95 % interval of the range": f"{pct(ci[0])} to {pct(ci[1])}",
+                     "95 % interval of the range": flagged(f"{pct(ci[0])} to {pct(ci[1])}",
+                                                           getattr(r, "headline_ci_flag", "")),
                      "cost saving at SOTA quality": flagged(pct(r.cost_saving_at_sota_quality),
                                                               getattr(r, "cost_saving_flag", r.headline_flag)),
                      "AIQ": flagged(number(r.aiq, 3), getattr(r, "aiq_flag", r.headline_flag))})
@@ -58,7 +63,8 @@ def headline_rows(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def flag_notes(summary: pd.DataFrame) -> str:
-    flags = [f for f in FLAG_MEANING if f in set(summary["headline_flag"])]
+    shown = set(summary["headline_flag"]) | set(summary.get("headline_ci_flag", pd.Series(dtype=object)))
+    flags = [f for f in FLAG_MEANING if f in shown]
     items = "".join(f"<li><b>[{esc(f)}]</b>: {esc(FLAG_MEANING[f])}</li>" for f in flags)
     return f'<ul class="note">{items}</ul>' if items else ""
 

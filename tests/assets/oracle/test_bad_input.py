@@ -87,3 +87,25 @@ def test_token_costs_use_the_cheapest_provider():
     np.testing.assert_allclose(out["cost_usd"], [(1000 * 2.0 + 100 * 10.0) / 1e6, (2000 * 1.0 + 300 * 3.0) / 1e6])
     prep = prepare(records.drop(columns="cost_usd").assign(cost_usd=np.nan), costs, "ds")
     assert prep.cost_basis == "tokens_x_price_usd" and [s.name for s in prep.sets] == ["all"]
+
+
+def _uniform(dataset: str, correct: int) -> str:
+    return HEADER + "".join(f"{dataset},test,q{i},{m},0,{correct},{c}\n" for i in range(30)
+                            for m, c in (("gpt-4o", 0.01), ("llama-3.1-8b-instruct", 0.001)))
+
+
+def test_all_right_and_all_wrong_datasets_publish_a_flagged_finite_interval(oracle_env, tmp_path, monkeypatch):
+    """Issue 47: a dataset whose models all score 1.0 (or all 0.0) materializes without a crash, and its summary
+    carries a finite 95 % interval of non-zero width (the normal bound published [1, 1] and [0, 0]) with the flag
+    saying that nothing tells the models apart."""
+    from resources.warehouse import Warehouse
+
+    instance, db = oracle_env
+    monkeypatch.setenv("COMPASS_CONFIG", str(write_config(tmp_path, [("query_records", _uniform("perfect", 1)),
+                                                                      ("query_records", _uniform("hopeless", 0))])))
+    materialize_oracle(instance, ["perfect", "hopeless"], raw_tables=["query_records"])
+    for dataset, value, flag in (("perfect", 1.0, "all_correct"), ("hopeless", 0.0, "all_wrong")):
+        row = Warehouse(db).read("oracle.summary", {"dataset": dataset}).iloc[0]
+        lo, hi = float(row["headline_ci_lo"]), float(row["headline_ci_hi"])
+        assert row["headline_ci_flag"] == flag and row["headline_flag"] == "range"
+        assert np.isfinite([lo, hi]).all() and lo <= value <= hi and hi - lo > 0.05

@@ -178,6 +178,9 @@ def test_cli_line_carries_the_headline_flag_to_cost_saving_and_aiq():
                             "cost_saving_flag": "range", "aiq_flag": "range", "headline_ci_lo": 0.58,
                             "headline_ci_hi": 0.72})
     assert "oracle in [0.6100, 0.7000] (95 % CI [0.5800, 0.7200]) [range]" in oracle_headline_line(g1)
+    perfect = SimpleNamespace(**{**vars(g1), "headline_lo": 1.0, "headline_hi": 1.0, "headline_ci_lo": 0.9877,
+                                 "headline_ci_hi": 1.0, "headline_ci_flag": "all_correct"})  # issue 47
+    assert "(95 % CI [0.9877, 1.000] [all_correct]) [range]" in oracle_headline_line(perfect)
 
 
 def test_report_page_rows_carry_the_headline_flag_to_cost_saving_and_aiq():

@@ -36,8 +36,8 @@ def test_analyze_tables_and_consistency():
     assert list(rep.frontier.columns) == ["estimator", "alpha", "quality", "cost"]
     assert list(rep.posthoc.columns) == ["k", "quality", "cost"]
     assert set(rep.summary) == {"sota_model", "sota_quality", "sota_cost", "oracle_quality", "oracle_estimate",
-                                "headline_lo", "headline_hi", "headline_ci_lo", "headline_ci_hi", "headline_flag",
-                                "headline_note", "error_rate_reduction", "error_rate_reduction_lo",
+                                "headline_lo", "headline_hi", "headline_ci_lo", "headline_ci_hi", "headline_ci_flag",
+                                "headline_flag", "headline_note", "error_rate_reduction", "error_rate_reduction_lo",
                                 "error_rate_reduction_hi", "cost_saving_at_sota_quality", "aiq", "cost_saving_flag",
                                 "aiq_flag"}
     est = rep.estimates.set_index("estimator")

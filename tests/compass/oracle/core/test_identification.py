@@ -172,4 +172,4 @@ def test_g1_interval_covers_in_a_resampled_world_without_the_pgm():
     records, oracle = resampled_draw(truth)(3, 50, 0)
     assert len(records) == 150 and set(records["generation"]) == {0} and 0 < oracle <= 1
     row = coverage("synthetic matrix", resampled_draw(truth), 2, 200, 60)
-    assert row["range_covers"] < 0.9 and row["ci95_covers"] >= 0.95
+    assert row["range_covers"] < 0.9 and row["after_covers"] >= 0.95
