@@ -7,6 +7,7 @@ import pytest
 
 from compass.ingest.ingest import ingest_table
 from compass.ingest.load import load_config
+from compass.ingest.schemas import RAW_TABLES
 from pipelines.cli import main
 from tests.badinput.corpus import CORPUS
 from tests.pipelines.conftest import TINY_CONFIG, tiny_copy
@@ -55,7 +56,7 @@ def test_accepted(case, tmp_path):
     sources = [s for s in load_config(_config(case, tmp_path)) if s.path.name == case.name]
     lookup = {m: m for m in ("gpt-4o", "llama-3.1-70b-instruct")}
     frame = ingest_table(case.table, sources, None if case.table == "models" else lookup)
-    first = "dataset" if case.table == "route_labels" else "model_id"
+    first = RAW_TABLES[case.table].columns[0].name
     assert len(frame) >= 1 and frame.columns[0] == first and not frame[first].str.startswith("\ufeff").any()
     if case.table == "route_labels":
         assert np.stack(frame["embedding"]).tolist() == [[0.1, 0.2], [0.3, 0.4]]
