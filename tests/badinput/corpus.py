@@ -40,7 +40,8 @@ class Case:
     content: str | bytes | Callable[[Path], None]
     where: tuple[int | None, str | None] | None  # (row, column) the message must name; None: the file only
     accepted: bool = False
-    config_text: str | None = None  # config-level cases: this source entry instead of the file's; the config is named
+    config_text: str | bytes | None = None  # config-level cases: these lines instead of the file's source entry
+    names: str | None = None  # the file the message names, if not the default (the config, or the case's file)
 
     def write(self, folder: Path) -> Path:
         path = folder / self.name
@@ -130,4 +131,12 @@ CORPUS = [
          config_text="  - {table: models, path: /nonexistent/models.csv}\n"),
     Case("config_entry_without_path", "models", "models.csv", MODELS, (5, "sources"), config_text="  - {table: models}\n"),
     Case("config_not_yaml", "models", "models.csv", MODELS, None, config_text="  - {table: models, path: [unclosed\n"),
+    Case("config_not_utf8", "models", "models.csv", MODELS, (8, None), config_text=b"# caf\xe9\n"),
+    Case("config_max_bytes_infinite", "models", "models.csv", MODELS, (5, "max_bytes"),
+         config_text="  - {connector: litellm_prices, url: 'https://example.org/p.json', max_bytes: .inf}\n"),
+    Case("config_as_of_impossible", "models", "models.csv", MODELS, (8, "character 46"),
+         config_text="  - {table: models, path: models.csv, as_of: 2026-13-45}\n"),
+    Case("config_aliases_folder", "models", "models.csv", MODELS, (None, "aliases"), config_text="aliases: .\n"),
+    Case("aliases_not_utf8", "model_aliases", "aliases.csv", b"alias,model_id\ncaf\xe9,gpt-4o\n", (1, None),
+         config_text="aliases: aliases.csv\n", names="aliases.csv"),
 ]

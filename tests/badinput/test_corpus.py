@@ -16,13 +16,14 @@ from tests.pipelines.helpers import assert_same_tables, snapshot, use_folder
 
 def _config(case, folder):
     """The tiny fixture's config plus this case's source entry."""
-    text = TINY_CONFIG.read_text().replace("path: ", f"path: {TINY_CONFIG.parent}/")
+    text = TINY_CONFIG.read_text().replace("path: ", f"path: {TINY_CONFIG.parent}/").encode()
+    path = case.write(folder)
     if case.config_text is not None:
-        text += case.config_text
+        text += case.config_text if isinstance(case.config_text, bytes) else case.config_text.encode()
     else:
-        text += f"  - {{table: {case.table}, path: {case.write(folder)}}}\n"
+        text += f"  - {{table: {case.table}, path: {path}}}\n".encode()
     config = folder / "config.yaml"
-    config.write_text(text)
+    config.write_bytes(text)
     return config
 
 
@@ -43,7 +44,7 @@ def test_rejected(case, baseline, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert err.startswith("error: rejected input, warehouse unchanged: ")
-    named = config.name if case.config_text is not None and case.id != "config_missing_file" else case.name
+    named = case.names or (config.name if case.config_text is not None and case.id != "config_missing_file" else case.name)
     assert named in err or "/nonexistent/" in err, err
     if case.where is not None:
         row, column = case.where

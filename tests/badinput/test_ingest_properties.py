@@ -1,6 +1,7 @@
 """Property-based tests of the CSV and Parquet ingest (issue 17): any generated file is either accepted and
 round-trips (values as written, model names canonical) or rejected with an IngestError naming the file."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from compass.ingest.errors import IngestError
 from compass.ingest.ingest import ingest_table
-from compass.ingest.load import SourceFile
+from compass.ingest.load import SourceFile, read_config
 from compass.ingest.schemas import RAW_TABLES
 from compass.ingest.validate import RANGES
 
@@ -116,3 +117,40 @@ def test_duplicate_keys_with_or_without_the_optional_key_columns_are_one_line(tm
         assert exc.file == str(path) and exc.row is not None and exc.column in ("dataset", "split", "generation"), str(exc)
         return
     assert not frame.duplicated(["dataset", "split", "query_id", "model_id", "generation"]).any()
+
+
+YAML_VALUE = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(allow_nan=True, allow_infinity=True),
+                       st.text(max_size=6), st.sampled_from(["2026-13-45", "2026-01-01", "folder", "x.csv", "http://h/x"]),
+                       st.lists(st.integers(), max_size=2))
+ENTRY_KEYS = ["table", "path", "as_of", "connector", "url", "max_bytes", "timeout_s", "retries", "backoff_s"]
+CONFIG_KEYS = ["replace_defaults", "aliases", "stale_after_hours", "match_threshold"]
+
+
+def _config_text(top: dict, entries: list[dict]) -> str:
+    """YAML by hand: values as YAML spells them (`.inf`, an unquoted 2026-13-45), as a person writes them."""
+    def spell(v):
+        return {True: "true", False: "false", None: "null"}.get(v, v) if isinstance(v, bool) or v is None else (
+            ".nan" if isinstance(v, float) and v != v else ".inf" if v == float("inf") else "-.inf"
+            if v == float("-inf") else json.dumps(v) if isinstance(v, (str, list)) and not str(v)[:4].isdigit() else v)
+    lines = [f"{k}: {spell(v)}" for k, v in top.items()]
+    return "\n".join(lines + ["sources:"] + ["  - {" + ", ".join(f"{k}: {spell(v)}" for k, v in e.items()) + "}"
+                                             for e in entries]) + "\n"
+
+
+@SETTINGS
+@given(st.dictionaries(st.sampled_from(CONFIG_KEYS), YAML_VALUE, max_size=2),
+       st.lists(st.dictionaries(st.sampled_from(ENTRY_KEYS), YAML_VALUE, max_size=4), max_size=2),
+       st.sampled_from([b"", b"# caf\xe9\n", b"\xff\xfe"]))
+@example({}, [{"connector": "litellm_prices", "url": "https://x/p.json", "max_bytes": float("inf")}], b"")  # issue 43
+@example({}, [{"table": "models", "path": "x.csv", "as_of": "2026-13-45"}], b"")  # issue 43: ValueError in YAML
+@example({"aliases": "folder"}, [], b"")  # issue 43: IsADirectoryError
+@example({}, [], b"# caf\xe9\n")  # issue 43: UnicodeDecodeError
+def test_a_config_file_is_accepted_or_rejected_in_one_line_naming_it(tmp_path_factory, top, entries, tail):
+    folder = tmp_path_factory.mktemp("config")
+    (folder / "folder").mkdir()
+    path = folder / "config.yaml"
+    path.write_bytes(_config_text(top, entries).encode() + tail)
+    try:
+        read_config(path)
+    except IngestError as exc:
+        assert exc.file == str(path) and str(exc).startswith(str(path)) and "\n" not in str(exc), str(exc)
