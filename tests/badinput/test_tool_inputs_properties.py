@@ -1,5 +1,5 @@
 """Property-based tests of the files the tools read (issue 43): cluster archetypes (YAML and English descriptions
-translated by an endpoint). Any generated file is either accepted, with its numbers finite and its sizes within
+translated by an endpoint) and the answers CSV of `compass match`. Any generated file is either accepted, with its numbers finite and its sizes within
 the stated bounds, or rejected with one error of the tool's kind naming the file and the key, never another
 exception (a traceback)."""
 
@@ -9,6 +9,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
@@ -17,6 +18,8 @@ from hypothesis import strategies as st
 from compass.clusters.archetype import MAX_COUNTS, Archetype, ArchetypeError
 from compass.clusters.describe import sample_hyperparams
 from compass.clusters.natural_language import archetype_from_description
+from compass.ingest.errors import IngestError
+from resources.matching import answers, priced_pool
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 NUMBER = st.one_of(st.integers(-10**12, 10**12), st.floats(allow_nan=True, allow_infinity=True),
@@ -124,3 +127,25 @@ def test_archetypes_sampled_around_one_outside_the_sampling_bounds_are_drawn_at_
 
     variants = sample_hyperparams(Archetype(n_clusters=100, dim=60, n_samples=100_000), 5, Draws())
     assert all(v.n_clusters <= 30 and v.dim <= 50 and v.n_samples <= 1000 * v.n_clusters for v in variants)
+
+
+CELL = st.one_of(st.sampled_from(["", " ", "gpt-4o", "o1", "hi", "nan", "inf", "-1", "1e9", "cheap", "2.5"]),
+                 st.text(max_size=4))
+
+
+@SETTINGS
+@given(st.lists(st.tuples(*[CELL] * 5), min_size=1, max_size=4), st.booleans())
+@example([("hi", "gpt-4o", "hello", "1", "2"), ("hi", "", "yo", "1", "2")], False)  # issue 43: TypeError in sorted
+@example([("hi", "gpt-4o", "hello", "1", "2"), ("hi", "o1", "yo", "cheap", "2")], True)  # ValueError in parse_value
+def test_an_answers_csv_is_priced_or_rejected_in_one_line_naming_its_cell(tmp_path_factory, rows, priced):
+    """`compass match --pool FILE.csv`: prompt, model, response (and prices) per row."""
+    columns = ["prompt", "model", "response", "input_price", "output_price"][:5 if priced else 3]
+    path = tmp_path_factory.mktemp("answers") / "answers.csv"
+    pd.DataFrame([r[:len(columns)] for r in rows], columns=columns).to_csv(path, index=False)
+    try:
+        pool, unpriced = priced_pool(answers(path), "mine")
+    except IngestError as exc:
+        assert exc.file == str(path) and exc.column in columns and exc.row is not None and "\n" not in str(exc), str(exc)
+        return
+    prices = np.concatenate([pool.price_in, pool.price_out])
+    assert np.isfinite(prices).all() and (prices >= 0).all() and len(unpriced) + pool.size >= 1
