@@ -1,5 +1,5 @@
 """Property-based tests of the files the tools read (issue 43): cluster archetypes (YAML and English descriptions
-translated by an endpoint) and the answers CSV of `compass match`. Any generated file is either accepted, with its numbers finite and its sizes within
+translated by an endpoint), the answers CSV of `compass match` and the query files of `compass route`. Any generated file is either accepted, with its numbers finite and its sizes within
 the stated bounds, or rejected with one error of the tool's kind naming the file and the key, never another
 exception (a traceback)."""
 
@@ -19,6 +19,7 @@ from compass.clusters.archetype import MAX_COUNTS, Archetype, ArchetypeError
 from compass.clusters.describe import sample_hyperparams
 from compass.clusters.natural_language import archetype_from_description
 from compass.ingest.errors import IngestError
+from pipelines.route_cli import QueryFileError, read_queries
 from resources.matching import answers, priced_pool
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -149,3 +150,24 @@ def test_an_answers_csv_is_priced_or_rejected_in_one_line_naming_its_cell(tmp_pa
         return
     prices = np.concatenate([pool.price_in, pool.price_out])
     assert np.isfinite(prices).all() and (prices >= 0).all() and len(unpriced) + pool.size >= 1
+
+
+EMBEDDING = st.one_of(st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=4).map(json.dumps),
+                      st.sampled_from(["[[0.1, 0.2, 0.3]]", "[0.1, 0.2, 0.3]", "0.5", "[0.1, oops]", "[]", "{}", "[1e999]"]))
+
+
+@SETTINGS
+@given(st.lists(EMBEDDING, min_size=1, max_size=3))
+@example(["[NaN]"])  # issue 43: a NaN embedding of any length was routed
+@example(["[0.1, 0.2, 0.3]", "[0.1, 0.2]"])  # one number short of the router's three
+def test_a_query_file_holds_finite_embeddings_of_the_routers_length_or_is_rejected_naming_its_row(tmp_path_factory, cells):
+    """`compass route --queries FILE.csv` for a router fitted on 3-number embeddings."""
+    path = tmp_path_factory.mktemp("queries") / "queries.csv"
+    pd.DataFrame({"embedding": cells}).to_csv(path, index=False)
+    try:
+        queries = read_queries(path, "pca", 3)
+    except QueryFileError as exc:
+        assert str(exc).startswith(f"{path}: ") and "\n" not in str(exc), str(exc)
+        assert "column embedding" in str(exc) or "no queries" in str(exc) or "blank" in str(exc), str(exc)
+        return
+    assert all(v.shape == (3,) and np.isfinite(v).all() for v in queries["embedding"])
