@@ -53,8 +53,6 @@ def known_case(case_id: str):
 
 def resolve_scenario(name_or_path: str, case):
     """(name, scenario with a numeric λ) for a shipped scenario's name or a scenario YAML file's path."""
-    import yaml
-
     from compass.mlcompass.decisions import numeric_lambda
     from compass.mlcompass.scenarios import Scenario
     from resources.configs import scenario_files, scenario_for
@@ -67,31 +65,18 @@ def resolve_scenario(name_or_path: str, case):
         kind = "scenario file" if path.suffix in (".yaml", ".yml") or "/" in name_or_path else "scenario"
         raise UsageError(f"unknown {kind} {name_or_path!r}; shipped scenarios: {choices(shipped)}, "
                          "or the path of a scenario YAML file")
-    try:
-        scenario = Scenario.from_yaml(path)
-    except KeyError as exc:
-        raise UsageError(f"{path}: missing key {exc}") from None
-    except (ValueError, TypeError, yaml.YAMLError) as exc:
-        raise UsageError(f"{path}: {' '.join(str(exc).split())}") from None
+    scenario = Scenario.from_yaml(path)  # an IngestError names the file, line and key
     return scenario.name, numeric_lambda(scenario, case)
 
 
 def check_scenarios() -> None:
     """Every scenario file of the configured folders parses (its keys, `tolerance`, filters and weights) before a
     refresh writes anything: a broken one is rejected input (an IngestError naming the file and key)."""
-    import yaml
-
-    from compass.ingest.errors import IngestError
     from compass.mlcompass.scenarios import Scenario
     from resources.configs import scenario_files
 
     for path in scenario_files().values():
-        try:
-            Scenario.from_yaml(path)
-        except (ValueError, yaml.YAMLError) as exc:  # not a mapping, malformed YAML, not UTF-8 (Scenario names the rest)
-            if isinstance(exc, IngestError):
-                raise
-            raise IngestError(str(path), None, None, " ".join(str(exc).split())) from None
+        Scenario.from_yaml(path)
 
 
 def _warehouse():

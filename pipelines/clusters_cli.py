@@ -40,9 +40,12 @@ def load(spec: str) -> Archetype:
         raise ClustersFlagError(str(exc.args[0])) from None
 
 
-def _positive(flag: str, value: int) -> int:
-    if value < 1:
-        raise ClustersFlagError(f"{flag} {value}: must be a positive whole number")
+MAX_VARIANTS = 10_000  # `sample --n`: archetypes written in one go
+
+
+def _positive(flag: str, value: int, most: int) -> int:
+    if not 1 <= value <= most:
+        raise ClustersFlagError(f"{flag} {value}: must be a positive whole number, at most {most:,}")
     return value
 
 
@@ -66,7 +69,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_sample(args: argparse.Namespace) -> int:
     archetype = load(args.archetype)
-    variants = sample_hyperparams(archetype, _positive("--n", args.n), np.random.default_rng(args.seed))
+    variants = sample_hyperparams(archetype, _positive("--n", args.n, MAX_VARIANTS), np.random.default_rng(args.seed))
     if args.out is None:
         print(yaml.safe_dump_all([v.to_dict() for v in variants], sort_keys=False), end="")
         return 0

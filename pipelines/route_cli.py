@@ -22,9 +22,9 @@ class QueryFileError(ValueError):
     """A bad --queries file: names the file, and the row and column where there is one."""
 
 
-def read_queries(path: Path, embedder_kind: str) -> pd.DataFrame:
-    """The user's queries: `query_text` (or `embedding`, a JSON list, for a router fitted on embeddings), and an
-    optional `query_id` (default: the row number)."""
+def read_queries(path: Path, embedder_kind: str, dim: int | None = None) -> pd.DataFrame:
+    """The user's queries: `query_text` (or `embedding`, a JSON list of `dim` finite numbers, for a router fitted on
+    embeddings), and an optional `query_id` (default: the row number)."""
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except (OSError, pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
@@ -42,9 +42,15 @@ def read_queries(path: Path, embedder_kind: str) -> pd.DataFrame:
         vectors = []
         for row, text in enumerate(frame["embedding"], start=1):
             try:
-                vectors.append(np.asarray(json.loads(text), dtype=float))
-            except (ValueError, TypeError):
-                raise QueryFileError(f"{path}: row {row}, column embedding: not a JSON list of numbers") from None
+                vector = np.asarray(json.loads(text), dtype=float)
+            except (ValueError, TypeError, OverflowError):
+                vector = None
+            if vector is None or vector.ndim != 1 or not np.isfinite(vector).all():
+                raise QueryFileError(f"{path}: row {row}, column embedding: not a JSON list of finite numbers")
+            if dim is not None and len(vector) != dim:
+                raise QueryFileError(f"{path}: row {row}, column embedding: {len(vector)} numbers; the router was "
+                                     f"fitted on embeddings of {dim}")
+            vectors.append(vector)
         frame["embedding"] = vectors
     if "query_id" not in frame.columns:
         frame["query_id"] = [str(i) for i in range(1, len(frame) + 1)]
@@ -124,7 +130,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     if args.queries is None:
         return 0
     try:
-        queries = read_queries(Path(args.queries), embedder.kind)
+        queries = read_queries(Path(args.queries), embedder.kind, len(embedder.centre))
     except QueryFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

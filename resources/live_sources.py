@@ -34,7 +34,7 @@ import pandas as pd
 from compass.ingest.aliases import alias_key, alias_lookup
 from compass.ingest.errors import IngestError
 from compass.ingest.ingest import ingest_table
-from compass.ingest.load import TABLE_ORDER, ConnectorSource, SourceConfig, SourceFile
+from compass.ingest.load import TABLE_ORDER, ConnectorSource, SourceConfig, SourceFile, read_file
 from compass.ingest.names import CONFIRMED, MATCHED, NEW, match_names
 from compass.ingest.resolve import dedupe_costs, dedupe_scores
 from compass.ingest.schemas import RAW_TABLES
@@ -224,7 +224,7 @@ def _catalog_lookup(config: SourceConfig) -> tuple[dict[str, str], dict[str, str
     aliases = ingest_table("model_aliases", files, lookup)
     confirmed = {}
     if config.aliases is not None and config.aliases.exists():
-        sheet = pd.read_csv(config.aliases, dtype=str)
+        sheet = read_file(SourceFile("model_aliases", config.aliases))  # not UTF-8, not a CSV: one line naming it
         missing = [c for c in ("alias", "model_id") if c not in sheet.columns]
         if missing:  # a person's file: a one-line error naming it and the column, not a KeyError
             raise IngestError(str(config.aliases), None, missing[0], "the aliases file needs columns alias,model_id")

@@ -17,6 +17,7 @@ import pandas as pd
 import yaml
 
 from compass.ingest.errors import IngestError, IngestWarning
+from compass.ingest.validate import MAX_USD_PER_MTOK
 from compass.matching.costs import TokenModel
 from compass.matching.pool import Pool, read_pool
 from compass.matching.users import USER_KEYS, User
@@ -145,6 +146,7 @@ def user(name: str, wh=None) -> tuple[User, Pool]:
 
 
 ANSWER_COLUMNS = ("prompt", "model", "response")
+PRICE_COLUMNS = ("input_price", "output_price")
 
 
 def answers(responses: str | Path | None = None):
@@ -156,7 +158,7 @@ def answers(responses: str | Path | None = None):
         raise IngestError(str(responses), None, None, "no such file; --pool takes arena_bench_v1 or the path of a CSV "
                           f"with columns {', '.join(ANSWER_COLUMNS)}")
     try:
-        table = pd.read_csv(responses)
+        table = pd.read_csv(responses, dtype=str, keep_default_na=False, na_values=[""])  # a model "nan" is a name
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
         raise IngestError(str(responses), None, None, f"not a readable CSV ({str(err).splitlines()[0]}); need columns "
                           f"{', '.join(ANSWER_COLUMNS)}") from None
@@ -164,7 +166,27 @@ def answers(responses: str | Path | None = None):
     if missing:
         raise IngestError(str(responses), None, missing[0], f"missing column; the file has {list(table.columns)}, "
                           f"need {list(ANSWER_COLUMNS)} (one row per prompt x model)")
+    _check_answers(table, str(responses))
     return table.assign(question_id=table.groupby("prompt", sort=False).ngroup().astype(str))
+
+
+def _check_answers(table: pd.DataFrame, file: str) -> None:
+    """Every prompt, model and response cell filled; prices, where given, numbers in [0, MAX_USD_PER_MTOK] (an
+    empty price leaves the model out). The first bad cell is an IngestError naming its row and column."""
+    def fail(bad: pd.Series, column: str, message: str) -> None:
+        if bad.any():
+            row = int(bad.to_numpy().argmax())
+            value = table[column].iloc[row]
+            raise IngestError(file, row + 1, column, message + ("" if pd.isna(value) else f" (value {str(value)!r})"))
+
+    for column in ANSWER_COLUMNS:
+        fail(table[column].isna() | (table[column].astype(str).str.strip() == ""), column,
+             "empty cell: every row needs a prompt, a model and a response")
+    for column in PRICE_COLUMNS:
+        if column in table:
+            price = pd.to_numeric(table[column], errors="coerce")
+            fail(table[column].notna() & ~price.between(0, MAX_USD_PER_MTOK), column,
+                 f"a price must be a number of USD per 1M tokens from 0 to {MAX_USD_PER_MTOK:g}")
 
 
 def priced_pool(table, name: str) -> tuple[Pool, list[str]]:

@@ -13,7 +13,8 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-import yaml
+from compass.ingest.errors import IngestError
+from compass.ingest.untrusted import load_yaml
 
 #: The twelve radial distributions of §5.3 with their parameters (numpy Generator argument names): the
 #: defaults of the reference implementation (`repliclust.base.SUPPORTED_DISTRIBUTIONS`), which the thesis
@@ -33,6 +34,12 @@ DISTRIBUTIONS: dict[str, dict[str, float]] = {
     "lognormal": {"sigma": 0.75},
 }
 OVERLAP_MODES = ("lda", "c2c")
+# Upper bounds on what an archetype may ask for: each count, the centre fit's pairwise covariances
+# (n_clusters (n_clusters - 1) / 2 pairs of dim x dim matrices) and the data set (n_samples x dim points); past
+# them one data set needs more than about half a gigabyte per array, or days.
+MAX_COUNTS = {"n_clusters": 10_000, "dim": 1_000, "n_samples": 10_000_000, "max_epoch": 100_000, "n_restarts": 100}
+MAX_PAIR_ENTRIES = 60_000_000
+MAX_POINT_ENTRIES = 100_000_000
 
 
 class ArchetypeError(ValueError):
@@ -115,9 +122,9 @@ class Archetype:
         """One archetype from a YAML mapping (yaml.safe_load); `name` defaults to the file stem."""
         path = Path(path)
         try:
-            spec = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as err:
-            raise ArchetypeError(str(path), "<root>", None, f"not valid YAML: {err}") from err
+            spec = load_yaml(path.read_bytes(), str(path))
+        except IngestError as err:  # not UTF-8, malformed YAML
+            raise ArchetypeError(str(path), "<root>", None, f"line {err.row or '-'}: {err.reason}") from None
         if isinstance(spec, Mapping) and "name" not in spec:
             spec = {"name": path.stem, **spec}
         return cls.from_dict(spec, str(path))
@@ -167,11 +174,16 @@ def validate(a: Archetype, source: str) -> None:
     def bad(key: str, message: str) -> ArchetypeError:
         return ArchetypeError(source, key, getattr(a, key), message)
 
-    for key in ("n_clusters", "dim", "n_samples", "max_epoch", "n_restarts"):
-        if getattr(a, key) < 1:
-            raise bad(key, "must be a positive whole number")
+    for key, most in MAX_COUNTS.items():
+        if not 1 <= getattr(a, key) <= most:
+            raise bad(key, f"must be a positive whole number, at most {most:,}")
     if a.n_samples < a.n_clusters:
         raise bad("n_samples", f"must be at least n_clusters = {a.n_clusters} (one point per cluster)")
+    if a.n_clusters * (a.n_clusters - 1) // 2 * a.dim**2 > MAX_PAIR_ENTRIES:
+        raise bad("n_clusters", f"with dim = {a.dim}: n_clusters (n_clusters - 1) / 2 x dim^2 (the pairwise covariances "
+                                f"of the centre fit) must be at most {MAX_PAIR_ENTRIES:,}")
+    if a.n_samples * a.dim > MAX_POINT_ENTRIES:
+        raise bad("n_samples", f"with dim = {a.dim}: n_samples x dim must be at most {MAX_POINT_ENTRIES:,}")
     if not 0 < a.max_overlap <= 1:
         raise bad("max_overlap", "must lie in (0, 1]")
     if not 0 <= a.min_overlap < a.max_overlap:
@@ -181,17 +193,18 @@ def validate(a: Archetype, source: str) -> None:
         if not math.isfinite(value) or value < 1:
             raise bad(key, "must be a finite number >= 1")
     for key in ("scale", "learning_rate", "packing"):
-        if not getattr(a, key) > 0:
-            raise bad(key, "must be positive")
+        if not 0 < getattr(a, key) < math.inf:
+            raise bad(key, "must be a finite positive number")
     if not 0 < a.linear_penalty_weight <= 1:
         raise bad("linear_penalty_weight", "must lie in (0, 1] (a linear term drives the loss to zero, §5.3)")
-    if a.tol < 0:
-        raise bad("tol", "must be non-negative")
+    if not 0 <= a.tol < math.inf:
+        raise bad("tol", "must be a finite non-negative number")
     unknown = [d for d in a.distributions if d not in DISTRIBUTIONS]
     if unknown:
         raise ArchetypeError(source, "distributions", unknown[0], f"unknown distribution; supported: {sorted(DISTRIBUTIONS)}")
     props = a.distribution_proportions
-    if props is not None and (len(props) != len(a.distributions) or min(props) < 0 or sum(props) <= 0):
-        raise bad("distribution_proportions", "must give one non-negative weight per distribution, not all zero")
+    if props is not None and (len(props) != len(a.distributions) or not all(0 <= p < math.inf for p in props)
+                              or sum(props) <= 0):
+        raise bad("distribution_proportions", "must give one finite non-negative weight per distribution, not all zero")
     if a.overlap_mode is not None and a.overlap_mode not in OVERLAP_MODES:
         raise bad("overlap_mode", f"must be one of {OVERLAP_MODES}")

@@ -23,6 +23,7 @@ def sample_hyperparams(archetype: Archetype, n: int, rng: np.random.Generator, n
     redrawn until inside the bounds (repliclust 1.0.0's `sample_hyperparams` and its defaults); n_samples is
     bounded per cluster of the drawn n_clusters. Names get the suffix `_sampled_<i>`."""
     def poisson_within(lam: float, lo: int, hi: int) -> int:
+        lam = min(max(lam, lo), hi)  # centred inside the bounds: an archetype outside them never ends the loop
         while True:
             value = int(rng.poisson(lam))
             if lo <= value <= hi:

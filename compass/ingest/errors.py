@@ -12,5 +12,20 @@ class IngestError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
+def utf8_text(data: bytes, file: str, first_row: int | None = 1) -> str:
+    """`data` (the bytes of `file`; a byte-order mark is dropped) as text, else `not_utf8`."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise not_utf8(file, data, exc, first_row) from None
+
+
+def not_utf8(file: str, data: bytes, exc: UnicodeDecodeError, first_row: int | None) -> IngestError:
+    """The error of a file that is not UTF-8: its row is the line of the first bad byte counted from `first_row`
+    (1 for a text file's lines, 0 for a CSV file, whose header is not a data row; None: no row)."""
+    row = None if first_row is None else data[:exc.start].count(b"\n") + first_row
+    return IngestError(file, row, None, f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x}); save the file as UTF-8")
+
+
 class IngestWarning(UserWarning):
     """Suspicious but admissible input (e.g. a price that moved more than 10x)."""

@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from compass.ingest.errors import IngestError
+from compass.ingest.errors import IngestError, not_utf8
 from compass.ingest.schemas import RAW_TABLES
+from compass.ingest.untrusted import load_yaml
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 # Ingest order: later tables resolve model names through the earlier ones.
@@ -108,14 +109,11 @@ def read_config(path: str | Path | None) -> SourceConfig:
         return SourceConfig(tuple(default_sources()))
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = load_yaml(path.read_bytes(), str(path))
     except FileNotFoundError:
         raise IngestError(str(path), None, None, "config file not found") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        row = mark.line + 1 if mark is not None else None
-        col = f"character {mark.column + 1}" if mark is not None else None
-        raise IngestError(str(path), row, col, f"malformed YAML: {getattr(exc, 'problem', exc)}") from None
+    except OSError as exc:  # a folder, no permission
+        raise IngestError(str(path), None, None, f"cannot read the config file: {exc.strerror or exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("sources", []), list):
         raise IngestError(str(path), None, "sources", "config must be a mapping with a 'sources' list")
     entries: list[SourceFile | ConnectorSource] = [] if doc.get("replace_defaults", False) else default_sources()
@@ -123,7 +121,10 @@ def read_config(path: str | Path | None) -> SourceConfig:
         entries.append(_connector_entry(entry, i, path) if isinstance(entry, dict) and "connector" in entry
                        else _source_entry(entry, i, path))
     aliases = _relative(doc["aliases"], path) if doc.get("aliases") else None
-    if aliases is not None and aliases.exists() and len(aliases.read_text().strip().splitlines()) > 1:
+    if aliases is not None and aliases.is_dir():
+        raise IngestError(str(path), None, "aliases", f"'aliases' names the folder {aliases}; give a CSV file "
+                          "with columns alias,model_id")
+    if aliases is not None and aliases.exists() and len(aliases.read_bytes().strip().splitlines()) > 1:
         entries.append(SourceFile("model_aliases", aliases))  # not before its first line (a table has rows)
     return SourceConfig(tuple(entries), aliases, _number(doc, "stale_after_hours", STALE_AFTER_HOURS, path, 0, 1e6),
                         _number(doc, "match_threshold", MATCH_THRESHOLD, path, 0.01, 1.0))
@@ -165,10 +166,11 @@ def _connector_entry(entry: dict, i: int, config: Path) -> ConnectorSource:
         if key in entry:
             try:
                 limits[key] = kind(entry[key])
-            except (TypeError, ValueError):
-                raise IngestError(str(config), i, key, f"'{key}' must be a number") from None
-            if not low <= limits[key] <= high:  # bounded: no unbounded retries, no zero or endless timeout
-                raise IngestError(str(config), i, key, f"'{key}' must be between {low:g} and {high:g}")
+            except (TypeError, ValueError, OverflowError):  # text, a list, an infinite whole number
+                limits[key] = None
+            if limits[key] is None or not low <= limits[key] <= high:  # no unbounded retries, no endless timeout
+                raise IngestError(str(config), i, key, f"'{key}' must be a number between {low} and {high}, "
+                                  f"got {entry[key]!r}")
     return ConnectorSource(name, url, _relative(entry["path"], config) if "path" in entry else None,
                            position=i, **limits)
 
@@ -181,7 +183,11 @@ def _source_entry(entry: object, i: int, config: Path) -> SourceFile:
     if table not in RAW_TABLES:
         raise IngestError(str(config), i, "table", f"unknown table '{table}'; use one of {list(RAW_TABLES)}")
     as_of = entry.get("as_of")
-    return SourceFile(table, _relative(entry["path"], config), pd.Timestamp(as_of).date() if as_of else None)
+    try:
+        as_of = pd.Timestamp(as_of).date() if as_of else None
+    except (TypeError, ValueError):  # 2026-13-45, a number, a list
+        raise IngestError(str(config), i, "as_of", f"'as_of' must be a date YYYY-MM-DD, got {as_of!r}") from None
+    return SourceFile(table, _relative(entry["path"], config), as_of)
 
 
 def read_file(source: SourceFile) -> pd.DataFrame:
@@ -200,8 +206,8 @@ def read_file(source: SourceFile) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise IngestError(str(path), None, None, "file is empty") from None
     except UnicodeDecodeError as exc:
-        raise IngestError(str(path), _data_row_at_byte(path, exc.start), None,
-                          f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x}); save the file as UTF-8") from None
+        csv = path.suffix.lower() == ".csv"
+        raise not_utf8(str(path), path.read_bytes() if csv else b"", exc, 0 if csv else None) from None
     except pd.errors.ParserError as exc:
         line = re.search(r"line (\d+)", str(exc))
         raise IngestError(str(path), int(line.group(1)) - 1 if line else None, None,
@@ -215,13 +221,6 @@ def read_file(source: SourceFile) -> pd.DataFrame:
     if "as_of" not in frame.columns or frame["as_of"].isna().all():
         frame["as_of"] = source.as_of or dt.date.fromtimestamp(path.stat().st_mtime)
     return frame
-
-
-def _data_row_at_byte(path: Path, offset: int) -> int | None:
-    """1-based data row (header not counted) holding byte `offset` of a CSV file (plain text only)."""
-    if path.suffix.lower() != ".csv":
-        return None
-    return path.read_bytes()[:offset].count(b"\n")
 
 
 def file_digest(paths: list[Path]) -> str:

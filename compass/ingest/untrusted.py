@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from compass.ingest.errors import IngestError
+from compass.ingest.errors import IngestError, utf8_text
 
 
 class UntrustedInput(IngestError):
@@ -62,19 +62,36 @@ def gunzip(data: bytes, file: str, max_bytes: int | None = None) -> bytes:
     return body
 
 
+class _SafeLoader(yaml.SafeLoader):
+    """yaml.SafeLoader whose impossible dates (YAML reads 2026-13-45 as a date) are YAML errors at their line, not a
+    ValueError of the date constructor."""
+
+    def construct_yaml_timestamp(self, node):
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError as exc:
+            raise yaml.MarkedYAMLError(None, None, f"{node.value!r} is not a date ({exc})", node.start_mark) from None
+
+
+_SafeLoader.add_constructor("tag:yaml.org,2002:timestamp", _SafeLoader.construct_yaml_timestamp)
+
+
 def load_yaml(data: bytes, file: str) -> object:
-    """YAML through the safe loader only: a Python tag (!!python/object...) is refused, never constructed."""
+    """YAML through the safe loader only: a Python tag (!!python/object...) is refused, never constructed. Text that
+    is not UTF-8, malformed YAML and impossible dates are IngestErrors naming the file, line and character."""
+    text = utf8_text(data, file)
     try:
-        return yaml.safe_load(data)
+        return yaml.load(text, Loader=_SafeLoader)  # noqa: S506 - a SafeLoader
     except yaml.constructor.ConstructorError as exc:
-        raise UntrustedInput(file, _yaml_line(exc), None, f"unsafe YAML tag refused: {exc.problem}") from None
+        raise UntrustedInput(file, *_yaml_mark(exc), f"unsafe YAML tag refused: {exc.problem}") from None
     except yaml.YAMLError as exc:
-        raise IngestError(file, _yaml_line(exc), None, f"malformed YAML: {getattr(exc, 'problem', exc)}") from None
+        raise IngestError(file, *_yaml_mark(exc), f"malformed YAML: {getattr(exc, 'problem', exc)}") from None
 
 
-def _yaml_line(exc: yaml.YAMLError) -> int | None:
+def _yaml_mark(exc: yaml.YAMLError) -> tuple[int | None, str | None]:
+    """(line, 'character N') of a YAML error, or (None, None)."""
     mark = getattr(exc, "problem_mark", None)
-    return mark.line + 1 if mark is not None else None
+    return (mark.line + 1, f"character {mark.column + 1}") if mark is not None else (None, None)
 
 
 def check_zip(data: bytes, file: str, limits: ZipLimits = ZipLimits()) -> list[zipfile.ZipInfo]:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from compass.ingest.aliases import resolve_model_ids
 from compass.ingest.errors import IngestError
-from compass.ingest.schemas import PANDAS_DTYPES, TableSchema, model_columns
+from compass.ingest.schemas import PANDAS_DTYPES, Column, TableSchema, model_columns
 
 # Admissible ranges per score scale (benchmark_scores.score_scale).
 SCORE_SCALES: dict[str, tuple[float, float]] = {
@@ -26,12 +26,21 @@ SCORE_SCALES: dict[str, tuple[float, float]] = {
 }
 # Above this a per-million-token price is treated as a unit error, not a price.
 MAX_USD_PER_MTOK = 1000.0
-# Non-negative numeric columns, per table.
-NON_NEGATIVE = {
-    "model_costs": ("input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok", "throughput_tps", "latency_s"),
-    "query_records": ("cost_usd", "latency_ms", "tokens_in", "tokens_out", "generation"),
-    "models": ("params_b", "context_window"),
-    "benchmark_scores": ("stderr",),
+# Every number read must be finite; the one exception: a log-probability confidence may be -inf (probability 0:
+# the shipped triviaqa and truthfulqa records hold such rows).
+MAY_BE_MINUS_INFINITY = {"query_records": ("confidence",)}
+# Whole numbers beyond this are not exact in a float64 (and overflow the Int64 a column is cast to).
+MAX_WHOLE = 2**53
+# Stated ranges [least, most] of numeric columns, per table; a value outside is a unit error, not data.
+RANGES: dict[str, dict[str, tuple[float, float]]] = {
+    "models": {"params_b": (0, 1e5), "context_window": (0, 1e9)},  # billions of parameters; tokens
+    "model_costs": {"input_usd_per_mtok": (0, MAX_USD_PER_MTOK), "output_usd_per_mtok": (0, MAX_USD_PER_MTOK),
+                    "blended_usd_per_mtok": (0, MAX_USD_PER_MTOK), "throughput_tps": (0, 1e6), "latency_s": (0, 3600)},
+    "query_records": {"generation": (0, 1e6), "cost_usd": (0, 1e4), "latency_ms": (0, 8.64e7),  # one day
+                      "tokens_in": (0, 1e9), "tokens_out": (0, 1e9)},
+    "interactions": {"outcome": (-1e6, 1e6)},
+    "benchmark_scores": {"stderr": (0, 1e6)},
+    "route_labels": {"tokens_out_p": (0, 1e9), "tokens_out_a": (0, 1e9)},
 }
 BINARY = {"query_records": ("correct",)}
 # Values that become Dagster partition keys, file names and report paths.
@@ -68,8 +77,11 @@ def coerce_types(frame: pd.DataFrame, schema: TableSchema, file: str) -> pd.Data
             continue
         raw = out[col.name]
         if col.kind in ("float", "int"):
-            num = pd.to_numeric(raw, errors="coerce")
+            num = pd.to_numeric(raw, errors="coerce").astype(float)
             _fail(file, out, raw.notna() & num.isna(), col.name, f"'{col.name}' must be numeric")
+            allowed = num.eq(-np.inf) & (col.name in MAY_BE_MINUS_INFINITY.get(schema.name, ()))
+            _fail(file, out, np.isinf(num) & ~allowed, col.name, f"'{col.name}' must be a finite number")
+            check_range(num, out, schema.name, col, file)
             if col.kind == "int":
                 _fail(file, out, num.notna() & (num != num.round()), col.name, f"'{col.name}' must be a whole number")
                 out[col.name] = num.round().astype("Int64")
@@ -90,6 +102,14 @@ def coerce_types(frame: pd.DataFrame, schema: TableSchema, file: str) -> pd.Data
         if not col.nullable:
             _fail(file, out, out[col.name].isna(), col.name, f"'{col.name}' must not be empty")
     return out
+
+
+def check_range(num: pd.Series, frame: pd.DataFrame, table: str, col: Column, file: str) -> None:
+    """A number outside the column's stated range (`RANGES`; whole numbers: at most 2^53 in size)."""
+    low, high = RANGES.get(table, {}).get(col.name, (-MAX_WHOLE, MAX_WHOLE) if col.kind == "int" else (-np.inf, np.inf))
+    unit = " USD per million tokens (higher is not a plausible price)" if col.name.endswith("_usd_per_mtok") else ""
+    _fail(file, frame, num < low, col.name, f"'{col.name}' must be >= {low:g}")
+    _fail(file, frame, num > high, col.name, f"'{col.name}' must be at most {high:g}{unit}")
 
 
 def _to_vectors(raw: pd.Series, frame: pd.DataFrame, column: str, file: str) -> pd.Series:
@@ -129,18 +149,13 @@ def _to_bool(value: object) -> bool | None:
 
 
 def check_ranges(frame: pd.DataFrame, schema: TableSchema, file: str) -> None:
-    """Out-of-range scores, negative or absurd prices, non-binary correctness."""
-    for col in NON_NEGATIVE.get(schema.name, ()):
-        _fail(file, frame, frame[col] < 0, col, f"'{col}' must be >= 0")
+    """Scores outside their scale, non-binary correctness, identifiers, route-label rules (the other ranges are
+    checked as numbers are read: `check_range`)."""
     for col in BINARY.get(schema.name, ()):
         _fail(file, frame, frame[col].notna() & ~frame[col].isin([0.0, 1.0]), col, f"'{col}' must be 0 or 1")
     for col in (c for c in IDENTIFIER_COLUMNS if c in frame.columns):
         _fail(file, frame, frame[col].notna() & ~frame[col].astype(str).str.fullmatch(IDENTIFIER), col,
               f"'{col}' becomes a partition key and a file name: use letters, digits, '_', '-' and '.'")
-    if schema.name == "model_costs":
-        for col in ("input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok"):
-            _fail(file, frame, frame[col] > MAX_USD_PER_MTOK, col,
-                  f"'{col}' above {MAX_USD_PER_MTOK:g} USD per million tokens is not a plausible price")
     if schema.name == "route_labels":
         check_route_rows(frame, file)
     if schema.name == "benchmark_scores":
@@ -150,17 +165,16 @@ def check_ranges(frame: pd.DataFrame, schema: TableSchema, file: str) -> None:
         lo = scale.map(lambda s: SCORE_SCALES[s][0])
         hi = scale.map(lambda s: SCORE_SCALES[s][1])
         _fail(file, frame, (frame["score"] < lo) | (frame["score"] > hi), "score", "score outside the range of its score_scale")
-        _fail(file, frame, ~np.isfinite(frame["score"]), "score", "score must be finite")
 
 
 LABEL_KINDS = ("gold", "preference")
 
 
 def check_route_rows(frame: pd.DataFrame, file: str) -> None:
-    """Row rules of raw.route_labels (seed 003 §2): a known label kind, finite outcomes, preferences in [-1, 1],
-    and text or an embedding for every query (the router has nothing to learn from otherwise)."""
+    """Row rules of raw.route_labels (seed 003 §2): a known label kind, preferences in [-1, 1] (every outcome is
+    finite: `coerce_types`), and text or an embedding for every query (the router has nothing to learn from
+    otherwise)."""
     _fail(file, frame, ~frame["label_kind"].isin(LABEL_KINDS), "label_kind", f"label_kind must be one of {LABEL_KINDS}")
-    _fail(file, frame, ~np.isfinite(frame["outcome"]), "outcome", "outcome must be finite")
     pref = frame["label_kind"] == "preference"
     _fail(file, frame, pref & (frame["outcome"].abs() > 1), "outcome",
           "a preference outcome must lie in [-1, 1] (+1: model_p preferred)")
@@ -197,10 +211,10 @@ def check_duplicate_keys(frame: pd.DataFrame, schema: TableSchema, file: str) ->
     dup = frame.duplicated(subset=key, keep="first")
     if dup.any():
         pos = int(np.flatnonzero(dup.to_numpy())[0])
-        first = frame.index[(frame[key] == frame[key].iloc[pos]).all(axis=1)][0]
+        group = frame.groupby(key, dropna=False, sort=False).ngroup()  # null-safe: optional key columns may be null
+        first = int(np.flatnonzero((group == group.iloc[pos]).to_numpy())[0])
         raise IngestError(file, pos + 1, key[0],
-                          f"duplicate key {tuple(frame[key].iloc[pos])} over columns {key}; first seen at row "
-                          f"{frame.index.get_loc(first) + 1}")
+                          f"duplicate key {tuple(frame[key].iloc[pos])} over columns {key}; first seen at row {first + 1}")
 
 
 def resolve_models(frame: pd.DataFrame, lookup: dict[str, str], file: str, column: str = "model_id") -> pd.DataFrame:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from compass.ingest.errors import IngestError
+from compass.ingest.untrusted import load_yaml
 from compass.mlcompass.dominance import repair
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.recommend import TIE_DECIMALS, AGGREGATIONS, model_scores, screen_models, sort_by_score
@@ -228,14 +228,19 @@ class Scenario:
 
     @classmethod
     def _parse(cls, spec: Mapping, origin: str) -> Scenario:
+        lam, aggregation = spec.get("lam", 0.0), spec.get("aggregation", "mean")
+        if isinstance(lam, str) and not any(lam in table for table in PAPER_LAMBDAS.values()):
+            raise IngestError(origin, None, "lam", f"unknown lam rule {lam!r}: use a number or zero/low/high")
+        if aggregation not in AGGREGATIONS:
+            raise IngestError(origin, None, "aggregation", f"must be one of {AGGREGATIONS}, got {aggregation!r}")
         return cls(
             name=str(spec["name"]),
-            lam=spec.get("lam", 0.0),
-            budget=float(spec.get("budget", 1.0)),
-            floors={str(k): float(v) for k, v in (spec.get("floors") or {}).items()},
-            raw_floors={str(k): float(v) for k, v in (spec.get("raw_floors") or {}).items()},
-            context_weights={str(k): float(v) for k, v in spec["context_weights"].items()} if spec.get("context_weights") else None,
-            aggregation=str(spec.get("aggregation", "mean")),
+            lam=lam if isinstance(lam, str) else _number(lam, origin, "lam", "a cost sensitivity", 0.0),
+            budget=_number(spec.get("budget", 1.0), origin, "budget", "a normalized cost budget", 0.0, low_open=True),
+            floors=_numbers(spec.get("floors"), origin, "floors", "a floor"),
+            raw_floors=_numbers(spec.get("raw_floors"), origin, "raw_floors", "a floor"),
+            context_weights=_numbers(spec.get("context_weights"), origin, "context_weights", "a weight", 0.0) or None,
+            aggregation=aggregation,
             utility_weights=person_weights(spec["utility"], origin) if "utility" in spec else None,
             filters=governance_filters(spec["filters"], origin) if "filters" in spec else None,
             tolerance=score_tolerance(spec["tolerance"], origin) if spec.get("tolerance") is not None else None,
@@ -244,11 +249,30 @@ class Scenario:
     @classmethod
     def from_yaml(cls, path: str | Path) -> Scenario:
         """Load one scenario from a YAML file holding the mapping of `from_dict`."""
-        with open(path) as fh:
-            spec = yaml.safe_load(fh)
+        spec = load_yaml(Path(path).read_bytes(), str(path))
         if not isinstance(spec, Mapping):
-            raise ValueError(f"{path}: expected a YAML mapping describing one scenario")
+            raise IngestError(str(path), None, None, "expected a YAML mapping describing one scenario")
         return cls.from_dict(spec, str(path))
+
+
+def _number(value: object, origin: str, key: str, what: str, low: float = -math.inf, low_open: bool = False) -> float:
+    """A finite number >= `low` (> `low` when `low_open`), else an IngestError naming the file and the key."""
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and (
+        value > low if low_open else value >= low)
+    if not ok:
+        bound = f" {'>' if low_open else '>='} {low:g}" if low > -math.inf else ""
+        raise IngestError(origin, None, key, f"{what} must be a finite number{bound}, got {value!r}")
+    return float(value)
+
+
+def _numbers(spec: object, origin: str, key: str, what: str, low: float = -math.inf) -> dict[str, float]:
+    """A mapping name -> finite number (>= `low`): a scenario's floors, raw floors or context weights; {} when
+    absent. A NaN floor is refused, not ignored."""
+    if spec is None:
+        return {}
+    if not isinstance(spec, Mapping):
+        raise IngestError(origin, None, key, f"expected a mapping name -> number, got {spec!r}")
+    return {str(k): _number(v, origin, f"{key}.{k}", what, low) for k, v in spec.items()}
 
 
 def paper_scenarios(aggregation: str = "mean") -> list[Scenario]:

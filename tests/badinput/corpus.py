@@ -40,7 +40,8 @@ class Case:
     content: str | bytes | Callable[[Path], None]
     where: tuple[int | None, str | None] | None  # (row, column) the message must name; None: the file only
     accepted: bool = False
-    config_text: str | None = None  # config-level cases: this source entry instead of the file's; the config is named
+    config_text: str | bytes | None = None  # config-level cases: these lines instead of the file's source entry
+    names: str | None = None  # the file the message names, if not the default (the config, or the case's file)
 
     def write(self, folder: Path) -> Path:
         path = folder / self.name
@@ -82,6 +83,13 @@ CORPUS = [
     Case("price_infinite", "model_costs", "inf_price.csv", COSTS.replace("2.5", "inf"), (1, "input_usd_per_mtok")),
     Case("price_negative", "model_costs", "neg_price.csv", COSTS.replace("10", "-0.01"), (1, "output_usd_per_mtok")),
     Case("price_absurd", "model_costs", "absurd.csv", COSTS.replace("10", "10000000"), (1, "output_usd_per_mtok")),
+    Case("context_window_infinite", "models", "ctx.csv", "model_id,context_window\nnew-model,inf\n", (1, "context_window")),
+    Case("generation_huge", "query_records", "gen_huge.csv", RECORDS.replace(",0,1", ",1e30,1"), (1, "generation")),
+    Case("outcome_infinite", "interactions", "outcome_inf.csv", INTERACTIONS.replace(",1\n", ",inf\n"), (1, "outcome")),
+    Case("latency_infinite", "model_costs", "latency.csv", COSTS.replace("per_mtok\n", "per_mtok,latency_s\n")
+         .replace(",10\n", ",10,inf\n"), (1, "latency_s")),
+    Case("confidence_log_zero", "query_records", "logp.csv", RECORDS.replace("correct\n", "correct,confidence\n")
+         .replace(",0,1\n", ",0,1,-inf\n"), None, accepted=True),  # a log-probability of 0, as in the shipped data
     Case("cost_usd_negative", "query_records", "cost.csv", RECORDS.replace("correct\n", "correct,cost_usd\n")
          .replace(",0,1\n", ",0,1,-1\n"), (1, "cost_usd")),
     Case("correct_not_binary", "query_records", "correct.csv", RECORDS.replace(",0,1\n", ",0,2\n"), (1, "correct")),
@@ -94,6 +102,8 @@ CORPUS = [
          (1, "model_id")),
     Case("duplicate_key_in_file", "benchmark_scores", "dup.csv", SCORES + "GPT-4O-2024-08-06,gpqa_diamond,0.5,fraction\n",
          (2, "model_id")),
+    Case("duplicate_key_without_optional_columns", "query_records", "dup_records.csv",
+         "dataset,query_id,model_id,correct\nds,q1,gpt-4o,1\nds,q1,gpt-4o,0\n", (2, "dataset")),
     Case("missing_required_column", "model_costs", "nocol.csv", "model_id,provider,input_usd_per_mtok\ngpt-4o,x,1\n",
          (None, "output_usd_per_mtok")),
     # routing labels (raw.route_labels, seed 003)
@@ -121,4 +131,12 @@ CORPUS = [
          config_text="  - {table: models, path: /nonexistent/models.csv}\n"),
     Case("config_entry_without_path", "models", "models.csv", MODELS, (5, "sources"), config_text="  - {table: models}\n"),
     Case("config_not_yaml", "models", "models.csv", MODELS, None, config_text="  - {table: models, path: [unclosed\n"),
+    Case("config_not_utf8", "models", "models.csv", MODELS, (8, None), config_text=b"# caf\xe9\n"),
+    Case("config_max_bytes_infinite", "models", "models.csv", MODELS, (5, "max_bytes"),
+         config_text="  - {connector: litellm_prices, url: 'https://example.org/p.json', max_bytes: .inf}\n"),
+    Case("config_as_of_impossible", "models", "models.csv", MODELS, (8, "character 46"),
+         config_text="  - {table: models, path: models.csv, as_of: 2026-13-45}\n"),
+    Case("config_aliases_folder", "models", "models.csv", MODELS, (None, "aliases"), config_text="aliases: .\n"),
+    Case("aliases_not_utf8", "model_aliases", "aliases.csv", b"alias,model_id\ncaf\xe9,gpt-4o\n", (1, None),
+         config_text="aliases: aliases.csv\n", names="aliases.csv"),
 ]

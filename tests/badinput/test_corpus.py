@@ -7,6 +7,7 @@ import pytest
 
 from compass.ingest.ingest import ingest_table
 from compass.ingest.load import load_config
+from compass.ingest.schemas import RAW_TABLES
 from pipelines.cli import main
 from tests.badinput.corpus import CORPUS
 from tests.pipelines.conftest import TINY_CONFIG, tiny_copy
@@ -15,13 +16,14 @@ from tests.pipelines.helpers import assert_same_tables, snapshot, use_folder
 
 def _config(case, folder):
     """The tiny fixture's config plus this case's source entry."""
-    text = TINY_CONFIG.read_text().replace("path: ", f"path: {TINY_CONFIG.parent}/")
+    text = TINY_CONFIG.read_text().replace("path: ", f"path: {TINY_CONFIG.parent}/").encode()
+    path = case.write(folder)
     if case.config_text is not None:
-        text += case.config_text
+        text += case.config_text if isinstance(case.config_text, bytes) else case.config_text.encode()
     else:
-        text += f"  - {{table: {case.table}, path: {case.write(folder)}}}\n"
+        text += f"  - {{table: {case.table}, path: {path}}}\n".encode()
     config = folder / "config.yaml"
-    config.write_text(text)
+    config.write_bytes(text)
     return config
 
 
@@ -42,7 +44,7 @@ def test_rejected(case, baseline, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert err.startswith("error: rejected input, warehouse unchanged: ")
-    named = config.name if case.config_text is not None and case.id != "config_missing_file" else case.name
+    named = case.names or (config.name if case.config_text is not None and case.id != "config_missing_file" else case.name)
     assert named in err or "/nonexistent/" in err, err
     if case.where is not None:
         row, column = case.where
@@ -55,7 +57,7 @@ def test_accepted(case, tmp_path):
     sources = [s for s in load_config(_config(case, tmp_path)) if s.path.name == case.name]
     lookup = {m: m for m in ("gpt-4o", "llama-3.1-70b-instruct")}
     frame = ingest_table(case.table, sources, None if case.table == "models" else lookup)
-    first = "dataset" if case.table == "route_labels" else "model_id"
+    first = RAW_TABLES[case.table].columns[0].name
     assert len(frame) >= 1 and frame.columns[0] == first and not frame[first].str.startswith("\ufeff").any()
     if case.table == "route_labels":
         assert np.stack(frame["embedding"]).tolist() == [[0.1, 0.2], [0.3, 0.4]]

@@ -2,10 +2,11 @@
 coverage rule and `anchors`, the name-pair fixture): any generated file is either accepted or rejected with one
 IngestError whose message starts with the file and names the key, never another exception (a traceback)."""
 
+import math
 from pathlib import Path
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from compass.ingest.errors import IngestError
@@ -28,16 +29,31 @@ def _rejected_cleanly(exc: IngestError, path: Path) -> None:
     assert exc.file == str(path) and str(exc).startswith(str(path)) and "\n" not in str(exc)
 
 
+SCENARIO_KEYS = ["tolerance", "floors", "raw_floors", "context_weights", "aggregation", "utility", "lam", "budget",
+                 "filters"]
+
+
 @SETTINGS
-@given(st.dictionaries(st.sampled_from(["tolerance", "floors", "utility", "lam", "budget", "filters"]), VALUE,
-                       min_size=1, max_size=3))
-def test_a_scenario_file_is_accepted_or_rejected_in_one_line(tmp_path_factory, keys):
+@given(st.dictionaries(st.sampled_from(SCENARIO_KEYS), VALUE, min_size=1, max_size=3), st.sampled_from([b"", b"# caf\xe9"]))
+@example({"lam": float("inf")}, b"")  # issue 43: accepted, then `argmin of an empty sequence` in the CLI
+@example({"floors": {"C1": float("nan")}}, b"")  # issue 43: accepted and silently ignored
+@example({"floors": [1, 2]}, b"")  # issue 43: AttributeError
+@example({"floors": "abc"}, b"")  # issue 43: AttributeError
+@example({"context_weights": 5}, b"")  # issue 43: AttributeError
+@example({"lam": "low"}, b"# caf\xe9")  # issue 43: UnicodeDecodeError
+def test_a_scenario_file_is_accepted_with_finite_numbers_or_rejected_in_one_line_naming_the_key(tmp_path_factory, keys,
+                                                                                                 tail):
     path = tmp_path_factory.mktemp("scenario") / "s.yaml"
-    path.write_text(yaml.safe_dump({"name": "s", **keys}))
+    path.write_bytes(yaml.safe_dump({"name": "s", **keys}).encode() + tail)
     try:
-        Scenario.from_yaml(path)
+        scenario = Scenario.from_yaml(path)
     except IngestError as exc:
         _rejected_cleanly(exc, path)
+        assert exc.column is not None or exc.row is not None, str(exc)  # the key (or the line) is named
+        return
+    numbers = [scenario.budget, *scenario.floors.values(), *scenario.raw_floors.values(),
+               *(scenario.context_weights or {}).values(), *([] if isinstance(scenario.lam, str) else [scenario.lam])]
+    assert all(math.isfinite(x) for x in numbers), scenario
 
 
 @SETTINGS

@@ -55,7 +55,7 @@ def test_n_samples_below_n_clusters_and_unparsable_yaml(tmp_path):
     with pytest.raises(ArchetypeError, match="n_samples"):
         Archetype.from_dict({"n_clusters": 5, "n_samples": 4}, "x.yaml")
     (tmp_path / "broken.yaml").write_text("n_clusters: [1,\n")
-    with pytest.raises(ArchetypeError, match="not valid YAML"):
+    with pytest.raises(ArchetypeError, match="line 2: malformed YAML"):
         Archetype.from_yaml(tmp_path / "broken.yaml")
     with pytest.raises(ArchetypeError, match="<root>"):
         Archetype.from_dict(["n_clusters", 3], "list.yaml")

@@ -58,7 +58,7 @@ def test_an_unknown_name_is_one_line_naming_it_and_the_choices(small, capsys, ar
 
 
 @pytest.mark.parametrize("command", ["leaderboard", "recommend"])
-@pytest.mark.parametrize("text,named", [("name: x\nlam: [\n", "line"), ("- a list\n", "mapping"),
+@pytest.mark.parametrize("text,named", [("name: x\nlam: [\n", "row 3,"), ("- a list\n", "mapping"),
                                         ("lam: low\n", "name"), ("name: x\nfilters: {colour: red}\n", "colour"),
                                         ("name: x\ntolerance: -0.01\n", "tolerance"),
                                         ("name: x\ntolerance: small\n", "tolerance")])
