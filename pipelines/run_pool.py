@@ -85,7 +85,8 @@ class RunPool:
     def kill(self) -> None:
         """Stop the workers now (an interrupted refresh): SIGKILL, since a worker in the middle of a run would finish
         it first and an idle one waits for work that will not come (a plain shutdown then waits forever). Their
-        runs stay unfinished; the next refresh marks them failed and re-runs them (refresh.fail_orphaned_runs)."""
+        runs stay unfinished: the refresh marks them failed (refresh.mark_interrupted), or the next one does if this
+        one was killed, and the next refresh re-runs them (refresh.fail_orphaned_runs)."""
         if self._executor is not None:
             for process in list(self._executor._processes.values()):  # no public API names a pool's processes
                 process.kill()
