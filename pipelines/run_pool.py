@@ -111,11 +111,17 @@ def run_pool(defs: dg.Definitions, instance: dg.DagsterInstance, jobs: int, mult
 _worker: dict[str, object] = {}
 
 
-def _start_worker(defs: dg.Definitions, instance_ref, parent: int) -> None:
-    # Ctrl-C reaches the whole process group: the refresh stops its workers (`RunPool.kill`), they do not each
-    # unwind a run; SIGTERM is the default again (the refresh's handler is inherited through the fork).
+def _worker_signals() -> None:
+    """Ctrl-C reaches the whole process group: the refresh stops its workers (`RunPool.kill`), they do not each
+    unwind a run; SIGTERM ends a worker (the refresh's handler is inherited through the fork). Set again after each
+    run: Dagster's in-process execution restores SIGINT's handler on its way out and gives SIGTERM the same one
+    (dagster._utils.interrupts), so an idle worker ignored SIGTERM (issue 43)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _start_worker(defs: dg.Definitions, instance_ref, parent: int) -> None:
+    _worker_signals()
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # the refresh died before the line above
@@ -126,5 +132,8 @@ def _start_worker(defs: dg.Definitions, instance_ref, parent: int) -> None:
 def _execute(keys: list[dg.AssetKey], partition: str | None, multiprocess: bool, tags: dict[str, str]) -> str:
     from pipelines.refresh import run_selection
 
-    return run_selection(_worker["defs"], _worker["instance"], keys, partition, multiprocess, tags,
-                         raise_on_error=False).run_id
+    try:
+        return run_selection(_worker["defs"], _worker["instance"], keys, partition, multiprocess, tags,
+                             raise_on_error=False).run_id
+    finally:
+        _worker_signals()

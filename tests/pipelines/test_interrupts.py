@@ -2,7 +2,7 @@
 `timeout` or a scheduler send it) end `compass run` within seconds, every process it started with it, in one line
 with exit 130; the runs it interrupted are marked failed, and the next refresh re-runs them and ends equal to a clean
 one. Before, a signal inside a run the refresh executes itself became a failed run and the refresh went on (or ended
-in a traceback), and the next refresh left that run's assets missing.
+in a traceback), the next refresh left that run's assets missing, and an idle worker ignored SIGTERM.
 Exit times are printed (`pytest -s`); a random moment's seed is in every assertion message (COMPASS_TEST_SEED
 repeats it)."""
 
@@ -18,11 +18,13 @@ import dagster as dg
 import pytest
 
 from pipelines.cli import INTERRUPTED
+from pipelines.definitions import defs
 from pipelines.refresh import unfinished_runs
-from pipelines.run_pool import default_jobs
+from pipelines.run_pool import RunPool, default_jobs
 from tests.paths import FIXTURES, ROOT
 from tests.pipelines.conftest import TINY_CONFIG, tiny_copy
 from tests.pipelines.helpers import (
+    alive,
     decided,
     recover,
     run_refresh,
@@ -138,3 +140,24 @@ def test_a_signal_at_a_random_moment_ends_a_refresh_in_seconds_and_the_next_refr
         os.killpg(proc.pid, signal.SIGINT) if sig == "INT" else proc.send_signal(signal.SIGTERM)
         _assert_ended(proc, output, signalled, f"SIG{sig} {delay:.2f} s after step {step} of {steps} (seed {seed})")
     assert recover(work / "warehouse.duckdb", after)[0] == 0
+
+
+@pytest.mark.skipif(default_jobs() < 2, reason="the workers need 2 cores")
+def test_an_idle_worker_ends_on_sigterm_after_its_runs(tiny_refreshed):
+    """Dagster's in-process execution gives SIGTERM the worker's SIGINT handler (ignore) on its way out of a run, so a
+    worker that had run something ignored SIGTERM (only kill -9 stopped it); it now ends."""
+    instance, _, _ = tiny_refreshed
+    pool = RunPool(defs, instance, 2, False, {})
+    try:
+        costs = [dg.AssetKey(["datasets", "model_costs"])]
+        pool.run_all([(None, costs), (None, costs)])
+        workers = [process.pid for process in pool._executor._processes.values()]
+        assert len(workers) == 2
+        for pid in workers:
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + TIMEOUT_S
+        while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(alive(pid) for pid in workers)
+    finally:
+        pool.kill()
