@@ -324,6 +324,7 @@ def refresh(
     from resources.warehouse import Warehouse
 
     with Warehouse().refreshing():
+        Warehouse().ensure_replica()  # outside readers open it from a home's first refresh on
         # Runs executed by workers carry this process's id too (REFRESH_PID_TAG: crash recovery).
         run_tags = {REFRESH_PID_TAG: str(os.getpid()), **(tags or {})}
         jobs = jobs or (1 if multiprocess else default_jobs())
