@@ -47,8 +47,8 @@ def caused(exc: BaseException) -> bool:
 @contextlib.contextmanager
 def watching(line: str, grace_s: float = GRACE_S) -> Iterator[None]:
     """Within the block SIGINT and SIGTERM raise KeyboardInterrupt in the main thread and are noted (`received`); a
-    second one, or GRACE_S after the first, prints `line` on the console and exits with 130. Outside the main thread
-    (no signal reaches it) the block runs unwatched."""
+    second one, or a process still alive GRACE_S after the first (in the block or after it), prints `line` on the
+    console and exits with 130. Outside the main thread (no signal reaches it) the block runs unwatched."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -71,7 +71,9 @@ def watching(line: str, grace_s: float = GRACE_S) -> Iterator[None]:
         signal.set_wakeup_fd(previous_fd)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        os.close(_fds.pop("write"))  # the watcher reads the end of the pipe, closes its side and stops
+        if not _state["received"]:
+            os.close(_fds["write"])  # the watcher reads the end of the pipe, closes its side and stops
+        # else it goes on counting: the process's own exit (threads, exit handlers) gets no more than the grace
         _fds.clear()
 
 

@@ -161,3 +161,44 @@ def test_an_idle_worker_ends_on_sigterm_after_its_runs(tiny_refreshed):
         assert not any(alive(pid) for pid in workers)
     finally:
         pool.kill()
+
+
+
+HANGS = """
+import sys, time
+from pipelines import interrupts
+
+def hang():
+    while True:
+        try:
+            time.sleep(60)
+        except KeyboardInterrupt:
+            pass
+
+try:
+    with interrupts.watching("interrupted: test", grace_s=float(sys.argv[1])):
+        print("watching", flush=True)
+        hang() if sys.argv[2] == "inside" else time.sleep(60)
+except KeyboardInterrupt:
+    hang()  # after the block: as the exit's join of idle workers hung for 7+ minutes
+"""
+
+
+@pytest.mark.parametrize(("grace_s", "where", "signals"), [(2, "after", 1), (60, "inside", 2)])
+def test_a_process_that_hangs_after_a_signal_ends_after_the_grace_or_at_the_second_signal(grace_s, where, signals):
+    proc = subprocess.Popen([sys.executable, "-c", HANGS, str(grace_s), where], cwd=ROOT, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline() == "watching\n"
+        signalled = time.monotonic()
+        for _ in range(signals):
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(0.2)
+        _, said = proc.communicate(timeout=grace_s + TIMEOUT_S)
+        took = time.monotonic() - signalled
+    finally:
+        proc.kill()
+    print(f"\nhung {where} the block, {signals} signal(s): exit {proc.returncode} {took:.2f} s after the first")
+    assert proc.returncode == 130 and said == "interrupted: test (forced)\n"
+    assert took <= (grace_s if signals == 1 else 0) + TIMEOUT_S
