@@ -24,6 +24,7 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import dagster as dg
 
@@ -88,10 +89,28 @@ class RunPool:
         runs stay unfinished: the refresh marks them failed (refresh.mark_interrupted), or the next one does if this
         one was killed, and the next refresh re-runs them (refresh.fail_orphaned_runs)."""
         if self._executor is not None:
-            for process in list(self._executor._processes.values()):  # no public API names a pool's processes
-                process.kill()
+            workers = [process.pid for process in self._executor._processes.values()]  # no public API names them
+            # Their children too (Dagster's `tail -F` mirroring a run's log, and its watcher): named before the
+            # workers die, they would outlive them by up to a second, or for good if a worker died between the two.
+            for pid in [*workers, *_descendants(workers)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
+
+
+def _descendants(pids: list[int]) -> list[int]:
+    """The processes descending from `pids`, from /proc (none where there is no /proc)."""
+    parents = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError, IndexError, ValueError):  # ended meanwhile
+            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    found, frontier = [], list(pids)
+    while frontier:
+        children = [pid for pid, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ in a traceback), the next refresh left that run's assets missing, and an idle wo
 Exit times are printed (`pytest -s`); a random moment's seed is in every assertion message (COMPASS_TEST_SEED
 repeats it)."""
 
+import contextlib
 import os
 import random
 import signal
@@ -162,6 +163,28 @@ def test_an_idle_worker_ends_on_sigterm_after_its_runs(tiny_refreshed):
     finally:
         pool.kill()
 
+
+
+def _start_a_sleeper() -> int:
+    return subprocess.Popen(["sleep", "600"]).pid
+
+
+@pytest.mark.skipif(default_jobs() < 2, reason="the workers need 2 cores")
+def test_killing_the_pool_kills_what_its_workers_started(tiny_refreshed):
+    """A worker's children (Dagster's `tail -F` mirroring a run's log, and its watcher, which polls for its parent
+    once a second) outlived an interrupted refresh; a `tail` whose worker died before its watcher started, for good."""
+    instance, _, _ = tiny_refreshed
+    pool = RunPool(defs, instance, 2, False, {})
+    sleeper = pool._pool().submit(_start_a_sleeper).result()
+    try:
+        pool.kill()
+        deadline = time.monotonic() + TIMEOUT_S
+        while alive(sleeper) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(sleeper)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(sleeper, signal.SIGKILL)
 
 
 HANGS = """
