@@ -364,7 +364,10 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
         progress(f"recovered: {len(orphans)} run(s) left unfinished by an interrupted or killed refresh; re-running them")
     report = RefreshReport(blocked_by=unfinished_runs(instance))
     source_keys = _fetch_live_sources(defs, instance, source_keys, multiprocess, tags, progress, report)
-    changed = sources_to_read(defs, instance, source_keys)
+    # The sources of a run an interrupted or killed refresh left are all read again: one it materialized may lack
+    # its blocking checks' results, which would hold back everything below it for good.
+    left, stale = {key for _, _, keys in orphans for key in keys}, set(sources_to_read(defs, instance, source_keys))
+    changed = [key for key in source_keys if key in stale or key in left]
     if changed:
         # Every file to be read is validated before any raw table is written: rejected input (IngestError)
         # stops the refresh with the warehouse unchanged, not half-applied.
