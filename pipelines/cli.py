@@ -7,7 +7,6 @@ import atexit
 import contextlib
 import os
 import shutil
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -105,21 +104,25 @@ def dagster_logs_to(path: Path | None):
             os.close(saved)
 
 
-@contextlib.contextmanager
-def terminate_as_interrupt():
-    """SIGTERM (`kill`, `timeout`, a scheduler stopping the job) ends a refresh as Ctrl-C does: a KeyboardInterrupt
-    in the main thread, so the worker pool is killed and every lock and log is released on the way out."""
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+INTERRUPTED = ("interrupted: the refresh stopped and its workers with it; what it published stays, its unfinished "
+               "runs are marked failed and re-run by the next `compass run`")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from pipelines import interrupts
+
+    # Ctrl-C or SIGTERM at any moment, the definitions' import included: one line, exit 130 (pipelines/interrupts.py).
+    with interrupts.watching(INTERRUPTED):
+        try:
+            return _run(args)
+        except BaseException as exc:
+            if not interrupts.caused(exc):
+                raise
+    print(INTERRUPTED, file=sys.stderr)
+    return 130
+
+
+def _run(args: argparse.Namespace) -> int:
     import time
 
     import dagster as dg
@@ -141,20 +144,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     error = None
     try:
         # The refresh lock before the log: a refused second refresh must not truncate the running one's log.
-        with Warehouse().refreshing(), dg.DagsterInstance.get() as instance, dagster_logs_to(log_path), \
-                terminate_as_interrupt():
+        with Warehouse().refreshing(), dg.DagsterInstance.get() as instance, dagster_logs_to(log_path):
             try:
                 check_scenarios()
                 report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess, progress=progress,
                                  jobs=args.jobs)
-            except (IngestError, WorkerDied, KeyboardInterrupt) as exc:
+            except (IngestError, WorkerDied) as exc:
                 error = exc
     except RefreshInProgress as exc:
         error = exc
-    if isinstance(error, KeyboardInterrupt):
-        print("interrupted: the refresh stopped and its workers with it; what it published stays, its unfinished "
-              "runs are marked failed and re-run by the next `compass run`", file=sys.stderr)
-        return 130
     if isinstance(error, RefreshInProgress):
         print(f"error: {error}; wait for it to finish (`compass status`), nothing was changed", file=sys.stderr)
         return 3
@@ -511,6 +509,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C in a reading command (`compass run` says more itself)
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 def entry() -> NoReturn:

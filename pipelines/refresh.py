@@ -26,10 +26,13 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import dagster as dg
+
+from pipelines import interrupts
 
 if TYPE_CHECKING:
     from pipelines.run_pool import RunPool
@@ -39,6 +42,8 @@ Run = tuple[str | None, list[dg.AssetKey]]  # (partition key, asset keys) of one
 # Tags Dagster puts on every materialization (not exported by dagster's public API).
 DATA_VERSION_TAG, CODE_VERSION_TAG = "dagster/data_version", "dagster/code_version"
 REFRESH_PID_TAG = "compass/refresh_pid"  # the process of the refresh that launched a run (crash recovery)
+# "pending" on a run an interrupted or killed refresh did not finish: the next refresh re-runs it, then sets "done".
+RERUN_TAG = "compass/rerun"
 _UNFINISHED = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED,
                dg.DagsterRunStatus.CANCELING]
 
@@ -147,22 +152,36 @@ def unfinished_runs(instance: dg.DagsterInstance) -> list[str]:
     return [r.run_id for r in instance.get_runs(dg.RunsFilter(statuses=_UNFINISHED))]
 
 
-def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[tuple[str | None, list[dg.AssetKey]]]:
-    """Mark failed the unfinished runs a killed refresh left behind; return their (partition, asset keys).
+def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[tuple[str, str | None, list[dg.AssetKey]]]:
+    """The runs to re-run before anything else, as (run id, partition, asset keys), oldest first: those a killed
+    refresh left unfinished, marked failed here, and those an interrupted one marked (`mark_interrupted`).
 
     Call with the refresh lock held (`Warehouse.refreshing`): the lock dies with
     its process, so an unfinished run launched by another refresh (tag
     REFRESH_PID_TAG) has lost its process (SIGKILL, machine restart). Runs the
     UI or daemon launched are left to Dagster's run monitoring (deploy profile).
-    Automation would hold their assets back as failed, so the caller re-runs them.
+    Automation would hold their assets back as failed, so the caller re-runs them
+    and then tags them done (RERUN_TAG).
     """
-    orphans = []
     for run in instance.get_runs(dg.RunsFilter(statuses=_UNFINISHED)):
         pid = run.tags.get(REFRESH_PID_TAG)
         if pid is not None and pid != str(os.getpid()):
             instance.report_run_failed(run, f"its refresh process {pid} is gone (killed or machine restarted)")
-            orphans.append((run.tags.get("dagster/partition"), sorted(run.asset_selection or [])))
-    return orphans
+            instance.add_run_tags(run.run_id, {RERUN_TAG: "pending"})
+    return [(run.run_id, run.tags.get("dagster/partition"), sorted(run.asset_selection or []))
+            for run in reversed(instance.get_runs(dg.RunsFilter(tags={RERUN_TAG: "pending"})))]
+
+
+def mark_interrupted(instance: dg.DagsterInstance, since: datetime) -> None:
+    """After Ctrl-C or SIGTERM (its workers already stopped): this refresh's runs (created since `since`) that did not
+    succeed are marked failed if unfinished, and all of them are left for the next refresh to re-run (RERUN_TAG)."""
+    mine = dg.RunsFilter(tags={REFRESH_PID_TAG: str(os.getpid())}, created_after=since)
+    for run in instance.get_runs(mine):
+        if run.status == dg.DagsterRunStatus.SUCCESS:
+            continue
+        if run.status in _UNFINISHED:
+            instance.report_run_failed(run, "the refresh was interrupted (Ctrl-C or SIGTERM); the next one re-runs it")
+        instance.add_run_tags(run.run_id, {RERUN_TAG: "pending"})
 
 
 def sources_to_read(defs: dg.Definitions, instance: dg.DagsterInstance, keys: list[dg.AssetKey]) -> list[dg.AssetKey]:
@@ -275,13 +294,16 @@ def run_selection(
             tags=run_tags,
             raise_on_error=raise_on_error,
         ) as result:
-            return result
-    job = defs.resolve_job_def(job_name)
-    config = {"execution": {"config": {"in_process": {}}}}
-    return job.execute_in_process(
-        run_config=config, instance=instance, asset_selection=keys, tags=run_tags, partition_key=partition,
-        raise_on_error=raise_on_error,
-    )
+            pass  # complete once execute_job returns; callers read it after the block, as they always did
+    else:
+        job = defs.resolve_job_def(job_name)
+        config = {"execution": {"config": {"in_process": {}}}}
+        result = job.execute_in_process(
+            run_config=config, instance=instance, asset_selection=keys, tags=run_tags, partition_key=partition,
+            raise_on_error=raise_on_error,
+        )
+    interrupts.check()  # a Ctrl-C or SIGTERM that became a failed run (or nothing) in Dagster ends the refresh here
+    return result
 
 
 def refresh(
@@ -302,11 +324,18 @@ def refresh(
     from resources.warehouse import Warehouse
 
     with Warehouse().refreshing():
+        Warehouse().ensure_replica()  # outside readers open it from a home's first refresh on
         # Runs executed by workers carry this process's id too (REFRESH_PID_TAG: crash recovery).
         run_tags = {REFRESH_PID_TAG: str(os.getpid()), **(tags or {})}
         jobs = jobs or (1 if multiprocess else default_jobs())
-        with run_pool(defs, instance, jobs, multiprocess, run_tags) as pool:
-            report = _refresh(defs, instance, source_keys, multiprocess, tags, progress, pool)
+        started = datetime.now(timezone.utc)
+        try:
+            with run_pool(defs, instance, jobs, multiprocess, run_tags) as pool:
+                report = _refresh(defs, instance, source_keys, multiprocess, tags, progress, pool)
+        except BaseException as exc:
+            if interrupts.caused(exc):  # the pool's workers are stopped already (run_pool)
+                mark_interrupted(instance, started)
+            raise
         Warehouse().publish_replica()
     progress("read replica updated for outside readers")
     return report
@@ -332,10 +361,13 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
 
     orphans = fail_orphaned_runs(instance)
     if orphans:
-        progress(f"recovered: {len(orphans)} run(s) left unfinished by a killed refresh marked failed; re-running them")
+        progress(f"recovered: {len(orphans)} run(s) left unfinished by an interrupted or killed refresh; re-running them")
     report = RefreshReport(blocked_by=unfinished_runs(instance))
     source_keys = _fetch_live_sources(defs, instance, source_keys, multiprocess, tags, progress, report)
-    changed = sources_to_read(defs, instance, source_keys)
+    # The sources of a run an interrupted or killed refresh left are all read again: one it materialized may lack
+    # its blocking checks' results, which would hold back everything below it for good.
+    left, stale = {key for _, _, keys in orphans for key in keys}, set(sources_to_read(defs, instance, source_keys))
+    changed = [key for key in source_keys if key in stale or key in left]
     if changed:
         # Every file to be read is validated before any raw table is written: rejected input (IngestError)
         # stops the refresh with the warehouse unchanged, not half-applied.
@@ -347,11 +379,17 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
     _check_case_rules()
     sync_dynamic_partitions(instance)
     graph = defs.resolve_asset_graph()
-    for partition, keys in [*orphans, *config_requests(instance, case_assets(graph))]:
-        if not keys or all(k.path[0] == "raw" for k in keys):
-            continue  # the sources ran above
-        result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
-        report.add(defs, instance, result.run_id, keys, partition)
+
+    def run_in_process(partition: str | None, keys: list[dg.AssetKey]) -> None:
+        if keys and not all(k.path[0] in ("raw", "live") for k in keys):  # the sources ran above
+            result = run_selection(defs, instance, keys, partition, multiprocess, tags, raise_on_error=False)
+            report.add(defs, instance, result.run_id, keys, partition)
+
+    for run_id, partition, keys in orphans:
+        run_in_process(partition, keys)
+        instance.add_run_tags(run_id, {RERUN_TAG: "done"})
+    for partition, keys in config_requests(instance, case_assets(graph)):
+        run_in_process(partition, keys)
     save_digests(instance, config_digests())
     def execute(runs: list[Run]) -> None:
         # A failing partition is reported, not fatal: the others still refresh.

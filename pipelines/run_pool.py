@@ -24,6 +24,7 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import dagster as dg
 
@@ -85,12 +86,31 @@ class RunPool:
     def kill(self) -> None:
         """Stop the workers now (an interrupted refresh): SIGKILL, since a worker in the middle of a run would finish
         it first and an idle one waits for work that will not come (a plain shutdown then waits forever). Their
-        runs stay unfinished; the next refresh marks them failed and re-runs them (refresh.fail_orphaned_runs)."""
+        runs stay unfinished: the refresh marks them failed (refresh.mark_interrupted), or the next one does if this
+        one was killed, and the next refresh re-runs them (refresh.fail_orphaned_runs)."""
         if self._executor is not None:
-            for process in list(self._executor._processes.values()):  # no public API names a pool's processes
-                process.kill()
+            workers = [process.pid for process in self._executor._processes.values()]  # no public API names them
+            # Their children too (Dagster's `tail -F` mirroring a run's log, and its watcher): named before the
+            # workers die, they would outlive them by up to a second, or for good if a worker died between the two.
+            for pid in [*workers, *_descendants(workers)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
+
+
+def _descendants(pids: list[int]) -> list[int]:
+    """The processes descending from `pids`, from /proc (none where there is no /proc)."""
+    parents = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError, IndexError, ValueError):  # ended meanwhile
+            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    found, frontier = [], list(pids)
+    while frontier:
+        children = [pid for pid, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
 
 
 @contextlib.contextmanager
@@ -110,11 +130,17 @@ def run_pool(defs: dg.Definitions, instance: dg.DagsterInstance, jobs: int, mult
 _worker: dict[str, object] = {}
 
 
-def _start_worker(defs: dg.Definitions, instance_ref, parent: int) -> None:
-    # Ctrl-C reaches the whole process group: the refresh stops its workers (`RunPool.kill`), they do not each
-    # unwind a run; SIGTERM is the default again (the refresh's handler is inherited through the fork).
+def _worker_signals() -> None:
+    """Ctrl-C reaches the whole process group: the refresh stops its workers (`RunPool.kill`), they do not each
+    unwind a run; SIGTERM ends a worker (the refresh's handler is inherited through the fork). Set again after each
+    run: Dagster's in-process execution restores SIGINT's handler on its way out and gives SIGTERM the same one
+    (dagster._utils.interrupts), so an idle worker ignored SIGTERM (issue 43)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _start_worker(defs: dg.Definitions, instance_ref, parent: int) -> None:
+    _worker_signals()
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # the refresh died before the line above
@@ -125,5 +151,8 @@ def _start_worker(defs: dg.Definitions, instance_ref, parent: int) -> None:
 def _execute(keys: list[dg.AssetKey], partition: str | None, multiprocess: bool, tags: dict[str, str]) -> str:
     from pipelines.refresh import run_selection
 
-    return run_selection(_worker["defs"], _worker["instance"], keys, partition, multiprocess, tags,
-                         raise_on_error=False).run_id
+    try:
+        return run_selection(_worker["defs"], _worker["instance"], keys, partition, multiprocess, tags,
+                             raise_on_error=False).run_id
+    finally:
+        _worker_signals()

@@ -3,7 +3,7 @@
 `publish_many` replaces the asset's own rows, keeps history and returns the
 materialization with a content-hash data version (`publish_assets`: several assets of one step, one
 transaction); `save_figure` writes a figure
-under var/reports/ and returns it as inline metadata for the Dagster UI.
+under reports/ beside the warehouse and returns it as inline metadata for the Dagster UI.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from resources.settings import REPORTS_DIR
+from resources.settings import figures_dir
 from resources.warehouse import Warehouse, frame_version
 
 
@@ -93,8 +93,9 @@ def publish(
 
 
 def save_figure(fig, folder: str, name: str) -> dg.MetadataValue:
-    """Write a matplotlib figure as PNG under var/reports/<folder>/ and return it as metadata."""
-    out = REPORTS_DIR / folder
+    """Write a matplotlib figure as PNG under reports/<folder>/ beside the warehouse (var/reports by default) and
+    return it as metadata."""
+    out = figures_dir() / folder
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.png"
     fig.savefig(path, dpi=110, bbox_inches="tight")

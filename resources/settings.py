@@ -20,6 +20,7 @@ assets; these functions give those fields their defaults.
 | COMPASS_SMOKE | 1: the data-independent synthetic studies at smoke size (tests) | light |
 | COMPASS_ORACLE_N_BOOT | oracle bootstrap draws | 50 |
 | (none) | the report site: `reports/site/` next to the warehouse file | var/reports/site |
+| (none) | assets' figures (`reports/<group>/`) and `compass run`'s log (`logs/run.log`) next to the warehouse file | var/ |
 | (none) | fetched bytes (`raw/<sha256>`) and connector tables (`connectors/`) next to the warehouse file | var/ |
 | COMPASS_WRITER_POOL | Dagster pool of every warehouse writer (read at import) | none (deploy profile: duckdb) |
 | COMPASS_EXECUTOR | `celery`: jobs and automation run their steps on Celery workers (read at import; deploy/README.md) | none: Dagster's default executor |
@@ -41,7 +42,6 @@ SCENARIO_DIR = ROOT / "scenarios"
 ARCHETYPE_DIR = ROOT / "archetypes"
 USER_DIR = ROOT / "users"
 MATCHING_DATA_DIR = ROOT / "data" / "matching"
-REPORTS_DIR = Path("var/reports")
 
 
 def _folders(variable: str, default: Path) -> list[Path]:
@@ -58,6 +58,12 @@ def site_dir() -> Path:
     """The report site's folder: reports/site/ next to the warehouse file (var/reports/site by default), so a
     test's or a user's own warehouse gets its own site."""
     return Path(db_path()).parent / "reports" / "site"
+
+
+def figures_dir() -> Path:
+    """Where assets save their figures (resources.publish.save_figure): reports/ next to the warehouse file
+    (var/reports by default), whichever folder the command runs from."""
+    return Path(db_path()).parent / "reports"
 
 
 def log_dir() -> Path:

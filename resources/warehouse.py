@@ -10,7 +10,8 @@ table is never half-written.
 Outside readers (notebooks, the DuckDB CLI) open the read replica instead,
 `<name>.read.duckdb` next to the file: a copy made after each completed refresh
 and swapped in with an atomic rename, so `duckdb.connect(replica, read_only=True)`
-never meets a writer's lock and always shows the last completed refresh.
+never meets a writer's lock and always shows the last completed refresh (a home's first refresh creates it
+empty as it starts: `ensure_replica`).
 """
 
 from __future__ import annotations
@@ -171,12 +172,29 @@ class Warehouse:
     def publish_replica(self) -> Path:
         """Copy the checkpointed file under the writer lock, then rename it over the replica (atomic on POSIX:
         a reader that opened the old replica keeps reading it; the next one sees the new one)."""
-        tmp = self.replica_path.with_name(self.replica_path.name + ".tmp")
+        tmp = self._replica_tmp
         with self.connect() as con:
             con.execute("checkpoint")
             shutil.copyfile(self.path, tmp)
         os.replace(tmp, self.replica_path)
         return self.replica_path
+
+    def ensure_replica(self) -> Path:
+        """The replica, made now if there is none: the warehouse as it is, or on a home that never refreshed an
+        empty database (no tables yet), so an outside reader opens it from the first refresh on (issue 43)."""
+        if self.replica_path.exists():
+            return self.replica_path
+        if self.path.exists():
+            return self.publish_replica()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._replica_tmp.unlink(missing_ok=True)  # left by a refresh killed while it published
+        duckdb.connect(str(self._replica_tmp)).close()
+        os.replace(self._replica_tmp, self.replica_path)
+        return self.replica_path
+
+    @property
+    def _replica_tmp(self) -> Path:
+        return self.replica_path.with_name(self.replica_path.name + ".tmp")
 
     def query(self, sql: str, params: list | None = None) -> pd.DataFrame:
         with self.connect(read_only=True) as con:

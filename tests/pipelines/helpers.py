@@ -16,7 +16,7 @@ import pytest
 
 from pipelines.definitions import defs
 from pipelines.partitions import sync_dynamic_partitions
-from pipelines.refresh import RefreshReport, refresh, run_selection
+from pipelines.refresh import RERUN_TAG, RefreshReport, refresh, run_selection, unfinished_runs
 from resources import readers
 from resources.warehouse import Warehouse
 from tests.paths import ROOT
@@ -54,6 +54,49 @@ def snapshot(db) -> dict[str, pd.DataFrame]:
             frame = wh.query(f"select * from {t}")
             out[t] = frame.sort_values(list(frame.columns)).reset_index(drop=True) if len(frame) else frame
     return out
+
+
+def decided(db) -> dict[str, pd.DataFrame]:
+    """Tables without the per-run stamps (run_id, refreshed_at), deduplicated: what a refresh decides."""
+    out = {}
+    for name, frame in snapshot(db).items():
+        frame = frame.drop(columns=["run_id", "refreshed_at"], errors="ignore").drop_duplicates()
+        out[name] = frame.sort_values(list(frame.columns)).reset_index(drop=True) if len(frame) else frame
+    return out
+
+
+def same(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and bool(a.equals(b))
+
+
+def pending_reruns(instance: dg.DagsterInstance) -> list[str]:
+    """Runs an interrupted or killed refresh left for the next one to re-run (refresh.RERUN_TAG)."""
+    return [r.run_id for r in instance.get_runs(dg.RunsFilter(tags={RERUN_TAG: "pending"}))]
+
+
+def recover(db, after: dict[str, pd.DataFrame]) -> tuple[int, int]:
+    """The next refresh (environment already pointed at `db`) re-runs what an interrupted or killed one left and ends
+    equal to a clean refresh (`after`, from `decided`), nothing left unfinished or to re-run; returns how many runs
+    were unfinished and how many marked to re-run before it."""
+    with dg.DagsterInstance.get() as instance:
+        left = len(unfinished_runs(instance)), len(pending_reruns(instance))
+        report = run_refresh(instance)
+        assert report.failed == [] and unfinished_runs(instance) == [] and pending_reruns(instance) == []
+    recovered = decided(db)
+    assert recovered.keys() == after.keys()
+    for table in after:
+        assert same(recovered[table], after[table]), table
+    return left
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (an orphan may wait for a PID 1 that does not reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def assert_same_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> None:

@@ -10,53 +10,24 @@ import sys
 import time
 from pathlib import Path
 
-import dagster as dg
-import pandas as pd
 import pytest
 
-from pipelines.refresh import unfinished_runs
 from pipelines.run_pool import default_jobs
 from tests.paths import FIXTURES, ROOT
 from tests.pipelines.conftest import TINY_CONFIG, tiny_copy
 from tests.pipelines.helpers import (
+    alive,
     config_with_extra,
+    decided,
+    recover,
     run_refresh,
-    snapshot,
+    same,
     some_scenarios,
     throwaway_instance,
     use_folder,
 )
 
 HOOKS = Path(__file__).parent / "subprocess_hooks"
-
-
-def _content(db) -> dict[str, pd.DataFrame]:
-    """Tables without the per-run stamps (run_id, refreshed_at), deduplicated: what a refresh decides."""
-    out = {}
-    for name, frame in snapshot(db).items():
-        frame = frame.drop(columns=["run_id", "refreshed_at"], errors="ignore").drop_duplicates()
-        out[name] = frame.sort_values(list(frame.columns)).reset_index(drop=True) if len(frame) else frame
-    return out
-
-
-def _same(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    return a.shape == b.shape and bool(a.equals(b))
-
-
-def _recover(db, after: dict[str, pd.DataFrame]) -> int:
-    """The next refresh (environment already pointed at `db`) marks the runs a killed one left unfinished failed,
-    re-runs them and ends equal to a clean refresh (`after`); returns how many runs were unfinished before it."""
-    with dg.DagsterInstance.get() as instance:
-        orphans = len(unfinished_runs(instance))
-        report = run_refresh(instance)
-        assert report.failed == [] and unfinished_runs(instance) == []
-    recovered = _content(db)
-    assert recovered.keys() == after.keys()
-    for table in after:
-        assert _same(recovered[table], after[table]), table
-    return orphans
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +39,11 @@ def states(tmp_path_factory):
         ("benchmark_scores", "model_id,benchmark,score,score_scale\npa-model-z,gpqa_diamond,0.5,fraction\n")])
     before_dir = tiny_copy(tmp_path_factory, base / "before")
     clean_dir = tiny_copy(tmp_path_factory, base / "clean")
-    before = _content(before_dir / "warehouse.duckdb")
+    before = decided(before_dir / "warehouse.duckdb")
     with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, clean_dir, config, {}) as instance:
         run_refresh(instance)
-    after = _content(clean_dir / "warehouse.duckdb")
-    assert not _same(before.get("raw.models"), after.get("raw.models"))
+    after = decided(clean_dir / "warehouse.duckdb")
+    assert not same(before.get("raw.models"), after.get("raw.models"))
     return before_dir, before, after, config
 
 
@@ -90,25 +61,17 @@ def test_sigkill_inside_a_write_then_next_refresh_recovers(states, tmp_path, mon
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
 
-    crashed = _content(work / "warehouse.duckdb")
+    crashed = decided(work / "warehouse.duckdb")
     for table in sorted(set(crashed) | set(after)):
-        assert _same(crashed.get(table), before.get(table)) or _same(crashed.get(table), after.get(table)), table
-    assert crashed != {} and any(not _same(crashed.get(t), after.get(t)) for t in after)  # it did stop midway
+        assert same(crashed.get(table), before.get(table)) or same(crashed.get(table), after.get(table)), table
+    assert crashed != {} and any(not same(crashed.get(t), after.get(t)) for t in after)  # it did stop midway
 
-    assert _recover(work / "warehouse.duckdb", after) == 1  # the killed run, left STARTED
-
-
-def _alive(pid: int) -> bool:
-    """The process exists and is not a zombie (an orphan may wait for a PID 1 that does not reap it)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+    assert recover(work / "warehouse.duckdb", after) == (1, 0)  # the killed run, left STARTED
 
 
 # Exit status and the refresh's last word per signal: SIGKILL leaves no word; SIGTERM ends it in one line. Ctrl-C
-# (SIGINT) takes the same path as SIGTERM (pipelines.cli.terminate_as_interrupt raises the KeyboardInterrupt that
-# SIGINT raises) and is not run again here: each case is two refreshes of the ops fixture.
+# (SIGINT) takes the same path as SIGTERM (pipelines/interrupts.py) and is not run again here: each case is two
+# refreshes of the ops fixture (test_interrupts.py sends both at random moments).
 ENDINGS = {"KILL": (-signal.SIGKILL, None), "TERM": (130, "interrupted: the refresh stopped")}
 
 
@@ -120,7 +83,7 @@ def parallel_clean(tmp_path_factory):
     env = {"COMPASS_CASES": str(ops / "cases"), "COMPASS_SCENARIOS": str(some_scenarios(base / "scenarios"))}
     with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, base / "clean", config, env) as instance:
         assert not run_refresh(instance).failed
-    return config, env, _content(base / "clean" / "warehouse.duckdb")
+    return config, env, decided(base / "clean" / "warehouse.duckdb")
 
 
 @pytest.mark.skipif(default_jobs() < 2 or not sys.platform.startswith("linux"), reason="needs 2 cores and Linux")
@@ -154,14 +117,16 @@ def test_a_signal_to_a_parallel_refresh_stops_its_workers_and_the_next_refresh_r
     assert last_word is None or (last_word in said and "Traceback" not in said), said[-2000:]
     worker = int(killer.read_text())
     for _ in range(50):  # the hook keeps it in its write for 60 s unless it dies with the refresh
-        if not _alive(worker):
+        if not alive(worker):
             break
         time.sleep(0.1)
-    assert not _alive(worker)
+    assert not alive(worker)
 
-    crashed = _content(work / "warehouse.duckdb")
+    crashed = decided(work / "warehouse.duckdb")
     assert crashed.keys() <= after.keys() and crashed != after
     for table, frame in crashed.items():  # only rows a clean refresh publishes: no half or foreign write
         assert len(frame.merge(after[table], how="left", indicator=True).query("_merge != 'both'")) == 0, table
 
-    assert _recover(work / "warehouse.duckdb", after) >= 1  # the workers' runs, left STARTED
+    unfinished, marked = recover(work / "warehouse.duckdb", after)
+    # SIGKILL leaves the workers' runs STARTED; SIGTERM marks them failed, and to be re-run, on the way out
+    assert (unfinished >= 1 and marked == 0) if sig == "KILL" else (unfinished == 0 and marked >= 1)

@@ -3,6 +3,7 @@ completed one; a second `compass run` during a refresh refuses with a clear mess
 The refresh runs with the network disabled (subprocess_hooks/sitecustomize.py): it needs none."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ from pipelines.cli import main
 from resources.warehouse import Warehouse
 from tests.paths import ROOT
 from tests.pipelines.conftest import TINY_CONFIG
-from tests.pipelines.helpers import config_with_extra
+from tests.pipelines.helpers import config_with_extra, use_folder
 
 
 def _models_in_replica(path) -> int:
@@ -61,3 +62,23 @@ def test_replica_readable_throughout_a_refresh_and_second_run_refused(tiny_refre
     assert cli_reads and all(code == 0 and "raw.models" in out for code, out in cli_reads), cli_reads[:1]
     assert _models_in_replica(replica) == 4 and wh.refresh_status() == "idle"
     assert not attempts.exists(), attempts.read_text()  # no connection left the machine
+
+
+def test_a_homes_first_refresh_gives_outside_readers_a_replica_from_its_start(tmp_path, monkeypatch):
+    """Issue 43: a home that never finished a refresh had no replica, so an outside reader failed for the whole
+    first refresh. Once the refresh's first step has started, the replica opens (no tables until it completes)."""
+    work = tmp_path / "work"
+    use_folder(monkeypatch, work, TINY_CONFIG, {})
+    replica, log = Warehouse(work / "warehouse.duckdb").replica_path, work / "logs" / "run.log"
+    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run"], cwd=work, start_new_session=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        while proc.poll() is None and not (log.exists() and b"STEP_START" in log.read_bytes()):
+            time.sleep(0.05)
+        assert proc.poll() is None
+        with duckdb.connect(str(replica), read_only=True) as con:
+            assert con.execute("select count(*) from information_schema.tables").fetchone()[0] == 0
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the refresh and its workers end at once
+        proc.wait(timeout=600)

@@ -25,3 +25,22 @@ def test_run_config_fields_win_over_the_size_and_heavy_is_the_papers_rounds(monk
     assert SyntheticRouterConfig(mc_rounds=3).sizes()["mc_rounds"] == 3
     monkeypatch.setenv("COMPASS_HEAVY", "1")
     assert SyntheticRouterConfig().sizes()["mc_rounds"] == 200  # the paper's rounds
+
+
+def test_figures_and_the_run_log_live_beside_the_warehouse_whatever_the_working_folder(tmp_path, monkeypatch):
+    """Issue 43: run from another folder, `compass run` wrote var/logs/ and var/reports/ there."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from resources.publish import save_figure
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv("COMPASS_DB", str(tmp_path / "home" / "warehouse.duckdb"))
+    save_figure(plt.figure(), "oracle", "curve")
+    assert (tmp_path / "home" / "reports" / "oracle" / "curve.png").exists()
+    assert settings.log_dir() == tmp_path / "home" / "logs"
+    assert list(elsewhere.iterdir()) == []

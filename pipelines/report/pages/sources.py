@@ -26,7 +26,10 @@ def last_fetches(fetches: pd.DataFrame) -> pd.DataFrame:
 def sources_body(wh: Warehouse) -> str:
     fetches = last_fetches(readers.published(wh, "raw.fetches"))
     names = readers.published(wh, "raw.unmatched_names")
-    failed = fetches[fetches["status"] == 0] if len(fetches) else fetches
+    # Failed: the rows of the table below with an error, a 200 whose body was refused included (issue 43: the banner
+    # counted status 0 only and said "all fetched" above two such rows).
+    failed = fetches[(fetches["status"] == 0) | fetches["error"].fillna("").astype(str).str.strip().ne("")] \
+        if len(fetches) else fetches
     by_status = names["status"].value_counts() if len(names) else pd.Series(dtype=int)
     pending, new = names[names["status"] == "pending"], names[names["status"] == "new"]
     failing = (f"{count(failed['connector'].nunique())} failed at the last fetch and kept their previous rows"
@@ -36,7 +39,8 @@ def sources_body(wh: Warehouse) -> str:
             f"{count(by_status.get('pending', 0))} held back for a person to confirm.")
     return (verdict(text)
             + section("Last fetch per file", fetches, "Status 200: new bytes; 304: unchanged upstream (nothing "
-                      "downstream ran); 0: failed (error), the source's previous rows are kept.")
+                      "downstream ran); 0: the fetch failed. A row with an error failed (a 200 whose body could not "
+                      "be read too): the source's previous rows are kept.")
             + section("Names held back: confirm a match in your aliases file", pending[HELD],
                       "Each is similar to a catalog model (similarity at or above the threshold) but neither the alias "
                       "table nor the canonicalization rules resolve it, so its rows wait. Add a line "

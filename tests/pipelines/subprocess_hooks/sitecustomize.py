@@ -10,6 +10,10 @@ scaffolding, not product code:
 * COMPASS_KILL_REFRESH_AT_WORKER_COMMIT=<file>: at the first warehouse commit of a worker process of the refresh
   (pipelines/run_pool.py), before it reaches DuckDB, SIGKILL the refresh process (not the worker), after writing
   the worker's pid to <file>; COMPASS_REFRESH_SIGNAL=INT or TERM sends that signal instead (Ctrl-C, `kill`).
+* COMPASS_SIGNAL_AT_WRITE=<table>:<file>: at the commit of the refresh process's own first transaction that wrote
+  <table> (a run it executes itself, not a worker's), write the time to <file> and send COMPASS_REFRESH_SIGNAL
+  (default INT) to its process group when it leads one (as a terminal's Ctrl-C does), else to itself; the commit
+  then goes on.
 """
 
 import os
@@ -41,23 +45,39 @@ if _NO_NETWORK:
 _AT = int(os.environ.get("COMPASS_KILL_AT_COMMIT", "0"))
 _SLOW = float(os.environ.get("COMPASS_SLOW_COMMIT_S", "0"))
 _KILL_REFRESH = os.environ.get("COMPASS_KILL_REFRESH_AT_WORKER_COMMIT")
+_SIGNAL_AT_WRITE, _, _SIGNAL_STAMP = os.environ.get("COMPASS_SIGNAL_AT_WRITE", "").partition(":")
 _REFRESH_PID = os.getpid()  # the `compass run` process; its forked workers inherit the value
-if _AT or _SLOW or _KILL_REFRESH:
+if _AT or _SLOW or _KILL_REFRESH or _SIGNAL_AT_WRITE:
     import contextlib
     import time
 
     from resources import warehouse
 
     _commits = 0
+    _wrote, _signalled = False, False
     _warehouse_connect = warehouse.Warehouse.connect
+
+    def _signal_refresh():
+        sig = getattr(signal, "SIG" + os.environ.get("COMPASS_REFRESH_SIGNAL", "INT"))
+        with open(_SIGNAL_STAMP, "w") as out:
+            out.write(repr(time.time()))
+        if os.getpgid(0) == os.getpid():
+            os.killpg(os.getpid(), sig)
+        else:
+            os.kill(os.getpid(), sig)
 
     class _Hooked:
         def __init__(self, con):
             self._con = con
 
         def execute(self, sql, *args, **kwargs):
-            global _commits
+            global _commits, _wrote, _signalled
+            _wrote = _wrote or bool(_SIGNAL_AT_WRITE and f" {_SIGNAL_AT_WRITE} " in f" {sql} ")
             if sql.strip().lower() == "commit":
+                if _wrote and not _signalled and os.getpid() == _REFRESH_PID:
+                    _signalled = True
+                    _signal_refresh()
+                _wrote = False
                 _commits += 1
                 if _commits == _AT:
                     os.kill(os.getpid(), signal.SIGKILL)
