@@ -9,7 +9,12 @@ class IngestError(ValueError):
     def __init__(self, file: str, row: int | None, column: str | None, message: str):
         self.file, self.row, self.column, self.reason = file, row, column, message
         where = f"{file}: row {row if row is not None else '-'}, column {column or '-'}"
-        super().__init__(f"{where}: {message}")
+        super().__init__(_one_line(f"{where}: {message}"))
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line: a line break inside a key, a value or a file name is shown escaped, as repr() would."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def utf8_text(data: bytes, file: str, first_row: int | None = 1) -> str:

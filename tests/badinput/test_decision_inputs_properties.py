@@ -41,6 +41,7 @@ SCENARIO_KEYS = ["tolerance", "floors", "raw_floors", "context_weights", "aggreg
 @example({"floors": "abc"}, b"")  # issue 43: AttributeError
 @example({"context_weights": 5}, b"")  # issue 43: AttributeError
 @example({"lam": "low"}, b"# caf\xe9")  # issue 43: UnicodeDecodeError
+@example({"floors": {"\n": None}}, b"")  # a line break in a key made the error two lines
 def test_a_scenario_file_is_accepted_with_finite_numbers_or_rejected_in_one_line_naming_the_key(tmp_path_factory, keys,
                                                                                                  tail):
     path = tmp_path_factory.mktemp("scenario") / "s.yaml"
