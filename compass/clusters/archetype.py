@@ -161,6 +161,8 @@ def _coerce(source: str, key: str, value: object, default: object) -> object:
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ArchetypeError(source, key, value, "expected a number")
+    if not math.isfinite(value):
+        raise ArchetypeError(source, key, value, "expected a finite number")
     if isinstance(default, int):
         if float(value) != int(value):
             raise ArchetypeError(source, key, value, "expected a whole number")

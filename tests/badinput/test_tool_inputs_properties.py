@@ -40,6 +40,7 @@ def _accepted_within_bounds(a: Archetype) -> None:
 @example({"n_clusters": 5_000_000, "n_samples": 5_000_000}, b"")  # issue 43: 22.7 TiB asked for after ~100 s
 @example({"n_clusters": 1000, "dim": 100, "n_samples": 5000}, b"")  # each count in bounds, their pairs not
 @example({"scale": float("inf")}, b"")
+@example({"n_clusters": float("inf")}, b"")  # an OverflowError in the whole-number check
 @example({}, b"# caf\xe9\n")  # issue 43: UnicodeDecodeError
 def test_an_archetype_file_is_accepted_within_bounds_or_rejected_in_one_line_naming_the_key(tmp_path_factory, spec,
                                                                                               tail):
