@@ -442,6 +442,19 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+JOBS_PER_CORE = 4  # more workers than this only contend; each one imports the definitions (~0.3 GB)
+
+
+def _jobs(text: str) -> int:
+    """--jobs: a whole number from 1 to JOBS_PER_CORE per core (Python forks every worker of a pool at once)."""
+    from pipelines.run_pool import default_jobs
+
+    most = JOBS_PER_CORE * default_jobs()
+    if _positive(text) > most:
+        raise argparse.ArgumentTypeError(f"must be at most {most} ({JOBS_PER_CORE} per CPU core), got {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compass", description=__doc__)
     parser.add_argument("--config", help="YAML source config (default: COMPASS_CONFIG or the embedded data)")
@@ -450,7 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="materialize everything that is missing or out of date")
     run.add_argument("--config", dest="config_sub", help=argparse.SUPPRESS)
     run.add_argument("--multiprocess", action="store_true", help="use the multiprocess executor (4 workers)")
-    run.add_argument("-j", "--jobs", type=_positive, default=None,
+    run.add_argument("-j", "--jobs", type=_jobs, default=None,
                      help="runs executed at once, each in its own process (default: one per CPU core; 1 with --multiprocess)")
     run.add_argument("-v", "--verbose", action="store_true",
                      help="show Dagster's logs on the console (else logs/run.log beside the warehouse)")

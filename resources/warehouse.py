@@ -30,6 +30,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from compass.ingest.errors import IngestError
 from resources import settings
 
 # Columns every published row carries (resources.publish): content hash, the run that wrote it, when.
@@ -108,8 +109,11 @@ class Warehouse:
                 con.execute(f"attach '{self.path}' as warehouse" + (" (read_only)" if read_only else ""))
                 con.execute("use warehouse")
                 return con
-            except duckdb.IOException:
+            except duckdb.IOException as exc:
                 con.close()
+                if "Could not set lock" not in str(exc):  # a folder, not a DuckDB file: no wait makes it one
+                    raise IngestError(str(self.path), None, "--db", f"cannot open the warehouse: {_reason(exc)}") \
+                        from None
                 if attempt == 49:
                     raise
                 time.sleep(0.1 * (attempt + 1))
@@ -316,6 +320,11 @@ class Warehouse:
         if con.execute(f"select count(*) from {history}{clause}", params).fetchall()[0][0] == 0:
             cols = ", ".join(f'"{c}"' for c in con.execute("select * from incoming limit 0").df().columns)
             con.execute(f"insert into {history} ({cols}) select {cols} from incoming")
+
+
+def _reason(exc: duckdb.Error) -> str:
+    """DuckDB's message without its 'IO Error: ' prefix, on one line."""
+    return " ".join(str(exc).removeprefix("IO Error: ").split())
 
 
 def _typed_nulls(frame: pd.DataFrame) -> pd.DataFrame:

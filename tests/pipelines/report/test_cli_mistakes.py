@@ -133,3 +133,26 @@ def test_a_run_with_a_bad_tolerance_is_refused_before_anything_is_written(tmp_pa
     monkeypatch.setattr(pipelines.refresh, "refresh", refresh)
     err = one_line_error(capsys, ["run"], str(folder / "tight.yaml"), "column tolerance", "rejected input")
     assert "warehouse unchanged" in err and not (tmp_path / "w.duckdb").exists()
+
+
+@pytest.mark.parametrize("kind", ["folder", "not_duckdb"])
+def test_a_db_that_is_no_warehouse_is_one_line_at_once(small, capsys, tmp_path, kind):
+    """Issue 43: a folder as --db waited ~2 minutes (50 retries of every IO error), then printed a traceback."""
+    import time
+
+    db = tmp_path / "warehouse.duckdb"
+    db.mkdir() if kind == "folder" else db.write_text("not a database")
+    started = time.monotonic()
+    one_line_error(capsys, ["--db", str(db), "status"], str(db), "--db")
+    assert time.monotonic() - started < 20  # no lock-conflict retries (load 10: a margin for the imports)
+
+
+def test_jobs_beyond_its_bound_is_refused_naming_the_bound(capsys):
+    """Issue 43: --jobs had no upper bound and Python forks every worker of a pool at once."""
+    from pipelines.cli import JOBS_PER_CORE
+    from pipelines.run_pool import default_jobs
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--jobs", "5000"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"at most {JOBS_PER_CORE * default_jobs()}" in err and "Traceback" not in err
