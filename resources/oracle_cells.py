@@ -24,10 +24,15 @@ _MASKABLE = 62
 _MASK = f"bit_count(bit_or(case when generation between 0 and {_MASKABLE} then 1::bigint << generation::bigint end))"
 
 
-def _aggregates(table: str, distinct: str) -> str:
+_INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                  "UBIGINT", "UHUGEINT"}
+
+
+def _aggregates(table: str, distinct: str, integer: bool) -> str:
+    fractional = "0" if integer else "count_if(generation <> floor(generation))"
     return f"""
         select query_id, model_id, count(*) as rows, {distinct} as generations,
-               min(generation) as gen_min, max(generation) as gen_max,
+               min(generation) as gen_min, max(generation) as gen_max, {fractional} as fractional,
                count_if(generation is null or correct is null) as null_rows,
                count_if(correct <> 0 and correct <> 1) as non_binary,
                sum(correct)::double as successes, avg(cost_usd) as cost, count(cost_usd) as cost_rows,
@@ -41,11 +46,13 @@ def oracle_cells(con: duckdb.DuckDBPyConnection, dataset: str, table: str = "raw
     intermediate tables are temporary, dropped on return)."""
     tag = uuid.uuid4().hex[:12]
     cells, ids = f"_oracle_cells_{tag}", {col: f"_oracle_{col}_{tag}" for col in ("query_id", "model_id")}
+    integer = con.execute(f"select typeof(generation) from {table} limit 1").fetchone()
+    integer = integer is None or integer[0] in _INTEGER_TYPES  # a float column is checked for fractions
     try:
-        con.execute(f"create temp table {cells} as {_aggregates(table, _MASK)}", {"dataset": dataset})
+        con.execute(f"create temp table {cells} as {_aggregates(table, _MASK, integer)}", {"dataset": dataset})
         if con.execute(f"select max(gen_max) > {_MASKABLE} from {cells}").fetchone()[0]:
             con.execute(f"create or replace temp table {cells} as "
-                        f"{_aggregates(table, 'count(distinct generation)')}", {"dataset": dataset})
+                        f"{_aggregates(table, 'count(distinct generation)', integer)}", {"dataset": dataset})
         for col, name in ids.items():  # dense codes 0.. in arbitrary order; nulls get no code
             con.execute(f"create temp table {name} as select {col}, (row_number() over () - 1)::integer as code "
                         f"from (select distinct {col} from {cells} where {col} is not null)")

@@ -292,8 +292,8 @@ def _generation_cost(
     return out
 
 
-CELL_COLUMNS = ("query_id", "model_id", "rows", "generations", "gen_min", "gen_max", "null_rows", "non_binary",
-                "successes", "cost", "cost_rows", "cost_min")
+CELL_COLUMNS = ("query_id", "model_id", "rows", "generations", "gen_min", "gen_max", "fractional", "null_rows",
+                "non_binary", "successes", "cost", "cost_rows", "cost_min")
 
 
 def from_cells(
@@ -307,6 +307,7 @@ def from_cells(
     rows          the number of records of the cell
     generations   the number of distinct non-null generation values among them
     gen_min, gen_max  their smallest and largest generation
+    fractional    records whose generation is not a whole number
     null_rows     records with a null generation or correct
     non_binary    records whose correct is neither 0 nor 1
     successes     the sum of correct (k_nl)
@@ -334,7 +335,7 @@ def from_cells(
     if cells["non_binary"].to_numpy().any():
         raise ValueError(f"{dataset}: column 'correct' must be 0/1")
     rows = cells["rows"].to_numpy(dtype=np.int64)
-    if np.any(cells["gen_min"].to_numpy() < 0):
+    if np.any(cells["gen_min"].to_numpy() < 0) or cells["fractional"].to_numpy().any():
         raise ValueError(f"{dataset}: column 'generation' must hold integers >= 0")
     if np.any(cells["generations"].to_numpy() < rows):
         raise ValueError(f"{dataset}: duplicate (query_id, model_id, generation) rows")

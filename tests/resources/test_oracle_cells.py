@@ -89,6 +89,7 @@ def test_generations_beyond_the_bit_mask_fall_back_on_count_distinct():
         (lambda d: pd.concat([d, d.iloc[:1]]), "duplicate"),
         (lambda d: d.assign(cost_usd=np.where(d.index % 2 == 0, 1.0, np.nan)), "null on some"),
         (lambda d: d.assign(generation=d.generation - 1), "integers >= 0"),
+        (lambda d: d.assign(generation=np.where(d.generation == 1, 0.9, d.generation)), "integers >= 0"),
     ],
 )
 def test_bad_input_raises_as_build_arrays_does(small_outcomes, mutate, message):
@@ -98,6 +99,16 @@ def test_bad_input_raises_as_build_arrays_does(small_outcomes, mutate, message):
         build_arrays(records, model_cost=cost, dataset="toy")
     with pytest.raises(ValueError, match=message):
         from_cells(_cells(records), model_cost=cost, dataset="toy")
+
+
+def test_an_empty_dataset_raises(small_outcomes):
+    with pytest.raises(ValueError, match="no records"):
+        from_cells(_cells(records_from_outcomes(small_outcomes), dataset="d").iloc[:0])
+    records = records_from_outcomes(small_outcomes).assign(dataset="d")
+    with duckdb.connect() as con:
+        con.register("t", records)
+        with pytest.raises(ValueError, match="no records"):
+            from_cells(oracle_cells(con, "absent", table="t"))
 
 
 def test_missing_model_cost_raises(small_outcomes):
