@@ -134,9 +134,54 @@ def _optimize_all(model: CascadeModel, cascade: list[str], lams: np.ndarray, met
     return np.where((losses[1] < losses[0])[:, None], warm, first)
 
 
-def _mass_gap(model: CascadeModel, cascade: list[str], t0: np.ndarray, t1: np.ndarray) -> float:
-    return max(abs(float(model.marginals[m].cdf(t1[j]) - model.marginals[m].cdf(t0[j])))
-               for j, m in enumerate(cascade[:-1]))
+def _infill(model: CascadeModel, cascade: list[str], thresholds: list[np.ndarray], infill_q: float,
+            cap: int) -> list[tuple[np.ndarray, bool]]:
+    """Eq. 2.13's gap infill: between neighbouring solutions whose probability mass differs by more than
+    ``infill_q`` under some model's marginal, insert the midpoint, left to right and depth-first, until every gap is
+    at most ``infill_q`` or there are ``cap`` points; returns (thresholds, inserted) in order.
+
+    The rule is the sequential loop of the thesis (the replay below, one scalar comparison per gap); only the
+    marginal CDFs are evaluated in batches: all solutions at once, then each level of the bisection (every
+    midpoint the loop will insert at that depth) in one call per model, until the points would pass ``cap``
+    (beyond it the loop stops early, and a midpoint it still needs is evaluated on its own). CDF values are
+    elementwise, so the points and decisions are those of one-at-a-time evaluation (issue 47: 4,750 scalar
+    CDF calls, 15 % of a k = 5 fit + tune)."""
+    marginals = [model.marginals[m] for m in cascade[:-1]]
+
+    def cdfs(t: np.ndarray) -> np.ndarray:
+        return np.column_stack([f.cdf(t[:, j]) for j, f in enumerate(marginals)])
+
+    start = np.array(thresholds)
+    known = cdfs(start)
+    cache = {t.tobytes(): f for t, f in zip(start, known)}
+    lo, hi, f_lo, f_hi, total = start[:-1], start[1:], known[:-1], known[1:], len(start)
+    while lo.size and total < cap:  # prefetch, level by level
+        split = np.max(np.abs(f_hi - f_lo), axis=1) > infill_q
+        if not split.any() or total + np.count_nonzero(split) > cap:
+            break
+        mid = 0.5 * (lo[split] + hi[split])
+        f_mid = cdfs(mid)
+        cache.update((t.tobytes(), f) for t, f in zip(mid, f_mid))
+        lo, hi = np.concatenate([lo[split], mid]), np.concatenate([mid, hi[split]])
+        f_lo, f_hi = np.concatenate([f_lo[split], f_mid]), np.concatenate([f_mid, f_hi[split]])
+        total += len(mid)
+
+    def cdf_of(t: np.ndarray) -> np.ndarray:
+        key = t.tobytes()
+        if key not in cache:
+            cache[key] = cdfs(t[None, :])[0]
+        return cache[key]
+
+    points = [(t, False) for t in thresholds]
+    i = 0
+    while i < len(points) - 1 and len(points) < cap:
+        t0, t1 = points[i][0], points[i + 1][0]
+        f0, f1 = cdf_of(t0), cdf_of(t1)
+        if max(abs(float(f1[j] - f0[j])) for j in range(len(marginals))) > infill_q:
+            points.insert(i + 1, (0.5 * (t0 + t1), True))
+        else:
+            i += 1
+    return points
 
 
 def default_lambdas(model: CascadeModel, cascade: Sequence[str], n: int = 40) -> np.ndarray:
@@ -177,13 +222,9 @@ def rational_tuning(model: CascadeModel, lambdas: Sequence[float] | None = None,
         sols = list(zip(lams[:stop], thr[:stop]))
     points = [(lam, t, False) for lam, t in sols]
     if infill_q is not None:
-        i = 0
-        while i < len(points) - 1 and len(points) < 20 * len(sols):
-            t0, t1 = points[i][1], points[i + 1][1]
-            if _mass_gap(model, cascade, t0, t1) > infill_q:
-                points.insert(i + 1, (np.nan, 0.5 * (t0 + t1), True))
-            else:
-                i += 1
+        lam_of = iter([lam for lam, _ in sols])
+        points = [(np.nan if filled else next(lam_of), t, filled)
+                  for t, filled in _infill(model, cascade, [t for _, t in sols], infill_q, 20 * len(sols))]
     thr = np.array([p[1] for p in points])
     p_corr, cost = model.evaluate(cascade, thr)
     lam_arr, error = np.array([p[0] for p in points]), 1.0 - p_corr

@@ -20,7 +20,7 @@ from compass.oracle.extrapolation import extrapolated_oracle, fit_curve
 from compass.oracle.frontier import aiq, cost_saving, error_rate_reduction, pareto, route, sweep
 from compass.oracle.naive import naive_curve, naive_oracle
 from compass.oracle.posthoc import posthoc_curve, posthoc_oracle
-from compass.oracle.records import OracleArrays, build_arrays, drop_short_models, from_arrays
+from compass.oracle.records import OracleArrays, build_arrays, drop_short_models, from_arrays, from_cells
 from compass.oracle.report import OracleReport, analyze
 from compass.oracle.shrinkage import BetaPriors, fit_priors, posterior_means, shrinkage_oracle
 from compass.oracle.single_models import sota
@@ -30,7 +30,7 @@ from compass.oracle.validation import bias_decay_study, entropy_uplift_study, va
 
 __all__ = [
     # data (§3)
-    "OracleArrays", "build_arrays", "from_arrays", "drop_short_models",
+    "OracleArrays", "build_arrays", "from_cells", "from_arrays", "drop_short_models",
     # oracle estimators at α = 1 (§3-4 and our debiased alternatives)
     "naive_oracle", "naive_curve", "extrapolated_oracle", "fit_curve", "split_sample_oracle",
     "shrinkage_oracle", "fit_priors", "posterior_means", "BetaPriors",

@@ -337,6 +337,6 @@ def pgm_estimate(arrays: OracleArrays, n_topics: int | None = None, seed: int = 
     relative gain (the oracle moves < 0.006 from 1e-5 on mmlu_pro, in 40 % of the time).
     """
     fit = fit_pgm(arrays.successes, arrays.trials, n_topics=n_topics, seed=seed, tol=1e-4)
-    model_cost = lognormal_model_costs(arrays.gen_cost)
+    model_cost = lognormal_model_costs(arrays.per_generation("the PGM's LogNormal cost model")[1])
     pick = route(fit.p_hat, np.broadcast_to(model_cost, fit.p_hat.shape))
     return pgm_oracle(fit), float(model_cost[pick].mean())

@@ -8,6 +8,13 @@ long table, so the hot paths are plain numpy.
 Generation rule: each model may have its own G_l, but every (prompt, model) cell
 of that model must carry exactly G_l generations, numbered 0..G_l−1, and every
 model must answer every prompt. Anything else raises ValueError.
+
+Two builders: `build_arrays` packs the long table into dense per-generation tensors
+(every estimator can run on them); `from_cells` takes per-cell aggregates (count,
+successes, mean cost per (prompt, model), e.g. a DuckDB group-by) and builds only the
+(N, L) arrays. Estimators that need only k_nl, G_l and the cell costs (the naive curve,
+the bias-corrected oracle, ...) give the same numbers on both; the per-generation ones
+(split-sample, the PGM's cost model) raise on `from_cells` arrays.
 """
 
 from __future__ import annotations
@@ -27,19 +34,23 @@ class OracleArrays:
 
     successes[n, l]  number of correct generations k_nl
     trials[n, l]     number of generations G_l (constant within a model)
-    outcomes[n,l,g]  φ_nlg ∈ {0, 1}, NaN for g ≥ G_l
+    outcomes[n,l,g]  φ_nlg ∈ {0, 1}, NaN for g ≥ G_l (None when built from per-cell
+                     aggregates, `from_cells`)
     gen_cost[n,l,g]  cost of generation g in USD (per-model cost when the records
-                     carry none), NaN for g ≥ G_l
+                     carry none), NaN for g ≥ G_l (None when built by `from_cells`)
     topics[n]        topic label per prompt (None when the dataset has none)
+    mean_cost[n, l]  mean cost per query of each cell when given directly
+                     (`from_cells`); None: computed from gen_cost (`cell_cost`)
     """
 
     prompt_ids: np.ndarray
     model_ids: np.ndarray
     successes: np.ndarray
     trials: np.ndarray
-    outcomes: np.ndarray
-    gen_cost: np.ndarray
+    outcomes: np.ndarray | None
+    gen_cost: np.ndarray | None
     topics: np.ndarray | None = None
+    mean_cost: np.ndarray | None = None
 
     @property
     def n_prompts(self) -> int:
@@ -66,7 +77,17 @@ class OracleArrays:
     @cached_property
     def cell_cost(self) -> np.ndarray:
         """Mean cost per query of each cell, shape (N, L); computed once per instance (arrays are read-only by convention)."""
+        if self.mean_cost is not None:
+            return self.mean_cost
         return np.nanmean(self.gen_cost, axis=2)
+
+    def per_generation(self, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """(outcomes, gen_cost) for an estimator that needs single generations; ValueError naming `what` when the
+        arrays were built from per-cell aggregates (`from_cells`)."""
+        if self.outcomes is None or self.gen_cost is None:
+            raise ValueError(f"{what} needs per-generation outcomes and costs; these arrays hold per-cell aggregates "
+                             "only (from_cells): build them with build_arrays")
+        return self.outcomes, self.gen_cost
 
     def take(self, idx: np.ndarray) -> OracleArrays:
         """Subset (or bootstrap-resample) prompts by integer index."""
@@ -75,9 +96,10 @@ class OracleArrays:
             model_ids=self.model_ids,
             successes=self.successes[idx],
             trials=self.trials[idx],
-            outcomes=self.outcomes[idx],
-            gen_cost=self.gen_cost[idx],
+            outcomes=None if self.outcomes is None else self.outcomes[idx],
+            gen_cost=None if self.gen_cost is None else self.gen_cost[idx],
             topics=None if self.topics is None else self.topics[idx],
+            mean_cost=None if self.mean_cost is None else self.mean_cost[idx],
         )
 
     def select_models(self, keep: np.ndarray) -> OracleArrays:
@@ -90,9 +112,10 @@ class OracleArrays:
             model_ids=self.model_ids[keep],
             successes=self.successes[:, keep],
             trials=self.trials[:, keep],
-            outcomes=self.outcomes[:, keep],
-            gen_cost=self.gen_cost[:, keep],
+            outcomes=None if self.outcomes is None else self.outcomes[:, keep],
+            gen_cost=None if self.gen_cost is None else self.gen_cost[:, keep],
             topics=self.topics,
+            mean_cost=None if self.mean_cost is None else self.mean_cost[:, keep],
         )
 
 
@@ -263,6 +286,107 @@ def _generation_cost(
         return out.reshape(n, l, g_max)
     if "cost_usd" in df.columns and df["cost_usd"].notna().any():
         raise ValueError(f"{dataset}: cost_usd is null on some records but not all; fill it or drop it")
+    per_model = _model_costs(model_ids, model_cost, dataset)
+    out = np.broadcast_to(per_model[None, :, None], (n, l, g_max)).copy()
+    out[~present] = np.nan
+    return out
+
+
+CELL_COLUMNS = ("query_id", "model_id", "rows", "generations", "gen_min", "gen_max", "fractional", "null_rows",
+                "non_binary", "successes", "cost", "cost_rows", "cost_min")
+
+
+def from_cells(
+    cells: pd.DataFrame,
+    model_cost: pd.Series | dict[str, float] | None = None,
+    dataset: str = "dataset",
+) -> OracleArrays:
+    """OracleArrays from per-(prompt, model) aggregates of the query records, without per-generation tensors.
+
+    `cells` has one row per (query_id, model_id) pair found in the records, with
+    rows          the number of records of the cell
+    generations   the number of distinct non-null generation values among them
+    gen_min, gen_max  their smallest and largest generation
+    fractional    records whose generation is not a whole number
+    null_rows     records with a null generation or correct
+    non_binary    records whose correct is neither 0 nor 1
+    successes     the sum of correct (k_nl)
+    cost          the mean cost_usd (NaN when the cell has none)
+    cost_rows, cost_min  the records with a cost_usd and the smallest cost_usd
+    (`resources.oracle_cells` computes them with one DuckDB group-by). The rules and
+    messages are those of `build_arrays`, which returns the same successes, trials,
+    ids and (to rounding of the mean) cell costs; outcomes and gen_cost are None, so
+    only estimators that need no single generation run on the result (`per_generation`).
+    Topics are not carried (None).
+    """
+    missing = [c for c in CELL_COLUMNS if c not in cells.columns]
+    if missing:
+        raise ValueError(f"{dataset}: cell aggregates lack columns {missing}")
+    if cells.empty:
+        raise ValueError(f"{dataset}: no records")
+    q_codes, prompt_ids = _factorize(cells["query_id"])
+    m_codes, model_ids = _factorize(cells["model_id"])
+    nulls = [c for c, bad in (("query_id", (q_codes < 0).any()), ("model_id", (m_codes < 0).any())) if bad]
+    null_rows = cells["null_rows"].to_numpy()
+    if null_rows.any():
+        nulls.append("generation or correct")
+    if nulls:
+        raise ValueError(f"{dataset}: null values in {nulls}")
+    if cells["non_binary"].to_numpy().any():
+        raise ValueError(f"{dataset}: column 'correct' must be 0/1")
+    rows = cells["rows"].to_numpy(dtype=np.int64)
+    if np.any(cells["gen_min"].to_numpy() < 0) or cells["fractional"].to_numpy().any():
+        raise ValueError(f"{dataset}: column 'generation' must hold integers >= 0")
+    if np.any(cells["generations"].to_numpy() < rows):
+        raise ValueError(f"{dataset}: duplicate (query_id, model_id, generation) rows")
+    n, l = len(prompt_ids), len(model_ids)
+    if l < 2:
+        raise ValueError(f"{dataset}: oracle routing needs at least 2 models, found only {list(model_ids)}")
+
+    cell = q_codes.astype(np.int64) * l + m_codes
+    per_cell = np.zeros(n * l, dtype=np.int64)
+    per_cell[cell] = rows
+    per_cell = per_cell.reshape(n, l)
+    g_model = per_cell.max(axis=0)
+    numbered = np.ones(n * l, dtype=bool)
+    numbered[cell] = cells["gen_max"].to_numpy() == rows - 1
+    numbered = numbered.reshape(n, l)
+    for j in range(l):
+        if np.any(per_cell[:, j] != g_model[j]):
+            bad = int(np.sum(per_cell[:, j] != g_model[j]))
+            raise ValueError(
+                f"{dataset}: model {model_ids[j]!r} has {g_model[j]} generations on some prompts but not on "
+                f"{bad} prompt(s); every (prompt, model) cell must carry that model's G"
+            )
+        if not numbered[:, j].all():
+            raise ValueError(f"{dataset}: model {model_ids[j]!r} generations are not numbered 0..{g_model[j] - 1}")
+
+    successes = np.zeros(n * l)
+    successes[cell] = cells["successes"].to_numpy(dtype=float)
+    cost_rows = cells["cost_rows"].to_numpy()
+    if np.array_equal(cost_rows, rows):
+        if np.any(cells["cost_min"].to_numpy(dtype=float) < 0):
+            raise ValueError(f"{dataset}: negative cost_usd in records")
+        mean_cost = np.empty(n * l)
+        mean_cost[cell] = cells["cost"].to_numpy(dtype=float)
+        mean_cost = mean_cost.reshape(n, l)
+    elif cost_rows.any():
+        raise ValueError(f"{dataset}: cost_usd is null on some records but not all; fill it or drop it")
+    else:
+        mean_cost = np.broadcast_to(_model_costs(model_ids, model_cost, dataset)[None, :], (n, l)).copy()
+    return OracleArrays(
+        prompt_ids=np.asarray(prompt_ids),
+        model_ids=np.asarray(model_ids),
+        successes=successes.reshape(n, l),
+        trials=per_cell.astype(float),
+        outcomes=None,
+        gen_cost=None,
+        mean_cost=mean_cost,
+    )
+
+
+def _model_costs(model_ids: pd.Index, model_cost: pd.Series | dict[str, float] | None, dataset: str) -> np.ndarray:
+    """The per-model cost of every model (records without cost_usd); ValueError naming what is missing."""
     if model_cost is None:
         raise ValueError(f"{dataset}: records carry no cost_usd and no per-model cost was passed")
     mc = pd.Series(model_cost, dtype=float)
@@ -272,6 +396,4 @@ def _generation_cost(
     per_model = mc.reindex(model_ids).to_numpy(dtype=float)
     if np.any(per_model < 0):
         raise ValueError(f"{dataset}: negative per-model cost for {list(model_ids[per_model < 0])}")
-    out = np.broadcast_to(per_model[None, :, None], (n, l, g_max)).copy()
-    out[~present] = np.nan
-    return out
+    return per_model

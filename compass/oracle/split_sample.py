@@ -43,13 +43,14 @@ def split_sample_oracle(arrays: OracleArrays, seed: int = 0) -> tuple[float, flo
 
 def _leave_one_generation_out(arrays: OracleArrays) -> list[Fold]:
     g = arrays.generations
-    total_q = np.nansum(arrays.outcomes, axis=2)
-    total_c = np.nansum(arrays.gen_cost, axis=2)
+    outcomes, gen_cost = arrays.per_generation("split-sample (leave one generation out)")
+    total_q = np.nansum(outcomes, axis=2)
+    total_c = np.nansum(gen_cost, axis=2)
     folds = []
     for h in range(int(g.max())):
         idx = (h % g)[None, :, None]
-        x_h = np.take_along_axis(arrays.outcomes, np.broadcast_to(idx, arrays.outcomes.shape[:2] + (1,)), axis=2)[..., 0]
-        c_h = np.take_along_axis(arrays.gen_cost, np.broadcast_to(idx, arrays.gen_cost.shape[:2] + (1,)), axis=2)[..., 0]
+        x_h = np.take_along_axis(outcomes, np.broadcast_to(idx, outcomes.shape[:2] + (1,)), axis=2)[..., 0]
+        c_h = np.take_along_axis(gen_cost, np.broadcast_to(idx, gen_cost.shape[:2] + (1,)), axis=2)[..., 0]
         folds.append(((total_q - x_h) / (g - 1), (total_c - c_h) / (g - 1), x_h, c_h))
     return folds
 
