@@ -184,6 +184,32 @@ def mark_interrupted(instance: dg.DagsterInstance, since: datetime) -> None:
         instance.add_run_tags(run.run_id, {RERUN_TAG: "pending"})
 
 
+def code_upgrades(defs: dg.Definitions, instance: dg.DagsterInstance) -> list[Run]:
+    """Runs for the derived assets whose latest materialization another code version made (a package upgrade): every
+    partition of theirs materialized so far, one run per partition and partitions definition, in topological order.
+
+    The refresh condition's `code_version_changed()` compares with the automation cursor's previous evaluation, which
+    an upgrade that also changes the condition (or a home whose cursor is gone) does not have: without this the
+    upgraded assets kept their old-code tables (issue 43). What they publish then reaches their children as usual."""
+    graph = defs.resolve_asset_graph()
+    order = {key: i for i, key in enumerate(graph.toposorted_asset_keys)}
+    derived = [key for key in graph.materializable_asset_keys if key.path[0] not in ("raw", "live")]
+    runs: dict[tuple[str, str | None], list[dg.AssetKey]] = {}
+    for record in instance.get_asset_records(derived):
+        key, last = record.asset_entry.asset_key, record.asset_entry.last_materialization
+        node = graph.get(key)
+        if last is None or last.asset_materialization.tags.get(CODE_VERSION_TAG) == node.code_version:
+            continue
+        partitions = [None]
+        if node.partitions_def is not None:  # those that still exist (a removed scenario's stay as they are)
+            partitions = sorted(instance.get_materialized_partitions(key)
+                                & set(node.partitions_def.get_partition_keys(dynamic_partitions_store=instance)))
+        for partition in partitions:
+            runs.setdefault((str(node.partitions_def), partition), []).append(key)
+    return sorted(((partition, sorted(keys, key=order.__getitem__)) for (_, partition), keys in runs.items()),
+                  key=lambda run: min(order[key] for key in run[1]))
+
+
 def sources_to_read(defs: dg.Definitions, instance: dg.DagsterInstance, keys: list[dg.AssetKey]) -> list[dg.AssetKey]:
     """The raw sources among `keys` a refresh must read: all but those whose last run materialized them from the
     inputs they have now (same input digest, assets.sources.INPUT_DIGEST, and code version) into rows the warehouse
@@ -388,6 +414,11 @@ def _refresh(defs: dg.Definitions, instance: dg.DagsterInstance, source_keys: li
     for run_id, partition, keys in orphans:
         run_in_process(partition, keys)
         instance.add_run_tags(run_id, {RERUN_TAG: "done"})
+    upgraded = code_upgrades(defs, instance)
+    if upgraded:
+        progress(f"code upgrade: {len(upgraded)} run(s) of assets whose code version changed")
+    for partition, keys in upgraded:
+        run_in_process(partition, keys)
     for partition, keys in config_requests(instance, case_assets(graph)):
         run_in_process(partition, keys)
     save_digests(instance, config_digests())

@@ -67,7 +67,20 @@ def test_a_code_version_change_reruns_that_asset_and_only_what_its_new_data_reac
     with dg.DagsterInstance.from_config(str(copied / "home")) as instance:
         assert ran(refresh(defs, instance, SOURCE_KEYS, jobs=1)) == {}  # up to date: nothing to redo
         partitions = set(instance.get_materialized_partitions(upgrade))
-        first = ran(refresh(new_defs, instance, SOURCE_KEYS, jobs=1))
+        report = refresh(new_defs, instance, SOURCE_KEYS, jobs=1)
+        first = ran(report)
         assert first.get(upgrade) == partitions and partitions, first
+        assert len(report.materialized) == len(set(report.materialized)), report.materialized  # each once
         assert set(first) <= reached(graph, upgrade), sorted(k.to_user_string() for k in first)
         assert ran(refresh(new_defs, instance, SOURCE_KEYS, jobs=1)) == {}  # handled once, not on every refresh
+
+
+def test_an_upgrade_is_seen_without_the_automation_cursor(copied):
+    """The sensor cursor holds the last evaluation per condition node: an upgrade that also changes the refresh
+    condition (or a home whose cursor is gone) has none to compare with, yet the upgraded asset must re-run."""
+    upgrade = UPGRADES[0]
+    (copied / "home" / "compass_automation_sensor_cursor").unlink()
+    with dg.DagsterInstance.from_config(str(copied / "home")) as instance:
+        partitions = set(instance.get_materialized_partitions(upgrade))
+        first = ran(refresh(upgraded(upgrade), instance, SOURCE_KEYS, jobs=1))
+    assert first.get(upgrade) == partitions and partitions, first
