@@ -476,7 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     board = sub.add_parser("leaderboard", help="a scenario leaderboard of a case study, and why the leader wins")
     board.add_argument("--case", required=True)
     board.add_argument("--scenario", required=True, help="a shipped scenario's name (file stem in scenarios/) or a YAML file")
-    board.add_argument("--top", type=int, default=10)
+    board.add_argument("--top", type=_positive, default=10, help="rows shown (default 10)")
     board.add_argument("--format", choices=["table", "csv", "json"], default="table")
     board.add_argument("--as-of", dest="as_of", help="YYYY-MM-DD: the leaderboard as of an earlier refresh")
     board.set_defaults(func=cmd_leaderboard)

@@ -204,13 +204,16 @@ def run_simulated(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    """`compass match`: a bad flag or input file is one line on stderr and exit code 2, before anything is written."""
+def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None,
+        err: TextIO | None = None) -> int:
+    """`compass match`: a bad flag or input file is one line on stderr and exit code 2, before anything is written.
+    The streams default to sys.stdin/stdout/stderr as they are when called (not when this module was imported)."""
+    out = out or sys.stdout
     try:
         check_flags(args)
-        return run_simulated(args, out) if args.simulate else run_match(args, stdin, out)
+        return run_simulated(args, out) if args.simulate else run_match(args, stdin or sys.stdin, out)
     except (IngestError, FlagError) as exc:
-        err.write(f"error: {exc}\n")
+        (err or sys.stderr).write(f"error: {exc}\n")
         return 2
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import re
 import sys
@@ -121,10 +122,24 @@ def unavailable_postgres(error: BaseException) -> str | None:
     return None
 
 
+MAX_TIMEOUT_S = 86_400.0  # a day: a tick's runs that take longer are lost, not slow
+
+
+def _timeout(text: str) -> float:
+    """--timeout: seconds, a finite number in (0, MAX_TIMEOUT_S]."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= MAX_TIMEOUT_S:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"must be a number of seconds in (0, {MAX_TIMEOUT_S:g}], got {text!r}")
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipelines.queue_refresh", description=__doc__.split("\n")[0])
     parser.add_argument("-w", "--workspace", default="deploy/workspace.yaml")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds to wait for a tick's runs")
+    parser.add_argument("--timeout", type=_timeout, default=1800, help="seconds to wait for a tick's runs")
     args = parser.parse_args(argv)
     try:
         logging.disable(logging.WARNING)  # dagster-postgres logs each connection retry; the outcome is one line below

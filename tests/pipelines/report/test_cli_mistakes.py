@@ -156,3 +156,36 @@ def test_jobs_beyond_its_bound_is_refused_naming_the_bound(capsys):
         main(["run", "--jobs", "5000"])
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and f"at most {JOBS_PER_CORE * default_jobs()}" in err and "Traceback" not in err
+
+
+FLAG_MISTAKES = [  # (argv, the flag named); a stratified sample of every numeric flag's out-of-range values
+    (["leaderboard", "--case", CASE, "--scenario", SCENARIO, "--top", "-5"], "--top"),  # was: all rows but 5, exit 0
+    (["leaderboard", "--case", CASE, "--scenario", SCENARIO, "--top", "0"], "--top"),
+    (["cascade", "--dataset", "d", "--models", "a,b", "--lambda", "nan"], "--lambda"),
+    (["cascade", "--dataset", "d", "--models", "a,b", "--lambda", "-inf"], "--lambda"),
+    (["clusters", "sample", "archetypes/four_clusters_100d_100_samples_each.yaml", "--n", "100000"], "--n"),
+    (["clusters", "describe", "archetypes/four_clusters_100d_100_samples_each.yaml", "--seed", "-1"], "--seed"),
+    (["match", "--budget", "nan"], "--budget"),
+    (["match", "--rounds", "0"], "--rounds"),
+    (["match", "--max-lines", "-2"], "--max-lines"),
+    (["run", "--jobs", "0"], "--jobs"),
+]
+
+
+@pytest.mark.parametrize("argv,flag", FLAG_MISTAKES, ids=[" ".join(a[:1] + a[-2:]) for a, _ in FLAG_MISTAKES])
+def test_a_flag_out_of_its_range_is_one_line_naming_it(small, capsys, argv, flag):
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's own refusal
+        code = exit_.code
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "Traceback" not in err and flag in err.splitlines()[-1], err
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "1e9", "abc"])
+def test_queue_refresh_timeout_is_a_bounded_number_of_seconds(capsys, value):
+    from pipelines.queue_refresh import main as queue_main
+
+    with pytest.raises(SystemExit) as exit_:
+        queue_main(["--timeout", value])
+    assert exit_.value.code == 2 and "--timeout" in capsys.readouterr().err
