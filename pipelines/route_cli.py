@@ -82,7 +82,7 @@ def export_router(path: Path, embedder, nodes: pd.DataFrame, facts: dict,
 
 
 def cmd_route(args: argparse.Namespace) -> int:
-    from compass.router.decision import choose_w, route_to_primary
+    from compass.router.decision import budget_overrun, choose_w, route_to_primary
     from compass.router.export import forest_predict
     from compass.router.study import embed_queries, query_costs
     from pipelines.formatting import pct, usd
@@ -119,7 +119,8 @@ def cmd_route(args: argparse.Namespace) -> int:
     held_p, held_a = costs(holdout, len(holdout))
     held_psi = holdout["psi_hat"].to_numpy(float)
     w = choose_w(held_psi, held_p - held_a, cost_p=held_p, cost_a=held_a, **budget)
-    held_share = float(route_to_primary(held_psi, w, held_p - held_a).mean())
+    held_to_p = route_to_primary(held_psi, w, held_p - held_a)
+    held_share = float(held_to_p.mean())
     threshold = {"w": w, "cost_basis": "usd" if prices else "normalized", **budget,
                  "share_to_primary_on_held_out": held_share, "held_out_queries": len(holdout),
                  "psi_units": "normalized (gold labels times scale_c)", "scale_c": facts["scale_c"]}
@@ -155,6 +156,12 @@ def cmd_route(args: argparse.Namespace) -> int:
           f"{limits}; w = {w:.4g} chosen on those held-out queries), the rest to {facts['model_a']}{spend}. "
           f"psi_hat is in the router's normalized units (gold labels x {facts['scale_c']:.3g}); psi_hat_gold_units "
           "is the expected gold-label gain of the primary model", file=sys.stderr)
+    for name, realized, target, se in budget_overrun(to_p, cost_p, cost_a, held_to_p, held_p, held_a, **budget):
+        print(f"warning: this batch's {name} to {facts['model_p']} is {pct(realized, default_decimals=0)}, over the "
+              f"{pct(target, default_decimals=0)} budget by more than twice its sampling error "
+              f"({pct(se, default_decimals=1)} for {len(out)} queries): the budget holds on traffic like the "
+              f"{len(holdout)} held-out gold queries w was chosen on, and these queries are unlike them "
+              "(their psi_hat runs higher)", file=sys.stderr)
     return 0
 
 
@@ -163,11 +170,14 @@ def add_route_parser(sub: argparse._SubParsersAction) -> None:
     route.add_argument("--dataset", required=True, help="routing dataset of raw.route_labels")
     route.add_argument("--queries", help="CSV with query_text (and optional query_id)")
     route.add_argument("--budget-share", dest="budget_share", type=float, default=None,
-                       help=f"at most this share of the queries goes to the primary model (App. A.1; default "
-                            f"{DEFAULT_SHARE:g} when no --max-cost-share is given)")
+                       help=f"the expected share of queries sent to the primary model on traffic like the held-out "
+                            f"gold queries w is chosen on (App. A.1), not a cap on each batch: a batch unlike them "
+                            f"can exceed it (a warning says so); default {DEFAULT_SHARE:g} when no --max-cost-share "
+                            "is given")
     route.add_argument("--max-cost-share", dest="max_cost_share", type=float, default=None,
-                       help="total cost at most this share of always-primary's, in dollars from the catalog's "
-                            "prices (App. A.1)")
+                       help="the expected total cost as a share of always-primary's, in dollars from the catalog's "
+                            "prices, on traffic like the held-out gold queries (App. A.1); a batch unlike them can "
+                            "exceed it (a warning says so)")
     route.add_argument("--out", help="output CSV (default: stdout)")
     route.add_argument("--export", help="write the router (embedder and forest arrays) as one JSON file")
     route.set_defaults(func=cmd_route)

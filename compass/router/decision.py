@@ -32,3 +32,28 @@ def choose_w(psi_hat: np.ndarray, cost_gap: np.ndarray | float = 1.0, max_primar
         if share_ok and cost_ok:
             return float(w)
     return float(candidates[-1])
+
+
+def budget_overrun(to_p: np.ndarray, cost_p: np.ndarray, cost_a: np.ndarray, held_to_p: np.ndarray,
+                   held_cost_p: np.ndarray, held_cost_a: np.ndarray, max_primary_share: float | None = None,
+                   max_cost_share: float | None = None, z: float = 2.0) -> list[tuple[str, float, float, float]]:
+    """The budgets a batch's routing exceeds by more than `z` sampling errors, as (budget, realized, target, se).
+
+    w is chosen on held-out gold queries (App. A.1), so a budget holds in expectation on traffic like them only; a
+    batch of n such queries still varies. Share: se = sqrt(s(1 − s)/n) at s = the held-out share. Cost share
+    r = Σ c_i / Σ C_p,i: the delta method on d_i = c_i − r·C_p,i, se = sd(d)/(√n · mean(C_p)) with sd(d) from the
+    held-out rows at r = the target and mean(C_p) from the batch."""
+    n, out = len(to_p), []
+    if max_primary_share is not None:
+        s = float(np.mean(held_to_p))
+        se = np.sqrt(s * (1 - s) / n)
+        realized = float(np.mean(to_p))
+        if realized > max_primary_share + z * se:
+            out.append(("share", realized, max_primary_share, float(se)))
+    if max_cost_share is not None:
+        held_cost = np.where(held_to_p, held_cost_p, held_cost_a)
+        se = np.std(held_cost - max_cost_share * held_cost_p, ddof=1) / (np.sqrt(n) * np.mean(cost_p))
+        realized = float(np.where(to_p, cost_p, cost_a).sum() / np.sum(cost_p))
+        if realized > max_cost_share + z * se:
+            out.append(("cost share", realized, max_cost_share, float(se)))
+    return out

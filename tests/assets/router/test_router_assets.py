@@ -180,3 +180,21 @@ def test_query_file_with_embeddings_names_the_bad_row(tmp_path):
     path.write_text('embedding\n"[0.5, 1.5]"\n')
     good = read_queries(path, "pca")
     assert good["embedding"].iloc[0].tolist() == [0.5, 1.5] and good["query_id"].tolist() == ["1"]
+
+
+def test_a_batch_unlike_the_held_out_queries_is_warned_about_its_budget(warehouse, tmp_path, capsys):
+    """Issue 46 item 4: the budget holds on traffic like the held-out gold queries; a batch of the queries the
+    router likes most goes mostly to the primary model, and the command says why instead of staying silent."""
+    wh, _ = warehouse
+    embedder, nodes, facts = readers.router_deployment(wh, "arena_small")
+    queries = pd.read_csv(FIXTURE / "route_labels.csv")[["query_id", "query_text"]].drop_duplicates("query_id")
+    queries = queries.assign(psi=forest_predict(nodes, embed_queries(embedder, queries))).nlargest(20, "psi")
+    path = tmp_path / "liked.csv"
+    queries[["query_id", "query_text"]].to_csv(path, index=False)
+    capsys.readouterr()
+    assert main(["route", "--dataset", "arena_small", "--queries", str(path), "--budget-share", "0.3",
+                 "--out", str(tmp_path / "r.csv")]) == 0
+    routes = pd.read_csv(tmp_path / "r.csv")
+    assert (routes["route"] == facts["model_p"]).mean() > 0.3 + 2 * np.sqrt(0.3 * 0.7 / 20)  # the premise
+    warning = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warning) == 1 and "share" in warning[0] and "held-out gold queries" in warning[0], warning
