@@ -18,7 +18,7 @@ from resources.matching import token_model, user
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "matching-3"
+CODE_VERSION = "matching-4"  # 4: two references a person could run (most capable affordable, cheapest meeting the stated wish); the oracle lookup a ceiling
 RUNS = dg.AssetKey(["matching", "runs"])
 _common = dict(partitions_def=user_partitions, group_name="matching", code_version=CODE_VERSION,
                pool=settings.writer_pool())

@@ -1,6 +1,7 @@
 """The automated validation of CUPID §4.1 (App. C.1, D; Table 1): every method against every simulated
-user over seeds, one duel per round, with the evaluation of spec-004 §2.13 and §4.1, and two reference
-rows that do not learn (compass.matching.references).
+user over seeds, one duel per round, with the evaluation of spec-004 §2.13 and §4.1, and reference rows that do
+not learn (compass.matching.references): three a person could run before any duel, and an oracle lookup shown as
+a ceiling.
 
 Each run shuffles the pool with its seed (as §4.2 does), so no method profits from the row order. A run
 converges at the first round whose current best model is feasible for `k_conv` consecutive rounds (CR =
@@ -22,15 +23,22 @@ from compass.matching.baselines import RUCB, CostLMA, EpsilonGreedy, LMArena
 from compass.matching.duel import Matcher
 from compass.matching.heart import HEART_METHODS, HeartOptions, HeartUCB, options_for
 from compass.matching.pool import Pool
-from compass.matching.references import CheapestFeasible, TwoCheapest
+from compass.matching.references import CheapestFeasible, MostCapableAffordable, TwoCheapest
 from compass.matching.simulate import LanguageFeedback, MetadataJudge
 from compass.matching.users import User
 
-REFERENCES = ("cheapest_feasible", "two_cheapest")
+# Rows that do not learn: the oracle lookup is a ceiling; a claim must beat the ones a person could run.
+CEILINGS = ("cheapest_feasible",)
+PERSON_REFERENCES = ("most_capable_affordable", "cheapest_stated", "two_cheapest")
+REFERENCES = CEILINGS + PERSON_REFERENCES
+# The catalog's capability column a person would sort by: the zoo's `intelligence`, a case pool's first measure.
+CAPABILITY_COLUMNS = ("intelligence", "C1")
 # Table 1's rows, in its order.
 TABLE_1 = ("latent_dueling", "rucb", "lma", "cost_lma", "eps_greedy", "cupid_no_cost", "cupid_no_language", "cupid")
 METHODS = REFERENCES + TABLE_1 + ("cupid_cost_tiebreak",)
-METHOD_LABELS = {"cheapest_feasible": "Cheapest feasible model (oracle lookup)",
+METHOD_LABELS = {"cheapest_feasible": "Cheapest feasible model (oracle lookup, a ceiling)",
+                 "most_capable_affordable": "Most capable affordable model (catalog, no duels)",
+                 "cheapest_stated": "Cheapest model meeting the first stated wish (no duels)",
                  "two_cheapest": "Always duel the two cheapest",
                  "latent_dueling": "Latent Dueling Bandits", "rucb": "RUCB", "lma": "LMA",
                  "cost_lma": "Cost-constrained LMA", "eps_greedy": "ε-greedy", "cupid_no_cost": "CUPID w/o cost penalty",
@@ -67,6 +75,9 @@ def make_matcher(method: str, session: Session, seed: int) -> Matcher:
                         options_for(method, session.heart))
     factories: dict[str, Callable[[], Matcher]] = {
         "cheapest_feasible": lambda: CheapestFeasible(pool.cost_proxy, user.feasible(pool), session.call_cost),
+        "cheapest_stated": lambda: CheapestFeasible(pool.cost_proxy, stated_wish(user, pool), session.call_cost),
+        "most_capable_affordable": lambda: MostCapableAffordable(capability(pool), pool.cost_proxy, user.budget_usd,
+                                                                 session.call_cost),
         "two_cheapest": lambda: TwoCheapest(pool.cost_proxy, session.call_cost),
         "rucb": lambda: RUCB(pool.size, seed),
         "eps_greedy": lambda: EpsilonGreedy(pool.size, seed),
@@ -76,6 +87,20 @@ def make_matcher(method: str, session: Session, seed: int) -> Matcher:
     if method not in factories:
         raise ValueError(f"unknown method {method!r}; known: {list(METHODS)}")
     return factories[method]()
+
+
+def stated_wish(user: User, pool: Pool) -> np.ndarray:
+    """Per model: does it meet the one constraint the user states before any duel (the initial direction, else the
+    first constraint)? What a person can check against the catalog once."""
+    column = user.initial_direction or user.constraints[0].column
+    constraint = next(c for c in user.constraints if c.column == column)
+    return constraint.met(pool.metadata[column].to_numpy(float))
+
+
+def capability(pool: Pool) -> np.ndarray:
+    """The pool's catalog capability per model (`CAPABILITY_COLUMNS`; NaN where unknown or no such column)."""
+    column = next((c for c in CAPABILITY_COLUMNS if c in pool.metadata.columns), None)
+    return np.full(pool.size, np.nan) if column is None else pool.metadata[column].to_numpy(float)
 
 
 @dataclass(frozen=True)

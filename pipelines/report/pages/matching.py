@@ -1,5 +1,5 @@
-"""The matchmaking page (seed 004, CUPID): a verdict computed from matching.summary (does CUPID beat both
-references that do not learn beyond its standard error, and on which users), a chart of best-model-found
+"""The matchmaking page (seed 004, CUPID): a verdict computed from matching.summary (does CUPID beat every
+reference a person could run beyond its standard error, and on which users; the oracle lookup is a ceiling), a chart of best-model-found
 rate against cost per method, and the table formatted for people."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from compass.matching.paper import table_1 as paper_table_1
-from compass.matching.study import METHOD_LABELS, REFERENCES
+from compass.matching.study import CEILINGS, METHOD_LABELS, PERSON_REFERENCES, REFERENCES
 from compass.matching.verdict import advantages, claimed_users
 from pipelines.formatting import number, pct, usd
 from pipelines.report import charts
@@ -21,28 +21,29 @@ NEEDED = {"best_found_pct", "best_found_se", "cost_se"}
 
 
 def matching_verdict(summary: pd.DataFrame) -> str:
-    """One sentence from the table: the users where CUPID's best-model-found rate beats both references by more
-    than the SE of the difference, and what happens elsewhere."""
+    """One sentence from the table: the users where CUPID's best-model-found rate beats every reference a person could
+    run by more than the SE of the difference, and what happens elsewhere."""
     if "cupid" not in set(summary["method"]) or not set(REFERENCES) <= set(summary["method"]):
         return "CUPID or a reference row was not run: no comparison (run every method of matching/runs)."
     users = list(dict.fromkeys(summary["user"]))
     won = claimed_users(summary)
     table = advantages(summary)
-    refs = table[table["versus"].isin(REFERENCES)]
+    refs = table[table["versus"].isin(PERSON_REFERENCES)]
     if not won:
         worst = refs.loc[refs["difference"].idxmin()]
-        return (f"CUPID does not beat both references that do not learn on any of the {len(users)} users: e.g. on "
+        return (f"CUPID does not beat every reference a person could run on any of the {len(users)} users: e.g. on "
                 f"{worst['user']} it finds the best model {number(worst['difference'], 2)} points more often than "
                 f"\"{METHOD_LABELS[worst['versus']]}\" (± {number(worst['se'], 2)}).")
     by = summary.set_index(["user", "method"])
     shown = ", ".join(f"{u}: {pct(by.loc[(u, 'cupid'), 'best_found_pct'] / 100, by.loc[(u, 'cupid'), 'best_found_se'] / 100, 0)}"
-                      f" against at most {pct(max(by.loc[(u, r), 'best_found_pct'] for r in REFERENCES) / 100, None, 0)}"
+                      f" against at most {pct(max(by.loc[(u, r), 'best_found_pct'] for r in PERSON_REFERENCES) / 100, None, 0)}"
                       for u in won)
     others = [u for u in users if u not in won]
-    rest = (f"; on the other {len(others)} users ({', '.join(others)}) a reference that does not learn does as well "
+    rest = (f"; on the other {len(others)} users ({', '.join(others)}) a reference a person could run does as well "
             "or better, so no advantage is claimed there") if others else ""
-    return (f"CUPID finds the user's best model more often than both references that do not learn, beyond the "
-            f"standard error, on {len(won)} of {len(users)} users ({shown}){rest}.")
+    return (f"CUPID finds the user's best model more often than every reference a person could run, beyond the "
+            f"standard error, on {len(won)} of {len(users)} users ({shown}){rest}; the oracle lookup, told the "
+            "user's hidden constraints, is a ceiling, not a bar.")
 
 
 def people_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -85,8 +86,9 @@ def matching_body(wh: Warehouse) -> str:
                                        "Best model found (% of runs, ± SE) against cost (USD) per method; one colour per user",
                                        "lo", "hi", group="user", log_x=True)
     note = ("Simulated users (users/*.yaml) with the LLM-free judge of spec-004 §5; cost is the spend up to convergence "
-            "(all rounds when a run does not converge). Reference rows that do not learn: "
-            + " and ".join(f'"{METHOD_LABELS[r]}"' for r in REFERENCES) + ". docs/results/matching.md compares with the paper.")
+            "(all rounds when a run does not converge). Reference rows a person could run (no duels): "
+            + ", ".join(f'"{METHOD_LABELS[r]}"' for r in PERSON_REFERENCES) + "; a ceiling: "
+            + ", ".join(f'"{METHOD_LABELS[r]}"' for r in CEILINGS) + ". docs/results/matching.md compares with the paper.")
     paper = beside_the_paper(summary)
     paper_note = ("The paper's users with its Table 1 (an LLM judge, live API bills, 5 runs); compare orderings and "
                   "CP classes, not values. Every deviation is named in docs/results/matching.md.")

@@ -4,7 +4,7 @@ follow the user's preference, and the one place CUPID beats both references."""
 import numpy as np
 import yaml
 
-from compass.matching.references import CheapestFeasible, TwoCheapest
+from compass.matching.references import CheapestFeasible, MostCapableAffordable, TwoCheapest
 from compass.matching.simulate import LanguageFeedback, MetadataJudge
 from compass.matching.study import Session, run_study
 from compass.matching.users import User
@@ -37,6 +37,25 @@ def test_references():
     guarded = CheapestFeasible(c, np.array([True, False, True, False, True]), c / 100)
     assert guarded.select(1, 0.021) == (2, 3) and guarded.select(2, 0.020) is None
     assert TwoCheapest(c, c / 100).select(1, 0.005) is None
+
+
+def test_the_most_capable_affordable_model_is_what_a_catalog_and_a_budget_give():
+    c = np.array([3.0, 0.5, 2.0, 0.1, 9.0])
+    capability = np.array([5.0, 1.0, 5.0, np.nan, 7.0])
+    # no call costs: the most capable (index 4); with them, its duel (0.09 + 0.001) is over a 0.05 budget, so the
+    # cheaper of the two next most capable (index 2, 0.02 + 0.001), duelled against the cheapest other model
+    assert MostCapableAffordable(capability, c, 0.05).best() == 4
+    pick = MostCapableAffordable(capability, c, 0.05, c / 100)
+    assert pick.best() == 2 and pick.select(1, 0.05) == (2, 3)
+    assert MostCapableAffordable(np.full(5, np.nan), c, 0.05, c / 100).best() == 3  # nothing known: the cheapest
+
+
+def test_the_stated_wish_reference_sees_one_constraint_not_the_feasible_set():
+    from compass.matching.study import stated_wish
+
+    h1 = HARD["h1"]
+    wish = stated_wish(h1, ZOO)
+    assert wish.sum() > h1.feasible(ZOO).sum() and (wish >= h1.feasible(ZOO)).all()
 
 
 def test_judge_and_feedback_follow_the_users_preference():
@@ -75,7 +94,8 @@ def test_two_cheapest_never_converges_where_the_cheap_models_are_infeasible():
 
 def test_an_advantage_counts_only_beyond_the_standard_error_of_the_difference():
     """12 points ahead with SEs 10 and 10: within √(10² + 10²) ≈ 14.1, so it does not count (it would against
-    CUPID's SE alone); 15 points ahead does. Both references must be beaten."""
+    CUPID's SE alone); 15 points ahead does. Every reference a person could run must be beaten; the oracle is a
+    ceiling."""
     import pandas as pd
 
     from compass.matching.verdict import advantages, claimed_users
@@ -83,10 +103,14 @@ def test_an_advantage_counts_only_beyond_the_standard_error_of_the_difference():
     def row(user, method, found, se):
         return dict(user=user, method=method, best_found_pct=found, best_found_se=se)
 
-    table = pd.DataFrame([row("u", "cupid", 62.0, 10.0), row("u", "cheapest_feasible", 50.0, 10.0),
+    table = pd.DataFrame([row("u", "cupid", 62.0, 10.0), row("u", "most_capable_affordable", 50.0, 10.0),
                           row("u", "two_cheapest", 47.0, 10.0), row("v", "cupid", 65.0, 10.0),
-                          row("v", "cheapest_feasible", 50.0, 10.0), row("v", "two_cheapest", 0.0, 0.0)])
+                          row("v", "most_capable_affordable", 50.0, 10.0), row("v", "two_cheapest", 0.0, 0.0),
+                          row("u", "cheapest_stated", 0.0, 0.0), row("v", "cheapest_stated", 0.0, 0.0),
+                          # the oracle lookup beats CUPID on v: a ceiling, which does not block the claim
+                          row("u", "cheapest_feasible", 100.0, 0.0), row("v", "cheapest_feasible", 100.0, 0.0)])
     out = advantages(table).set_index(["user", "versus"])
-    assert np.isclose(out.loc[("u", "cheapest_feasible"), "se"], np.hypot(10.0, 10.0))
-    assert not out.loc[("u", "cheapest_feasible"), "counts"] and out.loc[("u", "two_cheapest"), "counts"]
+    assert np.isclose(out.loc[("u", "most_capable_affordable"), "se"], np.hypot(10.0, 10.0))
+    assert not out.loc[("u", "most_capable_affordable"), "counts"] and out.loc[("u", "two_cheapest"), "counts"]
     assert claimed_users(table) == ["v"]
+    assert claimed_users(table[table["method"] != "cheapest_stated"]) == []  # every person's reference is needed
