@@ -48,7 +48,7 @@ from compass.router.synthetic import make_data  # noqa: E402
 OUT = ROOT / "var" / "router_headline"
 NAMES = {"oracle": "oracle", "gold_only": "gold-only", "preference_only": "pref-only", "pooled": "pooled",
          "mean_shift": "mean-shift", "meta_r": "meta (R)", "meta_dr": "meta (DR)", "routellm_mf": "RouteLLM MF",
-         "routellm_sw": "RouteLLM SW", "meta_true_delta": "eq. 6 with true Δ",
+         "routellm_sw": "RouteLLM SW", "meta_cv": "meta (CV-chosen)", "meta_true_delta": "eq. 6 with true Δ",
          "meta_true_eta": "eq. 6, Δ̂ on gold with true η", "meta_dr_constant_p": "meta (DR), p̂ = κ"}
 DECOMPOSITION = ("meta_true_delta", "meta_true_eta", "meta_dr_constant_p")  # the rows of `true-delta`
 CONFIG = ["tag", "learner", "normalization", "D", "cate_min_leaf", "trees", "N"]

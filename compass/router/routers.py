@@ -16,15 +16,18 @@ after PCA, spec §2.1), gold labels r already scale-normalized (`normalize`), pr
                     queries come from different distributions, keep every gold row and only the preference
                     rows inside the overlap region (the propensity p̂(s) = Pr(gold | s) inside `overlap`, i.e.
                     a bounded density ratio), re-normalize within the overlap and fit the DR meta-router there
+* meta_cv           ours (issue 46): the member of CV_CANDIDATES (preference-only, gold-only, mean-shift, DR, R)
+                    with the least K-fold error on held-out gold rows, chosen at fit time and refitted on all
+                    rows; a CATE stage that adds more noise than the bias it removes loses to a simpler member
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -32,7 +35,10 @@ from compass.router.learners import LearnerSpec, out_of_sample, predict
 from compass.router.routellm import MatrixFactorizationRouter, SimilarityWeightedRouter
 
 ROUTERS = ("oracle", "pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap",
-           "routellm_mf", "routellm_sw")
+           "routellm_mf", "routellm_sw", "meta_cv")
+# meta_cv's candidates, simplest first (a tie goes to the simpler), and its folds of the gold rows.
+CV_CANDIDATES = ("preference_only", "gold_only", "mean_shift", "meta_dr", "meta_r")
+CV_FOLDS = 5
 # §2.11 overlap region: the density ratio f_gold(s) / f_pref(s) within [1/19, 19]. It is p̂/(1 − p̂) · (1 − κ)/κ with
 # κ = n/(n + m), so the region does not move with the gold share (at κ = 1/2 it is p̂ ∈ [0.05, 0.95]).
 OVERLAP_RATIO = 19.0
@@ -45,6 +51,8 @@ class FittedRouter:
     delta: object | None = None  # the CATE model Δ̂ of a meta-router (inspectable)
     propensity_clipped: int = 0  # rows whose p̂ hit the clip bounds
     preference_used: int | None = None  # preference rows the router learned from (meta_dr_overlap: inside the overlap)
+    chosen: str | None = None  # meta_cv: the candidate it chose at fit time
+    cv_errors: dict[str, float] | None = None  # meta_cv: each candidate's held-out gold error
 
     def psi(self, X: np.ndarray) -> np.ndarray:
         return self.model.predict(X)
@@ -128,6 +136,28 @@ def _fit_overlap_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: 
     return FittedRouter("meta_dr_overlap", model, delta, clipped, preference_used=int(in_p.sum()))
 
 
+def cv_errors(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
+              candidates: tuple[str, ...] = CV_CANDIDATES, folds: int = CV_FOLDS, **meta) -> dict[str, float]:
+    """Each candidate's mean squared error (ψ̂(q) − r(q))² on held-out gold rows: K folds of D_G, each candidate
+    refitted on the other gold rows and every preference row. E[(ψ̂ − r)²] = E[(ψ̂ − ψ)²] + σ_r² with the same label
+    noise σ_r² for every candidate, so the ranking estimates the ranking by error against ψ (eq. 2's target)."""
+    errors = dict.fromkeys(candidates, 0.0)
+    for train, held in KFold(folds, shuffle=True, random_state=spec.seed).split(X_g):
+        for name in candidates:
+            router = fit_router(name, spec, X_g[train], r[train], X_p, y, **(meta if name.startswith("meta") else {}))
+            errors[name] += float(np.sum((router.psi(X_g[held]) - r[held]) ** 2))
+    return {name: total / len(r) for name, total in errors.items()}
+
+
+def _fit_cv_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
+                   **meta) -> FittedRouter:
+    """meta_cv: the candidate of least `cv_errors` (ties to the simpler), refitted on all rows."""
+    errors = cv_errors(spec, X_g, r, X_p, y, **meta)
+    chosen = min(errors, key=errors.__getitem__)  # dicts keep CV_CANDIDATES' order: the first minimum is the simplest
+    fitted = fit_router(chosen, spec, X_g, r, X_p, y, **(meta if chosen.startswith("meta") else {}))
+    return replace(fitted, name="meta_cv", chosen=chosen, cv_errors=errors)
+
+
 def fit_router(name: str, spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
                r_p: np.ndarray | None = None, **meta) -> FittedRouter:
     """Fit one router of `ROUTERS`; `r_p` (gold labels of the preference queries) only for the oracle;
@@ -151,6 +181,8 @@ def fit_router(name: str, spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p
         return FittedRouter(name, model, delta, clipped, preference_used=len(y))
     elif name == "meta_dr_overlap":
         return _fit_overlap_router(spec, X_g, r, X_p, y, **meta)
+    elif name == "meta_cv":
+        return _fit_cv_router(spec, X_g, r, X_p, y, **meta)
     elif name in ("routellm_mf", "routellm_sw"):
         pooled = MatrixFactorizationRouter() if name == "routellm_mf" else SimilarityWeightedRouter()
         return FittedRouter(name, pooled.fit(np.vstack([X_g, X_p]), np.concatenate([r, y])), preference_used=len(y))

@@ -12,7 +12,10 @@ import numpy as np
 
 from compass.router.btl import preference_expectation
 
-PRESETS = {"A": {"eta_scale": 1.0, "delta_het": 0.5}, "B": {"eta_scale": 0.5, "delta_het": 0.8}}
+# A and B: spec-003 §4. C (ours, issue 46): η at full strength and an almost constant judge bias
+# Δ = −0.47 + 0.15·tanh(s₆), a world built to favour the simplest debiasing (mean-shift).
+PRESETS = {"A": {"eta_scale": 1.0, "delta_het": 0.5}, "B": {"eta_scale": 0.5, "delta_het": 0.8},
+           "C": {"eta_scale": 1.0, "delta_het": 0.15}}
 
 
 @dataclass(frozen=True)
