@@ -192,17 +192,22 @@ HANGS = """
 import sys, time
 from pipelines import interrupts
 
-def hang():
+def hang(announce=False):
     while True:
         try:
+            if announce:  # inside the try: a signal that lands while the line is written is caught here too
+                announce = False
+                print("watching", flush=True)
             time.sleep(60)
         except KeyboardInterrupt:
             pass
 
 try:
     with interrupts.watching("interrupted: test", grace_s=float(sys.argv[1])):
+        if sys.argv[2] == "inside":
+            hang(announce=True)
         print("watching", flush=True)
-        hang() if sys.argv[2] == "inside" else time.sleep(60)
+        time.sleep(60)
 except KeyboardInterrupt:
     hang()  # after the block: as the exit's join of idle workers hung for 7+ minutes
 """
