@@ -148,7 +148,10 @@ def cmd_route(args: argparse.Namespace) -> int:
     if prices:
         out["cost_usd"] = np.where(to_p, cost_p, cost_a)
         spend = f"; {usd(out['cost_usd'].sum())} against {usd(cost_p.sum())} for always-{facts['model_p']}"
-    out.to_csv(args.out or sys.stdout, index=False)
+    # people read these: ψ̂ to 4 significant digits, dollars to 4 (a batch's sum is printed from the unrounded costs)
+    out.round({"psi_hat": 4, "psi_hat_gold_units": 4}).assign(
+        **({"cost_usd": out["cost_usd"].map(lambda v: float(f"{v:.4g}"))} if prices else {})
+    ).to_csv(args.out or sys.stdout, index=False)
     limits = ", ".join(f"{name} {pct(value, default_decimals=0)}" for name, value in (
         ("share", budget["max_primary_share"]), ("cost share", budget["max_cost_share"])) if value is not None)
     print(f"{to_p.sum()} of {len(out)} queries to {facts['model_p']} ({pct(to_p.mean(), default_decimals=0)} of this "

@@ -545,8 +545,10 @@ def router_deployment(wh: Warehouse, dataset: str) -> tuple[Embedder, pd.DataFra
     """The served router of a dataset (router.deployments, router.embedders, router.forests)."""
     facts = wh.read("router.deployments", {"dataset": dataset})
     if facts.empty:
-        raise LookupError(f"router.deployments has no row for dataset {dataset!r}: materialize router/deployment "
-                          f"(datasets: {route_datasets(wh)})")
+        known = route_datasets(wh)
+        if dataset not in known:  # a typo: the valid choices, not advice to materialize
+            raise LookupError(f"unknown routing dataset {dataset!r}; valid datasets: {', '.join(known) or '(none)'}")
+        raise LookupError(f"router.deployments has no row for dataset {dataset!r}: materialize router/deployment")
     embedder = Embedder.from_frame(wh.read("router.embedders", {"dataset": dataset}))
     nodes = wh.read("router.forests", {"dataset": dataset})
     return embedder, nodes, facts.drop(columns=STAMP_COLUMNS, errors="ignore").iloc[0].to_dict()
