@@ -320,6 +320,33 @@ def oracle_headline_line(row) -> str:
             f"AIQ {flagged(number(row.aiq, 3), getattr(row, 'aiq_flag', flag_q))}")
 
 
+FLAG_WORDS = {"range": "not identified: the data bound it, no estimator pins it down",
+              "clipped": "the recommended estimate fell outside the identified range and was clipped into it",
+              "below_split_sample": "the recommended estimate fell below the split-sample oracle, a lower bound "
+                                    "in expectation; published at that bound"}
+
+
+def oracle_verdict(row) -> str:
+    """What routing each query to its best model would buy over the best single model, in words (seed 002 §4.3),
+    with what its flag means."""
+    from pipelines.formatting import pct
+
+    sota = f"{pct(row.sota_quality)} for the best single model ({row.sota_model})"
+    if row.headline_flag == "range":
+        gain = (f"at most {pct(row.error_rate_reduction_hi, default_decimals=0)} fewer errors"
+                if getattr(row, "error_rate_reduction_hi", None) is not None else "an unknown gain")
+        said = (f"routing each query to its best model would score between {pct(row.headline_lo)} and "
+                f"{pct(row.headline_hi)}, against {sota}: {gain}")
+    else:
+        saving = pct(row.cost_saving_at_sota_quality, default_decimals=0)
+        said = (f"routing each query to its best model would score {pct(row.oracle_quality)}, against {sota}: "
+                f"{pct(row.error_rate_reduction, default_decimals=0)} fewer errors"
+                + (f", or the best model's quality for {saving} less" if saving != "–" else ""))
+    flag = FLAG_WORDS.get(row.headline_flag, "")
+    return f"verdict ({row.model_set}, {row.n_prompts} prompts, {row.n_models} models): {said}" + \
+        (f" [{row.headline_flag}: {flag}]" if flag else "")
+
+
 def cmd_oracle(args: argparse.Namespace) -> int:
     """Print a dataset's oracle summary row(s) and estimator table from the warehouse."""
     import pandas as pd
@@ -333,10 +360,13 @@ def cmd_oracle(args: argparse.Namespace) -> int:
     estimates = wh.read("oracle.estimates", {"dataset": args.dataset})
     hidden = ["data_version", "run_id", "refreshed_at"]
     with pd.option_context("display.width", 200, "display.max_columns", 30):
-        print(summary.drop(columns=hidden, errors="ignore").T.to_string(header=False))
+        for row in summary.itertuples():
+            print(oracle_verdict(row))
         print()
         for row in summary.itertuples():
             print(oracle_headline_line(row))
+        print()
+        print(summary.drop(columns=hidden, errors="ignore").T.to_string(header=False))
         print()
         cols = ["model_set", "estimator", "quality", "quality_lo", "quality_hi", "cost", "recommended", "identified",
                 "cost_basis"]
