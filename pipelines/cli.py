@@ -431,9 +431,11 @@ def cmd_cascade(args: argparse.Namespace) -> int:
     """Rational Tuning (thesis seed 001, eq. 2.11) of one cascade at one cost sensitivity lambda."""
     import numpy as np
 
+    from compass.cascades.evaluate import evaluate_thresholds
     from compass.cascades.markov_model import fit_cascade_model
     from compass.cascades.rational_tuning import rational_tuning
-    from compass.cascades.study import calibrated_records
+    from compass.cascades.study import CascadeData, calibrated_records
+    from pipelines.formatting import pct, usd
     from resources import readers
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -461,9 +463,30 @@ def cmd_cascade(args: argparse.Namespace) -> int:
     for j, m in enumerate(models[:-1], start=1):
         print(f"  threshold phi_{j} ({m}): {row[f'phi_{j}']:.6f}  (answer if calibrated P(correct) > threshold)")
     print(f"  {models[-1]}: always answers")
-    print(f"expected error: {row['pred_error']:.6f}")
-    print(f"expected cost:  {row['pred_cost']:.6g} USD per query")
+    print(f"expected error: {pct(row['pred_error'])}, expected cost: {usd(row['pred_cost'])} per query (the fitted model)")
+    test = CascadeData.of(cal, tuple(models), "test")
+    thresholds = np.array([[row[f"phi_{j}"] for j in range(1, len(models))]])
+    realized = {"cascade": tuple(float(v[0]) for v in evaluate_thresholds(test.p, test.y, test.c, thresholds))}
+    for j in (len(models) - 1, 0):  # always the biggest (last) model, always the smallest (first)
+        realized[f"always {models[j]}"] = (1 - float(test.y[:, j].mean()), float(test.c[:, j].mean()))
+    print(f"on the {len(test.y):,} held-out test queries (realized):")
+    for name, (error, cost) in realized.items():
+        print(f"  {name:<{max(map(len, realized)) + 2}}error {pct(error)}, {usd(cost)} per query")
+    print(cascade_verdict(realized, models[-1]))
     return 0
+
+
+def cascade_verdict(realized: dict[str, tuple[float, float]], big: str) -> str:
+    """One sentence: the cascade against always using the biggest model, in dollars and error points."""
+    from pipelines.formatting import pct
+
+    (error, cost), (big_error, big_cost) = realized["cascade"], realized[f"always {big}"]
+    saving = 1 - cost / big_cost if big_cost > 0 else 0.0
+    points = 100 * (error - big_error)
+    change = f"{abs(points):.1f} points {'more' if points > 0 else 'less'} error" if abs(points) >= 0.05 else "the same error"
+    if saving > 0:
+        return f"verdict: the cascade costs {pct(saving, default_decimals=0)} less than always {big}, for {change}"
+    return f"verdict: the cascade saves nothing over always {big} ({pct(-saving, default_decimals=0)} dearer, {change})"
 
 
 def _positive(text: str) -> int:
