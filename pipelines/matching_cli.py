@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -42,11 +43,17 @@ def _ask(prompt: str, stdin: TextIO, out: TextIO) -> str | None:
     return None if line == "" else line.strip()
 
 
-def _pick(stdin: TextIO, out: TextIO) -> str | None:
-    while (choice := _ask("Which answer is better? [A/B, q to stop] ", stdin, out)) is not None:
-        if choice.lower() in ("a", "b", "q"):
-            return choice.lower()
-        out.write("please type A, B or q\n")
+PICK_PROMPT = "Which answer is better? [A or B, a change request may follow, e.g. 'A cheaper'; q to stop] "
+PICK = re.compile(r"([abq])(?:[\s:,.;-]+(.*))?", re.IGNORECASE)
+
+
+def _pick(stdin: TextIO, out: TextIO) -> tuple[str, str] | None:
+    """One question a round: the pick and, on the same line, an optional change request ("a cheaper"); a second
+    prompt after the pick mixed up people's first keystrokes (issue 48). None at the end of input."""
+    while (line := _ask(PICK_PROMPT, stdin, out)) is not None:
+        if match := PICK.fullmatch(line):
+            return match.group(1).lower(), (match.group(2) or "").strip()
+        out.write("please type A or B (a change request may follow on the same line), or q\n")
     return None
 
 
@@ -104,10 +111,10 @@ def run_match(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO =
         out.write(f"\n=== Round {t} (spent ${spent:.4f} of ${args.budget:.4f}) ===\nPrompt: {prompts[question]}\n\n")
         out.write(side_by_side(texts[(question, pool.models[i])], texts[(question, pool.models[j])],
                                max_lines=args.max_lines) + "\n")
-        choice = _pick(stdin, out)
-        if choice in (None, "q"):
+        picked = _pick(stdin, out)
+        if picked is None or picked[0] == "q":
             break
-        request = _ask("Change request (optional): ", stdin, out) or ""
+        choice, request = picked
         cost = float(matcher.call_cost[i] + matcher.call_cost[j])
         matcher.observe(t, i, j, choice == "a", cost)
         spent += cost

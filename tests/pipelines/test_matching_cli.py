@@ -28,7 +28,7 @@ def spent(text: str) -> tuple[float, float]:
 
 
 def test_piped_session_through_the_command_line():
-    answers = "\n" + "a\n\n" * 3 + "b\ncheaper\n" + "a\n\n" * 2
+    answers = "\n" + "a\n" * 3 + "b cheaper\n" + "a\n" * 2  # one line a round: the pick, maybe a change request
     done = subprocess.run([sys.executable, "-m", "pipelines.cli", "match", "--pool", "arena_bench_v1", "--rounds", "6",
                            "--max-lines", "2"],
                           input=answers, capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -39,9 +39,21 @@ def test_piped_session_through_the_command_line():
     assert used <= budget == 0.05
 
 
+def test_one_question_a_round_takes_the_pick_and_a_change_request_on_the_same_line():
+    """Issue 48: a second prompt ("Change request (optional):") after each pick mixed up first keystrokes."""
+    from pipelines.matching_cli import _pick
+
+    screen = io.StringIO()
+    assert _pick(io.StringIO("B, cheaper\n"), screen) == ("b", "cheaper")
+    assert _pick(io.StringIO("a\n"), screen) == ("a", "")
+    assert _pick(io.StringIO("maybe\nq\n"), screen) == ("q", "")
+    assert screen.getvalue().count("Which answer is better?") == 4 and "please type A or B" in screen.getvalue()
+    assert _pick(io.StringIO(""), screen) is None
+
+
 def test_a_tiny_budget_stops_before_it_is_exceeded():
     out = io.StringIO()
-    assert run_match(args(budget=0.003, rounds=10), io.StringIO("\n" + "a\n\n" * 10), out) == 0
+    assert run_match(args(budget=0.003, rounds=10), io.StringIO("\n" + "a\n" * 10), out) == 0
     text = out.getvalue()
     used, budget = spent(text)
     assert "No pair of answers fits the remaining" in text and used <= budget == 0.003
@@ -56,7 +68,7 @@ class Person(io.StringIO):
 
     def readline(self) -> str:
         shown = self.screen.getvalue()
-        if not shown.rstrip().endswith("[A/B, q to stop]"):
+        if not shown.rstrip().endswith("q to stop]"):
             return "\n"
         table = shown.rsplit("=== Round", 1)[1]
         rows = [line for line in table.splitlines() if " | " in line and "GOOD" in line]
@@ -79,7 +91,7 @@ def test_own_prices_in_the_responses_file(tmp_path):
     path = tmp_path / "priced.csv"
     pd.DataFrame(rows, columns=["prompt", "model", "response", "input_price", "output_price"]).to_csv(path, index=False)
     out = io.StringIO()
-    assert run_match(args(pool=str(path), rounds=3, budget=1.0), io.StringIO("\n" + "a\n\n" * 3), out) == 0
+    assert run_match(args(pool=str(path), rounds=3, budget=1.0), io.StringIO("\n" + "a\n" * 3), out) == 0
     # one round: prompt "qN" (2 chars) and 400 characters of answer from each, at 4 characters per token
     used, _ = spent(out.getvalue())
     assert used == pytest.approx(3 * (2 + 400) / 4 * (1.0 + 100.0) / 1e6, abs=1e-4)
@@ -137,7 +149,7 @@ def test_each_mistake_is_one_line_exit_2_and_writes_nothing(name, tmp_path, monk
         (tmp_path / path.rsplit("/", 1)[1]).write_text(content)
     before = _files(tmp_path)
     out, err = io.StringIO(), io.StringIO()
-    assert run(args(**flags), io.StringIO("\n" + "a\n\n" * 6), out, err) == 2
+    assert run(args(**flags), io.StringIO("\n" + "a\n" * 6), out, err) == 2
     message = err.getvalue()
     assert message.count("\n") == 1 and message.startswith("error: "), message
     assert all(w in message for w in words), message
