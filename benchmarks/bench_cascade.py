@@ -95,8 +95,9 @@ def row(cal: pd.DataFrame, cascade: list[str], h: float, repeats: int) -> dict:
             "speedup_fit_tune_wall": grid_w / both_w}
 
 
-def _sequential_infill(model, cascade, thresholds, infill_q, cap):
-    """The eq. 2.13 infill before issue 47 (`rational_tuning._infill` replays this loop on batched CDFs)."""
+def sequential_infill(model, cascade, thresholds, infill_q, cap):
+    """The eq. 2.13 infill before issue 47, two scalar CDF calls per model and gap (`rational_tuning._infill` replays
+    this loop on batched CDFs; tests/compass/cascades/model/test_rational_tuning.py checks they agree bitwise)."""
     points = [(t, False) for t in thresholds]
     i = 0
     while i < len(points) - 1 and len(points) < cap:
@@ -117,7 +118,7 @@ def infill_row(cal: pd.DataFrame, cascade: list[str], repeats: int) -> dict:
     train = cal[cal["split"] == "train"]
 
     def sequential() -> pd.DataFrame:
-        with mock.patch.object(rt, "_infill", _sequential_infill):
+        with mock.patch.object(rt, "_infill", sequential_infill):
             return tune_as_the_study(train, cascade)
 
     pd.testing.assert_frame_equal(tune_as_the_study(train, cascade), sequential(), check_exact=True)

@@ -4,6 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchmarks.bench_cascade import sequential_infill  # the loop before issue 47, the reference
+
 from compass.cascades.markov_model import fit_cascade_model
 from compass.cascades.rational_tuning import default_lambdas, rational_tuning
 
@@ -80,21 +82,6 @@ def test_pattern_search_matches_or_beats_lbfgsb(model):
         rational_tuning(model, lams, method="newton")
 
 
-def _sequential_infill(model, cascade, thresholds, q, cap):
-    """Eq. 2.13's infill as it was written before issue 47: the loop with two scalar CDF calls per model and gap."""
-    points = [(t, False) for t in thresholds]
-    i = 0
-    while i < len(points) - 1 and len(points) < cap:
-        t0, t1 = points[i][0], points[i + 1][0]
-        gap = max(abs(float(model.marginals[m].cdf(t1[j]) - model.marginals[m].cdf(t0[j])))
-                  for j, m in enumerate(cascade[:-1]))
-        if gap > q:
-            points.insert(i + 1, (0.5 * (t0 + t1), True))
-        else:
-            i += 1
-    return points
-
-
 @pytest.mark.parametrize("q, cap_factor", [(0.1, 20), (0.02, 20), (0.003, 20), (0.003, 3), (0.5, 20)])
 def test_batched_infill_equals_the_sequential_loop(q, cap_factor):
     """The batched CDFs (`_infill`) insert bitwise the points of the one-at-a-time loop, also when the cap stops it
@@ -105,7 +92,7 @@ def test_batched_infill_equals_the_sequential_loop(q, cap_factor):
     model = fit_cascade_model(synthetic_calibrated(n_train=400, k=4, seed=2), chain)
     thresholds = list(rational_tuning(model, cascade=chain, infill_q=None)[["phi_1", "phi_2", "phi_3"]].to_numpy())
     cap = cap_factor * len(thresholds)
-    got, want = _infill(model, chain, thresholds, q, cap), _sequential_infill(model, chain, thresholds, q, cap)
+    got, want = _infill(model, chain, thresholds, q, cap), sequential_infill(model, chain, thresholds, q, cap)
     assert len(got) == len(want) and [f for _, f in got] == [f for _, f in want]
     np.testing.assert_array_equal(np.array([t for t, _ in got]), np.array([t for t, _ in want]))
     if cap_factor == 3:
@@ -127,7 +114,7 @@ def test_infill_evaluates_cdfs_in_batches_and_the_frontier_is_unchanged(monkeypa
     monkeypatch.setattr(MixedBetaMarginal, "cdf", lambda self, phi: calls.append(np.size(phi)) or cdf(self, phi))
     got = rational_tuning(model, cascade=chain, infill_q=0.02)
     batched = len(calls)
-    monkeypatch.setattr(rt, "_infill", _sequential_infill)
+    monkeypatch.setattr(rt, "_infill", sequential_infill)
     calls.clear()
     want = rational_tuning(model, cascade=chain, infill_q=0.02)
     pd.testing.assert_frame_equal(got, want, check_exact=True)
