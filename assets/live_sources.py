@@ -30,6 +30,9 @@ def raw_fetches(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
     wh = warehouse.get()
     config = sources.config()
     outcome = refresh_live_sources(config)
+    # Validation before any write (issue 43): the staged connector files and the canonical files are checked together
+    # before raw.fetches and raw.unmatched_names change, so rejected input leaves every warehouse table as it was.
+    sources.validate()
     for line in outcome.failures:
         context.log.warning(line)
     stale = outcome.stale(config.stale_after_hours)
