@@ -39,6 +39,8 @@ def raw_fetches(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
     stamp = {"data_version": outcome.version, "run_id": context.run.run_id,
              "refreshed_at": pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)}
     log = pd.concat([wh.read("raw.fetches"), outcome.fetches.assign(**stamp)], ignore_index=True)
+    log = log.reindex(columns=FETCH_COLUMNS + list(stamp))  # a log from before a column was added: null there
+    log["rows_dropped"] = log["rows_dropped"].astype("Int64")
     wh.replace_many([("raw.fetches", log[FETCH_COLUMNS + list(stamp)], None, None),
                      ("raw.unmatched_names", outcome.unmatched.assign(**stamp)[UNMATCHED_COLUMNS + list(stamp)],
                       None, None)])
