@@ -30,12 +30,17 @@ def raw_fetches(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
     wh = warehouse.get()
     config = sources.config()
     outcome = refresh_live_sources(config)
+    # Validation before any write (issue 43): the staged connector files and the canonical files are checked together
+    # before raw.fetches and raw.unmatched_names change, so rejected input leaves every warehouse table as it was.
+    sources.validate()
     for line in outcome.failures:
         context.log.warning(line)
     stale = outcome.stale(config.stale_after_hours)
     stamp = {"data_version": outcome.version, "run_id": context.run.run_id,
              "refreshed_at": pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)}
     log = pd.concat([wh.read("raw.fetches"), outcome.fetches.assign(**stamp)], ignore_index=True)
+    log = log.reindex(columns=FETCH_COLUMNS + list(stamp))  # a log from before a column was added: null there
+    log["rows_dropped"] = log["rows_dropped"].astype("Int64")
     wh.replace_many([("raw.fetches", log[FETCH_COLUMNS + list(stamp)], None, None),
                      ("raw.unmatched_names", outcome.unmatched.assign(**stamp)[UNMATCHED_COLUMNS + list(stamp)],
                       None, None)])

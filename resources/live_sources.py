@@ -6,10 +6,12 @@ For each connector entry, in config order:
 1. gather its files: over HTTP (resources.fetch: conditional, capped, retried) the named file and the siblings the
    connector asks for (a sibling the server does not have is left out); from disk a file and its siblings, a
    folder's files, or a ZIP's entries (checked before extraction, compass.ingest.untrusted);
-2. parse them (`CONNECTORS[name].parse(Payload(...))`);
-3. on any failure (timeout, HTTP error, truncated body, a format change) keep the source's previous files (their
-   bytes are kept content-addressed) and parse those again, so its rows stay exactly as they were; the other
-   sources go on. Each failure becomes one line: connector, URL, error, age of the data kept.
+2. parse them (`CONNECTORS[name].parse(Payload(...))`): rows the connector cannot read are dropped and counted
+   (compass.ingest.connectors.base.screen; the count is `rows_dropped` of the main file's raw.fetches row), the
+   good rows go on; past MAX_BAD_SHARE of bad rows the parse fails (TooManyBadRows) as below;
+3. on any failure (timeout, HTTP error, truncated body, a format change, too many bad rows) keep the source's
+   previous files (their bytes are kept content-addressed) and parse those again, so its rows stay exactly as
+   they were; the other sources go on. Each failure becomes one line: connector, URL, error, age of the data kept.
 
 Then every spelling is matched once over all sources (new models from quality sources are known to the price
 lists), and each source's tables are written to <connectors>/<slug>/<table>.parquet *only when their content
@@ -45,7 +47,7 @@ from resources.warehouse import frame_version
 
 MANIFEST = "manifest.json"
 FETCH_COLUMNS = ["connector", "url", "status", "bytes", "sha256", "etag", "last_modified", "fetched_at", "attempts",
-                 "error"]
+                 "error", "rows_dropped"]
 UNMATCHED_COLUMNS = ["connector", "source", "location", "raw_name", "status", "model_id", "best_candidate",
                      "similarity", "candidates", "tables", "rows"]
 
@@ -58,6 +60,7 @@ class SourceResult:
     parsed: dict[str, pd.DataFrame] | None = None  # raw-name frames (None: nothing to stage)
     manifest: dict | None = None  # the files now kept for it
     error: str | None = None  # set when this attempt failed (its previous data, if any, is kept)
+    dropped: int | None = None  # rows of this attempt's payload the connector could not read
     fetches: list[dict] = field(default_factory=list)
 
     def failure_line(self, now: dt.datetime) -> str:
@@ -137,11 +140,16 @@ def _read_source(entry: ConnectorSource, root: Path, store: RawStore, policy: Fe
     try:
         name, files, manifest = (_gather_url(entry, connector, previous, store, policy, now, result.fetches)
                                  if entry.url else _gather_path(entry, connector, policy, store, now))
-        result.parsed = dict(connector.parse(Payload(name, files, _as_of(manifest))))
-        result.manifest = manifest
+        parsed = connector.parse(Payload(name, files, _as_of(manifest)))
+        result.parsed, result.manifest, result.dropped = dict(parsed), manifest, getattr(parsed, "bad", 0)
+        _log_dropped(result)
         return result
     except Exception as exc:  # noqa: BLE001 - any failure of one source is that source's, never the refresh's
         result.error = _one_line(exc)
+        if not isinstance(exc, (FetchFailed, IngestError, OSError)):  # a connector's own error: name what it read
+            result.error = f"{entry.connector} could not read {entry.location}: {result.error}"
+        result.dropped = getattr(exc, "bad", None)
+        _log_dropped(result)
         if result.fetches and result.fetches[-1]["error"] is None and not isinstance(exc, FetchFailed):
             result.fetches[-1]["error"] = result.error  # the bytes came but did not parse
     if previous is not None:
@@ -152,6 +160,13 @@ def _read_source(entry: ConnectorSource, root: Path, store: RawStore, policy: Fe
         except Exception:  # noqa: BLE001 - kept bytes gone: the staged files stay as they are, unread
             result.parsed = None
     return result
+
+
+def _log_dropped(result: SourceResult) -> None:
+    """The dropped-row count on the source's main-file fetch row (a path source has no fetch row)."""
+    main = [row for row in result.fetches if row["url"] == result.entry.url]
+    if main:
+        main[0]["rows_dropped"] = result.dropped
 
 
 def _gather_url(entry, connector, previous, store, policy, now, log) -> tuple[str, dict[str, bytes], dict]:

@@ -181,3 +181,22 @@ def test_the_report_page_lists_the_held_back_names_and_the_new_models(world):
     assert verdict == (f"2 live source(s), all fetched; {new} new model name(s) brought in, {pending} held back for a "
                        "person to confirm.")
     assert "xai/grok-4.20-0309-non-reasoning" in page and "grok-4.20-beta-0309-non-reasoning" in page
+
+
+def test_a_bad_canonical_file_leaves_every_table_unchanged_live_fetches_included(copy):
+    """Issue 43: rejected input stops the refresh before raw.fetches and raw.unmatched_names are written (the fetch
+    asset used to publish them before the canonical files were validated)."""
+    from compass.ingest.errors import IngestError
+    from tests.pipelines.helpers import assert_same_tables, snapshot
+
+    instance, folder, site, _ = copy
+    run_refresh(instance)  # the copy's files have new paths: its raw tables are read once again
+    serve_livebench(site, NEW)  # new upstream bytes: the fetch log and the held-back names would change
+    bad = folder / "bad_scores.csv"
+    bad.write_text("model_id,benchmark,score,score_scale\ngpt-4o,mmlu,2.5,fraction\n")
+    config = folder / "config.yaml"
+    config.write_text(config.read_text() + f"  - {{table: benchmark_scores, path: {bad}}}\n")
+    before = snapshot(folder / "warehouse.duckdb")
+    with pytest.raises(IngestError, match="score"):
+        run_refresh(instance)
+    assert_same_tables(snapshot(folder / "warehouse.duckdb"), before)

@@ -15,7 +15,9 @@ import re
 
 import yaml
 
-from compass.ingest.connectors.base import SCORE_COLS, FormatChange, Parsed, Payload, SingleFile, expect, frame, require
+from compass.ingest.connectors.base import (
+    SCORE_COLS, FormatChange, Parsed, Payload, SingleFile, expect, frame, number, require, screen,
+)
 
 FIELDS = ("model", "pass_rate_2")
 MODEL_FLAG = re.compile(r"--model\s+(\S+)")
@@ -38,6 +40,6 @@ class AiderPolyglot(SingleFile):
             flag = MODEL_FLAG.search(str(run.get("command") or ""))
             api_name = flag.group(1) if flag and re.search(r"[/-]", flag.group(1)) else None
             rows.append({"raw_name": api_name or str(run["model"]), "benchmark": "aider_polyglot",
-                         "score": float(run["pass_rate_2"]) / 100.0, "score_scale": "fraction"})
+                         "score": number(run["pass_rate_2"]) / 100.0, "score_scale": "fraction"})
         as_of = payload.as_of or dt.date.today()
-        return Parsed({"benchmark_scores": frame(rows, SCORE_COLS, self.source, as_of)})
+        return screen(self.name, payload.name, {"benchmark_scores": frame(rows, SCORE_COLS, self.source, as_of)})

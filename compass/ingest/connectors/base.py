@@ -26,6 +26,12 @@ callers then resolve the spelling the same way:
 bytes into rows. An upstream format change (a renamed or missing field) raises `FormatChange`
 naming the connector, the file and the field; nothing is guessed.
 
+Bad rows (issue 43): a row a connector cannot read (a null, NaN or infinite number, a value of the wrong type, a
+number outside its column's range: `compass.ingest.validate.RANGES` and `SCORE_SCALES`) is a bad row, not a dead
+source. `screen` drops it and counts it (`Parsed.bad`, recorded as raw.fetches.rows_dropped), and the other rows go
+on. Past `MAX_BAD_SHARE` of one table's rows the source counts as down: `TooManyBadRows` (the caller keeps its
+previous rows).
+
 Prices: rows whose input or output price is missing, zero or negative (free tiers, preview
 endpoints) or above the ingest validator's bound `MAX_USD_PER_MTOK` are dropped by
 `plausible_prices`; a connector records how many in `dropped` (a `Parsed` mapping attribute).
@@ -41,12 +47,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
 import pandas as pd
 
 from compass.ingest.errors import IngestError
 from compass.ingest.organizations import canonical_organizations
 from compass.ingest.untrusted import UntrustedInput, gunzip
-from compass.ingest.validate import MAX_USD_PER_MTOK
+from compass.ingest.validate import MAX_USD_PER_MTOK, RANGES, SCORE_SCALES
+
+# Past this share of unreadable rows (in any one table of a payload) a source counts as down, not as a source
+# with some bad rows: its previous rows are kept.
+MAX_BAD_SHARE = 0.5
 
 # Connector output columns per table: the schema's columns with `raw_name` in place of `model_id`.
 SCORE_COLS = ["raw_name", "benchmark", "score", "score_scale", "stderr", "source", "as_of"]
@@ -103,12 +114,23 @@ class SingleFile:
         return []
 
 
-class Parsed(dict):
-    """`parse`'s result: table name -> frame, plus `dropped` (implausible price rows left out)."""
+class TooManyBadRows(IngestError):
+    """More than MAX_BAD_SHARE of a payload's rows could not be read: the source counts as down."""
 
-    def __init__(self, tables: Mapping[str, pd.DataFrame], dropped: int = 0):
+    def __init__(self, connector: str, file: str, field: str, bad: int, total: int, table: str):
+        self.connector, self.field, self.bad = connector, field, bad
+        super().__init__(file, None, field, f"{connector}: {bad} of {total} {table} rows unreadable (first bad field "
+                         f"{field!r}), more than {MAX_BAD_SHARE:.0%}: the source counts as down")
+
+
+class Parsed(dict):
+    """`parse`'s result: table name -> frame, plus `dropped` (implausible price rows left out) and `bad` (rows that
+    could not be read, `screen`)."""
+
+    def __init__(self, tables: Mapping[str, pd.DataFrame], dropped: int = 0, bad: int = 0):
         super().__init__(tables)
         self.dropped = dropped
+        self.bad = bad
 
 
 # ---- helpers shared by the connectors --------------------------------------------------------
@@ -136,6 +158,81 @@ def frame(rows: list[dict] | pd.DataFrame, columns: list[str], source: str, as_o
     if "organization" in columns:
         df["organization"] = canonical_organizations(df["organization"])
     return df[columns].reset_index(drop=True)
+
+
+def number(value: Any) -> float:
+    """`value` as a float; NaN for anything that is not one number (None, lists, booleans, text that is not a
+    number), so that `screen` drops its row instead of the connector raising."""
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return float("nan")
+    if isinstance(value, (int, float, np.integer, np.floating, str)):
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            return float("nan")
+    return float("nan")
+
+
+def scaled(value: Any, factor: float) -> Any:
+    """A number times `factor`; None and anything that is not a number as they are (`screen` drops a row whose
+    ranged column holds something that is not a number)."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        return value * factor
+    return value
+
+
+def _numbers(values: pd.Series) -> pd.Series:
+    return values.map(number, na_action=None).astype(float)
+
+
+def bad_rows(table: str, frame: pd.DataFrame) -> tuple[pd.Series, str | None]:
+    """(mask of the rows of `table` that cannot be read, the first bad field): a score that is not a finite number in
+    its scale's range (`SCORE_SCALES`), a present value of a ranged column (`RANGES`) that is not a finite number
+    in that range."""
+    bad = pd.Series(False, index=frame.index)
+    first: str | None = None
+
+    def add(mask: pd.Series, column: str) -> None:
+        nonlocal bad, first
+        mask = mask.fillna(True).astype(bool)
+        if first is None and bool((mask & ~bad).any()):
+            first = column
+        bad = bad | mask
+
+    if table == "benchmark_scores" and "score" in frame.columns:
+        score = _numbers(frame["score"])
+        scale = frame["score_scale"].fillna("fraction") if "score_scale" in frame.columns else pd.Series(
+            "fraction", index=frame.index)
+        lo = scale.map(lambda s: SCORE_SCALES.get(s, (np.nan, np.nan))[0]).astype(float)
+        hi = scale.map(lambda s: SCORE_SCALES.get(s, (np.nan, np.nan))[1]).astype(float)
+        add(~np.isfinite(score) | ~(score >= lo) | ~(score <= hi), "score")
+    for column, (low, high) in RANGES.get(table, {}).items():
+        if column in frame.columns:
+            present = frame[column].map(lambda v: v is not None and not (isinstance(v, float) and np.isnan(v)))
+            num = _numbers(frame[column])
+            add(present & (~np.isfinite(num) | (num < low) | (num > high)), column)
+    return bad, first
+
+
+def screen(connector: str, file: str, tables: Mapping[str, pd.DataFrame], dropped: int = 0) -> Parsed:
+    """Drop and count the rows of every table that cannot be read (`bad_rows`; numbers made floats; then the
+    implausible prices of model_costs, `plausible_prices`, added to `dropped`); past MAX_BAD_SHARE of one table's
+    rows, TooManyBadRows naming the connector, the file and the first bad field."""
+    kept, bad = {}, 0
+    for table, df in tables.items():
+        mask, first = bad_rows(table, df)
+        good = df[~mask].reset_index(drop=True)
+        for column in ("score", "stderr", *RANGES.get(table, {})):
+            if column in good.columns and len(good):
+                good[column] = _numbers(good[column])
+        if table == "model_costs":  # readable prices that are free or absent: left out, not bad
+            good, implausible = plausible_prices(good)
+            good, dropped = good.reset_index(drop=True), dropped + implausible
+        kept[table] = good
+        if len(df) and mask.sum() > MAX_BAD_SHARE * len(df):
+            raise TooManyBadRows(connector, file, first or "-", int(mask.sum()), len(df), table)
+        bad += int(mask.sum())
+    return Parsed(kept, dropped, bad)
 
 
 def plausible_prices(costs: pd.DataFrame) -> tuple[pd.DataFrame, int]:

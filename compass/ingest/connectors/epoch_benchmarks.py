@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from compass.ingest.connectors.base import (
-    META_COLS, SCORE_COLS, FormatChange, Parsed, Payload, SingleFile, frame, read_csv, to_date,
+    META_COLS, SCORE_COLS, FormatChange, Parsed, Payload, SingleFile, frame, read_csv, screen, to_date,
 )
 
 # file -> (benchmark id, score column, stderr column, scale).
@@ -71,7 +71,8 @@ VENDOR_ROW = "Source URL"  # filled only on rows a curator added from a vendor's
 
 
 def _percent(values: pd.Series) -> bool:
-    return bool(pd.to_numeric(values, errors="coerce").max() > 1.5)
+    num = pd.to_numeric(values, errors="coerce")
+    return bool(num[np.isfinite(num)].max() > 1.5)  # an infinite score is a bad row (screen), not a percent
 
 
 def _file_rows(name: str, data: bytes, spec: tuple[str, str, str | None, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -139,8 +140,9 @@ class EpochBenchmarks(SingleFile):
 
     def _parsed(self, scores: list[pd.DataFrame], meta: pd.DataFrame, payload: Payload) -> Parsed:
         as_of = payload.as_of or dt.date.today()
-        return Parsed({"benchmark_scores": frame(pd.concat(scores, ignore_index=True), SCORE_COLS, self.source, as_of),
-                       "models": frame(meta, META_COLS, self.source, as_of)})
+        return screen(self.name, payload.name, {
+            "benchmark_scores": frame(pd.concat(scores, ignore_index=True), SCORE_COLS, self.source, as_of),
+            "models": frame(meta, META_COLS, self.source, as_of)})
 
 
 def merge_update(full: Parsed, update: Parsed) -> Parsed:

@@ -13,7 +13,7 @@ import datetime as dt
 import pandas as pd
 
 from compass.ingest.connectors.base import (
-    COST_COLS, META_COLS, FormatChange, Parsed, Payload, SingleFile, frame, plausible_prices, read_json,
+    COST_COLS, META_COLS, FormatChange, Parsed, Payload, SingleFile, frame, read_json, scaled, screen,
 )
 
 # First-party LiteLLM providers (plus together_ai for open models) -> our provider id.
@@ -50,14 +50,13 @@ class LiteLLMPrices(SingleFile):
                 raise FormatChange(self.name, payload.name, field)
         rows = [{
             "raw_name": key, "provider": PROVIDERS[v["litellm_provider"]],
-            "input_usd_per_mtok": (v.get("input_cost_per_token") or 0) * 1e6,
-            "output_usd_per_mtok": (v.get("output_cost_per_token") or 0) * 1e6,
+            "input_usd_per_mtok": scaled(v.get("input_cost_per_token") or 0, 1e6),
+            "output_usd_per_mtok": scaled(v.get("output_cost_per_token") or 0, 1e6),
         } for key, v in chat.items()]
         meta = [{"raw_name": key, "context_window": v.get("max_input_tokens"), "reasoning": v.get("supports_reasoning"),
                  "organization": None if v["litellm_provider"] in RESELLERS
                  else ORGANIZATIONS.get(v["litellm_provider"], v["litellm_provider"])}
                 for key, v in chat.items()]
-        costs, dropped = plausible_prices(pd.DataFrame(rows))
         as_of = payload.as_of or dt.date.today()
-        return Parsed({"model_costs": frame(costs, COST_COLS, self.source, as_of),
-                       "models": frame(meta, META_COLS, self.source, as_of)}, dropped)
+        return screen(self.name, payload.name, {"model_costs": frame(pd.DataFrame(rows), COST_COLS, self.source, as_of),
+                                                "models": frame(meta, META_COLS, self.source, as_of)})

@@ -18,7 +18,7 @@ import re
 import pandas as pd
 
 from compass.ingest.connectors.base import (
-    COST_COLS, SCORE_COLS, FormatChange, Parsed, Payload, expect, frame, plausible_prices, read_csv, read_json, slug,
+    COST_COLS, SCORE_COLS, FormatChange, Parsed, Payload, expect, frame, read_csv, read_json, screen, slug,
 )
 from compass.ingest.errors import IngestError
 
@@ -62,16 +62,15 @@ class LiveBench:
         long = long.dropna(subset=["score"]).assign(score_scale="fraction")
         as_of = payload.as_of or dt.date(*map(int, date.split("_")))
         tables = {"benchmark_scores": frame(long, SCORE_COLS, self.source, as_of)}
-        dropped = 0
         if cost_name in payload.files:
             cost = read_csv(self.name, cost_name, payload.files[cost_name], COST_FIELDS)
             if cost["input_price_per_million"].isna().all():
                 raise FormatChange(self.name, cost_name, "input_price_per_million", "the price column is empty")
-            prices, dropped = plausible_prices(pd.DataFrame({
+            prices = pd.DataFrame({
                 "raw_name": cost["model"], "provider": "list_price",
                 "input_usd_per_mtok": pd.to_numeric(cost["input_price_per_million"], errors="coerce"),
                 "output_usd_per_mtok": pd.to_numeric(cost["output_price_per_million"], errors="coerce"),
                 "cost_per_question_usd": pd.to_numeric(cost["cost_per_question"], errors="coerce"),
-            }))
+            })
             tables["model_costs"] = frame(prices, [*COST_COLS, "cost_per_question_usd"], self.source, as_of)
-        return Parsed(tables, dropped)
+        return screen(self.name, payload.name, tables)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from compass.ingest.connectors.base import (
     COST_COLS, META_COLS, SCORE_COLS, FormatChange, Parsed, Payload,
-    expect, frame, plausible_prices, read_json, require, slug,
+    expect, frame, number, read_json, require, scaled, screen, slug,
 )
 
 RATING_FIELDS = ("rating", "rating_q025", "rating_q975")
@@ -38,12 +38,12 @@ class LMArenaLeaderboard:
             for model, r in sorted(expect(self.name, payload.name, models, dict, category).items()):
                 require(self.name, payload.name, expect(self.name, payload.name, r, dict, model), RATING_FIELDS)
                 rows.append({"raw_name": model, "benchmark": f"lmarena_{slug(category)}", "score": r["rating"],
-                             "score_scale": "elo", "stderr": (r["rating_q975"] - r["rating_q025"]) / (2 * Z975)})
+                             "score_scale": "elo",
+                             "stderr": (number(r["rating_q975"]) - number(r["rating_q025"])) / (2 * Z975)})
         if not rows:
             raise FormatChange(self.name, payload.name, "rating", "no category holds any rated model")
         as_of = payload.as_of or dt.date.today()
         tables = {"benchmark_scores": frame(rows, SCORE_COLS, self.source, as_of)}
-        dropped = 0
         if SCATTER in payload.files:
             scatter = expect(self.name, SCATTER, read_json(self.name, SCATTER, payload.files[SCATTER]), list, "-")
             for s in scatter:
@@ -52,10 +52,10 @@ class LMArenaLeaderboard:
                 "raw_name": s["model_api_name"], "display_name": s["name"], "organization": s.get("organization"),
                 "open_weights": None if not s.get("license") else s["license"] != "Proprietary",
             } for s in scatter], META_COLS, self.source, as_of)
-            costs, dropped = plausible_prices(pd.DataFrame([{
+            tables["model_costs"] = frame(pd.DataFrame([{
                 "raw_name": s["model_api_name"], "provider": "list_price",
-                "input_usd_per_mtok": float(s["input_token_price"] or 0),
-                "output_usd_per_mtok": float(s["output_token_price"] or 0),
-            } for s in scatter], columns=["raw_name", "provider", "input_usd_per_mtok", "output_usd_per_mtok"]))
-            tables["model_costs"] = frame(costs, COST_COLS, self.source, as_of)
-        return Parsed(tables, dropped)
+                "input_usd_per_mtok": scaled(s["input_token_price"] or 0, 1.0),
+                "output_usd_per_mtok": scaled(s["output_token_price"] or 0, 1.0),
+            } for s in scatter], columns=["raw_name", "provider", "input_usd_per_mtok", "output_usd_per_mtok"]),
+                COST_COLS, self.source, as_of)
+        return screen(self.name, payload.name, tables)

@@ -25,7 +25,7 @@ from compass.ingest.aliases import alias_key
 from compass.ingest.canonical import canonical_id
 from compass.ingest.connectors.base import (
     COST_COLS, META_COLS, FormatChange, Parsed, Payload, SingleFile,
-    expect, frame, plausible_prices, read_json, to_date,
+    expect, frame, read_json, screen, to_date,
 )
 from compass.ingest.organizations import canonical_organization, is_developer
 
@@ -48,7 +48,8 @@ def _rows(name: str, catalog: dict) -> pd.DataFrame:
         if "models" not in provider:
             raise FormatChange(ModelsDev.name, name, f"{pid}.models")
         for mid, m in sorted(expect(ModelsDev.name, name, provider["models"], dict, f"{pid}.models").items()):
-            cost, dev = m.get("cost") or {}, developer(pid, mid)
+            m = m if isinstance(m, dict) else {}  # not an object: a row without a price (screen drops it)
+            cost, dev = m.get("cost") if isinstance(m.get("cost"), dict) else {}, developer(pid, mid)
             rows.append({
                 "pid": pid, "raw_name": mid, "has_cost": "cost" in m, "updated": m.get("last_updated"),
                 "input_usd_per_mtok": cost.get("input", 0), "output_usd_per_mtok": cost.get("output", 0),
@@ -75,14 +76,13 @@ class ModelsDev(SingleFile):
         rows["model_id"] = rows["raw_name"].map(canonical_id)
         always = rows["first_party"] | rows["pid"].isin(ALWAYS_PRICED)
         priced = always | ~rows["model_id"].isin(set(rows.loc[always, "model_id"]))
-        costs, dropped = plausible_prices(rows[priced].assign(
-            provider=rows["pid"].map(lambda p: PROVIDER_IDS.get(p, p.replace("-", "_")))))
+        costs = rows[priced].assign(provider=rows["pid"].map(lambda p: PROVIDER_IDS.get(p, p.replace("-", "_"))))
         ordered = rows.assign(key=rows["raw_name"].map(alias_key)).sort_values(
             ["key", "first_party", "names_developer", "pid"], ascending=[True, False, False, True], kind="stable")
         meta = ordered.groupby("key", sort=True).first()  # first non-null value per field
         meta["release_date"] = to_date(meta["release_date"])
         updated = to_date(rows["updated"].dropna())
         as_of = payload.as_of or max(updated.dropna())
-        return Parsed({"model_costs": frame(costs, COST_COLS, self.source, as_of),
-                       "models": frame(meta.reset_index(drop=True), META_COLS, self.source, as_of)},
-                      dropped)
+        return screen(self.name, payload.name, {
+            "model_costs": frame(costs, COST_COLS, self.source, as_of),
+            "models": frame(meta.reset_index(drop=True), META_COLS, self.source, as_of)})
