@@ -104,7 +104,11 @@ def test_thesis_tails_overshoot_and_calibrated_tails_meet_the_band():
     d = generate(a, 5)
     pairs = band_status(realised_overlaps(d.model, 20_000, np.random.default_rng(1)), a.min_overlap, a.max_overlap)
     assert pairs["realised_overlap"].max() > 20 * a.max_overlap and pairs["warning"].any()
-    assert pairs["population_overlap"].max() == pytest.approx(pairs["realised_overlap"].max(), rel=0.15)
+    # Population against sampled, pair by pair (the maximum of 21 noisy sampled values sits ~2 SE high:
+    # .0057 against a population .0045 on this draw since issue 47's cluster order).
+    sampled = pairs[pairs["realised_se"] > 0]  # a pair with no sampled point across has no SE
+    z = (sampled["realised_overlap"] - sampled["population_overlap"]) / sampled["realised_se"]
+    assert len(sampled) >= 15 and (z.abs() < 4).all() and pairs["population_overlap"].max() > 20 * a.max_overlap
     calibrated = generate(dataclasses.replace(a, calibrate_tails=True), 5)
     pairs = band_status(realised_overlaps(calibrated.model, 20_000, np.random.default_rng(1)), a.min_overlap,
                         a.max_overlap)
@@ -171,9 +175,10 @@ def test_clusters_take_radii_aspect_ratios_and_sizes_in_ascending_order():
 
 def test_benchmark_pins_the_separated_archetype():
     """Seeded convex AMI on seven_highly_separated_10d_very_different_shapes (data sets 0-2): all three
-    above .96 and Ward within .01 of the best (thesis: Ward .990 the best)."""
+    above .93 and Ward within .01 of the best (thesis: Ward .990 the best). Pinned at .965 / .944 / .992 since
+    issue 47's cluster order (before: .989 / .975 / .986; repliclust 1.0.0 over 10: .956 / .942 / .991)."""
     ami = _convex_ami("seven_highly_separated_10d_very_different_shapes", 3)
-    assert ami == pytest.approx({"em_gmm": 0.989, "kmeans": 0.975, "hierarchical": 0.986}, abs=0.02)
+    assert ami == pytest.approx({"em_gmm": 0.965, "kmeans": 0.944, "hierarchical": 0.992}, abs=0.02)
     assert ami["hierarchical"] >= max(ami.values()) - 0.01
 
 
