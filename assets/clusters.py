@@ -22,7 +22,7 @@ from resources.clusters_configs import archetype
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "clusters-4"  # 4: contexts SE corrected for overlapping splits; 3: overlap seed includes the shape; contexts, figures
+CODE_VERSION = "clusters-5"  # 5: radii, aspect ratios and group sizes in ascending cluster order (issue 47); 4: contexts SE corrected for overlapping splits; 3: overlap seed includes the shape; contexts, figures
 LIGHT = {"n_datasets": 1, "slow_max_points": 1500}
 FULL = {"n_datasets": 10, "slow_max_points": None}
 

@@ -103,6 +103,15 @@ class Dataset:
     restarts: int = 0
 
 
+def in_cluster_order(values: np.ndarray) -> np.ndarray:
+    """Max-min draws (radii, aspect ratios, group sizes) in ascending order: cluster i takes the i-th
+    smallest of each, as repliclust 1.0.0 assigns them (its `sample_with_maxmin` returns sorted values), so
+    the largest cluster is also the most oblong and the most populous. Assigned independently (each draw
+    shuffled), the must-hold archetype 7_overlap_10d was 0.03-0.05 AMI easier than repliclust's
+    (issue 47; scripts/clusters_repliclust_gap.py)."""
+    return np.sort(np.asarray(values))
+
+
 def assign_distributions(archetype: Archetype, rng: np.random.Generator) -> tuple[str, ...]:
     """floor(proportion·k) clusters per distribution, the rest drawn by proportion, shuffled."""
     k, props = archetype.n_clusters, np.asarray(archetype.proportions)
@@ -115,13 +124,16 @@ def assign_distributions(archetype: Archetype, rng: np.random.Generator) -> tupl
 
 def sample_mixture_model(archetype: Archetype, rng: np.random.Generator,
                          radial: str = "chi") -> tuple[MixtureModel, CenterFit]:
-    """Steps 1-2: covariances by max-min sampling, centres by packing initialization and overlap SGD
+    """Steps 1-2: covariances by max-min sampling (radii and aspect ratios in ascending order over the
+    clusters, as repliclust 1.0.0 assigns them), centres by packing initialization and overlap SGD
     (restarted up to `n_restarts` times when it does not converge). Returns the model and the centre fit
     (final overlap loss, whether it reached `tol`, restarts used)."""
     a = archetype
     k, dim = a.n_clusters, a.dim
-    radius = maxmin.radii(k, a.scale, a.radius_maxmin, rng)
-    aspect = maxmin.aspect_ratios(k, a.aspect_ref, a.aspect_maxmin, rng)
+    # Ascending, as repliclust 1.0.0 (its sample_with_maxmin returns sorted values and cluster i takes the
+    # i-th of each): the larger a cluster, the more oblong, and (`generate`) the more points it gets.
+    radius = in_cluster_order(maxmin.radii(k, a.scale, a.radius_maxmin, rng))
+    aspect = in_cluster_order(maxmin.aspect_ratios(k, a.aspect_ref, a.aspect_maxmin, rng))
     lengths = np.stack([maxmin.axis_lengths(r, s, dim, rng) for r, s in zip(radius, aspect)])
     axes = maxmin.orientations(k, dim, rng)
     names = assign_distributions(a, rng)
@@ -137,6 +149,9 @@ def generate(archetype: Archetype, seed: int | np.random.Generator, radial: str 
     """Steps 1-4: a mixture model from the archetype, group sizes by max-min sampling, then the points."""
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     model, fit = sample_mixture_model(archetype, rng, radial)
-    sizes = maxmin.group_sizes(archetype.n_samples, archetype.n_clusters, archetype.imbalance_ratio, rng)
+    # Sorted like the radii (`sample_mixture_model`): the largest cluster holds the most points, as in
+    # repliclust 1.0.0; drawn independently (shuffled), the data were easier than the reference's (issue 47).
+    sizes = in_cluster_order(maxmin.group_sizes(archetype.n_samples, archetype.n_clusters, archetype.imbalance_ratio,
+                                                rng))
     X, y = model.sample(sizes, rng)
     return Dataset(X, y, model, archetype.name, fit.loss, fit.converged, fit.restarts)

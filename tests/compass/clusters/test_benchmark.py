@@ -104,7 +104,11 @@ def test_thesis_tails_overshoot_and_calibrated_tails_meet_the_band():
     d = generate(a, 5)
     pairs = band_status(realised_overlaps(d.model, 20_000, np.random.default_rng(1)), a.min_overlap, a.max_overlap)
     assert pairs["realised_overlap"].max() > 20 * a.max_overlap and pairs["warning"].any()
-    assert pairs["population_overlap"].max() == pytest.approx(pairs["realised_overlap"].max(), rel=0.15)
+    # Population against sampled, pair by pair (the maximum of 21 noisy sampled values sits ~2 SE high:
+    # .0057 against a population .0045 on this draw since issue 47's cluster order).
+    sampled = pairs[pairs["realised_se"] > 0]  # a pair with no sampled point across has no SE
+    z = (sampled["realised_overlap"] - sampled["population_overlap"]) / sampled["realised_se"]
+    assert len(sampled) >= 15 and (z.abs() < 4).all() and pairs["population_overlap"].max() > 20 * a.max_overlap
     calibrated = generate(dataclasses.replace(a, calibrate_tails=True), 5)
     pairs = band_status(realised_overlaps(calibrated.model, 20_000, np.random.default_rng(1)), a.min_overlap,
                         a.max_overlap)
@@ -135,19 +139,46 @@ def _convex_ami(name: str, n_datasets: int) -> dict[str, float]:
 
 def test_benchmark_pins_the_overlap_archetype():
     """Seeded (seed 0, data sets 0-2) convex AMI on seven_very_different_shapes_significant_overlap_10d:
-    EM-GMM .499 > K-Means .475 > Ward .408 (repliclust 1.0.0's order, .421 / .412 / .392 over 10), each
-    within .04 of the pinned value (library drift). Catches Ward swapped for average linkage, an easier
-    or harder generator, a changed overlap."""
+    EM-GMM .477 > K-Means .423 > Ward .353 (repliclust 1.0.0's order; its data sets 0-2 give .460 / .444 /
+    .391), each within .04 of the pinned value (library drift). Catches Ward swapped for average linkage, an
+    easier or harder generator (issue 47: the shuffled cluster order gave .499 / .475 / .408), a changed
+    overlap."""
     ami = _convex_ami("seven_very_different_shapes_significant_overlap_10d", 3)
-    assert ami == pytest.approx({"em_gmm": 0.499, "kmeans": 0.475, "hierarchical": 0.408}, abs=0.04)
+    assert ami == pytest.approx({"em_gmm": 0.477, "kmeans": 0.423, "hierarchical": 0.353}, abs=0.04)
     assert ami["em_gmm"] > ami["kmeans"] > ami["hierarchical"]
+
+
+def test_overlap_archetype_is_as_hard_as_repliclust_data():
+    """Issue 47 item 4: over the page's 10 convex draws of seven_very_different_shapes_significant_overlap_10d
+    our AMI is within .03 (about 2 SE of a 10-draw mean) of repliclust 1.0.0's own data sets 0-9 clustered
+    the same way (scripts/clusters_repliclust_gap.py: EM-GMM .447, K-Means .434, Ward .383). Catches data
+    easier than the reference: with radii, aspect ratios and group sizes in shuffled cluster order (the
+    largest cluster not the most populous) ours were .495 / .461 / .433."""
+    ami = _convex_ami("seven_very_different_shapes_significant_overlap_10d", 10)
+    assert ami == pytest.approx({"em_gmm": 0.447, "kmeans": 0.434, "hierarchical": 0.383}, abs=0.03)
+
+
+def test_clusters_take_radii_aspect_ratios_and_sizes_in_ascending_order():
+    """repliclust 1.0.0's assignment (issue 47): cluster i takes the i-th smallest radius (geometric mean of
+    its axis lengths), aspect ratio (longest / shortest axis) and group size. Catches each drawn in
+    shuffled order, which made the overlap archetype easier than the reference's."""
+    a = dataclasses.replace(shipped("twelve_different_distributions_high_class_imbalance"), calibrate_tails=False)
+    for i in range(3):
+        d = generate(a, dataset_seed(0, a.name, "convex", i))
+        lengths = d.model.lengths
+        radius, aspect = np.exp(np.log(lengths).mean(axis=1)), lengths.max(axis=1) / lengths.min(axis=1)
+        sizes = np.bincount(d.y)
+        for values in (radius, aspect, sizes):
+            assert np.all(np.diff(values) >= -1e-9 * values.max())
+        assert radius[-1] / radius[0] == pytest.approx(a.radius_maxmin) and sizes[-1] > sizes[0]
 
 
 def test_benchmark_pins_the_separated_archetype():
     """Seeded convex AMI on seven_highly_separated_10d_very_different_shapes (data sets 0-2): all three
-    above .96 and Ward within .01 of the best (thesis: Ward .990 the best)."""
+    above .93 and Ward within .01 of the best (thesis: Ward .990 the best). Pinned at .965 / .944 / .992 since
+    issue 47's cluster order (before: .989 / .975 / .986; repliclust 1.0.0 over 10: .956 / .942 / .991)."""
     ami = _convex_ami("seven_highly_separated_10d_very_different_shapes", 3)
-    assert ami == pytest.approx({"em_gmm": 0.989, "kmeans": 0.975, "hierarchical": 0.986}, abs=0.02)
+    assert ami == pytest.approx({"em_gmm": 0.965, "kmeans": 0.944, "hierarchical": 0.992}, abs=0.02)
     assert ami["hierarchical"] >= max(ami.values()) - 0.01
 
 
