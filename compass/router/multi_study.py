@@ -15,7 +15,8 @@ from compass.router.evaluation import paired_comparisons
 from compass.router.learners import LearnerSpec
 from compass.router.multi import PairLabels, fit_multi_router
 from compass.router.normalize import scale_constant
-from compass.router.study import embed_queries, fit_features, split_labels
+from compass.embeddings import embed_queries, fit_features
+from compass.router.study import split_labels
 from compass.router.synthetic import MultiModelData, make_multi_data
 
 ROUTERS = ("pooled", "preference_only", "gold_only", "meta_dr", "meta_dr_btl")
