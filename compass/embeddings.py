@@ -31,7 +31,7 @@ VECTORIZER = {"lowercase": True, "stop_words": "english", "min_df": 2, "max_feat
 TEXT_METHODS = ("wordllama", "tfidf")  # how query text is embedded; the first is the default
 DEFAULT_METHOD = TEXT_METHODS[0]
 WORDLLAMA_DIM = 256
-BATCH = 512  # texts per WordLlama batch
+BATCH = 256  # texts per WordLlama batch (in order of length)
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -56,7 +56,10 @@ def wordllama_vectors(texts: pd.Series | list[str]) -> np.ndarray:
     items = ["" if t is None or (isinstance(t, float) and np.isnan(t)) else str(t) for t in texts]
     if not items:
         return np.zeros((0, WORDLLAMA_DIM))
-    vectors = np.asarray(wordllama_model().embed(items, norm=True, batch_size=BATCH), dtype=float)
+    # WordLlama pads each batch to its longest text (no truncation): batches of similar lengths waste little
+    order = np.argsort([len(t) for t in items], kind="stable")
+    vectors = np.empty((len(items), WORDLLAMA_DIM))
+    vectors[order] = wordllama_model().embed([items[i] for i in order], norm=True, batch_size=BATCH)
     return np.nan_to_num(vectors, nan=0.0)
 
 

@@ -81,6 +81,8 @@ def test_wordllama_vectors_carry_meaning_that_tfidf_cannot():
         others = [sims[a, j] for j in range(len(v)) if j not in (a, b)]
         assert sims[a, b] > max(others) + 0.05, (pairs[i], sims[a, b], max(others))
     assert np.allclose(np.linalg.norm(v, axis=1), 1)
+    texts = [t for pair in pairs for t in pair]  # batched in order of length, returned in the caller's order
+    assert np.allclose(v, [embeddings.wordllama_model().embed(t, norm=True)[0] for t in texts], atol=1e-6)
 
 
 def test_a_users_embedding_column_is_still_reduced_by_pca(no_wordllama):
