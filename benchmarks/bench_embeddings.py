@@ -1,6 +1,6 @@
 """Embedding 100,000 queries with the default query embedder (compass/embeddings.py: WordLlama's 256-d vectors, then
 the fitted PCA to d = 50), on 2 cores. The queries are the embedded real labels' prompts (data/route_labels.parquet,
-mean ~285 characters, up to 3,300), repeated to 100,000. The baseline, measured in the same run, is the TF-IDF/LSA
+mean ~285 characters, up to 3,300), repeated to 100,000 distinct texts by a numbered suffix. The baseline, measured in the same run, is the TF-IDF/LSA
 embedder (the former default, kept as the fallback) on the same queries. Both fitted on the first 5,000 queries.
 
 Target: WordLlama under 60 s wall for 100,000 queries (issue 46 item 1), model load included.
@@ -36,7 +36,8 @@ def timed(fn) -> tuple[float, float]:
 
 def main() -> int:
     texts = pd.read_parquet(ROOT / "data" / "route_labels.parquet")["query_text"]
-    queries = pd.Series([texts.iloc[i % len(texts)] for i in range(N_QUERIES)])
+    # distinct queries (the embedder keeps vectors of texts it has seen): each prompt with a numbered suffix
+    queries = pd.Series([f"{texts.iloc[i % len(texts)]} (#{i})" for i in range(N_QUERIES)])
     load, _ = timed(wordllama_model)
     wordllama = fit_embedder(texts=queries.iloc[:5000], d=50, method="wordllama")
     tfidf = fit_embedder(texts=queries.iloc[:5000], d=50, method="tfidf")

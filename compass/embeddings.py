@@ -32,6 +32,8 @@ TEXT_METHODS = ("wordllama", "tfidf")  # how query text is embedded; the first i
 DEFAULT_METHOD = TEXT_METHODS[0]
 WORDLLAMA_DIM = 256
 BATCH = 256  # texts per WordLlama batch (in order of length)
+CACHE_TEXTS = 100_000  # distinct texts whose vectors a process keeps (float32: about 100 MB at most)
+_VECTORS: dict[str, np.ndarray] = {}
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -52,15 +54,25 @@ def wordllama_model():
 
 
 def wordllama_vectors(texts: pd.Series | list[str]) -> np.ndarray:
-    """WordLlama's l2-normalized mean-pooled 256-d embedding of each text (float64; zeros for an empty text)."""
+    """WordLlama's l2-normalized mean-pooled 256-d embedding of each text (float64; zeros for an empty text).
+    Vectors of up to CACHE_TEXTS distinct texts are kept for the process (a study re-embeds the same queries in
+    every round); the model is loaded first all the same, so a missing WordLlama fails even on cached texts."""
+    model = wordllama_model()
     items = ["" if t is None or (isinstance(t, float) and np.isnan(t)) else str(t) for t in texts]
     if not items:
         return np.zeros((0, WORDLLAMA_DIM))
-    # WordLlama pads each batch to its longest text (no truncation): batches of similar lengths waste little
-    order = np.argsort([len(t) for t in items], kind="stable")
-    vectors = np.empty((len(items), WORDLLAMA_DIM))
-    vectors[order] = wordllama_model().embed([items[i] for i in order], norm=True, batch_size=BATCH)
-    return np.nan_to_num(vectors, nan=0.0)
+    missing = [t for t in dict.fromkeys(items) if t not in _VECTORS]
+    fresh = {}
+    if missing:
+        # WordLlama pads each batch to its longest text (no truncation): batches of similar lengths waste little
+        missing.sort(key=len)
+        embedded = np.nan_to_num(np.asarray(model.embed(missing, norm=True, batch_size=BATCH), dtype=np.float32))
+        fresh = dict(zip(missing, embedded))
+        if len(_VECTORS) + len(fresh) > CACHE_TEXTS:
+            _VECTORS.clear()
+        if len(fresh) <= CACHE_TEXTS:
+            _VECTORS.update(fresh)
+    return np.array([fresh[t] if t in fresh else _VECTORS[t] for t in items], dtype=float)
 
 
 @dataclass(frozen=True)

@@ -89,3 +89,15 @@ def test_a_users_embedding_column_is_still_reduced_by_pca(no_wordllama):
     rows = LABELS.iloc[:60].assign(embedding=list(np.random.default_rng(0).standard_normal((60, 8))))
     emb = fit_features(rows, d=3, seed=0)  # no WordLlama needed: the user's vectors are used as they are
     assert emb.kind == "pca" and not emb.reads_text and embed_queries(emb, rows).shape == (60, 3)
+
+
+def test_vectors_of_seen_texts_are_kept_and_equal_fresh_ones(monkeypatch):
+    texts = [f"query number {i} about {topic}" for i, topic in enumerate(["tax law", "poetry", "GPU kernels"])]
+    first = wordllama_vectors(texts)
+    model, calls = embeddings.wordllama_model(), []
+    real = model.embed
+    monkeypatch.setattr(model, "embed", lambda items, **kw: calls.append(list(items)) or real(items, **kw))
+    again = wordllama_vectors(texts[::-1] + ["a text not seen before"])
+    assert calls == [["a text not seen before"]]  # only the new text reaches the model
+    assert np.array_equal(again[:3], first[::-1])
+    assert np.allclose(again[3], real("a text not seen before", norm=True)[0], atol=1e-6)
