@@ -115,7 +115,8 @@ def context_study(labels: pd.DataFrame, ks: tuple[int, ...] = (2, 4, 8), n_round
         gold = gold.reset_index(drop=True)
         for k in ks:
             for rnd in range(n_rounds):
-                frames.append(evaluate_round(gold, k, seed + rnd, embedder=embedder).assign(dataset=dataset, k=k, round=rnd))
+                frames.append(evaluate_round(gold, k, seed + rnd, embedder=embedder)
+                              .assign(dataset=dataset, k=k, round=rnd))
     rounds = pd.concat(frames, ignore_index=True)
     aggs = {"held_out": ("held_out", "mean"), "in_sample": ("in_sample", "mean"), "n_rounds": ("round", "count")}
     for reference in REFERENCES:
