@@ -136,7 +136,8 @@ def query_contexts(context: dg.AssetExecutionContext, config: ContextConfig,
                           config.embedder)
     k = chosen_k(study)
     gold = labels[labels["label_kind"] == "gold"].reset_index(drop=True)
-    contexts = assign_contexts(gold, k, config.seed, embedder=config.embedder).assign(dataset=context.partition_key, k=k)
+    contexts = assign_contexts(gold, k, config.seed, embedder=config.embedder).assign(dataset=context.partition_key,
+                                                                                      k=k)
     wins = helps(study)
     return publish_many(context, wh, {"clusters.context_study": study, "clusters.query_contexts": contexts},
                         {"dataset": context.partition_key},

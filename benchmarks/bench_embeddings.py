@@ -1,7 +1,8 @@
 """Embedding 100,000 queries with the default query embedder (compass/embeddings.py: WordLlama's 256-d vectors, then
 the fitted PCA to d = 50), on 2 cores. The queries are the embedded real labels' prompts (data/route_labels.parquet,
 mean ~285 characters, up to 3,300), repeated to 100,000 distinct texts by a numbered suffix. The baseline, measured
-in the same run, is the TF-IDF/LSA embedder (the former default, kept as the fallback) on the same queries. Both fitted on the first 5,000 queries.
+in the same run, is the TF-IDF/LSA embedder (the former default, kept as the fallback) on the same queries. Both
+fitted on the first 5,000 queries.
 
 Target: WordLlama under 60 s wall for 100,000 queries (issue 46 item 1), model load included.
 

@@ -122,9 +122,9 @@ def evaluate_multi_real(labels: pd.DataFrame, mc_rounds: int, learner: LearnerSp
     The test queries are those with gold labels against every M_a, so each model's gold quality relative to M_p
     is known there (q_a − q_p = −r). Per round: hold out `test_share` of them, train on the other gold rows and
     every preference row (WordLlama + PCA features, compass.embeddings; Remark 1 scaling), and score each policy's
-    mean quality relative to always-M_p, at w = 0 (quality only) and at a budget sending `primary_share` of queries to M_p (normalized
-    costs C_p = 1, alternatives 0: the rest go to the best-scored alternative). Rounds re-split the same test
-    queries, so the paired comparisons carry Nadeau & Bengio's correction."""
+    mean quality relative to always-M_p, at w = 0 (quality only) and at a budget sending `primary_share` of queries
+    to M_p (normalized costs C_p = 1, alternatives 0: the rest go to the best-scored alternative). Rounds re-split
+    the same test queries, so the paired comparisons carry Nadeau & Bengio's correction."""
     data = split_labels(labels)
     model_p = data.gold["model_p"].unique()
     if len(model_p) != 1:
