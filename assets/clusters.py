@@ -22,7 +22,7 @@ from resources.clusters_configs import archetype
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "clusters-5"  # 5: radii, aspect ratios and group sizes in ascending cluster order (issue 47); 4: contexts SE corrected for overlapping splits; 3: overlap seed includes the shape; contexts, figures
+CODE_VERSION = "clusters-6"  # 6: contexts embed queries with WordLlama (issue 46); 5: radii, aspect ratios and group sizes in ascending cluster order (issue 47); 4: contexts SE corrected for overlapping splits; 3: overlap seed includes the shape; contexts, figures
 LIGHT = {"n_datasets": 1, "slow_max_points": 1500}
 FULL = {"n_datasets": 10, "slow_max_points": None}
 
@@ -115,6 +115,7 @@ class ContextConfig(dg.Config):
 
     ks: list[int] | None = None  # numbers of segments to try
     n_rounds: int | None = None  # seeded training / held-out splits of the gold queries
+    embedder: str = "wordllama"  # query text embedding (compass.embeddings): "wordllama" or "tfidf"
     seed: int = 0
 
 
@@ -131,10 +132,12 @@ def query_contexts(context: dg.AssetExecutionContext, config: ContextConfig,
     wh = warehouse.get()
     sizes = CONTEXT_SIZES[settings.synthetic_study_size()]
     labels = readers.route_labels(wh, context.partition_key)
-    study = context_study(labels, tuple(config.ks or sizes["ks"]), config.n_rounds or sizes["n_rounds"], config.seed)
+    study = context_study(labels, tuple(config.ks or sizes["ks"]), config.n_rounds or sizes["n_rounds"], config.seed,
+                          config.embedder)
     k = chosen_k(study)
     gold = labels[labels["label_kind"] == "gold"].reset_index(drop=True)
-    contexts = assign_contexts(gold, k, config.seed).assign(dataset=context.partition_key, k=k)
+    contexts = assign_contexts(gold, k, config.seed, embedder=config.embedder).assign(dataset=context.partition_key,
+                                                                                      k=k)
     wins = helps(study)
     return publish_many(context, wh, {"clusters.context_study": study, "clusters.query_contexts": contexts},
                         {"dataset": context.partition_key},

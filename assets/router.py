@@ -35,7 +35,7 @@ from resources import readers, settings
 from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "router-5"  # 2: propensity forests use R's classification mtry ⌊√d⌋; 3: κ-free overlap rule; 4: resampling-corrected paired intervals; 5: RouteLLM SW weights γ^(1 + S_i/S_max)
+CODE_VERSION = "router-6"  # 6: queries embedded by WordLlama, not TF-IDF/LSA (issue 46); 2: propensity forests use R's classification mtry ⌊√d⌋; 3: κ-free overlap rule; 4: resampling-corrected paired intervals; 5: RouteLLM SW weights γ^(1 + S_i/S_max)
 LIGHT = {"n_gold": [100], "mc_rounds": 2, "n_estimators": 50}
 HEAVY = {"n_gold": [50, 100, 200], "mc_rounds": 50, "n_estimators": 500}
 _common = dict(partitions_def=route_dataset_partitions, group_name="router", code_version=CODE_VERSION,
@@ -52,6 +52,7 @@ class RouterStudyConfig(dg.Config):
     n_estimators: int | None = None  # trees per forest (R randomForest default: 500)
     learner: str = "random_forest"  # or "lightgbm" (the paper's XGBoost ablation)
     d: int = 50  # embedding dimension (ablation: 100)
+    embedder: str = "wordllama"  # query text embedding (compass.embeddings): "wordllama", or "tfidf" (TF-IDF + SVD)
     normalization: str = "variance"  # magnitude, wasserstein, none (ablation iii)
     seed: int = 0
 
@@ -59,7 +60,8 @@ class RouterStudyConfig(dg.Config):
         base = HEAVY if settings.heavy() else LIGHT
         learner = LearnerSpec(self.learner, self.n_estimators or base["n_estimators"], seed=self.seed)
         return StudyDesign(n_gold=tuple(self.n_gold or base["n_gold"]), mc_rounds=self.mc_rounds or base["mc_rounds"],
-                           d=self.d, learner=learner, normalization=self.normalization, seed=self.seed)
+                           d=self.d, learner=learner, normalization=self.normalization, seed=self.seed,
+                           embedder=self.embedder)
 
 
 def _where(context: dg.AssetExecutionContext) -> dict[str, str]:
@@ -159,7 +161,7 @@ SYNTHETIC_SIZES = {
 }
 # The synthetic study's own version, so changing it leaves the real-data router assets fresh.
 # 2: paired comparisons; light 4 rounds, n 50/200; heavy n 50-1,000
-SYNTHETIC_CODE_VERSION = f"{CODE_VERSION}-synthetic-2"
+SYNTHETIC_CODE_VERSION = "router-5-synthetic-2"  # text-free: the query embedder (router-6) does not touch it
 
 
 class SyntheticRouterConfig(dg.Config):

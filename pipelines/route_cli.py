@@ -29,7 +29,7 @@ def read_queries(path: Path, embedder_kind: str, dim: int | None = None) -> pd.D
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except (OSError, pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise QueryFileError(f"{path}: cannot read the queries file ({str(exc).splitlines()[0]})") from None
-    column = "query_text" if embedder_kind == "tfidf" else "embedding"
+    column = "embedding" if embedder_kind == "pca" else "query_text"  # pca: the user's own embeddings
     if column not in frame.columns:
         raise QueryFileError(f"{path}: column {column!r} is missing (columns present: {list(frame.columns)})")
     if frame.empty:
@@ -84,7 +84,8 @@ def export_router(path: Path, embedder, nodes: pd.DataFrame, facts: dict,
 def cmd_route(args: argparse.Namespace) -> int:
     from compass.router.decision import budget_overrun, choose_w, route_to_primary
     from compass.router.export import forest_predict
-    from compass.router.study import embed_queries, query_costs
+    from compass.embeddings import embed_queries
+    from compass.router.study import query_costs
     from pipelines.formatting import pct, usd
     from resources import readers
     from resources.warehouse import Warehouse

@@ -33,7 +33,7 @@ from compass.mlcompass.scenarios import Scenario
 from compass.mlcompass.sensitivity import CAPABILITY_AXES, CAPABILITY_COLUMNS, CELL_TIER_COLUMNS, CapabilityCells
 from compass.mlcompass.utility_models import utilities_from_rows
 from compass.oracle.prepare import Prepared, prepare
-from compass.router.embed import Embedder
+from compass.embeddings import Embedder
 from resources.configs import scenario_files
 from resources.warehouse import STAMP_COLUMNS, Warehouse
 

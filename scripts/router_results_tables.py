@@ -7,8 +7,9 @@ and ψ̂'s calibration (Spearman's ρ with the realized gold gain on held-out qu
 comparisons; `multi-real`: the three-model star graph on our arena labels (10 rounds, 100-tree forests) and its
 paired comparisons (Nadeau & Bengio-corrected: the rounds re-split the same prompts).
 
-Usage: .venv/bin/python scripts/router_results_tables.py [real|synthetic|paired|multi|multi-real ...]   (real and synthetic by
-default; ~30-60 min; paired ~20 min)
+Usage: .venv/bin/python scripts/router_results_tables.py [--embedder=tfidf] [real|synthetic|paired|multi|multi-real ...]
+(real and synthetic by default; ~30-60 min; paired ~20 min). The query embedder is WordLlama by default (issue 46);
+the tables of docs/results/router.md dated before it were printed with TF-IDF/LSA: `--embedder=tfidf` reproduces them.
 """
 
 import os
@@ -28,6 +29,7 @@ from compass.router.learners import LearnerSpec  # noqa: E402
 from compass.router.multi_study import evaluate_multi_real, evaluate_multi_synthetic  # noqa: E402
 from compass.router.study import StudyDesign, evaluate, evaluate_synthetic  # noqa: E402
 
+EMBEDDER = "wordllama"  # compass.embeddings.TEXT_METHODS; set by --embedder=
 REAL = {"arena_alpaca_mixtral": "arena, Mixtral", "arena_alpaca_claude21": "arena, Claude 2.1",
         "gsm8k_alpaca_mixtral": "GSM8K, Mixtral", "mmlu_alpaca_mixtral": "MMLU, Mixtral"}
 COLUMNS = {"oracle": "oracle", "gold_only": "gold-only", "preference_only": "pref-only", "pooled": "pooled",
@@ -44,7 +46,8 @@ def table(evaluation: pd.DataFrame, row_keys: list[str]) -> pd.DataFrame:
 
 def real_table() -> pd.DataFrame:
     labels = pd.read_parquet(ROOT / "data" / "route_labels.parquet")
-    design = StudyDesign(n_gold=(50, 100, 200), mc_rounds=10, learner=LearnerSpec(n_estimators=100))
+    design = StudyDesign(n_gold=(50, 100, 200), mc_rounds=10, learner=LearnerSpec(n_estimators=100),
+                         embedder=EMBEDDER)
     parts = []
     for dataset, name in REAL.items():
         evaluation, *_ = evaluate(labels[labels["dataset"] == dataset], design)
@@ -63,7 +66,7 @@ def paired_table() -> pd.DataFrame:
     """Per dataset and router: mean gain over random, and the paired differences against gold-only and
     preference-only, each 'mean (lo, hi)' with a star where the 95 % interval excludes 0; Spearman ρ of ψ̂."""
     labels = pd.read_parquet(ROOT / "data" / "route_labels.parquet")
-    design = StudyDesign(n_gold=(100,), mc_rounds=10, learner=LearnerSpec(n_estimators=50))
+    design = StudyDesign(n_gold=(100,), mc_rounds=10, learner=LearnerSpec(n_estimators=50), embedder=EMBEDDER)
     rows = []
     for dataset, name in REAL.items():
         _, last, rounds = evaluate(labels[labels["dataset"] == dataset], design)
@@ -101,7 +104,7 @@ def multi_real_table() -> pd.DataFrame:
     arena = labels[labels["dataset"].isin(["arena_alpaca_mixtral", "arena_alpaca_claude21"])]
     table, comparisons = evaluate_multi_real(arena, 10, LearnerSpec(n_estimators=100),
                                              routers=("pooled", "preference_only", "gold_only", "meta_dr",
-                                                      "meta_dr_btl"))
+                                                      "meta_dr_btl"), embedder=EMBEDDER)
     print(table.to_markdown(index=False, floatfmt="+.3f"))
     return comparison_cells(comparisons, ["budget"])
 
@@ -118,6 +121,9 @@ def comparison_cells(comparisons: pd.DataFrame, keys: list[str]) -> pd.DataFrame
 
 
 def main(which: list[str]) -> None:
+    global EMBEDDER
+    EMBEDDER = next((a.split("=", 1)[1] for a in which if a.startswith("--embedder=")), EMBEDDER)
+    which = [a for a in which if not a.startswith("--embedder=")]
     for name in which or ["real", "synthetic"]:
         frame = {"real": real_table, "synthetic": synthetic_table, "paired": paired_table, "multi": multi_table,
                  "multi-real": multi_real_table}[name]()

@@ -6,7 +6,8 @@ segments and the choices were not fitted on? Real data: the gold rows of raw.rou
 quality gain of the primary model M_p over the alternative M_a on query q). Per round (a seeded split of a dataset's
 gold rows into training and held-out queries):
 
-1. features: the router slice's embedder (TF-IDF + truncated SVD to d) fitted on the training queries only;
+1. features: the query embedder of compass.embeddings (WordLlama then PCA to d by default; TF-IDF + truncated
+   SVD to d on request) fitted on the training queries only;
 2. segments: K-Means or EM-GMM (the methods the archetype validation recovers best, `segmentation`) with k
    segments fitted on the training features; held-out queries join the segment the fitted model predicts;
 3. choice per segment at cost weight w (eq. 4 with normalized costs C_p = 1, C_a = 0): M_p iff the segment's
@@ -29,7 +30,7 @@ import pandas as pd
 from sklearn.cluster import KMeans
 from sklearn.mixture import GaussianMixture
 
-from compass.router.study import embed_queries, fit_features
+from compass.embeddings import DEFAULT_METHOD, embed_queries, fit_features
 
 SEGMENTERS = ("kmeans", "em_gmm")
 REFERENCES = ("global", "random")
@@ -70,15 +71,15 @@ def _resampled_se(gains: pd.Series) -> float:
     return float(gains.std() * np.sqrt(1 / len(gains) + TEST_SHARE / (1 - TEST_SHARE)))
 
 
-def evaluate_round(gold: pd.DataFrame, k: int, seed: int, test_share: float = TEST_SHARE, d: int = 50
-                   ) -> pd.DataFrame:
+def evaluate_round(gold: pd.DataFrame, k: int, seed: int, test_share: float = TEST_SHARE, d: int = 50,
+                   embedder: str = DEFAULT_METHOD) -> pd.DataFrame:
     """One seeded split: held-out and in-sample utility of each segmenter and reference at every w factor."""
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(gold))
     n_test = int(np.ceil(test_share * len(gold)))
     test, train = gold.iloc[order[:n_test]], gold.iloc[order[n_test:]]
-    embedder = fit_features(train, d, seed)
-    X_train, X_test = embed_queries(embedder, train), embed_queries(embedder, test)
+    features = fit_features(train, d, seed, embedder)
+    X_train, X_test = embed_queries(features, train), embed_queries(features, test)
     r_train, r_test = train["outcome"].to_numpy(float), test["outcome"].to_numpy(float)
     segments = {m: fit_segments(m, X_train, X_test, k, seed) for m in SEGMENTERS}
     segments["random"] = tuple(rng.permutation(s) for s in segments["kmeans"])
@@ -104,8 +105,8 @@ def _paired_gain(rounds: pd.DataFrame, reference: str) -> np.ndarray:
     return rounds["held_out"].to_numpy() - base.reindex(pd.MultiIndex.from_frame(rounds[keys])).to_numpy()
 
 
-def context_study(labels: pd.DataFrame, ks: tuple[int, ...] = (2, 4, 8), n_rounds: int = 10, seed: int = 0
-                  ) -> pd.DataFrame:
+def context_study(labels: pd.DataFrame, ks: tuple[int, ...] = (2, 4, 8), n_rounds: int = 10, seed: int = 0,
+                  embedder: str = DEFAULT_METHOD) -> pd.DataFrame:
     """Per dataset × k × w factor × method: held-out and in-sample utility (mean over rounds), and the held-out
     gain over each reference with its standard error over rounds (paired: same split, same w; corrected for the
     overlap of re-splits, `_resampled_se`)."""
@@ -114,7 +115,8 @@ def context_study(labels: pd.DataFrame, ks: tuple[int, ...] = (2, 4, 8), n_round
         gold = gold.reset_index(drop=True)
         for k in ks:
             for rnd in range(n_rounds):
-                frames.append(evaluate_round(gold, k, seed + rnd).assign(dataset=dataset, k=k, round=rnd))
+                frames.append(evaluate_round(gold, k, seed + rnd, embedder=embedder)
+                              .assign(dataset=dataset, k=k, round=rnd))
     rounds = pd.concat(frames, ignore_index=True)
     aggs = {"held_out": ("held_out", "mean"), "in_sample": ("in_sample", "mean"), "n_rounds": ("round", "count")}
     for reference in REFERENCES:
@@ -135,10 +137,11 @@ def helps(study: pd.DataFrame, z: float = 2.0) -> pd.DataFrame:
     return seg[wins]
 
 
-def assign_contexts(gold: pd.DataFrame, k: int, seed: int = 0, d: int = 50) -> pd.DataFrame:
+def assign_contexts(gold: pd.DataFrame, k: int, seed: int = 0, d: int = 50, embedder: str = DEFAULT_METHOD
+                    ) -> pd.DataFrame:
     """ML Compass contexts for every gold query of one dataset: the K-Means segment of its embedding (both fitted on
     all gold queries), with the segment's size and mean gain r of M_p over M_a."""
-    X = embed_queries(fit_features(gold, d, seed), gold)
+    X = embed_queries(fit_features(gold, d, seed, embedder), gold)
     segment = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(X)
     out = pd.DataFrame({"query_id": gold["query_id"].to_numpy(), "context": segment,
                         "outcome": gold["outcome"].to_numpy(float)})

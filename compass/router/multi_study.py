@@ -15,7 +15,8 @@ from compass.router.evaluation import paired_comparisons
 from compass.router.learners import LearnerSpec
 from compass.router.multi import PairLabels, fit_multi_router
 from compass.router.normalize import scale_constant
-from compass.router.study import embed_queries, fit_features, split_labels
+from compass.embeddings import DEFAULT_METHOD, embed_queries, fit_features
+from compass.router.study import split_labels
 from compass.router.synthetic import MultiModelData, make_multi_data
 
 ROUTERS = ("pooled", "preference_only", "gold_only", "meta_dr", "meta_dr_btl")
@@ -116,14 +117,14 @@ def _pair_records(rows: pd.DataFrame, X: np.ndarray, models: list[str]) -> PairL
 def evaluate_multi_real(labels: pd.DataFrame, mc_rounds: int, learner: LearnerSpec, d: int = 50,
                         test_share: float = 0.3, primary_share: float = 0.5,
                         routers: tuple[str, ...] = ("pooled", "preference_only", "gold_only", "meta_dr"),
-                        cate_min_leaf: int = 50, seed: int = 0) -> MultiEvaluation:
+                        cate_min_leaf: int = 50, seed: int = 0, embedder: str = DEFAULT_METHOD) -> MultiEvaluation:
     """REAL labels (raw.route_labels) of datasets sharing one M_p against different M_a: a star comparison graph.
     The test queries are those with gold labels against every M_a, so each model's gold quality relative to M_p
     is known there (q_a − q_p = −r). Per round: hold out `test_share` of them, train on the other gold rows and
-    every preference row (TF-IDF + SVD features, Remark 1 scaling), and score each policy's mean quality relative
-    to always-M_p, at w = 0 (quality only) and at a budget sending `primary_share` of queries to M_p (normalized
-    costs C_p = 1, alternatives 0: the rest go to the best-scored alternative). Rounds re-split the same test
-    queries, so the paired comparisons carry Nadeau & Bengio's correction."""
+    every preference row (WordLlama + PCA features, compass.embeddings; Remark 1 scaling), and score each policy's
+    mean quality relative to always-M_p, at w = 0 (quality only) and at a budget sending `primary_share` of queries
+    to M_p (normalized costs C_p = 1, alternatives 0: the rest go to the best-scored alternative). Rounds re-split
+    the same test queries, so the paired comparisons carry Nadeau & Bengio's correction."""
     data = split_labels(labels)
     model_p = data.gold["model_p"].unique()
     if len(model_p) != 1:
@@ -137,12 +138,13 @@ def evaluate_multi_real(labels: pd.DataFrame, mc_rounds: int, learner: LearnerSp
         order = np.random.default_rng(seed + rnd).permutation(len(wide))
         test = wide.iloc[order[:n_test]]
         gold = data.gold[~data.gold["query_id"].isin(test.index)]
-        embedder = fit_features(pd.concat([gold, data.preference]).drop_duplicates("query_id"), d, seed + rnd)
-        X_t = embed_queries(embedder, data.gold.drop_duplicates("query_id").set_index("query_id").loc[test.index])
+        features = fit_features(pd.concat([gold, data.preference]).drop_duplicates("query_id"), d, seed + rnd,
+                                embedder)
+        X_t = embed_queries(features, data.gold.drop_duplicates("query_id").set_index("query_id").loc[test.index])
         c = scale_constant(gold["outcome"].to_numpy(float), data.preference["outcome"].to_numpy(float))
-        pair_g = _pair_records(gold, embed_queries(embedder, gold), models)
+        pair_g = _pair_records(gold, embed_queries(features, gold), models)
         pair_g = PairLabels(pair_g.X, pair_g.k, pair_g.l, c * pair_g.o)
-        pair_p = _pair_records(data.preference, embed_queries(embedder, data.preference), models)
+        pair_p = _pair_records(data.preference, embed_queries(features, data.preference), models)
         quality = np.column_stack([np.zeros(len(test)), -test.to_numpy(float)])  # relative to M_p
         # a constant score: "always m" at w = 0; at the budget, M_p on the first (random) share, m on the rest
         scores = {f"always {m}": np.tile(np.eye(len(models))[i], (len(test), 1)) for i, m in enumerate(models)}

@@ -19,8 +19,8 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import KFold
 
+from compass.embeddings import DEFAULT_METHOD, Embedder, embed_queries, fit_features
 from compass.router.decision import choose_w, route_to_primary
-from compass.router.embed import Embedder, fit_embedder
 from compass.router.evaluation import PMUR_GRID, efficiency_gain, interior_mean, paired_comparisons
 from compass.router.export import forest_nodes
 from compass.router.learners import LearnerSpec
@@ -45,6 +45,7 @@ class StudyDesign:
     cate_min_leaf: int = 50  # smoother CATE learner at small n (spec §5.1)
     normalization: str = "variance"
     seed: int = 0
+    embedder: str = DEFAULT_METHOD  # query text embedding: "wordllama" or "tfidf" (compass.embeddings)
 
 
 @dataclass(frozen=True)
@@ -57,20 +58,6 @@ def split_labels(labels: pd.DataFrame) -> Split:
     """Gold and preference rows of one dataset (raw.route_labels columns)."""
     kind = labels["label_kind"]
     return Split(labels[kind == "gold"].reset_index(drop=True), labels[kind == "preference"].reset_index(drop=True))
-
-
-def embed_queries(embedder: Embedder, rows: pd.DataFrame) -> np.ndarray:
-    """Features of queries: their `query_text` through a text embedder, or their `embedding` through a PCA one."""
-    if embedder.kind == "tfidf":
-        return embedder.transform(texts=rows["query_text"])
-    return embedder.transform(embeddings=np.stack(rows["embedding"].to_numpy()))
-
-
-def fit_features(train: pd.DataFrame, d: int, seed: int) -> Embedder:
-    """The user's embedding when every training row has one, else TF-IDF + SVD on the text (spec §2.1)."""
-    if "embedding" in train and train["embedding"].notna().all():
-        return fit_embedder(embeddings=np.stack(train["embedding"].to_numpy()), d=d, seed=seed)
-    return fit_embedder(texts=train["query_text"], d=d, seed=seed)
 
 
 def _cate_kwargs(name: str, design: StudyDesign, seed: int) -> dict:
@@ -108,7 +95,7 @@ def evaluate(labels: pd.DataFrame, design: StudyDesign,
         test, pool = data.gold.iloc[order[:n_test]], data.gold.iloc[order[n_test:]]
         for n in sizes:
             gold = pool.iloc[:n]
-            embedder = fit_features(pd.concat([gold, data.preference]), design.d, seed)
+            embedder = fit_features(pd.concat([gold, data.preference]), design.d, seed, design.embedder)
             X_g, X_p, X_t = (embed_queries(embedder, rows) for rows in (gold, data.preference, test))
             r, y = gold["outcome"].to_numpy(float), data.preference["outcome"].to_numpy(float)
             c = scale_constant(r, y, design.normalization)
@@ -133,13 +120,13 @@ def evaluate(labels: pd.DataFrame, design: StudyDesign,
 
 
 def overlap(labels: pd.DataFrame, d: int = 50, ratio: float = OVERLAP_RATIO, bins: int = 10,
-            seed: int = 0) -> pd.DataFrame:
+            seed: int = 0, embedder: str = DEFAULT_METHOD) -> pd.DataFrame:
     """Positivity diagnostic (spec §5.3): out-of-sample p̂(s) = Pr(gold | s) for every row, its histogram per
     label kind, the share of rows inside the overlap region (density ratio within [1/ratio, ratio]; `overlap_lo`,
     `overlap_hi` are the same region as bounds on p̂ at this data's gold share κ) and the AUC of telling gold from
     preference queries apart (0.5: same distribution; 1: disjoint, no overlap)."""
     data = split_labels(labels)
-    embedder = fit_features(pd.concat([data.gold, data.preference]), d, seed)
+    embedder = fit_features(pd.concat([data.gold, data.preference]), d, seed, embedder)
     X_g, X_p = embed_queries(embedder, data.gold), embed_queries(embedder, data.preference)
     p, inside = overlap_region(X_g, X_p, ratio, seed)
     prior_odds = len(X_g) / len(X_p)  # κ/(1 − κ): p̂/(1 − p̂) = density ratio · κ/(1 − κ)
@@ -225,7 +212,7 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
     if design.learner.kind != "random_forest":
         raise ValueError("only random-forest routers are exported as node arrays; use learner kind 'random_forest'")
     data = split_labels(labels)
-    embedder = fit_features(pd.concat([data.gold, data.preference]), design.d, design.seed)
+    embedder = fit_features(pd.concat([data.gold, data.preference]), design.d, design.seed, design.embedder)
     r, y = data.gold["outcome"].to_numpy(float), data.preference["outcome"].to_numpy(float)
     c = scale_constant(r, y, design.normalization)
     X_g, X_p = embed_queries(embedder, data.gold), embed_queries(embedder, data.preference)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.router.embed import Embedder
+from compass.embeddings import Embedder
 from compass.router.evaluation import PMUR_GRID
 from compass.router.export import forest_predict
 from compass.router.decision import choose_w

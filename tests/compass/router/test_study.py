@@ -8,7 +8,7 @@ from sklearn.decomposition import TruncatedSVD
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from compass.router.embed import VECTORIZER, Embedder, fit_embedder
+from compass.embeddings import VECTORIZER, Embedder, fit_embedder
 from compass.router.export import forest_nodes, forest_predict
 from compass.router.learners import LearnerSpec
 from compass.router.routers import fit_router, overlap_region
@@ -21,7 +21,7 @@ LABELS = pd.read_csv(ROOT / "tests" / "fixtures" / "router" / "route_labels.csv"
 
 def test_embedder_arrays_reproduce_scikit_learn():
     train, new = LABELS["query_text"].iloc[:200], LABELS["query_text"].iloc[200:]
-    emb = fit_embedder(texts=train, d=20)
+    emb = fit_embedder(texts=train, d=20, method="tfidf")
     tfidf = TfidfVectorizer(sublinear_tf=True, **VECTORIZER).fit(train)
     svd = TruncatedSVD(20, random_state=0, algorithm="arpack").fit(tfidf.transform(train))
     expected = svd.transform(tfidf.transform(new))
