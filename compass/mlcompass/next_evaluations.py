@@ -1,0 +1,206 @@
+"""What to measure next: value of information of unmeasured (model, benchmark) cells (issue 49).
+
+Posterior. The rank bootstrap (`rank_uncertainty.replicate_scores`) gives B draws S_b(m) of every ranked model's
+leaderboard score; mu_m = mean_b S_b(m), sigma_m^2 = var_b S_b(m). The recommendation is the posterior-mean pick
+m* = argmax_m mu_m, and its expected regret is
+
+    R = E[max_m S(m)] - mu_{m*}                                                         (1)
+
+Measuring a cell. Cell c = (m, j) is unmeasured; its value has the imputation's predictive distribution
+X_c ~ N(x^_c, s_c^2) (`imputation.predictive_sd`, the draw of step (i) of the bootstrap). The score of model m is
+linearized in its own cell, g_c = dScore(m) / dx_{mj} (`linear_gradient` for a utility linear in the
+benchmarks, `finite_difference_gradient` otherwise), so measuring c moves model m's posterior mean by
+
+    delta_c = g_c (X_c - x^_c) ~ N(0, tau_c^2),   tau_c = min(|g_c| s_c, sigma_m)          (2)
+
+and leaves the other models' means alone (the bootstrap draws cells independently; the cap: one cell cannot
+resolve more than model m's whole posterior spread). A set A of cells moves model m by N(0, tau_m(A)^2),
+tau_m(A)^2 = min(sum_{c in A of m} tau_c^2, sigma_m^2).
+
+Value (preposterior analysis). E[max_m S(m)] does not depend on what is measured (tower property), so the expected
+drop in the regret (1) from measuring A is the expected value of sample information
+
+    V(A) = E_Z[ max_m (mu_m + tau_m(A) Z_m) ] - max_m mu_m ,   Z_m ~ iid N(0, 1)         (3)
+
+in score units, >= 0. It is computed by drawing the cell values from their predictive distribution at
+`n_nodes` equal-probability quantile nodes z_q = Phi^-1((q - 1/2) / Q), q = 1..Q, re-ranking the shifted means
+and averaging; for several models at once every model takes the Q nodes in its own random order (a Latin
+hypercube, common to all candidates: common random numbers). For a single cell, (3) has the closed form
+tau f(-|mu_m - M_-m| / tau), f(z) = z Phi(z) + phi(z), M_-m = max of the other means (Frazier's knowledge gradient);
+the tests check the nodes against it.
+
+Batch (greedy). k cells are chosen one at a time, each maximizing the marginal gain V(A + c) - V(A) (or that gain
+per dollar), among cells not yet chosen; a chosen cell is never picked again.
+
+P(wrong). With A measured, the posterior draws become S'_b(m) = mu_m + tau_m Z_m + rho_m (S_b(m) - mu_m),
+rho_m = sqrt(1 - tau_m^2 / sigma_m^2) (the measured part of the spread is replaced by its realization), and the
+probability that the new pick is not the best is averaged over the same nodes: P_wrong(A) = E_Z[ mean_b
+1{S'_b(pick_Z) < max_m S'_b(m)} ]. Reported along the greedy path.
+
+Approximations (documented, tested): the linearization (2) (exact for a utility linear in the benchmark
+columns with fixed factor loadings), Gaussian cell predictive distributions, independence across cells, and
+the models' other missing cells not updated by the measured one (no low-rank borrowing: V is conservative).
+Cost: O(cells x n_nodes) per greedy step, O(n_nodes x B x n) for P_wrong; no n x n x k arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+CELL_COLUMNS = ["model_id", "benchmark", "cell_sd", "gradient", "tau", "cost_usd", "value", "value_per_usd",
+                "rank_value", "rank_per_usd"]
+BATCH_COLUMNS = ["step", "model_id", "benchmark", "cost_usd", "gain", "value", "spend_usd", "p_wrong"]
+
+
+def linear_gradient(weights: pd.Series, models: pd.Index, benchmarks: pd.Index) -> pd.DataFrame:
+    """g of (2) for a score linear in the benchmark columns: Score(m) = sum_j w_j x_mj + const, so g_mj = w_j."""
+    w = weights.reindex(benchmarks).fillna(0.0).to_numpy(dtype=float)
+    return pd.DataFrame(np.broadcast_to(w, (len(models), len(benchmarks))).copy(), index=models, columns=benchmarks)
+
+
+def finite_difference_gradient(score_fn: Callable[[pd.DataFrame], np.ndarray], completed: pd.DataFrame,
+                               step: pd.Series | float = 0.01) -> pd.DataFrame:
+    """g of (2) by central differences: column j of the completed matrix moved by +-h_j for every model at once
+    (a model's score depends on its own row only once loadings and utilities are fixed), 2k calls of score_fn
+    (completed matrix -> per-model score, rows in `completed`'s order). step: h_j, or a share of column j's sd."""
+    h = (step if isinstance(step, pd.Series) else completed.std(axis=0) * float(step)).reindex(completed.columns)
+    out = np.empty(completed.shape)
+    for j, col in enumerate(completed.columns):
+        up, down = completed.copy(), completed.copy()
+        up[col] += h[col]
+        down[col] -= h[col]
+        out[:, j] = (np.asarray(score_fn(up), dtype=float) - np.asarray(score_fn(down), dtype=float)) / (2 * h[col])
+    return pd.DataFrame(out, index=completed.index, columns=completed.columns)
+
+
+def quantile_nodes(n_nodes: int) -> np.ndarray:
+    """z_q = Phi^-1((q - 1/2) / Q), q = 1..Q: equal-probability draws of a standard normal (mean 0 exactly)."""
+    z = norm.ppf((np.arange(n_nodes) + 0.5) / n_nodes)
+    return z - z.mean()
+
+
+def single_cell_value(mu: np.ndarray, tau: np.ndarray, model: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """V({c}) of (3) for cells c on models `model` with shifts `tau`, by the quantile nodes: draw, re-rank, average."""
+    top = np.argsort(-mu)[:2]
+    other = np.where(model == top[0], mu[top[1]] if mu.size > 1 else -np.inf, mu[top[0]])
+    shifted = mu[model][:, None] + tau[:, None] * nodes[None, :]
+    return np.maximum(shifted, other[:, None]).mean(axis=1) - mu[top[0]]
+
+
+def _posterior(score_draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    s = np.asarray(score_draws, dtype=float)
+    if s.ndim != 2 or s.shape[0] < 2:
+        raise ValueError(f"score_draws must be (B >= 2, n models), got {s.shape}")
+    return s.mean(axis=0), s.std(axis=0, ddof=1)
+
+
+def _candidates(cell_sd: pd.DataFrame, gradient: pd.DataFrame, costs: pd.DataFrame, sigma: np.ndarray,
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Unmeasured cells (sd > 0): (row, col, sd, g, tau, cost)."""
+    sd = cell_sd.to_numpy(dtype=float)
+    g = gradient.reindex(index=cell_sd.index, columns=cell_sd.columns).to_numpy(dtype=float)
+    usd = costs.reindex(index=cell_sd.index, columns=cell_sd.columns).to_numpy(dtype=float)
+    rows, cols = np.nonzero(sd > 0)
+    tau = np.minimum(np.abs(g[rows, cols]) * sd[rows, cols], sigma[rows])
+    return rows, cols, sd[rows, cols], g[rows, cols], tau, usd[rows, cols]
+
+
+def cell_values(score_draws: np.ndarray, cell_sd: pd.DataFrame, gradient: pd.DataFrame, costs: pd.DataFrame,
+                n_nodes: int = 64) -> pd.DataFrame:
+    """Every unmeasured cell's value V({c}) of (3) (expected regret drop, score units), cost and value per USD,
+    ranked both ways (1 = measure first). score_draws: (B, n) draws of the ranked models' scores, columns in
+    cell_sd's row order; cell_sd: predictive sd per cell (0 = measured); gradient: g of (2); costs: USD per cell.
+    Columns CELL_COLUMNS, sorted by value."""
+    mu, sigma = _posterior(score_draws)
+    if score_draws.shape[1] != len(cell_sd):
+        raise ValueError("score_draws must have one column per row of cell_sd")
+    rows, cols, sd, g, tau, usd = _candidates(cell_sd, gradient, costs, sigma)
+    value = single_cell_value(mu, tau, rows, quantile_nodes(n_nodes))
+    per = value / np.where(usd > 0, usd, np.nan)
+    table = pd.DataFrame({"model_id": cell_sd.index.to_numpy()[rows], "benchmark": cell_sd.columns.to_numpy()[cols],
+                          "cell_sd": sd, "gradient": g, "tau": tau, "cost_usd": usd, "value": value,
+                          "value_per_usd": per})
+    table["rank_value"] = table["value"].rank(ascending=False, method="first").astype(int)
+    table["rank_per_usd"] = table["value_per_usd"].rank(ascending=False, method="first", na_option="bottom").astype(int)
+    return table.sort_values("rank_value").reset_index(drop=True)[CELL_COLUMNS]
+
+
+def p_wrong(score_draws: np.ndarray, tau_model: np.ndarray, nodes_by_model: np.ndarray) -> float:
+    """P_wrong(A) of the module docstring: E_Z mean_b 1{S'_b(pick_Z) < max S'_b}, Z_lm = nodes_by_model[l, m]."""
+    s = np.asarray(score_draws, dtype=float)
+    mu, sigma = _posterior(s)
+    rho = np.sqrt(np.clip(1.0 - tau_model ** 2 / np.maximum(sigma ** 2, 1e-300), 0.0, 1.0))
+    centred = (s - mu) * rho
+    out = 0.0
+    for z in nodes_by_model:
+        means = mu + tau_model * z
+        pick = int(np.argmax(means))
+        draws = centred + means
+        out += float((draws[:, pick] < draws.max(axis=1)).mean())
+    return out / len(nodes_by_model)
+
+
+def greedy_batch(score_draws: np.ndarray, cell_sd: pd.DataFrame, gradient: pd.DataFrame, costs: pd.DataFrame,
+                 k: int | None = None, budget_usd: float | None = None, per_dollar: bool = False,
+                 n_nodes: int = 128, p_wrong_nodes: int = 32, seed: int = 0) -> pd.DataFrame:
+    """Greedy batch of cells to measure (module docstring, (3) and "Batch"): up to k cells and/or cells whose
+    total cost stays within budget_usd (a cell that does not fit is skipped), each step taking the largest
+    marginal gain V(A + c) - V(A) (per USD with per_dollar), never a chosen cell; stops early when no cell adds
+    value. Returns BATCH_COLUMNS, one row per chosen cell: gain, the batch value V(A) after it, the cumulative
+    spend and P_wrong(A) (step 0 = nothing measured, no cell)."""
+    if k is None and budget_usd is None:
+        raise ValueError("greedy_batch needs k, budget_usd or both")
+    mu, sigma = _posterior(score_draws)
+    if score_draws.shape[1] != len(cell_sd):
+        raise ValueError("score_draws must have one column per row of cell_sd")
+    rows, cols, _, _, tau, usd = _candidates(cell_sd, gradient, costs, sigma)
+    rng = np.random.default_rng(seed)
+    n = mu.size
+    base = quantile_nodes(n_nodes)
+    z = np.stack([rng.permutation(base) for _ in range(n)], axis=1)  # (L, n) Latin hypercube
+    zp = z[rng.choice(n_nodes, min(p_wrong_nodes, n_nodes), replace=False)]
+    tau2_model = np.zeros(n)
+    best = mu.max()
+    value = 0.0
+    chosen = np.zeros(rows.size, dtype=bool)
+    spend = 0.0
+    out = [{"step": 0, "model_id": None, "benchmark": None, "cost_usd": 0.0, "gain": 0.0, "value": 0.0,
+            "spend_usd": 0.0, "p_wrong": p_wrong(score_draws, np.zeros(n), zp)}]
+    limit = rows.size if k is None else min(k, rows.size)
+    while len(out) - 1 < limit:
+        means = mu + np.sqrt(tau2_model) * z  # (L, n)
+        order = np.argsort(-means, axis=1)[:, :2]
+        top1 = np.take_along_axis(means, order[:, :1], axis=1)[:, 0]
+        top2 = np.take_along_axis(means, order[:, 1:2], axis=1)[:, 0] if n > 1 else np.full(len(z), -np.inf)
+        open_ = ~chosen
+        if budget_usd is not None:
+            open_ &= spend + usd <= budget_usd + 1e-12
+        idx = np.flatnonzero(open_)
+        if idx.size == 0:
+            break
+        m = rows[idx]
+        new_tau = np.sqrt(np.minimum(tau2_model[m] + tau[idx] ** 2, sigma[m] ** 2))
+        gains = np.empty(idx.size)
+        for start in range(0, idx.size, 2048):  # (chunk, L) at a time
+            sl = slice(start, start + 2048)
+            mm = m[sl]
+            other = np.where(order[:, 0][None, :] == mm[:, None], top2[None, :], top1[None, :])
+            shifted = mu[mm][:, None] + new_tau[sl][:, None] * z[:, mm].T
+            gains[sl] = np.maximum(shifted, other).mean(axis=1) - best - value
+        score = gains / np.maximum(usd[idx], 1e-12) if per_dollar else gains
+        pick = int(np.argmax(score))
+        if gains[pick] <= 1e-15:
+            break
+        c = idx[pick]
+        chosen[c] = True
+        tau2_model[rows[c]] = new_tau[pick] ** 2
+        value += gains[pick]
+        spend += usd[c]
+        out.append({"step": len(out), "model_id": cell_sd.index[rows[c]], "benchmark": cell_sd.columns[cols[c]],
+                    "cost_usd": float(usd[c]), "gain": float(gains[pick]), "value": float(value),
+                    "spend_usd": float(spend), "p_wrong": p_wrong(score_draws, np.sqrt(tau2_model), zp)})
+    return pd.DataFrame(out, columns=BATCH_COLUMNS)

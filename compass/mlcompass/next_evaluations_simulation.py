@@ -1,0 +1,183 @@
+"""Does the value-of-information ranking pick better cells than references that do not think? (issue 49 item 5)
+
+Semi-synthetic world (stated as such in every output): the real catalog matrix x_raw keeps its missingness
+pattern and its real prices; its missing cells get a held-out truth, the rank-r imputation plus Gaussian noise of
+the imputation's predictive sd (`imputation.predictive_sd`), drawn once per seed. The leaderboard score is
+linear in the benchmarks,
+
+    Score(m) = sum_j w_j x_mj - lam log10 p_m ,   w_j = 1 / (k sd_j)                       (S)
+
+(the mean z-score, a cost-aware scenario with a log-price penalty; sd_j the observed column sd), so the
+linearization (2) of `next_evaluations` is exact here. The agent sees the observed cells only: its posterior is
+the rank-r imputation of what it has seen, with B draws of the missing cells from their predictive sd.
+
+One run: a strategy orders unmeasured cells; the first k (or, under a dollar budget, the cells in that order that
+still fit) are revealed at their true value, the agent re-imputes and picks argmax of its posterior-mean score;
+regret = max_m Score_true(m) - Score_true(pick), spend = the revealed cells' USD (`evaluation_costs`).
+Strategies: "voi" (`next_evaluations.greedy_batch`, by value for k, by value per USD under a budget), "random"
+(uniform), "uncertain" (largest predictive sd over the column's sd), "top2" (the current #1 and #2's unmeasured
+cells, alternating), "cheapest" (lowest USD). Every strategy sees the `World` only through `AgentView`
+(observed cells, posterior, costs): none reads the truth (tested).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from compass.mlcompass.imputation import impute_low_rank, predictive_sd
+from compass.mlcompass.next_evaluations import greedy_batch, linear_gradient
+
+STRATEGIES = ("voi", "random", "uncertain", "top2", "cheapest")
+RUN_COLUMNS = ["seed", "setting", "strategy", "n_revealed", "spend_usd", "regret", "regret_none"]
+
+
+@dataclass(frozen=True)
+class World:
+    """The semi-synthetic world of one seed: truth (complete), what is observed, cell prices, score terms (S)."""
+
+    truth: pd.DataFrame
+    observed: pd.DataFrame
+    cell_usd: pd.DataFrame
+    weights: pd.Series
+    penalty: pd.Series  # lam log10 p_m, per model
+    rank: int
+    max_iter: int = 500
+
+    def true_scores(self) -> np.ndarray:
+        return self.truth.to_numpy() @ self.weights.to_numpy() - self.penalty.to_numpy()
+
+
+@dataclass(frozen=True)
+class AgentView:
+    """What a strategy may see: observed cells, the posterior built from them, cell prices."""
+
+    observed: pd.DataFrame
+    completed: pd.DataFrame
+    cell_sd: pd.DataFrame
+    draws: np.ndarray
+    gradient: pd.DataFrame
+    cell_usd: pd.DataFrame
+    mu: np.ndarray
+
+
+def make_world(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, lam: float, rank: int,
+               seed: int, max_iter: int = 500) -> World:
+    """The world of one seed (module docstring): missing cells of x_raw filled with imputation + N(0, sd^2).
+    max_iter: PCA-EM passes of every imputation (the agent's too)."""
+    imp = impute_low_rank(x_raw, rank=rank, max_iter=max_iter)
+    sd = predictive_sd(x_raw, imp.completed, rank)
+    rng = np.random.default_rng(seed)
+    truth = imp.completed + sd * rng.standard_normal(x_raw.shape)
+    truth = truth.where(x_raw.isna(), x_raw)
+    weights = 1.0 / (x_raw.shape[1] * x_raw.std(axis=0))
+    return World(truth, x_raw, cell_usd, weights, lam * log_price.reindex(x_raw.index), rank, max_iter)
+
+
+def agent_view(world: World, observed: pd.DataFrame, n_draws: int, seed: int) -> AgentView:
+    """The agent's posterior from `observed` (never the truth): imputation, predictive sd, B score draws."""
+    imp = impute_low_rank(observed, rank=world.rank, max_iter=world.max_iter)
+    sd = predictive_sd(observed, imp.completed, world.rank)
+    w = world.weights.to_numpy()
+    mu = imp.completed.to_numpy() @ w - world.penalty.to_numpy()
+    rng = np.random.default_rng(seed)
+    draws = mu + (rng.standard_normal((n_draws,) + observed.shape) * sd.to_numpy()) @ w
+    grad = linear_gradient(world.weights, observed.index, observed.columns)
+    return AgentView(observed, imp.completed, sd, draws, grad, world.cell_usd, mu)
+
+
+def order_cells(strategy: str, view: AgentView, limit: int | None, budget_usd: float | None,
+                seed: int) -> list[tuple[int, int]]:
+    """Unmeasured cells (row, col) in the order `strategy` would measure them (module docstring)."""
+    missing = view.observed.isna().to_numpy()
+    rows, cols = np.nonzero(missing)
+    usd = view.cell_usd.to_numpy()[rows, cols]
+    if strategy == "voi":
+        batch = greedy_batch(view.draws, view.cell_sd, view.gradient, view.cell_usd, k=limit,
+                             budget_usd=budget_usd, per_dollar=budget_usd is not None, seed=seed).iloc[1:]
+        return list(zip(view.observed.index.get_indexer(batch["model_id"]),
+                        view.observed.columns.get_indexer(batch["benchmark"])))
+    if strategy == "random":
+        order = np.random.default_rng(seed).permutation(rows.size)
+    elif strategy == "uncertain":
+        rel = view.cell_sd.to_numpy()[rows, cols] / view.observed.std(axis=0).to_numpy()[cols]
+        order = np.argsort(-rel, kind="stable")
+    elif strategy == "cheapest":
+        order = np.argsort(usd, kind="stable")
+    elif strategy == "top2":
+        first, second = np.argsort(-view.mu, kind="stable")[:2]
+        a, b = np.flatnonzero(rows == first), np.flatnonzero(rows == second)
+        order = np.array([i for pair in zip(a, b) for i in pair] + list(a[len(b):]) + list(b[len(a):]), dtype=int)
+    else:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    return list(zip(rows[order], cols[order]))
+
+
+def take(order: list[tuple[int, int]], cell_usd: pd.DataFrame, k: int | None, budget_usd: float | None
+         ) -> list[tuple[int, int]]:
+    """The first k cells of `order`, or under a budget those that still fit, in order (a cell too dear is skipped)."""
+    if budget_usd is None:
+        return order[:k]
+    out, spend, usd = [], 0.0, cell_usd.to_numpy()
+    for r, c in order:
+        if spend + usd[r, c] <= budget_usd + 1e-12:
+            out.append((r, c))
+            spend += usd[r, c]
+    return out
+
+
+def run_seed(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, lam: float, rank: int, seed: int,
+             ks: tuple[int, ...] = (5, 10, 20), budgets: tuple[float, ...] = (), n_draws: int = 200,
+             strategies: tuple[str, ...] = STRATEGIES, max_iter: int = 500) -> pd.DataFrame:
+    """Every strategy x setting (each k, each USD budget) on the world of one seed: RUN_COLUMNS rows."""
+    world = make_world(x_raw, cell_usd, log_price, lam, rank, seed, max_iter)
+    true = world.true_scores()
+    view = agent_view(world, world.observed, n_draws, seed)
+    regret_none = float(true.max() - true[int(np.argmax(view.mu))])
+    settings = [(f"k={k}", k, None) for k in ks] + [(f"usd={b:g}", None, b) for b in budgets]
+    rows = []
+    for strategy in strategies:
+        for name, k, budget in settings:
+            cells = take(order_cells(strategy, view, k, budget, seed), cell_usd, k, budget)
+            seen = world.observed.copy()
+            for r, c in cells:
+                seen.iat[r, c] = world.truth.iat[r, c]
+            imp = impute_low_rank(seen, rank=rank, max_iter=max_iter)
+            mu = imp.completed.to_numpy() @ world.weights.to_numpy() - world.penalty.to_numpy()
+            pick = int(np.argmax(mu))
+            spend = float(sum(cell_usd.iat[r, c] for r, c in cells))
+            rows.append({"seed": seed, "setting": name, "strategy": strategy, "n_revealed": len(cells),
+                         "spend_usd": spend, "regret": float(true.max() - true[pick]), "regret_none": regret_none})
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)
+
+
+def compare(runs: pd.DataFrame, reference: str = "voi") -> pd.DataFrame:
+    """Per setting and strategy: mean regret, spend, and the paired (same seed) difference against `reference` in
+    regret and in regret reduction per USD, (regret_none - regret) / spend (0 when nothing was spent), with 2 SE
+    and a verdict: "voi better" / "voi worse" when the mean paired difference is beyond 2 SE, else "tie"."""
+    r = runs.assign(gain_per_usd=np.where(runs["spend_usd"] > 0,
+                                          (runs["regret_none"] - runs["regret"]) / runs["spend_usd"].where(
+                                              runs["spend_usd"] > 0, 1.0), 0.0))
+    base = r[r["strategy"] == reference].set_index(["setting", "seed"])
+    out = []
+    for (setting, strategy), g in r.groupby(["setting", "strategy"], sort=False):
+        g = g.set_index(["setting", "seed"])
+        b = base.loc[g.index]
+        d_regret = (g["regret"] - b["regret"]).to_numpy()  # > 0: the reference regrets more
+        d_gain = (b["gain_per_usd"] - g["gain_per_usd"]).to_numpy()  # > 0: voi buys more regret drop per USD
+        n = len(g)
+        se_r = d_regret.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
+        se_g = d_gain.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
+
+        def verdict(d: float, se: float) -> str:
+            return "—" if strategy == reference else ("voi better" if d > 2 * se else "voi worse" if d < -2 * se
+                                                       else "tie")
+        out.append({"setting": setting, "strategy": strategy, "n_seeds": n, "regret": g["regret"].mean(),
+                    "spend_usd": g["spend_usd"].mean(), "n_revealed": g["n_revealed"].mean(),
+                    "regret_minus_voi": d_regret.mean(), "se_regret": se_r,
+                    "regret_verdict": verdict(d_regret.mean(), se_r),
+                    "gain_per_usd": g["gain_per_usd"].mean(), "voi_minus_gain_per_usd": d_gain.mean(),
+                    "se_gain_per_usd": se_g, "per_usd_verdict": verdict(d_gain.mean(), se_g)})
+    return pd.DataFrame(out)
