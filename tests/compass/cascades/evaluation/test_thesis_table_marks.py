@@ -31,6 +31,10 @@ def test_a_quarter_of_the_thesis_effect_is_never_in(effect, se):
 def test_medmcqa_low_sample_effect_of_a_quarter_is_out():
     """Issue 47's case: MedMCQA %Delta_GS -1.02 (SE 0.60, authors' protocol, 26 cascades) against the thesis' -4.18."""
     assert pct_mark(-1.02, -4.18, "low", 0.60) == "-1.02 (OUT)"
+    # within 2 sqrt(2) seed SDs of the thesis (MedMCQA, authors' protocol, seed SD 1.28): unresolved, not OUT;
+    # MMLU's gap of 4.84 beyond 2 sqrt(2) x 0.69 stays OUT
+    assert pct_mark(-1.02, -4.18, "low", 0.60, seed_sd=1.28) == "-1.02 (n/r)"
+    assert pct_mark(-0.67, -5.51, "low", 0.60, seed_sd=0.69) == "-0.67 (OUT)"
     assert pct_mark(-0.53, -0.79, "full", 0.17) == "-0.53 (in)"  # Table 2.7 keeps 2 SE
 
 
