@@ -102,31 +102,29 @@ def ours_rows(archetype, n: int, label: str = "ours") -> list[dict]:
     return rows
 
 
-def repliclust_aspect_ratios(k, aspect_ref, aspect_maxmin, rng):
-    """repliclust 1.0.0's MaxMinCovarianceSampler.make_cluster_aspect_ratios with our rng."""
-    ref, mm = aspect_ref, aspect_maxmin
-    delta = (-(1 + mm) + np.sqrt((1 + mm) ** 2 + 4 * mm * (ref ** 2 - 1))) / 2
-    lo, hi = 1 + delta / mm, 1 + delta
-    if k <= 2:
-        return np.array([lo, hi][:k]) if k == 2 else np.array([ref])
-    rest = np.full(k - 2, float(ref))
-    for j in range(k - 3, 0, -2):
+def _around(lo, ref, hi, n, rng):
+    """repliclust 1.0.0's pattern of n values from lo to hi around ref: the two ends, then pairs (s, ref²/s) with s
+    drawn triangular(lo, ref, hi), so their geometric mean stays ref."""
+    if n <= 2:
+        return np.array([lo, hi][:n]) if n == 2 else np.array([ref])
+    rest = np.full(n - 2, float(ref))
+    for j in range(n - 3, 0, -2):
         rest[j] = rng.triangular(lo, ref, hi)
         rest[j - 1] = ref ** 2 / rest[j]
     return np.concatenate([[lo], rest, [hi]])
 
 
+def repliclust_aspect_ratios(k, aspect_ref, aspect_maxmin, rng):
+    """repliclust 1.0.0's MaxMinCovarianceSampler.make_cluster_aspect_ratios with our rng."""
+    ref, mm = aspect_ref, aspect_maxmin
+    delta = (-(1 + mm) + np.sqrt((1 + mm) ** 2 + 4 * mm * (ref ** 2 - 1))) / 2
+    return _around(1 + delta / mm, ref, 1 + delta, k, rng)
+
+
 def repliclust_axis_lengths(radius, aspect, dim, rng):
     """repliclust 1.0.0's make_axis_lengths: linear triangular draws (min, r, max), partner r²/s."""
     lo = radius / np.sqrt(aspect)
-    hi = lo * aspect
-    if dim <= 2:
-        return np.array([lo, hi][:dim]) if dim == 2 else np.array([radius])
-    rest = np.full(dim - 2, float(radius))
-    for j in range(dim - 3, 0, -2):
-        rest[j] = rng.triangular(lo, radius, hi)
-        rest[j - 1] = radius ** 2 / rest[j]
-    return np.concatenate([[lo], rest, [hi]])
+    return _around(lo, radius, lo * aspect, dim, rng)
 
 
 def variant_rows(archetype, n: int) -> list[dict]:
