@@ -200,3 +200,49 @@ def test_a_bad_canonical_file_leaves_every_table_unchanged_live_fetches_included
     with pytest.raises(IngestError, match="score"):
         run_refresh(instance)
     assert_same_tables(snapshot(folder / "warehouse.duckdb"), before)
+
+
+def test_a_kill_inside_the_live_fetch_recovers_to_a_clean_refresh(copy, tmp_path):
+    """Issue 43: `compass run` SIGKILLed at its first warehouse commit, the live fetch's (raw.fetches with the newer
+    upstream already staged on disk): nothing of it is published, and the next refresh ends equal to a clean refresh
+    of the same upstream, every table but the fetch log itself (its times, and 304s where the staged files' validators
+    were kept)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.paths import ROOT
+    from tests.pipelines.helpers import decided, same
+
+    instance, folder, site, _ = copy
+    run_refresh(instance)  # the copy's files have new paths: its raw tables are read once again
+    serve_livebench(site, NEW)
+    clean = tmp_path / "clean"
+    shutil.copytree(folder, clean)
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, clean, clean / "config.yaml", {}) as fresh:
+        assert not run_refresh(fresh).failed
+    after = decided(clean / "warehouse.duckdb")
+    before = decided(folder / "warehouse.duckdb")
+
+    def staged() -> dict[str, bytes]:
+        return {str(p.relative_to(folder)): p.read_bytes() for p in sorted((folder / "connectors").rglob("*"))
+                if p.is_file()}
+
+    staged_before = staged()
+    hooks = ROOT / "tests" / "pipelines" / "subprocess_hooks"
+    env = {**os.environ, "COMPASS_KILL_AT_COMMIT": "1", "PYTHONPATH": os.pathsep.join([str(hooks), str(ROOT)])}
+    killed = subprocess.run([sys.executable, "-m", "pipelines.cli", "run"], env=env, cwd=folder, capture_output=True,
+                            text=True, timeout=600, check=False)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert staged() != staged_before  # the kill came after the fetch had staged the newer upstream, in its write
+    crashed = decided(folder / "warehouse.duckdb")
+    assert same(crashed["raw.fetches"], before["raw.fetches"])  # killed inside the fetch's own write
+    assert all(same(crashed[t], before[t]) for t in before), [t for t in before if not same(crashed[t], before[t])]
+
+    report = run_refresh(instance)
+    assert not report.failed and not report.source_failures
+    recovered = decided(folder / "warehouse.duckdb")
+    assert recovered.keys() == after.keys()
+    assert [t for t in after if t != "raw.fetches" and not same(recovered[t], after[t])] == []
+    assert recovered["raw.fetches"]["error"].isna().all()
