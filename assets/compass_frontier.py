@@ -22,10 +22,10 @@ from compass.mlcompass.pareto import pareto_tiers
 from compass.mlcompass.plots import loadings_heatmap, tiered_frontier_plot
 from resources import readers, settings
 from resources.configs import cases
-from resources.publish import publish_many, save_figure
+from resources.publish import FITTED_ON, inputs_fingerprint, publish_many, save_figure, version_fitted_on
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-frontier-3"  # 2: rotation toward the previous loadings, anchor signs, compass.measure_names; cost_side falls back to a stated d where it is not identified (column fallback); 3: congruence out of sample (held_out_rotation), congruence_in_sample
+CODE_VERSION = "compass-frontier-4"  # 2: rotation toward the previous loadings, anchor signs, compass.measure_names; cost_side falls back to a stated d where it is not identified (column fallback); 3: congruence out of sample (held_out_rotation), congruence_in_sample; 4: measure_names.fitted_on (no refit on the inputs of the last publication)
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool())
 CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 
@@ -40,13 +40,20 @@ def measures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) ->
     if x_raw.shape[0] < 5 or x_raw.shape[1] < 2:
         raise ValueError(f"case {case.case_id}: x_raw is {x_raw.shape}; need >= 5 models and >= 2 benchmarks")
     where = {"case_id": case.case_id}
+    fitted_on = inputs_fingerprint(x_raw, case.n_factors, case.loading_threshold, case.max_factors_per_variable,
+                                   case.anchors, CODE_VERSION)
+    registry = wh.read("compass.measure_names", where)
+    same_inputs = version_fitted_on(registry, fitted_on)
+    if same_inputs is not None:
+        return dg.MaterializeResult(data_version=dg.DataVersion(same_inputs), metadata={
+            "unchanged": True, "refit": "none: the published measures were fitted on these inputs"})
     previous = wh.read("compass.loadings", where)
     previous = None if previous.empty else previous[["benchmark", "factor", "loading"]]
     result = extract_measures(
         x_raw, n_factors=case.n_factors, loading_threshold=case.loading_threshold,
         max_factors_per_variable=case.max_factors_per_variable, previous_loadings=previous, anchors=case.anchors,
     )
-    rename, names = identify_measures(result.loading_matrix(), result.congruence, wh.read("compass.measure_names", where),
+    rename, names = identify_measures(result.loading_matrix(), result.congruence, registry,
                                       None if previous is None else wide_loadings(previous),
                                       result.congruence_in_sample)
     loadings = result.loadings.assign(factor=result.loadings["factor"].map(rename))
@@ -61,7 +68,8 @@ def measures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) ->
     shown = names.loc[names["status"] != "retired", ["factor", "name", "status", "congruence", "congruence_in_sample",
                                                      "description"]]
     return publish_many(
-        context, wh, {"compass.loadings": loadings, "compass.measures": long, "compass.measure_names": names}, where,
+        context, wh, {"compass.loadings": loadings, "compass.measures": long,
+                      "compass.measure_names": names.assign(**{FITTED_ON: fitted_on})}, where,
         metadata={
             "n_models": x_raw.shape[0], "n_benchmarks": x_raw.shape[1], "n_factors": result.n_factors,
             "measure_names": dg.MetadataValue.md(shown.to_markdown(index=False, floatfmt=".3f")),

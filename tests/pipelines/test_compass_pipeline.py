@@ -10,6 +10,8 @@ import pytest
 
 from compass.mlcompass import sensitivity as sens
 from compass.mlcompass.case_inputs import build_x_raw
+from pipelines.definitions import defs
+from pipelines.refresh import run_selection
 from resources import readers
 from resources.configs import cases
 from resources.warehouse import Warehouse
@@ -337,3 +339,18 @@ def test_measures_are_named_on_the_first_fit(compass_state):
     names = wh.read("compass.measure_names", {"case_id": "small_open"})
     assert set(names["factor"]) == {"C1", "C2"} and names["status"].eq("new").all() and names["name"].is_unique
     assert names["description"].str.contains("top: ").all()
+
+
+def test_measures_run_again_on_the_same_inputs_publish_nothing_new(compass_state):
+    """A re-executed run (a recovered interrupt, a UI re-execution) runs compass/measures again on the inputs of its
+    own last publication. A refit would rotate toward itself and mark every identity "kept" (congruence 1) instead
+    of "new": the same values under another data version, so every child recomputed and the warehouse differed from
+    a clean refresh (issue 43, the random-moment interrupt test, seed 182321). It publishes nothing instead."""
+    instance, wh, _, _ = compass_state
+    where = {"case_id": "small_open"}
+    before = {t: wh.read(t, where) for t in ("compass.measure_names", "compass.loadings", "compass.measures")}
+    result = run_selection(defs, instance, [dg.AssetKey(["compass", "measures"])], "small_open", False)
+    assert result.success
+    for table, frame in before.items():
+        pd.testing.assert_frame_equal(frame, wh.read(table, where), obj=table)
+    assert before["compass.measure_names"]["status"].eq("new").all()
