@@ -57,10 +57,15 @@ def _pick(stdin: TextIO, out: TextIO) -> tuple[str, str] | None:
     return None
 
 
+#: The most duels one session asks of a person, who answers each one.
+MAX_ROUNDS = 1000
+
+
 def check_flags(args: argparse.Namespace) -> None:
     """--rounds, --budget, --max-lines, --seed and --export-scenario, before anything runs."""
-    if args.rounds < 1:
-        raise FlagError(f"--rounds {args.rounds}: give a whole number of duels >= 1 (e.g. --rounds 10)")
+    if not 1 <= args.rounds <= MAX_ROUNDS:
+        raise FlagError(f"--rounds {args.rounds}: give a whole number of duels from 1 to {MAX_ROUNDS} (a person answers "
+                        "each one; e.g. --rounds 10)")
     if not (math.isfinite(args.budget) and args.budget > 0):
         raise FlagError(f"--budget {args.budget:g}: give the session's money budget in USD > 0 (e.g. --budget 0.05)")
     if args.max_lines < 1:
@@ -230,7 +235,7 @@ def add_parser(sub) -> None:
                        help=f"{SHIPPED_ANSWERS} (the 17 models x 300 prompts shipped in data/matching/) or the path "
                             "of your own CSV with columns prompt, model, response")
     match.add_argument("--budget", type=float, default=0.05, help="USD for the whole session (> 0)")
-    match.add_argument("--rounds", type=int, default=10, help="most duels (>= 1)")
+    match.add_argument("--rounds", type=int, default=10, help=f"most duels (1 to {MAX_ROUNDS})")
     match.add_argument("--seed", type=int, default=0)
     match.add_argument("--max-lines", dest="max_lines", type=int, default=30, help="lines shown per answer")
     match.add_argument("--simulate", metavar="USER_YAML", help="run a simulated person (a user file) instead of you")
