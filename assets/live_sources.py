@@ -35,6 +35,8 @@ def raw_fetches(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
     sources.validate()
     for line in outcome.failures:
         context.log.warning(line)
+    for location, rows in outcome.dropped.items():
+        context.log.warning(f"source {location}: {rows} row(s) could not be read and were left out")
     stale = outcome.stale(config.stale_after_hours)
     stamp = {"data_version": outcome.version, "run_id": context.run.run_id,
              "refreshed_at": pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)}
@@ -47,7 +49,7 @@ def raw_fetches(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
     counts = outcome.unmatched["status"].value_counts()
     return dg.MaterializeResult(data_version=dg.DataVersion(outcome.version), metadata={
         FAILED: json.dumps(outcome.failures), STALE: json.dumps(stale), "sources": len(config.connectors),
-        "failed": len(outcome.failed), "fetches": len(outcome.fetches),
+        "failed": len(outcome.failed), "fetches": len(outcome.fetches), "rows_dropped": json.dumps(outcome.dropped),
         "new_models": int(counts.get("new", 0)), "names_pending": int(counts.get("pending", 0)),
         "names_unmatched": int(counts.get("unmatched", 0))})
 

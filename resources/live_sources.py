@@ -79,6 +79,7 @@ class LiveOutcome:
     failed: dict[str, str]  # location -> the failure's line
     version: str
     ages_h: dict[str, float]  # location -> hours since its kept data was fetched (inf: none kept)
+    dropped: dict[str, int]  # location -> rows its payload had that the connector could not read (url and path sources)
 
     @property
     def failures(self) -> list[str]:
@@ -118,7 +119,8 @@ def refresh_live_sources(config: SourceConfig, now: dt.datetime | None = None, r
     version = hashlib.sha256(json.dumps(state).encode() + frame_version(held_back).encode()).hexdigest()[:16]
     ages = {r.entry.location: _age_hours(r.manifest, now) for r in results}
     failed = {r.entry.location: r.failure_line(now) for r in results if r.error}
-    return LiveOutcome(fetches, held_back, failed, version, ages)
+    dropped = {r.entry.location: int(r.dropped) for r in results if r.dropped}
+    return LiveOutcome(fetches, held_back, failed, version, ages, dropped)
 
 
 def _policy(entry: ConnectorSource, default: FetchPolicy) -> FetchPolicy:
@@ -163,7 +165,8 @@ def _read_source(entry: ConnectorSource, root: Path, store: RawStore, policy: Fe
 
 
 def _log_dropped(result: SourceResult) -> None:
-    """The dropped-row count on the source's main-file fetch row (a path source has no fetch row)."""
+    """The dropped-row count on the source's main-file fetch row (a path source has none: its count is in
+    `LiveOutcome.dropped`, as every source's is)."""
     main = [row for row in result.fetches if row["url"] == result.entry.url]
     if main:
         main[0]["rows_dropped"] = result.dropped

@@ -150,3 +150,32 @@ def test_a_connector_type_error_is_one_line_naming_connector_url_and_field(stage
     (line,) = out.failures
     assert line.startswith("source aider_polyglot (http://127.0.0.1:") and "polyglot_leaderboard.yml" in line
     assert "'score'" in line and "\n" not in line
+
+
+@pytest.mark.parametrize(("connector", "main", "files", "dropped"), [
+    ("livebench", "table_2026_06_25.csv", _livebench({3}, "pending"), 2),  # its two task cells; no category without them
+    ("epoch_benchmarks", "benchmark_data.zip", {"benchmark_data.zip": _epoch({0}, "pending")}, 1),
+])
+def test_text_in_a_number_column_is_a_dropped_row_not_a_missing_score(stage, connector, main, files, dropped):
+    """Text where a score belongs ("pending"; "n/a" and the like are missing values to pandas) used to be coerced to NaN and pass for a score the source never measured,
+    uncounted; it is a bad row now, dropped and counted like an infinite one."""
+    out, staged = stage(connector, main, files)
+    assert not out.failed, out.failures
+    assert _main_row(out, main)["rows_dropped"] == dropped
+
+
+def test_a_path_source_counts_its_dropped_rows_too(tmp_path):
+    """A source read from a path has no fetch-log row; its dropped count is in the outcome (the asset's metadata and
+    a warning), as a URL source's is."""
+    body = tmp_path / "polyglot_leaderboard.yml"
+    body.write_bytes(_aider({3}, ".nan"))
+    config = tmp_path / "config.yaml"
+    config.write_text(f"""replace_defaults: true
+sources:
+  - {{table: models, path: {CATALOG}/models.parquet}}
+  - {{table: model_aliases, path: {CATALOG}/model_aliases.parquet}}
+  - {{connector: aider_polyglot, path: {body}}}
+""")
+    out = refresh_live_sources(read_config(config), root=tmp_path / "connectors", store=RawStore(tmp_path / "raw"))
+    assert not out.failed and out.fetches.empty
+    assert out.dropped == {str(body): 1}

@@ -121,5 +121,5 @@ def test_a_failing_source_turns_stale_only_after_stale_after_hours():
     line = kept.failure_line(now)
     assert line == (f"source livebench ({entry.location}) failed: HTTP 500 Internal Server Error (after 3 attempts); "
                     "keeping the data fetched 30.0 h ago")
-    out = LiveOutcome(pd.DataFrame(), pd.DataFrame(), {entry.location: line}, "v", {entry.location: 30.0})
+    out = LiveOutcome(pd.DataFrame(), pd.DataFrame(), {entry.location: line}, "v", {entry.location: 30.0}, {})
     assert out.stale(48) == [] and out.stale(24) == [entry.location] and out.stale(30) == [entry.location]

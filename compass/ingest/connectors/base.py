@@ -185,6 +185,14 @@ def _numbers(values: pd.Series) -> pd.Series:
     return values.map(number, na_action=None).astype(float)
 
 
+def keep_unreadable(raw: pd.Series, numeric: pd.Series) -> pd.Series:
+    """`numeric` (a column parsed with errors="coerce"), with the upstream text back where a non-blank cell is not a
+    number ("n/a", "12%"): `screen` then drops and counts that row as bad, where a coerced NaN would pass for a score
+    the source never measured."""
+    text = raw.notna() & numeric.isna() & raw.astype(str).str.strip().ne("")
+    return numeric.astype(object).where(~text, raw) if text.any() else numeric
+
+
 def bad_rows(table: str, frame: pd.DataFrame) -> tuple[pd.Series, str | None]:
     """(mask of the rows of `table` that cannot be read, the first bad field): a score that is not a finite number in
     its scale's range (`SCORE_SCALES`), a present value of a ranged column (`RANGES`) that is not a finite number

@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from compass.ingest.connectors.base import (
-    META_COLS, SCORE_COLS, FormatChange, Parsed, Payload, SingleFile, frame, read_csv, screen, to_date,
+    META_COLS, SCORE_COLS, FormatChange, Parsed, Payload, SingleFile, frame, keep_unreadable, read_csv, screen,
+    to_date,
 )
 
 # file -> (benchmark id, score column, stderr column, scale).
@@ -81,9 +82,9 @@ def _file_rows(name: str, data: bytes, spec: tuple[str, str, str | None, str]) -
     df = read_csv(EpochBenchmarks.name, name, data, [MODEL, col] + ([se_col] if se_col else []))
     if VENDOR_ROW in df.columns:
         df = df[df[VENDOR_ROW].isna()]
-    df = df[df[MODEL].notna() & pd.to_numeric(df[col], errors="coerce").notna()]
+    df = df[df[MODEL].notna() & df[col].notna()]
     percent = scale == "fraction" and _percent(df[col])
-    score = pd.to_numeric(df[col]) / (100.0 if percent else 1.0)
+    score = keep_unreadable(df[col], pd.to_numeric(df[col], errors="coerce") / (100.0 if percent else 1.0))
     stderr = np.nan
     if se_col is not None:
         stderr = pd.to_numeric(df[se_col], errors="coerce") / (100.0 if percent else 1.0)

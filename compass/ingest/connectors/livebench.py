@@ -18,7 +18,8 @@ import re
 import pandas as pd
 
 from compass.ingest.connectors.base import (
-    COST_COLS, SCORE_COLS, FormatChange, Parsed, Payload, expect, frame, read_csv, read_json, screen, slug,
+    COST_COLS, SCORE_COLS, FormatChange, Parsed, Payload, expect, frame, keep_unreadable, read_csv, read_json, screen,
+    slug,
 )
 from compass.ingest.errors import IngestError
 
@@ -50,10 +51,11 @@ class LiveBench:
         tasks_needed = [t for tasks in categories.values()
                         for t in expect(self.name, categories_name, tasks, list, "-")]
         table = read_csv(self.name, payload.name, payload.main(), ["model", *tasks_needed])
-        tasks = table.set_index("model").apply(pd.to_numeric, errors="coerce") / 100.0
+        raw = table.set_index("model")[tasks_needed]
+        tasks = raw.apply(pd.to_numeric, errors="coerce") / 100.0
         cat_scores = pd.DataFrame({c: tasks[t].mean(axis=1, skipna=False) for c, t in categories.items()})
         wide = pd.concat([
-            tasks.add_prefix("livebench_task_"),
+            tasks.apply(lambda column: keep_unreadable(raw[column.name], column)).add_prefix("livebench_task_"),
             cat_scores.add_prefix("livebench_"),
             cat_scores.mean(axis=1, skipna=False).rename("livebench_global"),
         ], axis=1)
