@@ -5,7 +5,9 @@ of §4.1 on the dataset) and router/deployment (the served router: embedder and 
 `compass route`); raw/model_costs -> datasets/model_costs (the prices of the models the per-query data names)
 -> router/prices (the pair's prices only, so a price change elsewhere in the catalog leaves the dataset fresh)
 -> router/policies (App. A.1's budgets on the evaluation's held-out queries).
-router/synthetic_study runs the spec's generator with known truth (synthetic; no real data).
+router/synthetic_study runs the spec's generator with known truth (synthetic; no real data), and
+router/synthetic_ablations the paper's ablations (i), (iii), (iv) on it, paired with the main configuration;
+router/multi_synthetic_study the N-model extension (App. A.2) on its own synthetic generator.
 
 Light by default (few Monte Carlo rounds, small forests); the paper's design (more rounds, 500-tree forests,
 three gold sizes) with COMPASS_HEAVY=1 or the run config.
@@ -19,9 +21,12 @@ from assets.partitions import route_dataset_partitions
 from assets.sources import RAW_KEYS
 from compass.router.evaluation import calibration, paired_comparisons
 from compass.router.learners import LearnerSpec
+from compass.router.multi_study import evaluate_multi_synthetic
 from compass.router.plots import gain_curves, overlap_histogram
 from compass.router.study import (
+    ABLATIONS,
     StudyDesign,
+    ablation_differences,
     evaluate,
     evaluate_synthetic,
     fit_deployment,
@@ -206,5 +211,118 @@ def router_synthetic_study(context: dg.AssetExecutionContext, config: SyntheticR
                                   "mean_gain_over_pmur": dg.MetadataValue.md(mean.to_markdown(floatfmt=".4f"))})
 
 
+# The ablations' sizes: heavy is the paper's (§3.3 runs them at its main gold size; ours n = 100, κ = 0.022, with
+# §4.1's N, D, rounds and forests); light a few seconds of CPU for `make run` whose intervals are wide.
+# The CV-chosen meta-router refits five candidates on five folds (about 10x the DR meta-router's CPU): heavy only.
+ABLATION_ROUTERS = ("gold_only", "preference_only", "mean_shift", "meta_dr")
+ABLATION_SIZES = {
+    "smoke": {"presets": ["B"], "n_gold": [100], "mc_rounds": 2, "n_queries": 900, "dim": 10, "n_estimators": 5,
+              "routers": ABLATION_ROUTERS},
+    "light": {"presets": ["A", "B"], "n_gold": [100], "mc_rounds": 3, "n_queries": 900, "dim": 10, "n_estimators": 10,
+              "routers": ABLATION_ROUTERS},
+    "heavy": {"presets": ["A", "B"], "n_gold": [100], "mc_rounds": 200, "n_queries": 5000, "dim": 50, "n_estimators": 500,
+              "routers": ABLATION_ROUTERS + ("meta_cv",)},
+}
+
+
+class SyntheticAblationConfig(dg.Config):
+    """The paper's ablations on the spec §4 generator: None fields take ABLATION_SIZES (light unless COMPASS_HEAVY=1
+    or COMPASS_SMOKE=1)."""
+
+    presets: list[str] | None = None
+    ablations: list[str] = list(ABLATIONS)
+    n_gold: list[int] | None = None
+    mc_rounds: int | None = None
+    n_queries: int | None = None
+    dim: int | None = None
+    n_estimators: int | None = None
+    routers: list[str] | None = None
+    seed: int = 0
+
+    def sizes(self) -> dict:
+        base = ABLATION_SIZES[settings.synthetic_study_size()]
+        return {k: getattr(self, k) or default for k, default in base.items()}
+
+
+@dg.asset(key=["router", "synthetic_ablations"], group_name="router", code_version="router-synthetic-ablations-1",
+          pool=settings.writer_pool())
+def router_synthetic_ablations(context: dg.AssetExecutionContext, config: SyntheticAblationConfig,
+                               warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """SYNTHETIC: the paper's ablations (§3.3: (i) boosted learner, (iii) no normalization, (iv) twice the dimension)
+    of the gold-only, preference-only, mean-shift, DR (and, heavy, CV-chosen) meta-routers, each run on the main
+    configuration's seeds: every router against random, gold-only and preference-only per configuration
+    (router.synthetic_ablation_comparisons) and the ablated router minus the main one, paired over rounds
+    (router.synthetic_ablations)."""
+    unknown = sorted(set(config.ablations) - set(ABLATIONS))
+    if unknown:
+        raise ValueError(f"ablations: unknown {unknown}; choose from {sorted(ABLATIONS)}")
+    size = config.sizes()
+    runs = {}
+    for tag, change in {"main": {}, **{a: ABLATIONS[a] for a in config.ablations}}.items():
+        learner = LearnerSpec(change.get("learner", "random_forest"), n_estimators=size["n_estimators"],
+                              seed=config.seed)
+        runs[tag] = evaluate_synthetic(
+            tuple(size["presets"]), tuple(size["n_gold"]), size["mc_rounds"], learner, N=size["n_queries"],
+            D=size["dim"] * change.get("dim_factor", 1), normalization=change.get("normalization", "variance"),
+            seed=config.seed, routers=tuple(size["routers"])).rounds
+        context.log.info(f"synthetic ablations: {tag} done")
+    rounds = pd.concat([r.assign(configuration=tag) for tag, r in runs.items()], ignore_index=True)
+    comparisons = pd.concat([synthetic_comparisons(r).assign(configuration=tag) for tag, r in runs.items()],
+                            ignore_index=True)
+    differences = pd.concat([ablation_differences(runs["main"], runs[a]).assign(ablation=a) for a in config.ablations],
+                            ignore_index=True)
+    shown = differences[differences["router"].isin(["meta_dr", "meta_cv"])]
+    return publish_many(context, warehouse.get(), {"router.synthetic_ablations": differences,
+                                                   "router.synthetic_ablation_comparisons": comparisons,
+                                                   "router.synthetic_ablation_rounds": rounds},
+                        metadata={"size": settings.synthetic_study_size(), "mc_rounds": size["mc_rounds"],
+                                  "ablated_minus_main": dg.MetadataValue.md(shown[[
+                                      "ablation", "preset", "router", "mean_difference", "lo", "hi"]].to_markdown(
+                                      index=False, floatfmt="+.3f"))})
+
+
+# The N-model study's sizes (App. A.2 evaluates nothing; heavy is docs/results/router.md's design with the
+# synthetic study's 500-tree forests and 50 rounds); light about 3 s of CPU for `make run`.
+MULTI_SIZES = {
+    "smoke": {"n_models": [3], "n_gold": [100], "mc_rounds": 2, "n_pref": 400, "n_estimators": 5},
+    "light": {"n_models": [3], "n_gold": [300], "mc_rounds": 3, "n_pref": 1000, "n_estimators": 10},
+    "heavy": {"n_models": [3, 4], "n_gold": [100, 300, 1000], "mc_rounds": 50, "n_pref": 3000, "n_estimators": 500},
+}
+
+
+class MultiSyntheticConfig(dg.Config):
+    """The N-model generator (`compass.router.synthetic.make_multi_data`): None fields take MULTI_SIZES."""
+
+    n_models: list[int] | None = None
+    n_gold: list[int] | None = None
+    mc_rounds: int | None = None
+    n_pref: int | None = None
+    n_estimators: int | None = None
+    seed: int = 0
+
+    def sizes(self) -> dict:
+        base = MULTI_SIZES[settings.synthetic_study_size()]
+        return {k: getattr(self, k) or default for k, default in base.items()}
+
+
+@dg.asset(key=["router", "multi_synthetic_study"], group_name="router", code_version="router-multi-synthetic-1",
+          pool=settings.writer_pool())
+def router_multi_synthetic_study(context: dg.AssetExecutionContext, config: MultiSyntheticConfig,
+                                 warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """SYNTHETIC: the N-model meta-router (App. A.2, `compass.router.multi`) against gold-only, preference-only,
+    pooled, the hindsight best single model and the per-query ceiling: mean true quality of the chosen models ± its
+    Monte Carlo SE (router.multi_synthetic_evaluation) and every learned router paired across rounds against
+    gold-only and the best non-debiasing router (router.multi_synthetic_comparisons)."""
+    size = config.sizes()
+    result = evaluate_multi_synthetic(tuple(size["n_models"]), tuple(size["n_gold"]), size["mc_rounds"],
+                                      LearnerSpec(n_estimators=size["n_estimators"], seed=config.seed),
+                                      n_pref=size["n_pref"], seed=config.seed)
+    wide = result.table.pivot_table(index=["n_models", "n_gold"], columns="policy", values="quality")
+    return publish_many(context, warehouse.get(), {"router.multi_synthetic_evaluation": result.table,
+                                                   "router.multi_synthetic_comparisons": result.comparisons},
+                        metadata={"size": settings.synthetic_study_size(), "mc_rounds": size["mc_rounds"],
+                                  "mean_quality": dg.MetadataValue.md(wide.to_markdown(floatfmt=".3f"))})
+
+
 router_assets = [router_overlap, router_evaluation, router_prices, router_policies, router_deployment,
-                 router_synthetic_study]
+                 router_synthetic_study, router_synthetic_ablations, router_multi_synthetic_study]

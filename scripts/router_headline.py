@@ -42,7 +42,9 @@ from compass.router.evaluation import efficiency_gain, interior_mean  # noqa: E4
 from compass.router.learners import LearnerSpec  # noqa: E402
 from compass.router.normalize import scale_constant  # noqa: E402
 from compass.router.routers import fit_router  # noqa: E402
-from compass.router.study import SYNTHETIC_ROUTERS, evaluate_synthetic, synthetic_comparisons  # noqa: E402
+from compass.router.study import (  # noqa: E402
+    SYNTHETIC_ROUTERS, ablation_differences, evaluate_synthetic, synthetic_comparisons,
+)
 from compass.router.synthetic import make_data  # noqa: E402
 
 OUT = ROOT / "var" / "router_headline"
@@ -134,14 +136,9 @@ def ablation_table(main: pd.DataFrame, ablations: list[pd.DataFrame]) -> pd.Data
     """Per ablation, preset, n_gold and router: the ablated router minus the main one, paired over shared rounds."""
     rows = []
     for ablation in ablations:
-        both = ablation.merge(main, on=["preset", "router", "n_gold", "round"], suffixes=("", "_main"))
-        both = both.assign(router=both["router"] + "|ablated", mean_gain=both["mean_gain"] - both["mean_gain_main"])
-        zero = both.assign(router="main", mean_gain=0.0).drop_duplicates(["preset", "n_gold", "round"])
-        diffs = synthetic_comparisons(pd.concat([both, zero])[["preset", "router", "n_gold", "round", "mean_gain"]])
-        diffs = diffs[diffs["baseline"] == "random"]
-        for d in diffs[diffs["router"] != "main"].itertuples(index=False):
+        for d in ablation_differences(main, ablation).itertuples(index=False):
             rows.append({"ablation": ablation["tag"].iloc[0], "preset": d.preset, "n_gold": d.n_gold,
-                         "router": NAMES.get(d.router.split("|")[0], d.router), "rounds": d.mc_rounds,
+                         "router": NAMES.get(d.router, d.router), "rounds": d.mc_rounds,
                          "ablated minus main": cell(d.mean_difference, d.lo, d.hi, d.distinguishable)})
     return pd.DataFrame(rows)
 

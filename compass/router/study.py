@@ -292,3 +292,21 @@ def synthetic_comparisons(rounds: pd.DataFrame, level: float = 0.95,
     paired across rounds (same generated data, same test queries), plain t-intervals (fresh data each round)."""
     return pd.concat([paired_comparisons(part, baselines=baselines, level=level).assign(preset=preset)
                       for preset, part in rounds.groupby("preset", sort=True)], ignore_index=True)
+
+
+#: The paper's ablations (§3.3) as changes to the main configuration of `evaluate_synthetic`: (i) a boosted learner
+#: (LightGBM for the paper's XGBoost), (iii) no scale normalization (Remark 1), (iv) twice the feature dimension
+#: (the paper's PCA d = 100 for 50; on the generator, D doubles, so that ablation's data differ from the main run's
+#: beyond the shared seeds).
+ABLATIONS = {"i_lightgbm": {"learner": "lightgbm"}, "iii_none": {"normalization": "none"}, "iv_d100": {"dim_factor": 2}}
+
+
+def ablation_differences(main: pd.DataFrame, ablated: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Each router of an ablated configuration minus the same router of the main one (`evaluate_synthetic` rounds:
+    preset, router, n_gold, round, mean_gain), paired over the rounds both ran (same seeds), Student-t intervals:
+    columns preset, n_gold, router, mean_difference, se, lo, hi, level, mc_rounds, distinguishable."""
+    keys = ["preset", "router", "n_gold", "round"]
+    both = ablated[keys + ["mean_gain"]].merge(main[keys + ["mean_gain"]], on=keys, suffixes=("", "_main"))
+    diff = both.assign(mean_gain=both["mean_gain"] - both["mean_gain_main"])[keys + ["mean_gain"]]
+    out = synthetic_comparisons(diff, level=level, baselines=("random",))
+    return out.drop(columns=["baseline", "resample_correction"])
