@@ -57,6 +57,12 @@ def read_queries(path: Path, embedder_kind: str, dim: int | None = None) -> pd.D
     return frame
 
 
+def _router_name(facts: dict) -> str:
+    """"meta_cv (chose mean_shift)" for the CV-chosen meta-router, else the router's name."""
+    chosen = facts.get("chosen")
+    return f"{facts['router']} (chose {chosen})" if chosen and chosen != facts["router"] else str(facts["router"])
+
+
 def export_router(path: Path, embedder, nodes: pd.DataFrame, facts: dict,
                   prices: tuple[tuple[float, float], tuple[float, float]] | None, threshold: dict) -> None:
     """One JSON file: what the router is, the rule, the threshold w of the budget (App. A.1, chosen on held-out gold
@@ -127,7 +133,7 @@ def cmd_route(args: argparse.Namespace) -> int:
                  "psi_units": "normalized (gold labels times scale_c)", "scale_c": facts["scale_c"]}
     if args.export:
         export_router(Path(args.export), embedder, nodes, facts, prices, threshold)
-        print(f"wrote the {args.dataset} router ({facts['router']}, {facts['n_trees']} trees, w = {w:.4g}) to "
+        print(f"wrote the {args.dataset} router ({_router_name(facts)}, {facts['n_trees']} trees, w = {w:.4g}) to "
               f"{args.export}", file=sys.stderr)
     if args.queries is None:
         return 0
@@ -155,8 +161,8 @@ def cmd_route(args: argparse.Namespace) -> int:
     ).to_csv(args.out or sys.stdout, index=False)
     limits = ", ".join(f"{name} {pct(value, default_decimals=0)}" for name, value in (
         ("share", budget["max_primary_share"]), ("cost share", budget["max_cost_share"])) if value is not None)
-    print(f"{to_p.sum()} of {len(out)} queries to {facts['model_p']} ({pct(to_p.mean(), default_decimals=0)} of this "
-          f"batch; {pct(held_share, default_decimals=0)} of the {len(holdout)} held-out gold queries; budget: "
+    print(f"{_router_name(facts)}: {to_p.sum()} of {len(out)} queries to {facts['model_p']} "
+          f"({pct(to_p.mean(), default_decimals=0)} of this batch; {pct(held_share, default_decimals=0)} of the {len(holdout)} held-out gold queries; budget: "
           f"{limits}; w = {w:.4g} chosen on those held-out queries), the rest to {facts['model_a']}{spend}. "
           f"psi_hat is in the router's normalized units (gold labels x {facts['scale_c']:.3g}); psi_hat_gold_units "
           "is the expected gold-label gain of the primary model", file=sys.stderr)

@@ -10,6 +10,8 @@ in the gold label's own units per query. Rounds are averaged at fixed PMUR (spec
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -204,11 +206,15 @@ class Deployment(NamedTuple):
 HOLDOUT_FOLDS = 3  # cross-fitting folds of the gold rows for the held-out ψ̂ that w is chosen on
 
 
-def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "meta_dr") -> Deployment:
+def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "meta_cv") -> Deployment:
     """The router a gateway serves: fitted on every gold and preference row, random forest exported as node arrays
     (compass.router.export); and, for App. A.1's threshold, each gold query's ψ̂ from a router fitted without its
     fold (HOLDOUT_FOLDS-fold cross-fitting over the gold rows, every preference row kept), so that w is chosen on
-    held-out gold data at fit time and never on the batch being routed."""
+    held-out gold data at fit time and never on the batch being routed.
+
+    The default is `meta_cv` (issue 46): the CATE stage chosen by cross-validated gold error at fit time, exported
+    with the router (`chosen`, `cv_errors` in the facts). Its held-out ψ̂ refit the chosen member without each fold
+    rather than choosing again per fold (26 forest fits a fold): w is then conditional on the choice."""
     if design.learner.kind != "random_forest":
         raise ValueError("only random-forest routers are exported as node arrays; use learner kind 'random_forest'")
     data = split_labels(labels)
@@ -218,16 +224,19 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
     X_g, X_p = embed_queries(embedder, data.gold), embed_queries(embedder, data.preference)
     kwargs = _cate_kwargs(router, design, design.seed)
     fitted = fit_router(router, design.learner, X_g, c * r, X_p, y, **kwargs)
+    member = fitted.chosen or router
+    member_kwargs = _cate_kwargs(member, design, design.seed)
     held_out = np.empty(len(r))
     for train, held in KFold(HOLDOUT_FOLDS, shuffle=True, random_state=design.seed).split(X_g):
-        fold = fit_router(router, design.learner, X_g[train], c * r[train], X_p, y, **kwargs)
+        fold = fit_router(member, design.learner, X_g[train], c * r[train], X_p, y, **member_kwargs)
         held_out[held] = fold.psi(X_g[held])
     keep = [col for col in ("query_id", "query_text", "tokens_out_p", "tokens_out_a") if col in data.gold]
     holdout = data.gold[keep].assign(outcome=r, psi_hat=held_out)
     facts = {"router": router, "model_p": str(labels["model_p"].iloc[0]), "model_a": str(labels["model_a"].iloc[0]),
              "learner": design.learner.kind, "d": embedder.dim, "embedder": embedder.kind,
              "scale_c": c, "n_gold": len(r), "n_preference": len(y), "preference_used": fitted.preference_used,
-             "n_trees": len(fitted.model.estimators_), "holdout_folds": HOLDOUT_FOLDS}
+             "n_trees": len(fitted.model.estimators_), "holdout_folds": HOLDOUT_FOLDS, "chosen": member,
+             "cv_errors": json.dumps({k: round(v, 6) for k, v in (fitted.cv_errors or {}).items()})}
     return Deployment(embedder, forest_nodes(fitted.model), facts, holdout)
 
 
