@@ -331,9 +331,13 @@ def leaderboard_body(board: pd.DataFrame, decision: pd.DataFrame | None = None, 
                  "leader and the model most often ranked first by the bootstrap; below them every other model with "
                  "P(rank 1) of 10 % or more, whatever its point rank.</p>"
                  + table(decision_table(board, decision), table_id="decision", formats=PEOPLE))
+    from compass.mlcompass.explain import left_out_text  # here, not at the top: the import lines are another branch's
+
     note = board["filter_note"].dropna().iloc[0] if "filter_note" in board and board["filter_note"].notna().any() else ""
-    return (verdict(board_verdict(board, decision)) + fresh + picks
-            + (f'<p class="note" id="filters">{esc(note)}</p>' if note else "")
+    # what the filters left out, under the verdict it shapes (issue 48: unknown attributes dropped visibly)
+    return (verdict(board_verdict(board, decision))
+            + (f'<p class="note" id="filters"><strong>{esc(left_out_text(note))}</strong></p>' if note else "")
+            + fresh + picks
             + '<p class="note">Click a column heading to sort. Score = utility − λ·normalized cost; the 90 % rank '
             "interval and P(rank 1) come from the bootstrap (measures, utilities, the models with outcome data and "
             "each model's own effect); \"within noise of #1\" marks the models that score at least as high as the "
