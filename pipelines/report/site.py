@@ -384,11 +384,11 @@ def above_frontier_note(models: pd.DataFrame, c0: float, d: float, params: pd.Se
             "frontier: the curve is fitted to tiers, not to models (ML Compass §4.4). The models are first grouped "
             "into tiers by capability alone (Pareto peeling of the measures, no prices); each tier's level λ_t is "
             "fitted on its Pareto-efficient models only, its cost c_t is the "
-            f"{esc(aggregation.replace('_', ' '))} price of all its models (made non-decreasing across tiers); d is "
+            f"{esc(aggregation.replace('_', ' '))} cost of all its priced models (made non-decreasing across tiers); d is "
             "the slope of a log-log least-squares line through these tier points and c0 lifts the line until it "
-            "touches the highest of them, so c0·c^d envelopes the tier points. A model priced below its tier's "
-            "c_t, or more capable than its tier's level, therefore sits above the curve: it is cheap for its "
-            "capability, relative to its tier, not an error of the fit; prices follow capability only loosely."
+            "touches the highest of them, so c0·c^d envelopes the tier points. A model cheaper than its tier's c_t, "
+            "or more capable than its tier's level, therefore sits above the curve: it is cheap for its capability, "
+            "relative to its tier, not an error of the fit; costs follow capability only loosely."
             + esc(alignment) + "</p>")
 
 
