@@ -139,7 +139,7 @@ def rank_uncertainty(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     return publish_many(context, wh, {"compass.rank_uncertainty": table.assign(**versions),
                                       "compass.decisions": decision.assign(**versions)}, where,
                         metadata={"n_boot": int(table["n_boot"].max()),
-                                  "p_rank1": ", ".join(f"{r.model_id} {r.p_rank1:.2f}" for r in top.itertuples()),
+                                  "p_rank1": ", ".join(f"{r.model_id} {100 * r.p_rank1:.0f} %" for r in top.itertuples()),
                                   "tolerance": float(decision["tolerance"].iloc[0]),
                                   **{rule: str(m) for rule, m in picks.items()}})
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -28,6 +30,8 @@ REGIME_TOL = 1e-6
 SLOPE_STEP = 0.05
 # Near-tie members named in the explanation; the rest are counted.
 MAX_NAMED = 6
+# How decisions.with_filters counts the models a governance filter dropped because their attribute is unknown.
+UNKNOWN_DROPPED = re.compile(r"(\d+) more with the attribute unknown")
 
 
 def regimes(x_star: pd.Series, floors: dict[str, float]) -> pd.Series:
@@ -106,9 +110,10 @@ def near_tie_text(board: pd.DataFrame, ranks: pd.DataFrame | None, decision: pd.
 
 def extrapolation_text(inputs: DecisionInputs, model_id: str) -> list[str]:
     """Whether the recommended model lies inside the outcome models' range per measure, and the outcome models
-    nearest to it (what its Û rests on); nothing for a structural utility."""
+    nearest to it (what its Û rests on); nothing where no outcome model was used: a structural utility, or the
+    scenario's own weights (they replace the learned utility, decisions.with_person_weights)."""
     trained_on = trained_models(inputs)
-    if trained_on.empty:
+    if trained_on.empty or inputs.scenario.utility_weights:
         return []
     train = inputs.measures.loc[inputs.measures.index.intersection(trained_on)]
     span = ", ".join(f"{m} {train[m].min():.2f}-{train[m].max():.2f}" for m in train.columns)
@@ -119,6 +124,22 @@ def extrapolation_text(inputs: DecisionInputs, model_id: str) -> list[str]:
     return [f"{model_id} is {verdict} ({where['outcome_range']}; the {len(train)} outcome models span {span})",
             "its utility rests on the nearest outcome models: "
             + ", ".join(f"{m} (distance {d:.3f})" for m, d in near.items())]
+
+
+def unknown_dropped(note: str) -> int:
+    """How many models the governance filters of a board's note (decisions.with_filters) dropped only because an
+    attribute they read is unknown (summed over filters)."""
+    return sum(int(n) for n in UNKNOWN_DROPPED.findall(note or ""))
+
+
+def left_out_text(note: str) -> str:
+    """The models a board leaves out (filters, the measured screen), said next to the recommendation they shape:
+    first, how many were dropped only because an attribute is unknown, a guess about a model nobody checked rather
+    than a failed requirement (issue 48)."""
+    n = unknown_dropped(note)
+    lead = (f"{n} model(s) dropped only because an attribute a filter reads is unknown (no source gives it; they may "
+            "well pass). " if n else "")
+    return f"{lead}Chosen among the rest: {note}"
 
 
 def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None, decision: pd.DataFrame | None = None,
@@ -133,13 +154,15 @@ def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None, decision:
                     raw_scores=inputs.raw_scores, raw_floors=s.raw_floors, observed=board_observed(inputs))
     lines = [f"case {inputs.case.case_id}, scenario {s.name}: lam={float(s.lam):g}, budget={s.budget:g}, "
              f"floors={s.floors or '-'}, raw floors={s.raw_floors or '-'}, aggregation={s.aggregation}",
-             f"utility: {utility_source(inputs)}"] + ([inputs.filter_note] if inputs.filter_note else [])
+             f"utility: {utility_source(inputs)}"]
+    left_out = [left_out_text(inputs.filter_note)] if inputs.filter_note else []
     if not rec.feasible:
-        return "\n".join(lines + [f"no recommendation: {rec.reason}"])
+        return "\n".join(lines + [f"no recommendation: {rec.reason}"] + left_out)
     board = leaderboard_frame(inputs)
     binding = board.iloc[0]["binding"] if len(board) else "none"
     lines.append(f"recommended: {rec.model_id} (utility {rec.utility:.3f}, normalized cost {rec.cost:.3f}, "
                  f"score {rec.score:.3f}); binding constraints: {binding}")
+    lines += left_out
     lines += (decision_text(decision, prices) if decision is not None else []) + near_tie_text(board, ranks, decision)
     lines += extrapolation_text(inputs, rec.model_id)
     targets = scenario_targets(inputs.utilities, inputs.frontier, Scenario(**{**s.__dict__, "floors": floors}),

@@ -45,3 +45,20 @@ class CESFrontier:
     def min_cost(self, x: np.ndarray) -> np.ndarray:
         """Smallest c with F_X(x) <= F_C(c): c = (F_X(x)/c0)^(1/d)."""
         return np.power(self.capability(x) / self.c0, 1.0 / self.d)
+
+
+def cost_frontier_curve(c0: float, d: float, tier_costs: np.ndarray, cost_range: tuple[float, float], top: float,
+                        n: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """F_C(c) = c0 c^d where a chart can show it (§4.4 Step 3): over `cost_range` (the priced models' costs, > 0),
+    ending where it reaches capability `top` (the most capable point drawn: beyond it no model tells where the
+    frontier runs; the crossing itself is the last point).
+    Returns (c, F_C(c), fitted), `fitted` true between the lowest and highest tier cost c_t, the costs the
+    fit saw; outside them the curve is an extrapolation."""
+    lo, hi = cost_range
+    if c0 * lo**d >= top:
+        return np.empty(0), np.empty(0), np.empty(0, dtype=bool)
+    hi = min(hi, (top / c0) ** (1.0 / d))
+    cost = np.unique(np.concatenate([np.geomspace(lo, hi, n), np.clip(tier_costs, lo, hi)]))
+    level = np.minimum(c0 * cost**d, top)
+    fitted = (cost >= np.min(tier_costs)) & (cost <= np.max(tier_costs))
+    return cost, level, fitted

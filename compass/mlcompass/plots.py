@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from compass.mlcompass.frontier import ces_score  # noqa: E402
+from compass.mlcompass.frontier import ces_score, cost_frontier_curve  # noqa: E402
 
 
 def loadings_heatmap(loadings: pd.DataFrame, title: str):
@@ -25,7 +25,8 @@ def loadings_heatmap(loadings: pd.DataFrame, title: str):
 
 
 def tiered_frontier_plot(measures: pd.DataFrame, tiers: pd.DataFrame, costs: pd.DataFrame, ces, cost_fit, title: str):
-    """2-D projections: each measure pair coloured by tier, and CES score against normalized cost with c0 c^d."""
+    """2-D projections: each measure pair coloured by tier, and CES score against normalized cost with the tier
+    points (λ_t, c_t) and c0 c^d fitted through them, drawn over the models' costs up to the most capable point."""
     factors = list(measures.columns)
     pairs = [(factors[i], factors[j]) for i in range(len(factors)) for j in range(i + 1, len(factors))][:3]
     fig, axes = plt.subplots(1, len(pairs) + 1, figsize=(4.2 * (len(pairs) + 1), 3.8))
@@ -40,10 +41,17 @@ def tiered_frontier_plot(measures: pd.DataFrame, tiers: pd.DataFrame, costs: pd.
     priced = costs.set_index("model_id")
     score = ces_score(measures.loc[priced.index].to_numpy(), ces.a, ces.b)
     ax.scatter(priced["cost"], score, c=priced["tier"], cmap="viridis", s=14)
-    grid = np.linspace(max(priced["cost"].min(), 1e-3), 1, 100)
-    ax.plot(grid, cost_fit.c0 * grid**cost_fit.d, "r-", label=f"c0 c^d (c0={cost_fit.c0:.2f}, d={cost_fit.d:.2f})")
-    ax.set(xlabel="normalized cost", ylabel="CES capability", title=title)
-    ax.legend(fontsize=7)
+    points = cost_fit.tier_costs
+    ax.scatter(points["cost"], points["level"], marker="D", c="red", edgecolors="black", s=45, zorder=3,
+               label="tier points λ_t at c_t (what c0 c^d is fitted on)")
+    positive = priced["cost"][priced["cost"] > 0]
+    cost, level, fitted = cost_frontier_curve(cost_fit.c0, cost_fit.d, points["cost"].to_numpy(float),
+                                              (positive.min(), positive.max()), max(score.max(), points["level"].max()))
+    ax.plot(np.where(fitted, cost, np.nan), level, "r-",
+            label=f"c0 c^d through the tier points (c0={cost_fit.c0:.2f}, d={cost_fit.d:.2f}; dashed: beyond them)")
+    ax.plot(np.where(fitted, np.nan, cost), level, "r--")
+    ax.set(xlabel="normalized cost (log)", ylabel="CES capability", title=title, xscale="log")
+    ax.legend(fontsize=6, loc="lower right")
     fig.tight_layout()
     return fig
 

@@ -67,3 +67,18 @@ def test_the_page_shows_the_three_picks_and_every_likely_rank_one_with_percentag
     assert shown[0]["context window"] == "200,000" and shown[1]["context window"] == "unknown"
     assert shown[1]["open weights"] == "no" and shown[2]["open weights"] == "unknown" and shown[0]["P(rank 1)"].endswith(" %")
     assert set(decision_table(board, picks)["model"]) >= {"low11", "low12"}
+
+
+def test_models_dropped_for_an_unknown_attribute_are_said_under_the_verdict(tmp_path):
+    """Issue 48: a governance filter that drops models whose attribute is unknown says so right under the verdict,
+    above the decision table, with the count first (red with the note back below the decision table, or without
+    the count)."""
+    note = ("filters keep 3 of 25 models (open_weights: 3 excluded, 19 more with the attribute unknown (a, b and 17 "
+            "more))")
+    board = _board(filter_note=note)
+    text = leaderboard_body(board, _decision(board))
+    verdict_at, filters_at, decision_at = (text.index('class="verdict"'), text.index('id="filters"'),
+                                           text.index('id="decision"'))
+    assert verdict_at < filters_at < decision_at
+    shown = text[filters_at:decision_at]
+    assert "19 model(s) dropped only because an attribute a filter reads is unknown" in shown and note in shown

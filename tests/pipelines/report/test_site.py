@@ -155,3 +155,18 @@ def test_the_pages_state_the_decision_and_how_old_the_data_are(site):
     for page in [folder / "index.html", *sorted((folder / "leaderboards").glob("*.html"))]:
         text = page.read_text()
         assert 'id="freshness"' in text and all(f"{s} {d:%Y-%m-%d}" in text for s, d in newest), page
+
+
+def test_every_p_rank1_on_the_site_is_a_percentage(site):
+    """Issue 48: leaderboard pages printed P(rank 1) as 0.4167 where the front page and the CLI print percentages.
+    Every table column headed P(rank 1), on every page, shows "12.3 %" or nothing (red with the leaderboard's
+    P(rank 1) format dropped)."""
+    folder, _ = site
+    shown = {}
+    for page in pages(folder):
+        for header, *rows in parse(page).tables.values():
+            if "P(rank 1)" in header:
+                at = header.index("P(rank 1)")
+                shown[page.name] = [row[at] for row in rows]
+    assert {"index.html"} < set(shown) and len(shown) >= 3, shown  # the front page and both leaderboards
+    assert all(re.fullmatch(r"(\d{1,3}(\.\d)? %)?", cell) for cells in shown.values() for cell in cells), shown

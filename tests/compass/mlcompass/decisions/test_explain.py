@@ -60,3 +60,30 @@ def test_explanation_says_whether_the_pick_is_extrapolated_and_names_the_nearest
     assert "nearest outcome models: " + ", ".join(nearest[:1]) in text
     inputs.outcomes = pd.DataFrame({"context_group": "math", "model_id": ids, "n": 5, "outcome": 0.5})
     assert "is inside the outcome models' range" in explain(inputs)
+
+
+def test_with_given_weights_no_outcome_model_is_claimed():
+    """Issue 48: with the scenario's own weights the utility is not learned from outcomes, so nothing may say the
+    pick is extrapolated from, or rests on, outcome models (red with the weights check removed)."""
+    scenario = Scenario.from_dict({"name": "mine", "lam": 0, "utility": {"weights": {"C2": 1}}})
+    inputs = _inputs(scenario)
+    trained = inputs.measures["C2"].sort_values().index[:5]  # outcomes the learned utility would have used
+    inputs.outcomes = pd.DataFrame({"context_group": "math", "model_id": trained, "n": 5, "outcome": 0.5})
+    text = explain(dec.with_person_weights(inputs))
+    assert "utility: scenario weights C2=1" in text
+    assert "EXTRAPOLATED" not in text and "outcome models" not in text
+
+
+def test_models_a_filter_dropped_for_an_unknown_attribute_are_said_under_the_recommendation():
+    """Issue 48: the count of models dropped only because an attribute is unknown is the line right under the
+    recommendation, not a header line above it (red with the note back among the header lines)."""
+    from tests.compass.mlcompass.decisions.test_governance_filters import MODELS
+
+    scenario = Scenario.from_dict({"name": "open", "lam": 0.1, "filters": {"open_weights": True,
+                                                                           "min_context_window": 16000}})
+    lines = explain(dec.with_filters(_inputs(scenario), MODELS)).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("recommended: "))
+    # open_weights unknown for m3, m8, ...: 6; context window unknown for m4, m9, ...: 6
+    assert lines[at + 1].startswith("12 model(s) dropped only because an attribute a filter reads is unknown")
+    assert "Chosen among the rest: filters keep 6 of 30 models (open_weights: 6 excluded, 6 more" in lines[at + 1]
+    assert not any("filters keep" in line for line in lines[:at])
