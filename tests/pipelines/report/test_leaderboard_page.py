@@ -67,3 +67,19 @@ def test_the_page_shows_the_three_picks_and_every_likely_rank_one_with_percentag
     assert shown[0]["context window"] == "200,000" and shown[1]["context window"] == "unknown"
     assert shown[1]["open weights"] == "no" and shown[2]["open weights"] == "unknown" and shown[0]["P(rank 1)"].endswith(" %")
     assert set(decision_table(board, picks)["model"]) >= {"low11", "low12"}
+
+
+def test_a_scenario_workload_shows_dollars_per_request_and_month_in_place_of_the_cases_per_query(tmp_path):
+    """Issue 48: under a scenario's workload the page prices the team's request and month, next to the normalized
+    cost, and drops the case's own per-query price (another workload). Red with the per-query column kept."""
+    board = _board(usd_query=[1e-4, 2e-5, 1e-5], usd_per_request=[0.000466, 0.00039, 0.00022],
+                   usd_per_month=[932.0, 780.0, 440.0])
+    path = tmp_path / "board.html"
+    path.write_text(leaderboard_body(board, _decision(board)))
+    shown = table_rows(path, "leaderboard")
+    assert [(r["USD/request"], r["USD/month"]) for r in shown] == [("$0.000466", "$932.00"), ("$0.000390", "$780.00"),
+                                                                   ("$0.000220", "$440.00")]
+    assert "USD/query" not in shown[0] and "normalized cost" in shown[0]
+    plain = tmp_path / "plain.html"  # without a scenario workload: the case's per query, as before
+    plain.write_text(leaderboard_body(_board(usd_query=[1e-4, 2e-5, 1e-5]), _decision(_board())))
+    assert table_rows(plain, "leaderboard")[0]["USD/query"] == "$0.000100"
