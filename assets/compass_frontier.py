@@ -26,7 +26,8 @@ from resources.publish import publish_many, save_figure
 from resources.warehouse import WarehouseResource
 
 CODE_VERSION = "compass-frontier-3"  # 2: rotation toward the previous loadings, anchor signs, compass.measure_names; cost_side falls back to a stated d where it is not identified (column fallback); 3: congruence out of sample (held_out_rotation), congruence_in_sample
-CATALOG_CODE_VERSION = CODE_VERSION + "-case-prices"  # compass.case_prices: every provider's prices of the case's models
+# case_catalog also writes compass.case_prices, every provider's prices of the case's models (issue 48)
+CATALOG_CODE_VERSION = CODE_VERSION + "-case-prices"
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool())
 CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 

@@ -227,7 +227,8 @@ def with_monthly_budget(inputs: DecisionInputs) -> DecisionInputs:
     monthly = inputs.model_info.reindex(inputs.measures.index).get("usd_per_month")
     monthly = monthly if monthly is not None else pd.Series(np.nan, index=inputs.measures.index)
     within = monthly.index[(monthly <= s.budget_usd_per_month).to_numpy()]
-    over, unpriced = monthly.index[(monthly > s.budget_usd_per_month).to_numpy()], monthly.index[monthly.isna().to_numpy()]
+    over = monthly.index[(monthly > s.budget_usd_per_month).to_numpy()]
+    unpriced = monthly.index[monthly.isna().to_numpy()]
     scores = model_scores(inputs.measures, inputs.costs, inputs.utilities, float(s.lam), s.aggregation,
                           s.context_weights).set_index("model_id")["score"]
     named = ", ".join(sorted(over)[:MAX_GROUPS_NAMED]) + (f" and {len(over) - MAX_GROUPS_NAMED} more"

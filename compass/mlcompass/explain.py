@@ -136,7 +136,8 @@ def dollars_text(inputs: DecisionInputs, model_id: str) -> str:
     if "usd_per_request" not in info or model_id not in info.index:
         return ""
     month = info.at[model_id, "usd_per_month"]
-    return f"${info.at[model_id, 'usd_per_request']:.3g}/request, " + (f"{dollars(month)}/month, " if month == month else "")
+    per_month = f"{dollars(month)}/month, " if month == month else ""
+    return f"${info.at[model_id, 'usd_per_request']:.3g}/request, {per_month}"
 
 
 def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None, decision: pd.DataFrame | None = None,
@@ -150,8 +151,8 @@ def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None, decision:
                     aggregation=s.aggregation, weights=s.context_weights,
                     raw_scores=inputs.raw_scores, raw_floors=s.raw_floors, observed=board_observed(inputs))
     lines = [f"case {inputs.case.case_id}, scenario {s.name}: lam={float(s.lam):g}, normalized budget={s.budget:g} "
-             f"(share of the most expensive model's price), floors={s.floors or '-'}, raw floors={s.raw_floors or '-'}, "
-             f"aggregation={s.aggregation}", *workload_lines(s), f"utility: {utility_source(inputs)}"]
+             f"(share of the most expensive model's price), floors={s.floors or '-'}, "
+             f"raw floors={s.raw_floors or '-'}, aggregation={s.aggregation}", *workload_lines(s), f"utility: {utility_source(inputs)}"]
     lines += [inputs.filter_note] if inputs.filter_note else []
     if not rec.feasible:
         return "\n".join(lines + [f"no recommendation: {rec.reason}"])

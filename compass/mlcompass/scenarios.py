@@ -172,30 +172,44 @@ def scenario_workload(spec: object, origin: str) -> Workload:
         raise IngestError(origin, None, "workload", f"expected a mapping {list(WORKLOAD_KEYS)}, got {spec!r}")
     for key in spec:
         if key not in WORKLOAD_KEYS:
-            raise IngestError(origin, None, f"workload.{key}", f"unknown workload key {key!r}; known: {list(WORKLOAD_KEYS)}")
+            raise IngestError(origin, None, f"workload.{key}",
+                              f"unknown workload key {key!r}; known: {list(WORKLOAD_KEYS)}")
     values = {}
     for key, (required, low, high) in WORKLOAD_KEYS.items():
         if key not in spec:
             if required:
-                raise IngestError(origin, None, f"workload.{key}", "missing: a workload needs input_tokens and output_tokens")
+                raise IngestError(origin, None, f"workload.{key}",
+                                  "missing: a workload needs input_tokens and output_tokens")
             continue
         value = spec[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and low <= value <= high):
+        number = _as_float(value)
+        if number is None or not (math.isfinite(number) and low <= number <= high):
             bound = f"in [{low:g}, {high:g}]" if high < math.inf else f"a finite number >= {low:g}"
             raise IngestError(origin, None, f"workload.{key}", f"must be {bound}, got {value!r}")
-        values[key] = float(value)
+        values[key] = number
     return Workload(**values)
 
 
 def monthly_budget(value: object, workload: Workload | None, origin: str) -> float:
     """Validate a scenario's `budget_usd_per_month`: a finite number of US dollars > 0, with a `workload` that
     states `requests_per_month` (what the monthly cost is computed from)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+    number = _as_float(value)
+    if number is None or not 0 < number < math.inf:
         raise IngestError(origin, None, "budget_usd_per_month", f"must be a number of US dollars > 0, got {value!r}")
     if workload is None or workload.requests_per_month is None:
         raise IngestError(origin, None, "budget_usd_per_month", "needs `workload` with requests_per_month "
                                                                  "(the monthly cost is computed from it)")
-    return float(value)
+    return number
+
+
+def _as_float(value: object) -> float | None:
+    """A YAML number as a float (an integer too large for one: inf), None for anything else (text, a boolean)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 @dataclass(frozen=True)

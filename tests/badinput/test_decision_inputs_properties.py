@@ -44,6 +44,7 @@ SCENARIO_KEYS = ["tolerance", "floors", "raw_floors", "context_weights", "aggreg
 @example({"floors": {"\n": None}}, b"")  # a line break in a key made the error two lines
 @example({"workload": {"input_tokens": float("inf"), "output_tokens": 1}}, b"")  # issue 48: infinite tokens
 @example({"workload": {"input_tokens": 800, "output_tokens": 300}}, b"")  # issue 48: accepted, no monthly volume
+@example({"workload": {"input_tokens": 10**400, "output_tokens": 1}}, b"")  # issue 48: too large for a float
 @example({"workload": {"input_tokens": 1, "output_tokens": 1, "requests_per_month": 9},
           "budget_usd_per_month": float("nan")}, b"")  # issue 48: a NaN budget
 def test_a_scenario_file_is_accepted_with_finite_numbers_or_rejected_in_one_line_naming_the_key(tmp_path_factory, keys,

@@ -102,7 +102,8 @@ def test_recommend_prints_the_monthly_dollars_of_its_pick(warehouse, capsys):
     ("workload: {input_tokens: 800, output_tokens: 300, requests_per_month: -1}", "workload.requests_per_month"),
     ("workload: {input_tokens: 800, output_tokens: 300, cached_input_share: 1.5}", "workload.cached_input_share"),
     ("workload: {input_tokens: 800, output_tokens: 300, cached_share: 0.5}", "workload.cached_share"),
-    ("workload: {input_tokens: 8, output_tokens: 3, requests_per_month: 10}\nbudget_usd_per_month: 5k", "budget_usd_per_month"),
+    ("workload: {input_tokens: 8, output_tokens: 3, requests_per_month: 10}\nbudget_usd_per_month: 5k",
+     "budget_usd_per_month"),
 ])
 def test_a_bad_workload_or_budget_is_one_line_naming_the_key_and_exit_2(warehouse, capsys, tmp_path, bad, key):
     path = tmp_path / "mine.yaml"
