@@ -269,7 +269,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         board["rank_90"] = board["rank_90"].mask(board["interval_supported"].eq(False), "not supported")
     # the top rows, then the P(rank 1) leader and every model with P(rank 1) >= 10 % below them (issue 42)
     board = shown_rows(board, args.top)
-    if "usd_per_request" in board:  # the scenario's workload prices the query, not the case's own (issue 48)
+    if "usd_per_request" in board and board["usd_per_request"].notna().any():  # the scenario's workload (issue 48)
         board = board.drop(columns=["usd_query"], errors="ignore")
     board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
     board = board.dropna(axis=1, how="all")  # older versions lack the diagnostics
