@@ -12,7 +12,7 @@ import numpy as np
 
 from assets.compass_inputs import CASE_BENCHMARKS
 from assets.partitions import case_partitions
-from compass.mlcompass.case_inputs import build_x_raw, case_catalog_rows
+from compass.mlcompass.case_inputs import build_x_raw, case_catalog_rows, case_price_rows
 from compass.mlcompass.case_study import PER_INTERACTION
 from compass.mlcompass.ces_fit import ces_parameter_rows, fit_ces
 from compass.mlcompass.cost_fit import cost_parameter_rows, fit_cost_side
@@ -26,6 +26,8 @@ from resources.publish import FITTED_ON, inputs_fingerprint, publish_many, save_
 from resources.warehouse import WarehouseResource
 
 CODE_VERSION = "compass-frontier-4"  # 2: rotation toward the previous loadings, anchor signs, compass.measure_names; cost_side falls back to a stated d where it is not identified (column fallback); 3: congruence out of sample (held_out_rotation), congruence_in_sample; 4: measure_names.fitted_on (no refit on the inputs of the last publication)
+# case_catalog also writes compass.case_prices, every provider's prices of the case's models (issue 48)
+CATALOG_CODE_VERSION = CODE_VERSION + "-case-prices"
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool())
 CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 
@@ -101,14 +103,17 @@ def ces_shape(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
 
 
 @dg.asset(key=CASE_CATALOG, deps=[["raw", "benchmark_scores"], ["raw", "model_costs"], ["raw", "models"]],
-          code_version=CODE_VERSION, **_common)
+          code_version=CATALOG_CODE_VERSION, **_common)
 def case_catalog(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """The catalog as this case reads it (§4.2): prices, latency and attributes of the models of its x_raw. The
-    case's cost side, studies and decisions read costs and attributes only here (compass.case_catalog)."""
+    """The catalog as this case reads it (§4.2): prices, latency and attributes of the models of its x_raw, and
+    every provider's token prices of those models (compass.case_prices, what a scenario's workload is priced from).
+    The case's cost side, studies and decisions read costs and attributes only here."""
     wh, case = warehouse.get(), cases()[context.partition_key]
     x_raw = build_x_raw(readers.case_scores(wh), case.benchmarks)
-    table = case_catalog_rows(wh.read("raw.model_costs"), readers.model_attributes(wh), case.cost, x_raw.index)
-    return publish_many(context, wh, {"compass.case_catalog": table}, {"case_id": case.case_id}, history=False,
+    costs = wh.read("raw.model_costs")
+    table = case_catalog_rows(costs, readers.model_attributes(wh), case.cost, x_raw.index)
+    tables = {"compass.case_catalog": table, "compass.case_prices": case_price_rows(costs, x_raw.index)}
+    return publish_many(context, wh, tables, {"case_id": case.case_id}, history=False,
                         metadata={"n_models": len(table), "n_priced": int(table["raw_cost"].notna().sum())})
 
 

@@ -200,7 +200,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 LEADERBOARD_COLUMNS = {"rank": "rank", "rank_90": "rank_90", "p_rank1": "p_rank1", "model_id": "model_id",
-                       "usd_mtok": "usd_per_mtok", "usd_query": "usd_per_query", "cost": "normalized_cost",
+                       "usd_mtok": "usd_per_mtok", "usd_query": "usd_per_query", "usd_per_request": "usd_per_request",
+                       "usd_per_month": "usd_per_month", "cost": "normalized_cost",
                        "raw_cost": "raw_cost", "score": "score", "utility": "utility", "binding": "binding", "dominates": "dominates",
                        "tier": "tier", "imputed_share": "imputed_share", "has_outcomes": "has_outcomes",
                        "extrapolated": "extrapolated", "outcome_range": "outcome_range",
@@ -213,7 +214,8 @@ def board_text(board) -> str:
     from pipelines.formatting import number, pct, usd
 
     shown = board.copy()
-    for col, fmt in (("usd_per_mtok", usd), ("usd_per_query", usd), ("p_rank1", pct), ("imputed_share", pct)):
+    for col, fmt in (("usd_per_mtok", usd), ("usd_per_query", usd), ("usd_per_request", usd), ("usd_per_month", usd),
+                     ("p_rank1", pct), ("imputed_share", pct)):
         if col in shown:
             shown[col] = shown[col].map(fmt)
     return shown.to_string(index=False, float_format=number)
@@ -267,6 +269,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         board["rank_90"] = board["rank_90"].mask(board["interval_supported"].eq(False), "not supported")
     # the top rows, then the P(rank 1) leader and every model with P(rank 1) >= 10 % below them (issue 42)
     board = shown_rows(board, args.top)
+    if "usd_per_request" in board and board["usd_per_request"].notna().any():  # the scenario's workload (issue 48)
+        board = board.drop(columns=["usd_query"], errors="ignore")
     board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
     board = board.dropna(axis=1, how="all")  # older versions lack the diagnostics
     if args.format == "csv":
@@ -278,16 +282,20 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         if args.as_of is None:
             inputs = readers.decision_inputs(wh, case, scenario)
             ranks, decision = ranked_decision(wh, case, scenario, leaderboard_frame(inputs))
-            print("\n" + explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id)))
+            print("\n" + explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id, inputs)))
     return 0
 
 
-def price_texts(wh, case_id: str):
-    """model_id -> '$4.5/Mtok ($0.000474/query), normalized 0.048' (`summary.price_text`) of a case's models."""
+def price_texts(wh, case_id: str, inputs=None):
+    """model_id -> '$4.5/Mtok ($0.000474/query), normalized 0.048' (`summary.price_text`) of a case's models; with
+    decision `inputs` under a scenario workload, its dollars per request and per month instead of per query."""
     from pipelines.summary import price_text
     from resources import readers
 
     prices = readers.prices(wh, case_id).set_index("model_id")
+    dollars = inputs.model_info.reindex(columns=["usd_per_request", "usd_per_month"]) if inputs is not None else None
+    if dollars is not None and dollars.notna().any().any():
+        prices = prices.drop(columns=["usd_query"]).join(dollars)
     return prices.apply(price_text, axis=1) if len(prices) else None
 
 
@@ -302,7 +310,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     inputs = readers.decision_inputs(wh, case, scenario)
     board = leaderboard_frame(inputs)
     ranks, decision = ranked_decision(wh, case, scenario, board)
-    print(explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id)))
+    print(explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id, inputs)))
     return 0
 
 

@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from compass.mlcompass.decision_rule import plain
+from pipelines.formatting import usd
 from resources.readers import one_connection, table_counts
 from resources.settings import site_dir
 from resources.warehouse import Warehouse
@@ -50,12 +51,16 @@ COST_UNITS = {"blended_usd_per_mtok": "$/Mtok", "input_usd_per_mtok": "$/Mtok in
 
 def price_text(row) -> str:
     """'$4.5/Mtok ($0.000474/query), normalized 0.048': the cost in dollars where it is a price (else in the case's
-    own unit), per query where the case has a workload, next to the normalized cost. `row` has raw_cost,
-    cost_column, cost and optionally usd_per_interaction / usd_query."""
+    own unit), per query where the case has a workload (per request and per month under a scenario's workload,
+    '$0.48/Mtok ($0.000412/request, $824.00/month)'), next to the normalized cost. `row` has raw_cost, cost_column,
+    cost and optionally usd_per_interaction / usd_query or usd_per_request and usd_per_month."""
     unit = COST_UNITS.get(row.cost_column, row.cost_column)
     price = f"${row.raw_cost:g}/Mtok" if unit == "$/Mtok" else f"{row.raw_cost:g} {unit}"
     query = getattr(row, "usd_query", getattr(row, "usd_per_interaction", float("nan")))
     per_query = f" (${query:.6f}/query)" if query == query else ""
+    request, month = getattr(row, "usd_per_request", float("nan")), getattr(row, "usd_per_month", float("nan"))
+    if request == request:
+        per_query = f" ({usd(request)}/request" + (f", {usd(month)}/month)" if month == month else ")")
     return f"{price}{per_query}, normalized {row.cost:.3f}"
 
 

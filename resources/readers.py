@@ -25,7 +25,9 @@ from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy
 from compass.mlcompass.ces_fit import CESFit, ces_from_parameters
 from compass.mlcompass.cost_fit import DEFAULT_D
 from compass.mlcompass.changes import Snapshot, previous_version, published_versions, snapshot, version_live_at
-from compass.mlcompass.decisions import DecisionInputs, NotApplicable, with_filters, with_measured, with_person_weights
+from compass.mlcompass.decisions import (
+    DecisionInputs, NotApplicable, with_filters, with_measured, with_monthly_budget, with_person_weights, with_workload,
+)
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.measure_names import MeasureRefused, resolve_references
 from compass.mlcompass.rank_uncertainty import Replicates
@@ -187,7 +189,9 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
                                                 tier_costs=cost_table["tier_cost"].reindex(m.index),
                                                 observed=x_raw.reindex(m.index)))
     inputs = with_measured(inputs)
-    return with_filters(inputs, case_catalog(wh, case.case_id).reset_index()) if scenario.filters else inputs
+    inputs = with_filters(inputs, case_catalog(wh, case.case_id).reset_index()) if scenario.filters else inputs
+    inputs = with_workload(inputs, case_prices(wh, case.case_id)) if scenario.workload else inputs
+    return with_monthly_budget(inputs)
 
 
 def noise_scales(wh: Warehouse, case_id: str) -> pd.Series | None:
@@ -238,6 +242,8 @@ def rank_replicates(wh: Warehouse, case_id: str) -> Replicates:
     arrays = []
     for table, key, value in (("compass.bootstrap_measures", "factor", "value"),
                               ("compass.bootstrap_utilities", "context_group", "utility")):
+        if not wh.table_exists(table):  # a warehouse whose bootstrap never ran
+            raise ValueError(f"case {case_id}: no table {table}; materialize compass/rank_bootstrap first")
         long = wh.query(f"select replicate, model_id, {key}, {value} from {table} where case_id = ? "
                         f"order by replicate, model_id, {key}", [case_id])
         if long.empty:
@@ -288,6 +294,14 @@ def case_catalog(wh: Warehouse, case_id: str) -> pd.DataFrame:
     if table.empty:
         raise ValueError(f"case {case_id}: no rows in compass.case_catalog; materialize compass/case_catalog first")
     return table.drop(columns=["case_id", *STAMP_COLUMNS]).set_index("model_id")
+
+
+def case_prices(wh: Warehouse, case_id: str) -> pd.DataFrame:
+    """compass.case_prices of a case: every provider's input, output and cache-read prices of its models."""
+    if not wh.table_exists("compass.case_prices"):
+        raise ValueError(f"case {case_id}: no table compass.case_prices (a scenario's workload is priced from it); "
+                         "materialize compass/case_catalog first")
+    return wh.read("compass.case_prices", {"case_id": case_id}).drop(columns=["case_id", *STAMP_COLUMNS], errors="ignore")
 
 
 @one_connection

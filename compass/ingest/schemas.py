@@ -108,6 +108,8 @@ MODEL_COSTS = TableSchema(
         Column("input_usd_per_mtok", "float", doc="USD per million input tokens"),
         Column("output_usd_per_mtok", "float", doc="USD per million output tokens"),
         Column("blended_usd_per_mtok", "float", required=False, doc="(3*input + output)/4; computed when absent"),
+        Column("cache_read_usd_per_mtok", "float", required=False, nullable=True,
+               doc="USD per million input tokens read from the provider's prompt cache; null: not stated"),
         Column("throughput_tps", "float", required=False, nullable=True, doc="output tokens per second"),
         Column("latency_s", "float", required=False, nullable=True, doc="time to first token, seconds"),
     )

@@ -35,7 +35,8 @@ MAX_WHOLE = 2**53
 RANGES: dict[str, dict[str, tuple[float, float]]] = {
     "models": {"params_b": (0, 1e5), "context_window": (0, 1e9)},  # billions of parameters; tokens
     "model_costs": {"input_usd_per_mtok": (0, MAX_USD_PER_MTOK), "output_usd_per_mtok": (0, MAX_USD_PER_MTOK),
-                    "blended_usd_per_mtok": (0, MAX_USD_PER_MTOK), "throughput_tps": (0, 1e6), "latency_s": (0, 3600)},
+                    "blended_usd_per_mtok": (0, MAX_USD_PER_MTOK), "cache_read_usd_per_mtok": (0, MAX_USD_PER_MTOK),
+                    "throughput_tps": (0, 1e6), "latency_s": (0, 3600)},
     "query_records": {"generation": (0, 1e6), "cost_usd": (0, 1e4), "latency_ms": (0, 8.64e7),  # one day
                       "tokens_in": (0, 1e9), "tokens_out": (0, 1e9)},
     "interactions": {"outcome": (-1e6, 1e6)},

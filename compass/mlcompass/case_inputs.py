@@ -7,6 +7,7 @@ import pandas as pd
 
 from compass.mlcompass.benchmark_choice import benchmark_choice
 from compass.mlcompass.case_study import PER_INTERACTION, BenchmarkSpec, CostSpec, UtilitySpec
+from compass.mlcompass.workload import CACHE_READ
 
 
 def with_release_dates(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
@@ -56,6 +57,18 @@ def case_catalog_rows(costs: pd.DataFrame, attributes: pd.DataFrame, spec: CostS
     if spec.workload:
         rows[PER_INTERACTION] = rows["model_id"].map(interaction_costs(costs, spec))
     return rows
+
+
+PROVIDER_PRICE_COLUMNS = ["model_id", "provider", "source", "input_usd_per_mtok", "output_usd_per_mtok", CACHE_READ]
+
+
+def case_price_rows(costs: pd.DataFrame, model_ids: pd.Index) -> pd.DataFrame:
+    """Every provider's token prices (raw.model_costs rows: input, output and, where stated, cache-read USD per
+    million tokens) of the case's models: what a scenario's workload is priced from, per provider
+    (`compass.mlcompass.workload`). Like the case's catalog, a price of a model outside the case leaves it alone."""
+    rows = costs[costs["model_id"].isin(model_ids)].reindex(columns=PROVIDER_PRICE_COLUMNS)
+    rows = rows.dropna(subset=["input_usd_per_mtok", "output_usd_per_mtok"])
+    return rows.astype({CACHE_READ: float}).sort_values(["model_id", "provider", "source"], ignore_index=True)
 
 
 def outcome_rows(records: pd.DataFrame, interactions: pd.DataFrame, spec: UtilitySpec) -> pd.DataFrame:

@@ -23,7 +23,7 @@ from compass.mlcompass.policy_values import policy_selections, policy_values
 from compass.mlcompass.decision_rule import decision_frame, resolve_tolerance
 from compass.mlcompass.rank_coverage import interval_label
 from compass.mlcompass.rank_uncertainty import RANK_COLUMNS, Replicates, rank_intervals, replicate_scores
-from compass.mlcompass.recommend import project_to_target
+from compass.mlcompass.recommend import TIE_DECIMALS, model_scores, project_to_target
 from compass.mlcompass.scenarios import (
     Scenario,
     filter_attribute,
@@ -34,6 +34,7 @@ from compass.mlcompass.scenarios import (
 )
 from compass.mlcompass.utilities import UtilityFit, UtilityFn, utility_table
 from compass.mlcompass.utility_models import fitted_model_rows, linear_score_rows, structural_model_rows
+from compass.mlcompass.workload import dollars, workload_costs
 
 # Above the [0, 1] range of every measure: no model and no target can satisfy it.
 UNATTAINABLE_FLOOR = 1.01
@@ -42,6 +43,7 @@ __all__ = [
     "DecisionInputs", "UNATTAINABLE_FLOOR", "case_utility_tables", "numeric_lambda", "scenario_floors",
     "target_search", "targets_frame", "selections_frame", "recommendations_frame", "policy_values_frame",
     "leaderboard_frame", "NotApplicable", "with_person_weights", "with_filters", "with_measured", "utility_source",
+    "with_workload", "with_monthly_budget", "MONTHLY_BUDGET",
     "lambda_path_frame", "rank_uncertainty_frame", "decision_rows",
 ]
 # Groups listed by name in a refusal; the rest are counted.
@@ -72,6 +74,9 @@ class DecisionInputs:
     # The case's x_raw (index model_id, its chosen benchmarks, NaN = not observed): what the leaderboard's
     # dominance repair compares on. None: the columns of raw_scores the case's include / exclude rule selects.
     observed: pd.DataFrame | None = None
+    # The ranking scores of the models the scenario's monthly dollar budget left out (`with_monthly_budget`): a
+    # board row scoring below one of them has the budget among its binding constraints. None: no monthly budget.
+    over_budget_scores: pd.Series | None = None
 
 
 def numeric_lambda(scenario: Scenario, case: CaseStudy) -> Scenario:
@@ -194,6 +199,55 @@ def with_filters(inputs: DecisionInputs, models: pd.DataFrame) -> DecisionInputs
     note = "; ".join(f"{key}: {failed} excluded, {unknown} more with the attribute unknown"
                      + _unknown_names(ours, key, unknown) for key, (failed, unknown) in counts.items())
     return _keep_only(inputs, kept, f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})")
+
+
+def with_workload(inputs: DecisionInputs, prices: pd.DataFrame) -> DecisionInputs:
+    """The scenario's workload priced per provider (`compass.mlcompass.workload.workload_costs` over `prices`, the
+    case's compass.case_prices rows, aggregated over providers like the case's cost): usd_per_request and
+    usd_per_month join each model's `model_info`, next to its normalized cost."""
+    workload = inputs.scenario.workload
+    if workload is None:
+        return inputs
+    dollars = workload_costs(prices, workload, inputs.case.cost.provider_aggregate)
+    info = inputs.model_info.drop(columns=list(dollars.columns), errors="ignore").join(dollars)
+    return dataclasses.replace(inputs, model_info=info)
+
+
+MONTHLY_BUDGET = "budget_usd_per_month"
+
+
+def with_monthly_budget(inputs: DecisionInputs) -> DecisionInputs:
+    """Only the models whose monthly cost under the scenario's workload (`with_workload`) is within its
+    `budget_usd_per_month` take part in its decisions; a model without a token price for the workload is left out
+    too (a budget cannot be assumed met). The note counts and names them; `over_budget_scores` keeps their ranking
+    scores, so the leaderboard names the budget as a binding constraint where it removed a better model."""
+    s = inputs.scenario
+    if s.budget_usd_per_month is None:
+        return inputs
+    monthly = inputs.model_info.reindex(inputs.measures.index).get("usd_per_month")
+    monthly = monthly if monthly is not None else pd.Series(np.nan, index=inputs.measures.index)
+    within = monthly.index[(monthly <= s.budget_usd_per_month).to_numpy()]
+    over = monthly.index[(monthly > s.budget_usd_per_month).to_numpy()]
+    unpriced = monthly.index[monthly.isna().to_numpy()]
+    scores = model_scores(inputs.measures, inputs.costs, inputs.utilities, float(s.lam), s.aggregation,
+                          s.context_weights).set_index("model_id")["score"]
+    named = ", ".join(sorted(over)[:MAX_GROUPS_NAMED]) + (f" and {len(over) - MAX_GROUPS_NAMED} more"
+                                                           if len(over) > MAX_GROUPS_NAMED else "")
+    note = (f"{MONTHLY_BUDGET} {dollars(s.budget_usd_per_month)} at {s.workload.describe()}: {len(over)} of "
+            f"{len(monthly)} models over it" + (f" ({named})" if len(over) else "")
+            + (f", {len(unpriced)} more without a token price" if len(unpriced) else ""))
+    kept = _keep_only(inputs, within, note)
+    return dataclasses.replace(kept, over_budget_scores=scores.reindex(over.union(unpriced)))
+
+
+def _monthly_binding(board: pd.DataFrame, inputs: DecisionInputs) -> pd.Series:
+    """The board's `binding` with the monthly budget added on rows that a model it left out would outscore."""
+    left_out = inputs.over_budget_scores
+    if left_out is None or left_out.empty or board.empty:
+        return board["binding"]
+    bites = board["score"].round(TIE_DECIMALS) < round(float(left_out.max()), TIE_DECIMALS)
+    added = board["binding"].map(lambda b: ";".join(sorted({*b.split(";"), MONTHLY_BUDGET} - {"none"})))
+    return added.where(bites, board["binding"])
 
 
 def with_measured(inputs: DecisionInputs) -> DecisionInputs:
@@ -490,6 +544,8 @@ def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
     each model's diagnostics (`model_diagnostics`) and the utility used."""
     board = leaderboard(inputs.measures, inputs.costs, inputs.utilities, _floored(inputs), inputs.raw_scores,
                         observed=board_observed(inputs))  # no model below one it dominates (compass.mlcompass.dominance)
-    dollars = inputs.model_info.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction") if c in inputs.model_info])
+    dollars = inputs.model_info.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction", "usd_per_request",
+                                                             "usd_per_month") if c in inputs.model_info])
     board = board.join(model_diagnostics(inputs), on="model_id").join(dollars, on="model_id")
-    return board.assign(utility_source=utility_source(inputs), filter_note=inputs.filter_note)
+    return board.assign(binding=_monthly_binding(board, inputs), utility_source=utility_source(inputs),
+                        filter_note=inputs.filter_note)

@@ -23,6 +23,7 @@ from compass.mlcompass.decisions import (
 )
 from compass.mlcompass.recommend import aggregate_utility, expand_floors, recommend
 from compass.mlcompass.scenarios import Scenario, scenario_targets
+from compass.mlcompass.workload import dollars
 
 REGIME_TOL = 1e-6
 # Step of the one-sided difference that reads the sign of the aggregated Û along a measure at the target: wide
@@ -142,6 +143,24 @@ def left_out_text(note: str) -> str:
     return f"{lead}Chosen among the rest: {note}"
 
 
+def workload_lines(s: Scenario) -> list[str]:
+    """The scenario's workload and monthly budget in words (none without a workload)."""
+    if s.workload is None:
+        return []
+    budget = f"; monthly budget {dollars(s.budget_usd_per_month)}" if s.budget_usd_per_month is not None else ""
+    return [f"workload: {s.workload.describe()}{budget}"]
+
+
+def dollars_text(inputs: DecisionInputs, model_id: str) -> str:
+    """'$0.000412/request, $824.00/month, ' under the scenario's workload; '' without one."""
+    info = inputs.model_info
+    if "usd_per_request" not in info or model_id not in info.index:
+        return ""
+    month = info.at[model_id, "usd_per_month"]
+    per_month = f"{dollars(month)}/month, " if month == month else ""
+    return f"${info.at[model_id, 'usd_per_request']:.3g}/request, {per_month}"
+
+
 def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None, decision: pd.DataFrame | None = None,
             prices: pd.Series | None = None) -> str:
     """The mean-aggregate recommendation (problem 7), its binding constraints, whether it is extrapolated, each
@@ -152,16 +171,17 @@ def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None, decision:
     rec = recommend(inputs.measures, inputs.costs, inputs.utilities, float(s.lam), s.budget, floors,
                     aggregation=s.aggregation, weights=s.context_weights,
                     raw_scores=inputs.raw_scores, raw_floors=s.raw_floors, observed=board_observed(inputs))
-    lines = [f"case {inputs.case.case_id}, scenario {s.name}: lam={float(s.lam):g}, budget={s.budget:g}, "
-             f"floors={s.floors or '-'}, raw floors={s.raw_floors or '-'}, aggregation={s.aggregation}",
+    lines = [f"case {inputs.case.case_id}, scenario {s.name}: lam={float(s.lam):g}, normalized budget={s.budget:g} "
+             f"(share of the most expensive model's price), floors={s.floors or '-'}, "
+             f"raw floors={s.raw_floors or '-'}, aggregation={s.aggregation}", *workload_lines(s),
              f"utility: {utility_source(inputs)}"]
     left_out = [left_out_text(inputs.filter_note)] if inputs.filter_note else []
     if not rec.feasible:
         return "\n".join(lines + [f"no recommendation: {rec.reason}"] + left_out)
     board = leaderboard_frame(inputs)
     binding = board.iloc[0]["binding"] if len(board) else "none"
-    lines.append(f"recommended: {rec.model_id} (utility {rec.utility:.3f}, normalized cost {rec.cost:.3f}, "
-                 f"score {rec.score:.3f}); binding constraints: {binding}")
+    lines.append(f"recommended: {rec.model_id} (utility {rec.utility:.3f}, {dollars_text(inputs, rec.model_id)}"
+                 f"normalized cost {rec.cost:.3f}, score {rec.score:.3f}); binding constraints: {binding}")
     lines += left_out
     lines += (decision_text(decision, prices) if decision is not None else []) + near_tie_text(board, ranks, decision)
     lines += extrapolation_text(inputs, rec.model_id)

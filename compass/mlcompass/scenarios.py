@@ -28,6 +28,7 @@ from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.recommend import TIE_DECIMALS, AGGREGATIONS, model_scores, screen_models, sort_by_score
 from compass.mlcompass.targets import per_type_targets, solve_target, targets_table
 from compass.mlcompass.utilities import UtilityFn
+from compass.mlcompass.workload import Workload
 
 # Footnote 15 / EC §8.6: cost sensitivities per case study.
 PAPER_LAMBDAS: dict[str, dict[str, float]] = {
@@ -37,7 +38,11 @@ PAPER_LAMBDAS: dict[str, dict[str, float]] = {
 
 LEADERBOARD_COLUMNS = ["rank", "model_id", "score", "utility", "cost", "binding", "dominates"]
 SCENARIO_KEYS = ("name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation", "utility", "filters",
-                 "tolerance")
+                 "tolerance", "workload", "budget_usd_per_month")
+# A team's workload (compass.mlcompass.workload): key -> (required, lower bound, upper bound).
+WORKLOAD_KEYS: dict[str, tuple[bool, float, float]] = {
+    "input_tokens": (True, 0.0, math.inf), "output_tokens": (True, 0.0, math.inf),
+    "cached_input_share": (False, 0.0, 1.0), "requests_per_month": (False, 0.0, math.inf)}
 # Governance filters on model attributes (raw.models): key -> (type the value must have, description).
 FILTER_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "open_weights": (bool, "true or false"),
@@ -159,6 +164,54 @@ def score_tolerance(value: object, origin: str) -> float:
     return float(value)
 
 
+def scenario_workload(spec: object, origin: str) -> Workload:
+    """Validate a scenario's `workload: {input_tokens: 800, output_tokens: 300, cached_input_share: 0.5,
+    requests_per_month: 2000000}` (`WORKLOAD_KEYS`): token counts and volume finite and >= 0, the cached share in
+    [0, 1]. Errors are IngestErrors naming the file (`origin`) and the key."""
+    if not isinstance(spec, Mapping):
+        raise IngestError(origin, None, "workload", f"expected a mapping {list(WORKLOAD_KEYS)}, got {spec!r}")
+    for key in spec:
+        if key not in WORKLOAD_KEYS:
+            raise IngestError(origin, None, f"workload.{key}",
+                              f"unknown workload key {key!r}; known: {list(WORKLOAD_KEYS)}")
+    values = {}
+    for key, (required, low, high) in WORKLOAD_KEYS.items():
+        if key not in spec:
+            if required:
+                raise IngestError(origin, None, f"workload.{key}",
+                                  "missing: a workload needs input_tokens and output_tokens")
+            continue
+        value = spec[key]
+        number = _as_float(value)
+        if number is None or not (math.isfinite(number) and low <= number <= high):
+            bound = f"in [{low:g}, {high:g}]" if high < math.inf else f"a finite number >= {low:g}"
+            raise IngestError(origin, None, f"workload.{key}", f"must be {bound}, got {value!r}")
+        values[key] = number
+    return Workload(**values)
+
+
+def monthly_budget(value: object, workload: Workload | None, origin: str) -> float:
+    """Validate a scenario's `budget_usd_per_month`: a finite number of US dollars > 0, with a `workload` that
+    states `requests_per_month` (what the monthly cost is computed from)."""
+    number = _as_float(value)
+    if number is None or not 0 < number < math.inf:
+        raise IngestError(origin, None, "budget_usd_per_month", f"must be a number of US dollars > 0, got {value!r}")
+    if workload is None or workload.requests_per_month is None:
+        raise IngestError(origin, None, "budget_usd_per_month", "needs `workload` with requests_per_month "
+                                                                 "(the monthly cost is computed from it)")
+    return number
+
+
+def _as_float(value: object) -> float | None:
+    """A YAML number as a float (an integer too large for one: inf), None for anything else (text, a boolean)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 @dataclass(frozen=True)
 class Scenario:
     """A deployment scenario.
@@ -175,6 +228,10 @@ class Scenario:
     tolerance: the practical score difference (utility-score units) below which the decision rule prefers the
     cheaper model (`compass.mlcompass.decision_rule`); None: the bootstrap's median gap between the replicate's
     rank-1 and rank-2 scores.
+    budget: the normalized cost cap, a share of the most expensive model's price (1: no cap).
+    workload: the team's tokens per request, cached share and monthly volume (`compass.mlcompass.workload`); with
+    it the boards show USD per request and per month. budget_usd_per_month: models whose monthly cost under the
+    workload exceeds it are infeasible (`compass.mlcompass.decisions.with_monthly_budget`).
     """
 
     name: str
@@ -187,6 +244,8 @@ class Scenario:
     utility_weights: dict[str, float] | None = None
     filters: dict[str, object] | None = None
     tolerance: float | None = None
+    workload: Workload | None = None
+    budget_usd_per_month: float | None = None
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -244,6 +303,7 @@ class Scenario:
             utility_weights=person_weights(spec["utility"], origin) if "utility" in spec else None,
             filters=governance_filters(spec["filters"], origin) if "filters" in spec else None,
             tolerance=score_tolerance(spec["tolerance"], origin) if spec.get("tolerance") is not None else None,
+            **_money(spec, origin),
         )
 
     @classmethod
@@ -253,6 +313,13 @@ class Scenario:
         if not isinstance(spec, Mapping):
             raise IngestError(str(path), None, None, "expected a YAML mapping describing one scenario")
         return cls.from_dict(spec, str(path))
+
+
+def _money(spec: Mapping, origin: str) -> dict[str, object]:
+    """The scenario's `workload` and `budget_usd_per_month` (absent keys: none)."""
+    workload = scenario_workload(spec["workload"], origin) if "workload" in spec else None
+    budget = monthly_budget(spec["budget_usd_per_month"], workload, origin) if "budget_usd_per_month" in spec else None
+    return {"workload": workload, "budget_usd_per_month": budget}
 
 
 def _number(value: object, origin: str, key: str, what: str, low: float = -math.inf, low_open: bool = False) -> float:

@@ -34,7 +34,8 @@ BOARD_COLUMNS = {"rank": "rank", "rank_interval": "90 % rank interval", "p_rank1
                  "organization": "organization", "open_weights": "open weights", "context_window": "context window",
                  "release_date": "released", "modality": "modality", "latency_s": "latency s",
                  "usd_mtok": "price USD/Mtok",
-                 "usd_query": "USD/query", "raw_cost": "cost (case unit)", "cost": "normalized cost",
+                 "usd_query": "USD/query", "usd_per_request": "USD/request", "usd_per_month": "USD/month",
+                 "raw_cost": "cost (case unit)", "cost": "normalized cost",
                  "utility": "utility", "score": "score", "binding": "binding constraints",
                  "imputed_share": "imputed share", "tier": "tier", "why": "why this model",
                  "near_tie": "within noise of #1", "outcome_range": "vs outcome models' range",
@@ -122,7 +123,7 @@ def board_verdict(board: pd.DataFrame, decision: pd.DataFrame | None = None) -> 
 
 DECISION_HEADINGS = {"rule": "decision", "model_id": "model", "rank": "point rank", "p_rank1": "P(rank 1)",
                      "score_gap": "score below the leader", "usd_mtok": "price USD/Mtok", "usd_query": "USD/query",
-                     "raw_cost": "cost (case unit)", "cost": "normalized cost"}
+                     "usd_per_request": "USD/request", "usd_per_month": "USD/month", "raw_cost": "cost (case unit)", "cost": "normalized cost"}
 
 
 def decision_table(board: pd.DataFrame, decision: pd.DataFrame) -> pd.DataFrame:
@@ -135,7 +136,7 @@ def decision_table(board: pd.DataFrame, decision: pd.DataFrame) -> pd.DataFrame:
         rule="P(rank 1) >= 10 %", score_gap=float(board["score"].iloc[0]) - likely["score"])
     rows = pd.concat([decision.assign(rule=decision["rule"].map(RULES)).drop(columns=["raw_cost"], errors="ignore"),
                       likely[["rule", "model_id", "rank", "p_rank1", "score_gap", "cost"]]], ignore_index=True)
-    dollars = board[[c for c in ("model_id", "usd_mtok", "usd_query", "raw_cost") if c in board]]
+    dollars = board[[c for c in ("model_id", "usd_mtok", *workload_dollars(board), "raw_cost") if c in board]]
     rows = rows.merge(dollars, on="model_id", how="left")
     return rows[[c for c in DECISION_HEADINGS if c in rows]].dropna(axis=1, how="all").rename(columns=DECISION_HEADINGS)
 
@@ -175,8 +176,17 @@ def board_table(board: pd.DataFrame) -> pd.DataFrame:
     shown = board.assign(rank_interval=rank_interval(board), why=why(board), near_tie=near_tie(board))
     for col in [c for c in readers.GOVERNANCE_ATTRIBUTES if c in shown]:  # what a governance filter reads
         shown[col] = shown[col].map(functools.partial(attribute_text, col))
-    shown = shown[[c for c in BOARD_COLUMNS if c in shown.columns]].dropna(axis=1, how="all")
-    return shown.rename(columns=BOARD_COLUMNS)
+    hidden = {"usd_query", "usd_per_request", "usd_per_month"} - set(workload_dollars(board))
+    shown = shown[[c for c in BOARD_COLUMNS if c in shown.columns and c not in hidden]]
+    return shown.dropna(axis=1, how="all").rename(columns=BOARD_COLUMNS)
+
+
+def workload_dollars(board: pd.DataFrame) -> tuple[str, ...]:
+    """The per-query dollar columns a board shows: per request and per month under its scenario's workload (issue
+    48), else per query under the case's own workload."""
+    if "usd_per_request" in board and board["usd_per_request"].notna().any():
+        return ("usd_per_request", "usd_per_month")
+    return ("usd_query",)
 
 
 # What each page was last written from (`SiteWriter`), kept in the site folder.
@@ -254,6 +264,7 @@ def recommendations(boards: dict[tuple[str, str], pd.DataFrame],
         picks = picks.set_index("rule")["model_id"] if len(picks) else pd.Series(dtype=object)
         rows.append({"case": case_id, "scenario": scenario, "recommended": board["model_id"].iloc[0],
                      "price USD/Mtok": board["usd_mtok"].iloc[0], "USD/query": board["usd_query"].iloc[0],
+                     "USD/month": board["usd_per_month"].iloc[0] if "usd_per_month" in board else None,
                      "cost (case unit)": board["raw_cost"].iloc[0], "cost unit": board["cost_column"].iloc[0],
                      "normalized cost": board["cost"].iloc[0], "90 % rank interval": rank_interval(board).iloc[0],
                      "P(rank 1)": board["p_rank1"].iloc[0],
@@ -291,7 +302,8 @@ def freshness(wh: Warehouse, today: pd.Timestamp | None = None) -> str:
 
 
 # How the front page and the leaderboards show numbers to people (the sorter keeps the values).
-PEOPLE = {"price USD/Mtok": usd, "USD/query": usd, "P(rank 1)": pct, "imputed share": pct}
+PEOPLE = {"price USD/Mtok": usd, "USD/query": usd, "USD/request": usd, "USD/month": usd, "P(rank 1)": pct,
+          "imputed share": pct}
 
 
 def front_verdict(summary: pd.DataFrame) -> str:

@@ -30,7 +30,7 @@ def _rejected_cleanly(exc: IngestError, path: Path) -> None:
 
 
 SCENARIO_KEYS = ["tolerance", "floors", "raw_floors", "context_weights", "aggregation", "utility", "lam", "budget",
-                 "filters"]
+                 "filters", "workload", "budget_usd_per_month"]
 
 
 @SETTINGS
@@ -42,6 +42,11 @@ SCENARIO_KEYS = ["tolerance", "floors", "raw_floors", "context_weights", "aggreg
 @example({"context_weights": 5}, b"")  # issue 43: AttributeError
 @example({"lam": "low"}, b"# caf\xe9")  # issue 43: UnicodeDecodeError
 @example({"floors": {"\n": None}}, b"")  # a line break in a key made the error two lines
+@example({"workload": {"input_tokens": float("inf"), "output_tokens": 1}}, b"")  # issue 48: infinite tokens
+@example({"workload": {"input_tokens": 800, "output_tokens": 300}}, b"")  # issue 48: accepted, no monthly volume
+@example({"workload": {"input_tokens": 10**400, "output_tokens": 1}}, b"")  # issue 48: too large for a float
+@example({"workload": {"input_tokens": 1, "output_tokens": 1, "requests_per_month": 9},
+          "budget_usd_per_month": float("nan")}, b"")  # issue 48: a NaN budget
 def test_a_scenario_file_is_accepted_with_finite_numbers_or_rejected_in_one_line_naming_the_key(tmp_path_factory, keys,
                                                                                                  tail):
     path = tmp_path_factory.mktemp("scenario") / "s.yaml"
@@ -53,7 +58,9 @@ def test_a_scenario_file_is_accepted_with_finite_numbers_or_rejected_in_one_line
         assert exc.column is not None or exc.row is not None, str(exc)  # the key (or the line) is named
         return
     numbers = [scenario.budget, *scenario.floors.values(), *scenario.raw_floors.values(),
-               *(scenario.context_weights or {}).values(), *([] if isinstance(scenario.lam, str) else [scenario.lam])]
+               *(scenario.context_weights or {}).values(), *([] if isinstance(scenario.lam, str) else [scenario.lam]),
+               *(v for v in (vars(scenario.workload).values() if scenario.workload else []) if v is not None),
+               *([scenario.budget_usd_per_month] if scenario.budget_usd_per_month is not None else [])]
     assert all(math.isfinite(x) for x in numbers), scenario
 
 

@@ -62,7 +62,7 @@ MAX_BAD_SHARE = 0.5
 # Connector output columns per table: the schema's columns with `raw_name` in place of `model_id`.
 SCORE_COLS = ["raw_name", "benchmark", "score", "score_scale", "stderr", "source", "as_of"]
 COST_COLS = [
-    "raw_name", "provider", "input_usd_per_mtok", "output_usd_per_mtok",
+    "raw_name", "provider", "input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok",
     "throughput_tps", "latency_s", "source", "as_of",
 ]
 META_COLS = [

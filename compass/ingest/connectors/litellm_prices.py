@@ -2,7 +2,7 @@
 
 The JSON is data: it is parsed with the standard decoder; the litellm package is never installed.
 Chat rows (`mode == chat`) of first-party providers (plus together_ai for open models) become
-prices per 1M tokens (per-token price x 1e6); `max_input_tokens` and `supports_reasoning` become
+prices per 1M tokens (per-token price x 1e6; `cache_read_input_token_cost` as the cache-read price where given); `max_input_tokens` and `supports_reasoning` become
 metadata, with the organisation of first-party providers' models.
 """
 
@@ -52,6 +52,7 @@ class LiteLLMPrices(SingleFile):
             "raw_name": key, "provider": PROVIDERS[v["litellm_provider"]],
             "input_usd_per_mtok": scaled(v.get("input_cost_per_token") or 0, 1e6),
             "output_usd_per_mtok": scaled(v.get("output_cost_per_token") or 0, 1e6),
+            "cache_read_usd_per_mtok": scaled(v.get("cache_read_input_token_cost"), 1e6),
         } for key, v in chat.items()]
         meta = [{"raw_name": key, "context_window": v.get("max_input_tokens"), "reasoning": v.get("supports_reasoning"),
                  "organization": None if v["litellm_provider"] in RESELLERS

@@ -7,7 +7,7 @@ metadata. Which rows count, by a stated rule:
   `xai`, `stepfun`, ...) its id's prefix names (`moonshotai/kimi-k2` -> Moonshot AI), else, for an id
   without a prefix, the provider itself when it is a known developer, else unknown (`route/...`, `TEE/...`);
 * a row is *first-party* when its provider is its developer (`anthropic/claude-opus-5`, `zai/glm-5.2`);
-* prices (`cost.input` / `cost.output`, already USD per 1M tokens): every first-party row and every
+* prices (`cost.input` / `cost.output` and, where given, `cost.cache_read`, already USD per 1M tokens): every first-party row and every
   togetherai row (open models, as before the other providers were read), and, for a model (canonical id)
   that neither its developer nor togetherai serves (LMArena's `step-3`), every provider's row (provider =
   the models.dev provider id, `-` -> `_`);
@@ -53,6 +53,7 @@ def _rows(name: str, catalog: dict) -> pd.DataFrame:
             rows.append({
                 "pid": pid, "raw_name": mid, "has_cost": "cost" in m, "updated": m.get("last_updated"),
                 "input_usd_per_mtok": cost.get("input", 0), "output_usd_per_mtok": cost.get("output", 0),
+                "cache_read_usd_per_mtok": cost.get("cache_read"),
                 "first_party": dev is not None and dev == canonical_organization(pid), "names_developer": dev is not None and "/" in mid,
                 "display_name": m.get("name"), "release_date": m.get("release_date"), "organization": dev,
                 "open_weights": m.get("open_weights"), "reasoning": m.get("reasoning"),

@@ -61,6 +61,7 @@ def test_litellm_prices_per_million_tokens(litellm):
     # upstream "gpt-4o": input_cost_per_token 2.5e-06, output 1e-05, litellm_provider openai
     gpt4o = row(out["model_costs"], raw_name="gpt-4o")
     assert (gpt4o["provider"], gpt4o["input_usd_per_mtok"], gpt4o["output_usd_per_mtok"]) == ("openai", 2.5, 10.0)
+    assert gpt4o["cache_read_usd_per_mtok"] == 1.25  # cache_read_input_token_cost 1.25e-06 (issue 48)
     assert row(out["models"], raw_name="gpt-4o")["organization"] == "OpenAI"
     assert (out["model_costs"]["as_of"] == DAY).all() and (out["model_costs"]["source"] == "litellm").all()
     assert out.dropped > 0 and (out["model_costs"]["input_usd_per_mtok"] > 0).all()
@@ -194,7 +195,7 @@ def test_models_dev_prices(models_dev):
     out = CONNECTORS["models_dev"].parse(models_dev)
     # upstream deepseek/deepseek-v4-pro cost {input 0.435, output 0.87} (snapshot README: was 1.74 / 3.48)
     v4 = row(out["model_costs"], raw_name="deepseek-v4-pro", provider="deepseek")
-    assert (v4["input_usd_per_mtok"], v4["output_usd_per_mtok"]) == (0.435, 0.87)
+    assert (v4["input_usd_per_mtok"], v4["output_usd_per_mtok"], v4["cache_read_usd_per_mtok"]) == (0.435, 0.87, 0.003625)
     assert row(out["models"], raw_name="claude-fable-5")["organization"] == "Anthropic"
     assert out["models"]["as_of"].iloc[0] == dt.date(2026, 6, 30)  # newest last_updated when no date is given
 

@@ -82,3 +82,17 @@ def test_models_dropped_for_an_unknown_attribute_are_said_under_the_verdict(tmp_
     assert verdict_at < filters_at < decision_at
     shown = text[filters_at:decision_at]
     assert "19 model(s) dropped only because an attribute a filter reads is unknown" in shown and note in shown
+def test_a_scenario_workload_shows_dollars_per_request_and_month_in_place_of_the_cases_per_query(tmp_path):
+    """Issue 48: under a scenario's workload the page prices the team's request and month, next to the normalized
+    cost, and drops the case's own per-query price (another workload). Red with the per-query column kept."""
+    board = _board(usd_query=[1e-4, 2e-5, 1e-5], usd_per_request=[0.000466, 0.00039, 0.00022],
+                   usd_per_month=[932.0, 780.0, 440.0])
+    path = tmp_path / "board.html"
+    path.write_text(leaderboard_body(board, _decision(board)))
+    shown = table_rows(path, "leaderboard")
+    assert [(r["USD/request"], r["USD/month"]) for r in shown] == [("$0.000466", "$932.00"), ("$0.000390", "$780.00"),
+                                                                   ("$0.000220", "$440.00")]
+    assert "USD/query" not in shown[0] and "normalized cost" in shown[0]
+    plain = tmp_path / "plain.html"  # without a scenario workload: the case's per query, as before
+    plain.write_text(leaderboard_body(_board(usd_query=[1e-4, 2e-5, 1e-5]), _decision(_board())))
+    assert table_rows(plain, "leaderboard")[0]["USD/query"] == "$0.000100"
