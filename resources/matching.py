@@ -227,10 +227,11 @@ def model_prices(table) -> pd.DataFrame:
             row = arena.loc[model]
             rows[model] = (*row[columns], f"LMArena price table {row['as_of']} ({row['price_page']})", None)
         else:
-            rows[model] = (None, None, None, "not in the catalog; LMArena's 2024-10-16 price table lists it without a "
-                           "price" if model in arena.index else "in no price source: not in the catalog nor in LMArena's "
-                           "2024-10-16 price table")
-    return pd.DataFrame.from_dict(rows, orient="index", columns=[*columns, "price_source", "reason"]).rename_axis("model")
+            reason = ("not in the catalog; LMArena's 2024-10-16 price table lists it without a price" if model in arena.index
+                      else "in no price source: not in the catalog nor in LMArena's 2024-10-16 price table")
+            rows[model] = (None, None, None, reason)
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=[*columns, "price_source", "reason"])
+    return frame.rename_axis("model")
 
 
 def priced_pool(table, name: str) -> tuple[Pool, dict[str, str]]:

@@ -33,7 +33,8 @@ def test_piped_session_through_the_command_line():
                            "--max-lines", "2"],
                           input=answers, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "left out: claude-1 (not in the catalog; LMArena's 2024-10-16 price table lists it without a price)" in done.stdout
+    assert ("left out: claude-1 (not in the catalog; LMArena's 2024-10-16 price table lists it without a price)"
+            in done.stdout)
     assert done.stdout.count("=== Round") == 6 and "Your match: " in done.stdout
     used, budget = spent(done.stdout)
     assert used <= budget == 0.05
