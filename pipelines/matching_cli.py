@@ -26,7 +26,7 @@ from compass.ingest.errors import IngestError
 from compass.matching.bridge import MEASURE, learned_weights, scenario_from_session
 from compass.matching.heart import HeartUCB
 from compass.matching.interactive import answer_costs, request_mask, scenario_requests, side_by_side
-from resources.matching import answers, priced_pool
+from resources.matching import answers, model_prices, priced_pool
 
 SHIPPED_ANSWERS = "arena_bench_v1"
 
@@ -57,6 +57,16 @@ def _pick(stdin: TextIO, out: TextIO) -> tuple[str, str] | None:
     return None
 
 
+def price_lines(prices) -> str:
+    """Where each model's price comes from, and each model left out with its reason (none is dropped silently)."""
+    priced = prices[prices["reason"].isna()]
+    lines = [f"{len(priced)} of {len(prices)} models priced (USD per 1M tokens, input / output):\n"]
+    lines += [f"  {m}: ${r.input_usd_per_mtok:.2f} / ${r.output_usd_per_mtok:.2f} from {r.price_source}\n"
+              for m, r in priced.iterrows()]
+    lines += [f"left out: {m} ({reason})\n" for m, reason in prices["reason"].dropna().items()]
+    if len(priced) < len(prices):
+        lines.append("give your CSV input_price and output_price columns (USD per 1M tokens) to include them\n")
+    return "".join(lines)
 #: The most duels one session asks of a person, who answers each one.
 MAX_ROUNDS = 1000
 
@@ -87,9 +97,7 @@ def run_match(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO =
     responses = None if args.pool == SHIPPED_ANSWERS else args.pool
     table = answers(responses)
     pool, unpriced = priced_pool(table, args.pool)
-    if unpriced:
-        out.write(f"left out (no catalog price): {', '.join(unpriced)} — {len(unpriced)} of {len(unpriced) + pool.size} "
-                  "models; give your CSV input_price and output_price columns (USD per 1M tokens) to include them\n")
+    out.write(price_lines(model_prices(table)))
     if pool.size < 2:
         raise IngestError(str(args.pool), None, "model", "fewer than two models with a price: no duel possible; add "
                           "input_price and output_price columns (USD per 1M tokens)")

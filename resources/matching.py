@@ -9,6 +9,7 @@ pool meets is admissible (its runs report non-convergence) but warned about.
 from __future__ import annotations
 
 import dataclasses
+import io
 import warnings
 from functools import cache
 from pathlib import Path
@@ -189,29 +190,60 @@ def _check_answers(table: pd.DataFrame, file: str) -> None:
                  f"a price must be a number of USD per 1M tokens from 0 to {MAX_USD_PER_MTOK:g}")
 
 
-def priced_pool(table, name: str) -> tuple[Pool, list[str]]:
-    """The models of an answers table that have a price, and the names without one. Prices come from the
-    table's own `input_price`, `output_price` columns (USD / 1M tokens) when it has them, else from the
-    catalog: the lowest list price over providers of the embedded data/model_costs.parquet, matched through
-    data/model_aliases.parquet."""
+ARENA_PRICES = "arena_bench_v1_prices.csv"  # LMArena's 2024-10-16 list prices of the shipped models (data/matching)
+
+
+def model_prices(table) -> pd.DataFrame:
+    """Per model of an answers table: `input_usd_per_mtok`, `output_usd_per_mtok` and where they come from
+    (`price_source`), or, where no source prices it, empty prices and the `reason`.
+
+    Sources in order: the table's own `input_price`, `output_price` columns (USD / 1M tokens) when it has them; else
+    the catalog (the provider with the lowest blended price in the embedded data/model_costs.parquet, matched through
+    data/model_aliases.parquet); else LMArena's price table of 2024-10-16 (data/matching/arena_bench_v1_prices.csv,
+    built by scripts/build_matching_data.py)."""
+    models = sorted(table["model"].unique())
+    columns = ["input_usd_per_mtok", "output_usd_per_mtok"]
+    if {"input_price", "output_price"} <= set(table.columns):
+        given = (table.groupby("model")[["input_price", "output_price"]].first().set_axis(columns, axis=1)
+                 .apply(pd.to_numeric, errors="coerce"))
+        priced = given.notna().all(axis=1)
+        return given.assign(price_source=priced.map({True: "your file", False: None}),
+                            reason=priced.map({True: None, False: "no input_price / output_price in your file"}))
+    data = settings.ROOT / "data"
+    aliases = pd.read_parquet(data / "model_aliases.parquet")
+    costs = pd.read_parquet(data / "model_costs.parquet")
+    canonical = dict(zip(aliases["alias"].str.lower(), aliases["model_id"], strict=True))
+    cheapest = (costs.dropna(subset=columns).sort_values(["blended_usd_per_mtok", "provider"])
+                .drop_duplicates("model_id").set_index("model_id"))  # one provider's price, the lowest blended
+    lines = (data / "matching" / ARENA_PRICES).read_text().splitlines(keepends=True)
+    arena = pd.read_csv(io.StringIO("".join(ln for ln in lines if not ln.startswith("#")))).set_index("model")
+    rows = {}
+    for model in models:
+        model_id = canonical.get(model.lower(), model.lower())
+        if model_id in cheapest.index:
+            row = cheapest.loc[model_id]
+            rows[model] = (*row[columns], f"catalog: {row['provider']} via {row['source']} ({row['as_of']})", None)
+        elif model in arena.index and arena.loc[model, columns].notna().all():
+            row = arena.loc[model]
+            rows[model] = (*row[columns], f"LMArena price table {row['as_of']} ({row['price_page']})", None)
+        else:
+            reason = ("not in the catalog; LMArena's 2024-10-16 price table lists it without a price" if model in arena.index
+                      else "in no price source: not in the catalog nor in LMArena's 2024-10-16 price table")
+            rows[model] = (None, None, None, reason)
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=[*columns, "price_source", "reason"])
+    return frame.rename_axis("model")
+
+
+def priced_pool(table, name: str) -> tuple[Pool, dict[str, str]]:
+    """The models of an answers table that have a price (`model_prices`), and each model without one with the
+    reason."""
     from compass.matching.pool import pool_from_frame
 
-    models = sorted(table["model"].unique())
-    if {"input_price", "output_price"} <= set(table.columns):
-        prices = (table.groupby("model")[["input_price", "output_price"]].first()
-                  .rename(columns={"input_price": "input_usd_per_mtok", "output_price": "output_usd_per_mtok"}))
-        ids = {m: m for m in models}
-    else:
-        aliases = pd.read_parquet(settings.ROOT / "data" / "model_aliases.parquet")
-        costs = pd.read_parquet(settings.ROOT / "data" / "model_costs.parquet")
-        canonical = dict(zip(aliases["alias"].str.lower(), aliases["model_id"], strict=True))
-        prices = costs.groupby("model_id")[["input_usd_per_mtok", "output_usd_per_mtok"]].min()
-        ids = {m: canonical.get(m.lower(), m.lower()) for m in models}
-    priced = [m for m in models if ids[m] in prices.index and prices.loc[ids[m]].notna().all()]
-    frame = pd.DataFrame({"model": priced,
-                          "input_price": [prices.loc[ids[m], "input_usd_per_mtok"] for m in priced],
-                          "output_price": [prices.loc[ids[m], "output_usd_per_mtok"] for m in priced]})
-    return pool_from_frame(name, frame.astype(str)), [m for m in models if m not in priced]
+    prices = model_prices(table)
+    priced = prices[prices["reason"].isna()]
+    frame = pd.DataFrame({"model": priced.index, "input_price": priced["input_usd_per_mtok"].to_numpy(),
+                          "output_price": priced["output_usd_per_mtok"].to_numpy()})
+    return pool_from_frame(name, frame.astype(str)), prices["reason"].dropna().to_dict()
 
 
 def write_scenario(path: str | Path, spec: dict, notes: list[str]) -> Path:

@@ -9,20 +9,19 @@ A spelling a connector reads resolves, in this order, through
    spellings) when the id they give is in the catalog.
 
 Any other spelling is *unmatched*. Its candidates are the catalog ids of the same family (the leading run of
-letters of the canonical spelling, e.g. `claude`, `gpt`, `qwen`) ranked by `difflib`'s ratio between the rule-
-canonical spelling and the id, halved when their version numbers disagree (neither list of numbers is a prefix
-of the other: `gpt-5.5-pro` is not a variant of `gpt-5.2-pro`, `claude-sonnet-5-5` not of `claude-sonnet-4-5`,
-while `grok-code-fast` may be `grok-code-fast-1`); a trailing effort word the rules keep outside the families
-where it is a serving mode (`muse-spark-1.1-high`) is also tried without it. At or above `threshold` the name is held back (`pending`: a probable variant of a
-known model; its rows wait until a person confirms a match in the aliases file). Below it, a spelling a quality
-source scores (benchmark rows) enters as a `new` model under its rule-canonical id, so a model release reaches
-the leaderboards with no hand-written file; a spelling only a price list names stays out (`unmatched`). Nothing
-is merged to an existing model without the rules or a person saying so.
+letters of the canonical spelling, e.g. `claude`, `gpt`, `qwen`, or a family one edit from it: `qwne`) scored by
+`compass.ingest.review.review_score` (1 for a suffix, date-token or separator difference, less per typo edit and per
+date, mode or stage word only one side carries; 0 for another version, size or tier). A candidate scoring at least
+`threshold` (chosen for precision on labelled upstream names: `compass.ingest.review_pairs`) is offered and the
+name is held back (`pending`: its rows wait until a person confirms a match in the aliases file); so is a name that
+misspells a suffix word (`qwen3.8-max-previw`, `review.misspelt`), with its best candidate. Otherwise no candidate is
+offered: a spelling a quality source scores (benchmark rows) enters as a `new` model under its rule-canonical id, so
+a model release reaches the leaderboards with no hand-written file; a spelling only a price list names stays out
+(`unmatched`). Nothing is merged to an existing model without the rules or a person saying so.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
 
@@ -30,14 +29,11 @@ import pandas as pd
 
 from compass.ingest.aliases import alias_key
 from compass.ingest.canonical import canonical_id
+from compass.ingest.review import MIN_TYPO_WORD, edits, misspelt, review_score
 
 MATCHED, CONFIRMED, PENDING, NEW, UNMATCHED = "matched", "confirmed", "pending", "new", "unmatched"
 N_CANDIDATES = 3
 _FAMILY = re.compile(r"^[a-z]+")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-# A candidate whose version numbers disagree with the name's scores this fraction of its string similarity.
-OTHER_VERSION = 0.5
-_EFFORT = re.compile(r"(?:-(?:x?high|max|medium|low|minimal|thinking|reasoning|effort))+$")
 
 MATCH_COLUMNS = ["raw_name", "model_id", "status", "best_candidate", "similarity", "candidates"]
 
@@ -48,25 +44,15 @@ def family(key: str) -> str:
     return found.group(0) if found else ""
 
 
-def similarity(key: str, model_id: str) -> float:
-    """difflib's ratio of two spellings, times OTHER_VERSION when their version numbers disagree."""
-    ratio = difflib.SequenceMatcher(None, key, model_id, autojunk=False).ratio()
-    a, b = _NUMBER.findall(key), _NUMBER.findall(model_id)
-    shorter, longer = sorted((a, b), key=len)
-    return ratio if longer[:len(shorter)] == shorter else OTHER_VERSION * ratio
-
-
-def bare(key: str) -> str:
-    """A spelling without its trailing effort words (`muse-spark-1.1-high` -> `muse-spark-1.1`)."""
-    return _EFFORT.sub("", key) or key
-
-
 def candidates(name: str, ids_by_family: Mapping[str, list[str]], n: int = N_CANDIDATES) -> list[tuple[str, float]]:
-    """The `n` ids of the spelling's family most similar to its rule-canonical spelling, best first (each pair
-    also compared without trailing effort words)."""
-    key = canonical_id(name)
-    scored = [(i, max(similarity(key, i), similarity(bare(key), bare(i)))) for i in ids_by_family.get(family(key), [])]
-    return sorted(scored, key=lambda s: (-s[1], s[0]))[:n]
+    """The `n` ids of the spelling's family (or a family one typo away) with the highest review score above 0,
+    best first."""
+    key = alias_key(canonical_id(name))
+    own = family(key)
+    near = [f for f in ids_by_family
+            if f == own or (min(len(f), len(own)) >= MIN_TYPO_WORD and edits(f, own) <= 1)]
+    scored = [(i, review_score(key, i)) for f in near for i in ids_by_family[f]]
+    return sorted((s for s in scored if s[1] > 0), key=lambda s: (-s[1], s[0]))[:n]
 
 
 def match_names(names: Iterable[str], lookup: Mapping[str, str], confirmed: Mapping[str, str], scored: set[str],
@@ -98,10 +84,9 @@ def match_names(names: Iterable[str], lookup: Mapping[str, str], confirmed: Mapp
         if alias_key(canonical_id(name)) in entered:  # the rules give a model this batch brought in
             rows.append((name, entered[alias_key(canonical_id(name))], MATCHED, None, None, None))
             continue
-        best = candidates(name, ids_by_family)
-        text = "; ".join(f"{i} ({s:.2f})" for i, s in best) or None
-        top_id, top = best[0] if best else (None, 0.0)
-        if top >= threshold:
+        best, typo = candidates(name, ids_by_family), bool(misspelt(alias_key(canonical_id(name))))
+        offer = [c for c in best if c[1] >= threshold] or (best[:1] if typo else [])
+        if offer or typo:
             status, model_id = PENDING, None
         elif name in scored:
             status, model_id = NEW, canonical_id(name)
@@ -109,5 +94,7 @@ def match_names(names: Iterable[str], lookup: Mapping[str, str], confirmed: Mapp
             ids_by_family.setdefault(family(alias_key(model_id)), []).append(model_id)
         else:
             status, model_id = UNMATCHED, None
-        rows.append((name, model_id, status, top_id, round(top, 4) if best else None, text))
+        text = "; ".join(f"{i} ({s:.2f})" for i, s in offer) or None
+        top_id, top = offer[0] if offer else (None, None)
+        rows.append((name, model_id, status, top_id, None if top is None else round(top, 4), text))
     return pd.DataFrame(rows, columns=MATCH_COLUMNS).sort_values("raw_name", ignore_index=True)
