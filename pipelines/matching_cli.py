@@ -67,6 +67,8 @@ def price_lines(prices) -> str:
     if len(priced) < len(prices):
         lines.append("give your CSV input_price and output_price columns (USD per 1M tokens) to include them\n")
     return "".join(lines)
+
+
 #: The most duels one session asks of a person, who answers each one.
 MAX_ROUNDS = 1000
 
