@@ -109,6 +109,26 @@ def next_evaluations_table(score_draws: np.ndarray, completed: pd.DataFrame, cel
     return table.sort_values("rank").reset_index(drop=True)[TABLE_COLUMNS]
 
 
+def short_list(table: pd.DataFrame, k: int, budget: float | None = None) -> tuple[pd.DataFrame, float | None]:
+    """From a `next_evaluations_table`: (the cells to measure, P(wrong pick) after them, or None when that was not
+    computed for this set). Without a budget: the first k of the greedy batch by value; with one: the greedy batch
+    by value per USD, in order, the cells that still fit (a dearer one is skipped), at most k."""
+    step, wrong = ("greedy_step_per_usd", "p_wrong_after_per_usd") if budget is not None else \
+        ("greedy_step", "p_wrong_after")
+    order = table[table[step] > 0].sort_values(step)
+    if budget is None:
+        chosen = order.head(k)
+    else:
+        spend, keep = 0.0, []
+        for i, cost in order["cost_usd"].items():
+            if len(keep) < k and spend + cost <= budget + 1e-9:
+                keep.append(i)
+                spend += cost
+        chosen = order.loc[keep]
+    prefix = len(chosen) > 0 and list(chosen[step]) == list(range(1, len(chosen) + 1))
+    return chosen, float(chosen[wrong].iloc[-1]) if prefix else None
+
+
 def answered(previous: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:
     """The cells a previous next-evaluations table suggested that `observed` (model x benchmark, NaN = missing)
     now measures: [model_id, benchmark, predicted, measured]."""
