@@ -40,8 +40,11 @@ class NextEvaluationInputs:
     pick: dict  # the decision now: model_id, p_rank1, rank_lo, rank_hi of the board's rank 1
 
 
-def livebench_costs(model_costs: pd.DataFrame) -> pd.DataFrame:
-    """raw.model_costs rows with a LiveBench cost per question, as `evaluation_costs`' cost file (one per model)."""
+def livebench_costs(model_costs: pd.DataFrame) -> pd.DataFrame | None:
+    """raw.model_costs rows with a LiveBench cost per question, as `evaluation_costs`' cost file (one per model);
+    None when the catalog has none (a catalog without LiveBench has no such column)."""
+    if "cost_per_question_usd" not in model_costs or model_costs["cost_per_question_usd"].isna().all():
+        return None
     rows = model_costs.dropna(subset=["cost_per_question_usd"])
     return rows.groupby("model_id", as_index=False).agg(
         cost_per_question=("cost_per_question_usd", "median"),
