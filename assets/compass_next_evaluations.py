@@ -16,7 +16,7 @@ from assets.compass_decisions import DECISION_KEYS
 from assets.compass_frontier import cost_side
 from assets.compass_inputs import CASE_BENCHMARKS, IMPUTATION_VALIDATION
 from assets.partitions import decision_partitions
-from compass.mlcompass.next_evaluations_decision import TABLE_COLUMNS, answered, next_evaluations_table
+from compass.mlcompass.next_evaluations_decision import TABLE_COLUMNS, answered, empty_table, next_evaluations_table
 from resources import settings
 from resources.configs import cases
 from resources.next_evaluation_inputs import NextEvaluationInputs, read_inputs
@@ -38,7 +38,7 @@ def _answered_rows(previous: pd.DataFrame, inputs: NextEvaluationInputs) -> pd.D
     """Cells of `previous` measured now, with the pick's uncertainty before (stored in `previous`) and after."""
     cells = answered(previous, inputs.observed)
     if cells.empty:
-        return pd.DataFrame(columns=ANSWERED_COLUMNS)
+        return empty_table(ANSWERED_COLUMNS)
     before = previous.iloc[0]
     after = inputs.pick
     return cells.assign(pick_before=before["pick"], p_rank1_before=before["pick_p_rank1"],
@@ -68,7 +68,7 @@ def next_evaluations(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     new = _answered_rows(previous, inputs)
     kept = _live(wh, TABLES[1], where)
     answered_rows = new if len(new) or kept.empty else kept[ANSWERED_COLUMNS]
-    table = (pd.DataFrame(columns=TABLE_COLUMNS) if inputs.draws is None else
+    table = (empty_table(TABLE_COLUMNS) if inputs.draws is None else
              next_evaluations_table(inputs.draws, inputs.completed, inputs.cell_sd, inputs.gradient, inputs.cell_usd))
     table = table.assign(pick=inputs.pick["model_id"], pick_p_rank1=inputs.pick["p_rank1"],
                          pick_rank_lo=inputs.pick["rank_lo"], pick_rank_hi=inputs.pick["rank_hi"])

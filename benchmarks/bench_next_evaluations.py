@@ -10,7 +10,8 @@ and a uniform cost. Timed, in the asset's order: the imputation with its predict
 cross-validation), the replicate scores (`replicate_scores`), the gradient (`measure_slopes`, `score_gradient`),
 the cell prices (`evaluation_costs`) and the ranking with both greedy batches of 20 (`next_evaluations_table`).
 Single run on a shared machine (load average printed). The last line is
-`next evaluations: <models> x <benchmarks>, <cells> cells, <t> s (imputation ..., ranking ...); target < 20 s: met|MISSED`.
+`next evaluations: <models> x <benchmarks>, <cells> cells, <t> s (imputation ..., ranking ...); target < 20 s:
+met|MISSED`.
 """
 
 import os

@@ -34,6 +34,16 @@ K_MAX = 20  # greedy batches are stored up to this many cells (the command's --k
 TABLE_COLUMNS = ["model_id", "benchmark", "predicted", "cell_sd", "gradient", "expected_reduction", "cost_usd",
                  "value_per_usd", "rank", "rank_per_usd", "greedy_step", "greedy_step_per_usd", "p_wrong_after",
                  "p_wrong_after_per_usd", "p_wrong_now", "pick_now", "pick_if_high", "pick_if_low"]
+ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured"]
+_TEXT = {"model_id", "benchmark", "pick_now", "pick_if_high", "pick_if_low", "pick", "pick_before", "pick_after"}
+_WHOLE = {"rank", "rank_per_usd", "greedy_step", "greedy_step_per_usd"}
+
+
+def empty_table(columns: list[str]) -> pd.DataFrame:
+    """A frame with no rows whose columns carry their types (text, whole numbers, floats), so the first write of an
+    empty result does not type the warehouse table's columns as text."""
+    return pd.DataFrame({c: pd.Series(dtype="string" if c in _TEXT else "int64" if c in _WHOLE else "float64")
+                         for c in columns})
 
 
 def measure_slopes(replicate_scores: np.ndarray, replicate_measures: np.ndarray) -> np.ndarray:
@@ -90,9 +100,10 @@ def next_evaluations_table(score_draws: np.ndarray, completed: pd.DataFrame, cel
     unmeasured."""
     values = cell_values(score_draws, cell_sd, gradient, cell_usd, n_nodes=n_nodes)
     if values.empty:
-        return pd.DataFrame(columns=TABLE_COLUMNS)
+        return empty_table(TABLE_COLUMNS)
     table = values.rename(columns={"value": "expected_reduction", "rank_value": "rank"})
-    table["expected_reduction"] = table["expected_reduction"].where(table["expected_reduction"] > 1e-12, 0.0)  # round-off
+    reduction = table["expected_reduction"]
+    table["expected_reduction"] = reduction.where(reduction > 1e-12, 0.0)  # round-off of (3) at a value of 0
     table["value_per_usd"] = table["value_per_usd"].where(table["expected_reduction"] > 0, 0.0)
     rows, cols = completed.index.get_indexer(table["model_id"]), completed.columns.get_indexer(table["benchmark"])
     table["predicted"] = completed.to_numpy(dtype=float)[rows, cols]
@@ -133,7 +144,7 @@ def answered(previous: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:
     """The cells a previous next-evaluations table suggested that `observed` (model x benchmark, NaN = missing)
     now measures: [model_id, benchmark, predicted, measured]."""
     if previous.empty:
-        return pd.DataFrame(columns=["model_id", "benchmark", "predicted", "measured"])
+        return empty_table(ANSWERED_COLUMNS)
     rows = observed.index.get_indexer(previous["model_id"])
     cols = observed.columns.get_indexer(previous["benchmark"])
     ok = (rows >= 0) & (cols >= 0)

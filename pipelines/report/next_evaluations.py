@@ -19,7 +19,8 @@ def _read(wh: Warehouse, name: str, case_id: str, scenario: str) -> pd.DataFrame
 
 
 def _interval(lo: object, hi: object) -> str:
-    return "–" if pd.isna(lo) or pd.isna(hi) else f"{int(lo)}–{int(hi)} (width {int(hi) - int(lo)})"
+    lo, hi = pd.to_numeric(pd.Series([lo, hi]), errors="coerce")
+    return "–" if pd.isna(lo) or pd.isna(hi) else f"{int(lo)}–{int(hi)} (width {int(hi - lo)})"
 
 
 def answered_text(rows: pd.DataFrame) -> str:
@@ -49,8 +50,8 @@ def next_evaluations_section(wh: Warehouse, case_id: str, scenario: str) -> str:
     if chosen.empty:
         return out + ('<p class="note">No unmeasured benchmark score is expected to change this decision (expected '
                       "regret drop 0 for every cell).</p>")
-    after = f", P(wrong pick) {pct(cells['p_wrong_now'].iloc[0], default_decimals=0)} → {pct(wrong, default_decimals=0)}" \
-        if wrong is not None else ""
+    now = pct(cells["p_wrong_now"].iloc[0], default_decimals=0)
+    after = f", P(wrong pick) {now} → {pct(wrong, default_decimals=0)}" if wrong is not None else ""
     shown = pd.DataFrame({
         "model": chosen["model_id"], "benchmark": chosen["benchmark"], "predicted": chosen["predicted"].map(number),
         "expected regret drop": chosen["expected_reduction"].map(lambda v: number(v, 2)),

@@ -47,7 +47,7 @@ def test_what_if_moves_the_pick_only_when_the_shift_crosses_the_leader():
 
 
 def test_answered_keeps_only_cells_now_measured():
-    previous = pd.DataFrame({"model_id": ["m1", "m2", "gone"], "benchmark": ["b", "b", "b"], "predicted": [0.5, 0.6, 0.7]})
+    previous = pd.DataFrame({"model_id": ["m1", "m2", "gone"], "benchmark": ["b"] * 3, "predicted": [0.5, 0.6, 0.7]})
     observed = pd.DataFrame({"b": [0.8, np.nan]}, index=["m1", "m2"])
     out = answered(previous, observed)
     assert out[["model_id", "measured"]].values.tolist() == [["m1", 0.8]]
