@@ -3,13 +3,14 @@ gradient (G) through fixed loadings, the what-if picks and the answered cells. S
 
 Mutations applied by hand, each red: `measure_slopes` returning the pooled slope for every model; `score_gradient`
 without the 1 / sd_j of the standardization; `what_if` shifting the wrong way (sign of g dropped); `answered`
-keeping cells still missing."""
+keeping cells still missing; `short_list` ignoring the budget; `short_list` reporting P(wrong) for a set that is
+not a greedy prefix."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from compass.mlcompass.next_evaluations_decision import answered, measure_slopes, score_gradient, what_if
+from compass.mlcompass.next_evaluations_decision import answered, measure_slopes, score_gradient, short_list, what_if
 
 
 def test_slopes_recover_each_models_own_utility_slope():
@@ -51,3 +52,17 @@ def test_answered_keeps_only_cells_now_measured():
     observed = pd.DataFrame({"b": [0.8, np.nan]}, index=["m1", "m2"])
     out = answered(previous, observed)
     assert out[["model_id", "measured"]].values.tolist() == [["m1", 0.8]]
+
+
+def test_short_list_takes_the_greedy_prefix_and_under_a_budget_skips_what_does_not_fit():
+    table = pd.DataFrame({"model_id": list("abcd"), "benchmark": "b", "cost_usd": [5.0, 50.0, 3.0, 1.0],
+                          "greedy_step": [1, 2, 3, 0], "p_wrong_after": [0.5, 0.4, 0.3, np.nan],
+                          "greedy_step_per_usd": [2, 3, 1, 0], "p_wrong_after_per_usd": [0.45, 0.35, 0.6, np.nan]})
+    chosen, wrong = short_list(table, k=2)
+    assert list(chosen["model_id"]) == ["a", "b"] and wrong == 0.4
+    chosen, wrong = short_list(table, k=5, budget=10.0)  # c ($3), a ($5); b ($50) skipped; d adds nothing
+    assert list(chosen["model_id"]) == ["c", "a"] and wrong == 0.45
+    chosen, wrong = short_list(table, k=5, budget=7.0)  # c, then a does not fit: not the greedy prefix after c
+    assert list(chosen["model_id"]) == ["c"] and wrong == 0.6
+    chosen, wrong = short_list(table.assign(greedy_step_per_usd=[1, 2, 3, 0]), k=5, budget=10.0)  # a, (b), c
+    assert list(chosen["model_id"]) == ["a", "c"] and wrong is None  # not a greedy prefix: not computed
