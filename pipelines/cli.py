@@ -563,9 +563,12 @@ def build_parser() -> argparse.ArgumentParser:
     from pipelines.clusters_cli import add_clusters_parser
     from pipelines.matching_cli import add_parser as add_match
 
+    from pipelines.next_evals_cli import add_parser as add_next_evals
+
     add_clusters_parser(sub)
 
     add_match(sub)
+    add_next_evals(sub)
     return parser
 
 

@@ -21,6 +21,7 @@ from assets import (
     compass_decisions,
     compass_frontier,
     compass_inputs,
+    compass_next_evaluations,
     compass_studies,
     datasets,
     live_sources,
@@ -55,6 +56,7 @@ _DERIVED = [
     *compass_decisions.compass_decision_assets,
     *compass_studies.compass_study_assets,
     compass_changes.leaderboard_changes,
+    *compass_next_evaluations.next_evaluation_assets,
     *datasets.dataset_assets,
     *oracle.oracle_assets,
     *cascade.cascade_assets,
@@ -81,7 +83,8 @@ def _shared(asset: dg.AssetsDefinition, condition: dg.AutomationCondition | None
 # which follows the case's catalog extract (a price change reaches the decisions one tick sooner, and the case's
 # robustness study, requested a tick later, then runs beside the decisions rather than before them; a catalog run
 # that changed nothing costs one cost-side fit, ~0.5 s, whose unchanged data version triggers nothing).
-FOLLOWERS = [compass_decisions.rank_uncertainty, compass_changes.leaderboard_changes, compass_frontier.cost_side]
+FOLLOWERS = [compass_decisions.rank_uncertainty, compass_changes.leaderboard_changes, compass_frontier.cost_side,
+             *compass_next_evaluations.next_evaluation_assets]
 
 
 def _condition(asset: dg.AssetsDefinition) -> dg.AutomationCondition:
@@ -90,7 +93,8 @@ def _condition(asset: dg.AssetsDefinition) -> dg.AutomationCondition:
 
 ASSETS = ([_shared(a, None) for a in [live_sources.raw_fetches, *sources.raw_assets]] + [_shared(a, _condition(a)) for a in _DERIVED]
           + [_shared(report_site, REPORT_CONDITION)])
-CHECKS = [*sources.raw_checks, sources.price_move_check, live_sources.sources_fresh, *compass_checks.compass_checks]
+CHECKS = [*sources.raw_checks, sources.price_move_check, live_sources.sources_fresh, *compass_checks.compass_checks,
+          *compass_next_evaluations.next_evaluation_checks]
 
 # One job per partitions definition (a run holds one partition key).
 PARTITION_GROUPS: dict[str, dg.PartitionsDefinition | None] = {

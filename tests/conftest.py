@@ -30,6 +30,7 @@ SLOW_FIRST = [
     "tests/pipelines/test_multiprocess.py",
     "tests/pipelines/test_parallel_refresh.py",
     "tests/pipelines/ops/test_inbox_refresh.py",
+    "tests/pipelines/ops/test_next_evaluations_loop.py",
     "tests/pipelines/test_foundation.py",
     "tests/badinput/test_corpus.py",
     "tests/compass/router/test_router.py",

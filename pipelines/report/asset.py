@@ -17,7 +17,7 @@ SHOWN = [["compass", "leaderboard_changes"], ["compass", "leaderboards"], ["comp
          ["oracle", "single_models"], ["cascade", "curves"], ["cascade", "auc"], ["cascade", "economics"],
          ["clusters", "benchmark"], ["clusters", "segmentation"],
          ["clusters", "contexts"], ["clusters", "figures"], ["router", "evaluation"], ["router", "policies"],
-         ["router", "overlap"], ["matching", "summary"]]
+         ["router", "overlap"], ["matching", "summary"], ["compass", "next_evaluations"]]
 
 
 @dg.asset(key=["report", "site"], deps=[dg.AssetKey(k) for k in SHOWN], group_name="report", code_version="report-site-1",

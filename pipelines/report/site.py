@@ -25,6 +25,7 @@ from pipelines.formatting import pct, usd
 from pipelines.report import charts
 from pipelines.report.html import esc, link, page, table, verdict
 from pipelines.report.pages import cascades, clusters, matching, oracle, router, sources
+from pipelines.report.next_evaluations import next_evaluations_section
 from pipelines.report.sections import section
 from resources import provenance, readers
 from resources.warehouse import Warehouse
@@ -504,7 +505,8 @@ def build_site(wh: Warehouse, root: Path) -> Site:
         site.write("index.html", "LLM Compass: recommendations", index_body(wh, boards, decisions, fresh))
         for (case_id, scenario), board in boards.items():
             site.write(board_href(case_id, scenario), f"{case_id} / {scenario}: leaderboard",
-                       leaderboard_body(board, decisions[case_id, scenario], fresh))
+                       leaderboard_body(board, decisions[case_id, scenario], fresh)
+                       + next_evaluations_section(wh, case_id, scenario))
         for case_id in sorted({c for c, _ in boards}):
             leaders = {s: board["model_id"].iloc[0] for (c, s), board in boards.items() if c == case_id}
             site.write(frontier_href(case_id), f"{case_id}: capability vs cost",

@@ -29,7 +29,7 @@ def test_shared_attributes_are_applied_to_every_asset():
     conditions = {"raw": None, "live": None, "report": REPORT_CONDITION}
     followers = {key for a in FOLLOWERS for key in a.keys}
     assert followers == {dg.AssetKey(["compass", "rank_uncertainty"]), dg.AssetKey(["compass", "leaderboard_changes"]),
-                         dg.AssetKey(["compass", "cost_side"])}
+                         dg.AssetKey(["compass", "cost_side"]), dg.AssetKey(["compass", "next_evaluations"])}
     for asset, spec in specs:
         expected = FOLLOW_CONDITION if spec.key in followers else conditions.get(spec.key.path[0], REFRESH_CONDITION)
         assert spec.automation_condition is expected, spec.key
