@@ -136,26 +136,37 @@ def _fit_overlap_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: 
     return FittedRouter("meta_dr_overlap", model, delta, clipped, preference_used=int(in_p.sum()))
 
 
-def cv_errors(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
-              candidates: tuple[str, ...] = CV_CANDIDATES, folds: int = CV_FOLDS, **meta) -> dict[str, float]:
-    """Each candidate's mean squared error (ψ̂(q) − r(q))² on held-out gold rows: K folds of D_G, each candidate
-    refitted on the other gold rows and every preference row. E[(ψ̂ − r)²] = E[(ψ̂ − ψ)²] + σ_r² with the same label
-    noise σ_r² for every candidate, so the ranking estimates the ranking by error against ψ (eq. 2's target)."""
-    errors = dict.fromkeys(candidates, 0.0)
+def cv_predictions(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
+                   candidates: tuple[str, ...] = CV_CANDIDATES, folds: int = CV_FOLDS, **meta) -> dict[str, np.ndarray]:
+    """Each candidate's out-of-fold ψ̂ of every gold row: K folds of D_G, each candidate refitted on the other gold
+    rows and every preference row."""
+    predictions = {name: np.empty(len(r)) for name in candidates}
     for train, held in KFold(folds, shuffle=True, random_state=spec.seed).split(X_g):
         for name in candidates:
             router = fit_router(name, spec, X_g[train], r[train], X_p, y, **(meta if name.startswith("meta") else {}))
-            errors[name] += float(np.sum((router.psi(X_g[held]) - r[held]) ** 2))
-    return {name: total / len(r) for name, total in errors.items()}
+            predictions[name][held] = router.psi(X_g[held])
+    return predictions
 
 
-def _fit_cv_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
-                   **meta) -> FittedRouter:
-    """meta_cv: the candidate of least `cv_errors` (ties to the simpler), refitted on all rows."""
-    errors = cv_errors(spec, X_g, r, X_p, y, **meta)
+def cv_errors(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
+              candidates: tuple[str, ...] = CV_CANDIDATES, folds: int = CV_FOLDS, **meta) -> dict[str, float]:
+    """Each candidate's mean squared error (ψ̂(q) − r(q))² on held-out gold rows (`cv_predictions`).
+    E[(ψ̂ − r)²] = E[(ψ̂ − ψ)²] + σ_r² with the same label noise σ_r² for every candidate, so the ranking estimates
+    the ranking by error against ψ (eq. 2's target)."""
+    predictions = cv_predictions(spec, X_g, r, X_p, y, candidates, folds, **meta)
+    return {name: float(np.mean((psi - r) ** 2)) for name, psi in predictions.items()}
+
+
+def fit_cv_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
+                  folds: int = CV_FOLDS, **meta) -> tuple[FittedRouter, np.ndarray]:
+    """meta_cv: the candidate of least cross-validated error (`cv_errors`; ties to the simpler), refitted on all
+    rows; and that candidate's out-of-fold ψ̂ of the gold rows (held-out predictions of the chosen member, which a
+    deployment chooses App. A.1's w on without refitting anything)."""
+    predictions = cv_predictions(spec, X_g, r, X_p, y, folds=folds, **meta)
+    errors = {name: float(np.mean((psi - r) ** 2)) for name, psi in predictions.items()}
     chosen = min(errors, key=errors.__getitem__)  # dicts keep CV_CANDIDATES' order: the first minimum is the simplest
     fitted = fit_router(chosen, spec, X_g, r, X_p, y, **(meta if chosen.startswith("meta") else {}))
-    return replace(fitted, name="meta_cv", chosen=chosen, cv_errors=errors)
+    return replace(fitted, name="meta_cv", chosen=chosen, cv_errors=errors), predictions[chosen]
 
 
 def fit_router(name: str, spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
@@ -182,7 +193,7 @@ def fit_router(name: str, spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p
     elif name == "meta_dr_overlap":
         return _fit_overlap_router(spec, X_g, r, X_p, y, **meta)
     elif name == "meta_cv":
-        return _fit_cv_router(spec, X_g, r, X_p, y, **meta)
+        return fit_cv_router(spec, X_g, r, X_p, y, **meta)[0]
     elif name in ("routellm_mf", "routellm_sw"):
         pooled = MatrixFactorizationRouter() if name == "routellm_mf" else SimilarityWeightedRouter()
         return FittedRouter(name, pooled.fit(np.vstack([X_g, X_p]), np.concatenate([r, y])), preference_used=len(y))

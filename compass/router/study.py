@@ -27,7 +27,7 @@ from compass.router.evaluation import PMUR_GRID, efficiency_gain, interior_mean,
 from compass.router.export import forest_nodes
 from compass.router.learners import LearnerSpec
 from compass.router.normalize import scale_constant
-from compass.router.routers import OVERLAP_RATIO, fit_router, overlap_region
+from compass.router.routers import OVERLAP_RATIO, fit_cv_router, fit_router, overlap_region
 from compass.router.synthetic import make_data
 
 REAL_ROUTERS = ("pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "routellm_mf",
@@ -213,8 +213,8 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
     held-out gold data at fit time and never on the batch being routed.
 
     The default is `meta_cv` (issue 46): the CATE stage chosen by cross-validated gold error at fit time, exported
-    with the router (`chosen`, `cv_errors` in the facts). Its held-out ψ̂ refit the chosen member without each fold
-    rather than choosing again per fold (26 forest fits a fold): w is then conditional on the choice."""
+    with the router (`chosen`, `cv_errors` in the facts), here over the HOLDOUT_FOLDS folds; its held-out ψ̂ are
+    the chosen member's out-of-fold predictions from those folds (no refit; w is conditional on the choice)."""
     if design.learner.kind != "random_forest":
         raise ValueError("only random-forest routers are exported as node arrays; use learner kind 'random_forest'")
     data = split_labels(labels)
@@ -223,13 +223,14 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
     c = scale_constant(r, y, design.normalization)
     X_g, X_p = embed_queries(embedder, data.gold), embed_queries(embedder, data.preference)
     kwargs = _cate_kwargs(router, design, design.seed)
-    fitted = fit_router(router, design.learner, X_g, c * r, X_p, y, **kwargs)
+    if router == "meta_cv":
+        fitted, held_out = fit_cv_router(design.learner, X_g, c * r, X_p, y, folds=HOLDOUT_FOLDS, **kwargs)
+    else:
+        fitted, held_out = fit_router(router, design.learner, X_g, c * r, X_p, y, **kwargs), np.empty(len(r))
+        for train, held in KFold(HOLDOUT_FOLDS, shuffle=True, random_state=design.seed).split(X_g):
+            fold = fit_router(router, design.learner, X_g[train], c * r[train], X_p, y, **kwargs)
+            held_out[held] = fold.psi(X_g[held])
     member = fitted.chosen or router
-    member_kwargs = _cate_kwargs(member, design, design.seed)
-    held_out = np.empty(len(r))
-    for train, held in KFold(HOLDOUT_FOLDS, shuffle=True, random_state=design.seed).split(X_g):
-        fold = fit_router(member, design.learner, X_g[train], c * r[train], X_p, y, **member_kwargs)
-        held_out[held] = fold.psi(X_g[held])
     keep = [col for col in ("query_id", "query_text", "tokens_out_p", "tokens_out_a") if col in data.gold]
     holdout = data.gold[keep].assign(outcome=r, psi_hat=held_out)
     facts = {"router": router, "model_p": str(labels["model_p"].iloc[0]), "model_a": str(labels["model_a"].iloc[0]),

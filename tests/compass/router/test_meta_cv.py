@@ -37,13 +37,14 @@ def test_the_errors_are_measured_on_gold_rows_the_candidates_did_not_see():
 
 
 def test_a_tie_goes_to_the_simplest_candidate(monkeypatch):
-    monkeypatch.setattr(routers, "cv_errors", lambda *a, **k: dict.fromkeys(CV_CANDIDATES, 1.0))
     X_g, r, X_p, y = world(60, useless_preferences=False)
+    monkeypatch.setattr(routers, "cv_predictions", lambda *a, **k: {c: r + 1.0 for c in CV_CANDIDATES})
     assert fit_router("meta_cv", SPEC, X_g, r, X_p, y).chosen == "preference_only"
 
 
 @pytest.mark.parametrize("candidate", CV_CANDIDATES)
 def test_each_candidate_is_chosen_when_it_errs_least(monkeypatch, candidate):
-    monkeypatch.setattr(routers, "cv_errors", lambda *a, **k: {c: 0.5 if c == candidate else 1.0 for c in CV_CANDIDATES})
     X_g, r, X_p, y = world(60, useless_preferences=False)
+    monkeypatch.setattr(routers, "cv_predictions",
+                        lambda *a, **k: {c: r + (0.5 if c == candidate else 1.0) for c in CV_CANDIDATES})
     assert fit_router("meta_cv", SPEC, X_g, r, X_p, y).chosen == candidate
