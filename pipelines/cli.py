@@ -226,6 +226,8 @@ def ranked_decision(wh, case, scenario, board):
     from compass.mlcompass.decisions import decision_rows, rank_uncertainty_frame
     from resources import readers
 
+    if scenario.axes:  # axis scores are not bootstrapped: no P(rank 1), the scenario's tolerance or none
+        return None, decision_rows(board, None, scenario)
     costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
     try:
         replicates = readers.rank_replicates(wh, case.case_id)
@@ -279,7 +281,17 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             inputs = readers.decision_inputs(wh, case, scenario)
             ranks, decision = ranked_decision(wh, case, scenario, leaderboard_frame(inputs))
             print("\n" + explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id)))
+            print(measure_legend(wh, case.case_id))
     return 0
+
+
+def measure_legend(wh, case_id: str) -> str:
+    """'measures: C1 = general, strongest in ...; C2 = ...': what the case's measures are, named from their loadings
+    (compass.measure_names label and summary)."""
+    from resources import readers
+
+    labels = readers.measure_labels(wh, case_id)
+    return "\n".join(["measures:", *(f"  {f} = {text}" for f, text in labels.items())]) if len(labels) else ""
 
 
 def price_texts(wh, case_id: str):
@@ -303,6 +315,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     board = leaderboard_frame(inputs)
     ranks, decision = ranked_decision(wh, case, scenario, board)
     print(explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id)))
+    print(measure_legend(wh, case.case_id))
     return 0
 
 

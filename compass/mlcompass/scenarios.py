@@ -27,6 +27,7 @@ from compass.mlcompass.dominance import repair
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.recommend import TIE_DECIMALS, AGGREGATIONS, model_scores, screen_models, sort_by_score
 from compass.mlcompass.targets import per_type_targets, solve_target, targets_table
+from compass.mlcompass.task_axes import parse_axes
 from compass.mlcompass.utilities import UtilityFn
 
 # Footnote 15 / EC §8.6: cost sensitivities per case study.
@@ -37,7 +38,7 @@ PAPER_LAMBDAS: dict[str, dict[str, float]] = {
 
 LEADERBOARD_COLUMNS = ["rank", "model_id", "score", "utility", "cost", "binding", "dominates"]
 SCENARIO_KEYS = ("name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation", "utility", "filters",
-                 "tolerance")
+                 "tolerance", "axes", "axis_floors")
 # Governance filters on model attributes (raw.models): key -> (type the value must have, description).
 FILTER_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "open_weights": (bool, "true or false"),
@@ -150,6 +151,19 @@ def person_weights(spec: object, origin: str) -> dict[str, float]:
     return out
 
 
+def axis_keys(spec: Mapping, origin: str) -> dict[str, object]:
+    """A scenario's `axes: {coding: 1.0}` (weights replacing the utility) and `axis_floors: {coding: 0.6}` (floors in
+    [0, 1]) as Scenario fields, validated by `task_axes.parse_axes` (an IngestError naming the file and key)."""
+    out: dict[str, object] = {}
+    if "axes" in spec and "utility" in spec:
+        raise IngestError(origin, None, "axes", "`axes` and `utility` both replace the case's utility; give one")
+    if "axes" in spec:
+        out["axes"] = parse_axes(spec["axes"], origin, "axes", floor=False)
+    if "axis_floors" in spec:
+        out["axis_floors"] = parse_axes(spec["axis_floors"], origin, "axis_floors", floor=True)
+    return out
+
+
 def score_tolerance(value: object, origin: str) -> float:
     """Validate a scenario's `tolerance`: a finite number >= 0 in utility-score units (an IngestError naming the
     file `origin` and the key otherwise)."""
@@ -175,6 +189,7 @@ class Scenario:
     tolerance: the practical score difference (utility-score units) below which the decision rule prefers the
     cheaper model (`compass.mlcompass.decision_rule`); None: the bootstrap's median gap between the replicate's
     rank-1 and rank-2 scores.
+    axes, axis_floors: task-axis weights and floors by name (`axis_keys`; compass.mlcompass.task_axes).
     """
 
     name: str
@@ -187,6 +202,8 @@ class Scenario:
     utility_weights: dict[str, float] | None = None
     filters: dict[str, object] | None = None
     tolerance: float | None = None
+    axes: dict[str, float] | None = None
+    axis_floors: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -244,6 +261,7 @@ class Scenario:
             utility_weights=person_weights(spec["utility"], origin) if "utility" in spec else None,
             filters=governance_filters(spec["filters"], origin) if "filters" in spec else None,
             tolerance=score_tolerance(spec["tolerance"], origin) if spec.get("tolerance") is not None else None,
+            **axis_keys(spec, origin),
         )
 
     @classmethod
