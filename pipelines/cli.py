@@ -219,6 +219,18 @@ def board_text(board) -> str:
     return shown.to_string(index=False, float_format=number)
 
 
+def decision_inputs(wh, case, scenario):
+    """`readers.decision_inputs`; a scenario the case cannot answer (an axis or a measure it lacks) is a UsageError
+    saying why."""
+    from compass.mlcompass.decisions import NotApplicable
+    from resources import readers
+
+    try:
+        return readers.decision_inputs(wh, case, scenario)
+    except NotApplicable as exc:
+        raise UsageError(str(exc)) from None
+
+
 def ranked_decision(wh, case, scenario, board):
     """(rank rows, decision rows) of a leaderboard `board` under `scenario` (λ numeric) from the case's bootstrap
     replicates (compass.rank_bootstrap): P(rank 1), the interval and the three picks of `decisions.decision_rows`;
@@ -255,7 +267,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     else:  # an ad-hoc scenario file: ranked now, from the warehouse's decision inputs
         if args.as_of:
             raise UsageError("--as-of needs a shipped scenario's name (ad-hoc scenario files have no history)")
-        board = leaderboard_frame(readers.decision_inputs(wh, case, scenario))
+        board = leaderboard_frame(decision_inputs(wh, case, scenario))
         board = board.merge(readers.prices(wh, case.case_id)[["model_id", "usd_mtok", "usd_query"]],
                             on="model_id", how="left")
         ranks, _ = ranked_decision(wh, case, scenario, board)
@@ -278,7 +290,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     else:
         print(board_text(board))
         if args.as_of is None:
-            inputs = readers.decision_inputs(wh, case, scenario)
+            inputs = decision_inputs(wh, case, scenario)
             ranks, decision = ranked_decision(wh, case, scenario, leaderboard_frame(inputs))
             print("\n" + explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id)))
             print(measure_legend(wh, case.case_id))
@@ -311,7 +323,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     case = known_case(args.case)
     _, scenario = resolve_scenario(args.scenario, case)
     wh = _warehouse()
-    inputs = readers.decision_inputs(wh, case, scenario)
+    inputs = decision_inputs(wh, case, scenario)
     board = leaderboard_frame(inputs)
     ranks, decision = ranked_decision(wh, case, scenario, board)
     print(explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id)))
