@@ -62,9 +62,8 @@ def test_a_coding_assistant_weighted_on_the_coding_axis_gets_the_strongest_coder
     """`axes: {coding: 1}` at λ 0.5 recommends the model with the highest coding score, utility 1.000 (the top of
     the min-max scale: its 0.5 x normalized cost 0.498 is less than the next coders' lead in coding), names the
     coding benchmarks it read and the models it could not rank; the case's own utility, same scenario without
-    `axes`, picks another model (granite-3.1-8b-instruct). Mutations: `with_axes` returning its inputs
-    unchanged (the axis ignored): red (the case utility's pick); coding mapped to the maths benchmarks: red (no
-    axis benchmark: the scenario is skipped)."""
+    `axes`, picks another model (granite-3.1-8b-instruct). Mutation: `with_axes` keeping the case's
+    utility (the axis weights ignored): red (the case utility's pick, granite-3.1-8b-instruct)."""
     out = recommend(capsys, tmp_path, "name: coding_assistant\nlam: 0.5\naxes: {coding: 1}\n")
     assert recommended(out) == CODING_LEADER, out
     assert f"recommended: {CODING_LEADER} (utility 1.000" in out
@@ -77,7 +76,8 @@ def test_a_coding_assistant_weighted_on_the_coding_axis_gets_the_strongest_coder
 def test_an_axis_floor_keeps_only_the_models_at_or_above_it(small, capsys, tmp_path):
     """`axis_floors: {coding: 0.6}` under the case's utility: of the 9 models with a coding score those scaled
     below 0.6 (5: command-r 0.49, granite-3.1-2b 0.58, llama-3.2-1b, smollm2, llama-2-7b) are left out and said to
-    be; the pick is one of the 4 others. Mutation: the floor compared with `>` on the raw score: red."""
+    be; the pick is one of the 4 others. Mutation: the floors ignored in `with_axes`: red (on the note; the case
+    utility's pick, llama-3.1-70b-instruct, happens to clear the floor)."""
     out = recommend(capsys, tmp_path, "name: coding_floor\nlam: 0\naxis_floors: {coding: 0.6}\n")
     assert "axis floors (coding >= 0.6) leave out 5 model(s) (command-r, granite-3.1-2b-instruct, " in out, out
     assert recommended(out) in {"aya-expanse-32b", "granite-3.1-8b-instruct", CODING_LEADER, "llama-3.1-8b-instruct"}
