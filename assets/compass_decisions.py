@@ -125,6 +125,10 @@ def rank_uncertainty(context: dg.AssetExecutionContext, warehouse: WarehouseReso
         wh.delete_rows(["compass.rank_uncertainty", "compass.decisions"], where)
         return dg.MaterializeResult(metadata={"skipped": "no leaderboard rows"}, data_version=dg.DataVersion("empty"))
     scenario = dec.numeric_lambda(scenario_for(keys["scenario"], case), case)
+    if scenario.axes:  # axis scores are not bootstrapped (compass.mlcompass.task_axes): no interval is claimed
+        wh.delete_rows(["compass.rank_uncertainty", "compass.decisions"], where)
+        return dg.MaterializeResult(metadata={"skipped": "task-axis utility: no bootstrap"},
+                                    data_version=dg.DataVersion("axes"))
     if len(board):  # the decisions resolved its measure names (a refused scenario publishes no board)
         scenario = readers.named_measures(wh, case, scenario)
     costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]

@@ -13,19 +13,20 @@ import numpy as np
 from assets.compass_inputs import CASE_BENCHMARKS
 from assets.partitions import case_partitions
 from compass.mlcompass.case_inputs import build_x_raw, case_catalog_rows, case_price_rows
-from compass.mlcompass.case_study import PER_INTERACTION
+from compass.mlcompass.case_study import PER_INTERACTION, BenchmarkSpec
 from compass.mlcompass.ces_fit import ces_parameter_rows, fit_ces
 from compass.mlcompass.cost_fit import cost_parameter_rows, fit_cost_side
 from compass.mlcompass.measure_names import identify_measures
 from compass.mlcompass.measures import extract_measures, parallel_analysis_warning, wide_loadings
 from compass.mlcompass.pareto import pareto_tiers
+from compass.mlcompass.task_axes import axis_table
 from compass.mlcompass.plots import loadings_heatmap, tiered_frontier_plot
 from resources import readers, settings
 from resources.configs import cases
 from resources.publish import FITTED_ON, inputs_fingerprint, publish_many, save_figure, version_fitted_on
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-frontier-4"  # 2: rotation toward the previous loadings, anchor signs, compass.measure_names; cost_side falls back to a stated d where it is not identified (column fallback); 3: congruence out of sample (held_out_rotation), congruence_in_sample; 4: measure_names.fitted_on (no refit on the inputs of the last publication)
+CODE_VERSION = "compass-frontier-5"  # 2: rotation toward the previous loadings, anchor signs, compass.measure_names; cost_side falls back to a stated d where it is not identified (column fallback); 3: congruence out of sample (held_out_rotation), congruence_in_sample; 4: measure label and summary, compass.task_axes; 5: measure_names.fitted_on (no refit on the inputs of the last publication)
 # case_catalog also writes compass.case_prices, every provider's prices of the case's models (issue 48)
 CATALOG_CODE_VERSION = CODE_VERSION + "-case-prices"
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool())
@@ -36,14 +37,18 @@ CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 def measures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Internal measures (§4.3, §8.3): factor model of x_raw rotated toward the last run's loadings (promax on a first
     fit), signed by the case's anchors, sparsified, min-max scaled; each measure named, with its identity kept while
-    it matches its previous loadings (compass.measure_names)."""
+    it matches its previous loadings (compass.measure_names); and which benchmarks make each task axis in this case,
+    how many of its models were observed on them (compass.task_axes, compass.mlcompass.task_axes)."""
     wh, case = warehouse.get(), cases()[context.partition_key]
-    x_raw = build_x_raw(readers.case_scores(wh), case.benchmarks)
+    scores = readers.case_scores(wh)
+    x_raw = build_x_raw(scores, case.benchmarks)
     if x_raw.shape[0] < 5 or x_raw.shape[1] < 2:
         raise ValueError(f"case {case.case_id}: x_raw is {x_raw.shape}; need >= 5 models and >= 2 benchmarks")
     where = {"case_id": case.case_id}
-    fitted_on = inputs_fingerprint(x_raw, case.n_factors, case.loading_threshold, case.max_factors_per_variable,
-                                   case.anchors, CODE_VERSION)
+    everything = BenchmarkSpec(min_models_per_benchmark=1, min_benchmarks_per_model=1, models=tuple(x_raw.index))
+    every_benchmark = build_x_raw(scores, everything).reindex(x_raw.index)  # the task axes read beyond the case's
+    fitted_on = inputs_fingerprint(x_raw, every_benchmark, case.n_factors, case.loading_threshold,
+                                   case.max_factors_per_variable, case.anchors, CODE_VERSION)
     registry = wh.read("compass.measure_names", where)
     same_inputs = version_fitted_on(registry, fitted_on)
     if same_inputs is not None:
@@ -69,12 +74,15 @@ def measures(context: dg.AssetExecutionContext, warehouse: WarehouseResource) ->
     figure = save_figure(loadings_heatmap(loadings, case.case_id), case.case_id, "loadings")
     shown = names.loc[names["status"] != "retired", ["factor", "name", "status", "congruence", "congruence_in_sample",
                                                      "description"]]
+    axes = axis_table(every_benchmark, result.measures)
     return publish_many(
         context, wh, {"compass.loadings": loadings, "compass.measures": long,
-                      "compass.measure_names": names.assign(**{FITTED_ON: fitted_on})}, where,
+                      "compass.measure_names": names.assign(**{FITTED_ON: fitted_on}), "compass.task_axes": axes}, where,
         metadata={
             "n_models": x_raw.shape[0], "n_benchmarks": x_raw.shape[1], "n_factors": result.n_factors,
             "measure_names": dg.MetadataValue.md(shown.to_markdown(index=False, floatfmt=".3f")),
+            "task_axes": dg.MetadataValue.md(axes[axes["used"]].groupby("axis")["benchmark"].agg(", ".join)
+                                             .to_frame().to_markdown()),
             "imputed_fraction": round(result.imputed_fraction, 4), "parallel_analysis": warning or "supports I",
             "explained_variance": dg.MetadataValue.md(result.explained_variance.to_markdown(index=False)),
             "loadings_heatmap": figure,

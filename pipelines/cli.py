@@ -221,6 +221,18 @@ def board_text(board) -> str:
     return shown.to_string(index=False, float_format=number)
 
 
+def decision_inputs(wh, case, scenario):
+    """`readers.decision_inputs`; a scenario the case cannot answer (an axis or a measure it lacks) is a UsageError
+    saying why."""
+    from compass.mlcompass.decisions import NotApplicable
+    from resources import readers
+
+    try:
+        return readers.decision_inputs(wh, case, scenario)
+    except NotApplicable as exc:
+        raise UsageError(str(exc)) from None
+
+
 def ranked_decision(wh, case, scenario, board):
     """(rank rows, decision rows) of a leaderboard `board` under `scenario` (λ numeric) from the case's bootstrap
     replicates (compass.rank_bootstrap): P(rank 1), the interval and the three picks of `decisions.decision_rows`;
@@ -228,6 +240,8 @@ def ranked_decision(wh, case, scenario, board):
     from compass.mlcompass.decisions import decision_rows, rank_uncertainty_frame
     from resources import readers
 
+    if scenario.axes:  # axis scores are not bootstrapped: no P(rank 1), the scenario's tolerance or none
+        return None, decision_rows(board, None, scenario)
     costs = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")["cost"]
     try:
         replicates = readers.rank_replicates(wh, case.case_id)
@@ -255,7 +269,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     else:  # an ad-hoc scenario file: ranked now, from the warehouse's decision inputs
         if args.as_of:
             raise UsageError("--as-of needs a shipped scenario's name (ad-hoc scenario files have no history)")
-        board = leaderboard_frame(readers.decision_inputs(wh, case, scenario))
+        board = leaderboard_frame(decision_inputs(wh, case, scenario))
         board = board.merge(readers.prices(wh, case.case_id)[["model_id", "usd_mtok", "usd_query"]],
                             on="model_id", how="left")
         ranks, _ = ranked_decision(wh, case, scenario, board)
@@ -280,10 +294,20 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     else:
         print(board_text(board))
         if args.as_of is None:
-            inputs = readers.decision_inputs(wh, case, scenario)
+            inputs = decision_inputs(wh, case, scenario)
             ranks, decision = ranked_decision(wh, case, scenario, leaderboard_frame(inputs))
             print("\n" + explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id, inputs)))
+            print(measure_legend(wh, case.case_id))
     return 0
+
+
+def measure_legend(wh, case_id: str) -> str:
+    """'measures: C1 = general, strongest in ...; C2 = ...': what the case's measures are, named from their loadings
+    (compass.measure_names label and summary)."""
+    from resources import readers
+
+    labels = readers.measure_labels(wh, case_id)
+    return "\n".join(["measures:", *(f"  {f} = {text}" for f, text in labels.items())]) if len(labels) else ""
 
 
 def price_texts(wh, case_id: str, inputs=None):
@@ -307,10 +331,11 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     case = known_case(args.case)
     _, scenario = resolve_scenario(args.scenario, case)
     wh = _warehouse()
-    inputs = readers.decision_inputs(wh, case, scenario)
+    inputs = decision_inputs(wh, case, scenario)
     board = leaderboard_frame(inputs)
     ranks, decision = ranked_decision(wh, case, scenario, board)
     print(explain(inputs, ranks, decision, prices=price_texts(wh, case.case_id, inputs)))
+    print(measure_legend(wh, case.case_id))
     return 0
 
 

@@ -25,11 +25,13 @@ from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy
 from compass.mlcompass.ces_fit import CESFit, ces_from_parameters
 from compass.mlcompass.cost_fit import DEFAULT_D
 from compass.mlcompass.changes import Snapshot, previous_version, published_versions, snapshot, version_live_at
+from compass.mlcompass.axis_decisions import with_axes
 from compass.mlcompass.decisions import (
     DecisionInputs, NotApplicable, with_filters, with_measured, with_monthly_budget, with_person_weights, with_workload,
 )
 from compass.mlcompass.frontier import CESFrontier
-from compass.mlcompass.measure_names import MeasureRefused, resolve_references
+from compass.mlcompass.measure_names import ACTIVE, MeasureRefused, resolve_references, summary
+from compass.mlcompass.measures import wide_loadings
 from compass.mlcompass.rank_uncertainty import Replicates
 from compass.mlcompass.scenarios import Scenario
 from compass.mlcompass.sensitivity import CAPABILITY_AXES, CAPABILITY_COLUMNS, CELL_TIER_COLUMNS, CapabilityCells
@@ -136,6 +138,21 @@ def measures(wh: Warehouse, case_id: str) -> pd.DataFrame:
     return long.pivot(index="model_id", columns="factor", values="value").sort_index()
 
 
+def measure_labels(wh: Warehouse, case_id: str) -> pd.Series:
+    """factor -> "C1 (general, strongest in maths and data analysis: loads on 9 of 12 benchmarks; ...)": each current
+    measure's label and summary (compass.measure_names; re-read from compass.loadings where a registry published
+    before issue 48 lacks them); empty before the measures are published."""
+    names = wh.read("compass.measure_names", {"case_id": case_id}) if wh.table_exists("compass.measure_names") else None
+    loadings = wh.read("compass.loadings", {"case_id": case_id}) if wh.table_exists("compass.loadings") else None
+    if loadings is None or loadings.empty:
+        return pd.Series(dtype=object)
+    wide = wide_loadings(loadings[["benchmark", "factor", "loading"]]).fillna(0.0)
+    current = (names[names["status"].isin(ACTIVE)].set_index("factor") if names is not None and len(names)
+               else pd.DataFrame(index=wide.columns))
+    text = current.get("summary", pd.Series(dtype=object)).reindex(wide.columns)
+    return pd.Series({f: text[f] if isinstance(text[f], str) else summary(wide[f]) for f in wide.columns})
+
+
 def tiers(wh: Warehouse, case_id: str) -> pd.DataFrame:
     """compass.tiers of a case: model_id, tier, pareto_efficient, peel_layer."""
     return wh.read("compass.tiers", {"case_id": case_id}).drop(columns=["case_id"])
@@ -188,7 +205,9 @@ def decision_inputs(wh: Warehouse, case: CaseStudy, scenario: Scenario) -> Decis
                                                 outcomes, model_info=info,
                                                 tier_costs=cost_table["tier_cost"].reindex(m.index),
                                                 observed=x_raw.reindex(m.index)))
-    inputs = with_measured(inputs)
+    inputs = with_axes(inputs)  # axis scores scaled over every priced model of the case
+    # an axis utility reads only observed benchmarks: the measured-ground screen of the measures does not apply
+    inputs = inputs if scenario.axes else with_measured(inputs)
     inputs = with_filters(inputs, case_catalog(wh, case.case_id).reset_index()) if scenario.filters else inputs
     inputs = with_workload(inputs, case_prices(wh, case.case_id)) if scenario.workload else inputs
     return with_monthly_budget(inputs)

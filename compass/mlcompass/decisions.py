@@ -32,6 +32,7 @@ from compass.mlcompass.scenarios import (
     leaderboard,
     scenario_targets,
 )
+from compass.mlcompass.task_axes import axes_text
 from compass.mlcompass.utilities import UtilityFit, UtilityFn, utility_table
 from compass.mlcompass.utility_models import fitted_model_rows, linear_score_rows, structural_model_rows
 from compass.mlcompass.workload import dollars, workload_costs
@@ -296,6 +297,8 @@ def _unknown_names(models: pd.DataFrame, key: str, n: int) -> str:
 def utility_source(inputs: DecisionInputs) -> str:
     """What the utility of this decision is: the scenario's person weights, or the case's own utilities."""
     weights = inputs.scenario.utility_weights
+    if inputs.scenario.axes:
+        return axes_text(inputs.raw_scores, inputs.scenario.axes)
     if weights:
         return "scenario weights " + ", ".join(f"{m}={w:g}" for m, w in weights.items())
     return f"case utility ({inputs.case.utility.source}, {len(inputs.utilities)} context group(s))"

@@ -23,15 +23,18 @@ import numpy as np
 import pandas as pd
 
 from compass.mlcompass.factor_alignment import MIN_CONGRUENCE, factor_number
+from compass.mlcompass.task_axes import skill
 
 REGISTRY_COLUMNS = ["factor", "name", "description", "status", "congruence", "previous_factor", "replaced_by", "changed",
-                    "congruence_in_sample"]
+                    "congruence_in_sample", "label", "summary"]
 ACTIVE = ("new", "kept", "renewed")
 MEASURE_ID = re.compile(r"C[1-9][0-9]*")
 #: A benchmark dominates a factor's name when its |loading| is at least this multiple of the next one's.
 DOMINANT_RATIO = 1.5
 #: A factor loading on at least this share of the case's benchmarks, from two families or more, is "general".
 GENERAL_COVERAGE = 0.75
+#: The skills that name a measure (`label`): the largest shares of its squared loadings until they reach this share.
+LABEL_SHARE = 0.5
 #: A family (benchmark id prefix: livebench, lmarena, hf, ...) names a factor carrying this share of its squared loadings.
 FAMILY_SHARE = 0.75
 
@@ -92,6 +95,37 @@ def describe(loadings: pd.Series) -> str:
     return f"loads on {len(nonzero)} benchmark(s) ({families}); top: {top_loadings(loadings)}"
 
 
+def skill_shares(loadings: pd.Series) -> pd.Series:
+    """Each skill's share of a measure's squared loadings (`task_axes.skill` of each benchmark), largest first."""
+    nonzero = loadings[loadings != 0]
+    squared = (nonzero ** 2).groupby(nonzero.index.map(skill)).sum()
+    return (squared / squared.sum()).sort_values(ascending=False, kind="stable")
+
+
+def label(loadings: pd.Series) -> str:
+    """A measure's name in words, re-read from its loadings on every fit (the slug `name` keeps the identity):
+    the skills with the largest shares of its squared loadings until they reach LABEL_SHARE (at most two), after
+    "general, strongest in" when it loads on >= GENERAL_COVERAGE of the case's benchmarks from two families or more
+    ("general, strongest in maths and data analysis"; "instruction following")."""
+    shares = skill_shares(loadings)
+    if shares.empty:
+        raise ValueError("a measure without loadings cannot be named")
+    top = [shares.index[0]] + ([shares.index[1]] if len(shares) > 1 and shares.iloc[0] < LABEL_SHARE else [])
+    words = " and ".join(top)
+    nonzero = loadings[loadings != 0]
+    general = nonzero.index.map(family).nunique() >= 2 and len(nonzero) >= GENERAL_COVERAGE * len(loadings)
+    return f"general, strongest in {words}" if general else words
+
+
+def summary(loadings: pd.Series) -> str:
+    """One line in words: what the measure is (`label`), how many of the benchmarks it loads on, and the skills'
+    shares of its squared loadings."""
+    shares = skill_shares(loadings)
+    parts = ", ".join(f"{s} {v:.0%}".replace("%", " %") for s, v in shares.head(4).items())
+    return (f"{label(loadings)}: loads on {int((loadings != 0).sum())} of {len(loadings)} benchmarks; share of its "
+            f"squared loadings by skill: {parts}")
+
+
 def _unique(name: str, taken: set[str]) -> str:
     """`name`, or name_v2, name_v3, ... when taken; never "all" or an id like C3 (reserved in scenarios)."""
     if name == "all" or MEASURE_ID.fullmatch(name):
@@ -106,7 +140,8 @@ def _unique(name: str, taken: set[str]) -> str:
 def _row(factor: str, name: str, loadings: pd.Series, status: str, **extra) -> dict:
     base = dict.fromkeys(REGISTRY_COLUMNS, None)
     return {**base, "factor": factor, "name": name, "description": describe(loadings), "status": status,
-            "congruence": float("nan"), "congruence_in_sample": float("nan"), **extra}
+            "congruence": float("nan"), "congruence_in_sample": float("nan"), "label": label(loadings),
+            "summary": summary(loadings), **extra}
 
 
 def first_registry(loadings: pd.DataFrame) -> pd.DataFrame:

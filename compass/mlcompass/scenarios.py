@@ -27,6 +27,7 @@ from compass.mlcompass.dominance import repair
 from compass.mlcompass.frontier import CESFrontier
 from compass.mlcompass.recommend import TIE_DECIMALS, AGGREGATIONS, model_scores, screen_models, sort_by_score
 from compass.mlcompass.targets import per_type_targets, solve_target, targets_table
+from compass.mlcompass.task_axes import parse_axes
 from compass.mlcompass.utilities import UtilityFn
 from compass.mlcompass.workload import Workload
 
@@ -38,7 +39,7 @@ PAPER_LAMBDAS: dict[str, dict[str, float]] = {
 
 LEADERBOARD_COLUMNS = ["rank", "model_id", "score", "utility", "cost", "binding", "dominates"]
 SCENARIO_KEYS = ("name", "lam", "budget", "floors", "raw_floors", "context_weights", "aggregation", "utility", "filters",
-                 "tolerance", "workload", "budget_usd_per_month")
+                 "tolerance", "workload", "budget_usd_per_month", "axes", "axis_floors")
 # A team's workload (compass.mlcompass.workload): key -> (required, lower bound, upper bound).
 WORKLOAD_KEYS: dict[str, tuple[bool, float, float]] = {
     "input_tokens": (True, 0.0, math.inf), "output_tokens": (True, 0.0, math.inf),
@@ -155,6 +156,19 @@ def person_weights(spec: object, origin: str) -> dict[str, float]:
     return out
 
 
+def axis_keys(spec: Mapping, origin: str) -> dict[str, object]:
+    """A scenario's `axes: {coding: 1.0}` (weights replacing the utility) and `axis_floors: {coding: 0.6}` (floors in
+    [0, 1]) as Scenario fields, validated by `task_axes.parse_axes` (an IngestError naming the file and key)."""
+    out: dict[str, object] = {}
+    if "axes" in spec and "utility" in spec:
+        raise IngestError(origin, None, "axes", "`axes` and `utility` both replace the case's utility; give one")
+    if "axes" in spec:
+        out["axes"] = parse_axes(spec["axes"], origin, "axes", floor=False)
+    if "axis_floors" in spec:
+        out["axis_floors"] = parse_axes(spec["axis_floors"], origin, "axis_floors", floor=True)
+    return out
+
+
 def score_tolerance(value: object, origin: str) -> float:
     """Validate a scenario's `tolerance`: a finite number >= 0 in utility-score units (an IngestError naming the
     file `origin` and the key otherwise)."""
@@ -232,6 +246,7 @@ class Scenario:
     workload: the team's tokens per request, cached share and monthly volume (`compass.mlcompass.workload`); with
     it the boards show USD per request and per month. budget_usd_per_month: models whose monthly cost under the
     workload exceeds it are infeasible (`compass.mlcompass.decisions.with_monthly_budget`).
+    axes, axis_floors: task-axis weights and floors by name (`axis_keys`; compass.mlcompass.task_axes).
     """
 
     name: str
@@ -246,6 +261,8 @@ class Scenario:
     tolerance: float | None = None
     workload: Workload | None = None
     budget_usd_per_month: float | None = None
+    axes: dict[str, float] | None = None
+    axis_floors: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -304,6 +321,7 @@ class Scenario:
             filters=governance_filters(spec["filters"], origin) if "filters" in spec else None,
             tolerance=score_tolerance(spec["tolerance"], origin) if spec.get("tolerance") is not None else None,
             **_money(spec, origin),
+            **axis_keys(spec, origin),
         )
 
     @classmethod

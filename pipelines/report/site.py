@@ -361,6 +361,15 @@ def leaderboard_body(board: pd.DataFrame, decision: pd.DataFrame | None = None, 
             + imputation_note(board) + conditional_note(board) + table(board_table(board), sortable=True, table_id="leaderboard", formats=PEOPLE))
 
 
+def measure_legend(labels: pd.Series) -> str:
+    """What the case's measures C1, C2, ... are, in words (`readers.measure_labels`: label and one-line summary
+    from compass.measure_names), wherever a page names them."""
+    if labels.empty:
+        return ""
+    items = "".join(f"<li><b>{esc(f)}</b> = {esc(text)}</li>" for f, text in labels.items())
+    return f'<div class="note" id="measures">Measures of this case, named from their loadings:<ul>{items}</ul></div>'
+
+
 def imputation_note(board: pd.DataFrame) -> str:
     """The board note on rows whose imputed cells are no better than the column mean (compass.imputation_validation)."""
     if "imputed_no_better_share" not in board:
@@ -439,7 +448,7 @@ def frontier_body(wh: Warehouse, case_id: str, leaders: Mapping[str, str]) -> st
                       "(dashed: beyond them)"}
     figure = charts.capability_cost(models, curve, levels, frontier_labels(models, leaders), 1.1 * ceiling, names,
                                     f"{case_id}: capability vs normalized cost")
-    parts = [charts.figure_div(figure, "chart-frontier"),
+    parts = [measure_legend(readers.measure_labels(wh, case_id)), charts.figure_div(figure, "chart-frontier"),
              f'<p class="note">CES frontier: b = {shape.b:.3f}, c0 = {c0:.3f}, d = {d:.3f} (the envelope of the tier '
              f'levels, ML Compass §4.4); weights ' + ", ".join(f"{f} {a:.3f}" for f, a in zip(shape.factors, shape.a))
              + ". Ringed points are Pareto-efficient. Named: each scenario's rank 1 and the most capable model.</p>",
@@ -469,7 +478,8 @@ def changes_body(wh: Warehouse) -> str:
 
 SLICES = [oracle.SLICE, cascades.SLICE, clusters.SLICE, router.SLICE, matching.SLICE, sources.SLICE]
 # What a case's capability-cost page reads (frontier_body), its rows selected by case_id.
-FRONTIER_READS = ("compass.measures", "compass.frontier", "compass.costs", "compass.tiers", "compass.lambda_path")
+FRONTIER_READS = ("compass.measures", "compass.frontier", "compass.costs", "compass.tiers", "compass.lambda_path",
+                  "compass.measure_names")
 
 
 def provenance_body(wh: Warehouse) -> str:
@@ -506,7 +516,8 @@ def build_site(wh: Warehouse, root: Path) -> Site:
         for (case_id, scenario), board in boards.items():
             site.write(board_href(case_id, scenario), f"{case_id} / {scenario}: leaderboard",
                        leaderboard_body(board, decisions[case_id, scenario], fresh)
-                       + next_evaluations_section(wh, case_id, scenario))
+                       + next_evaluations_section(wh, case_id, scenario)
+                       + measure_legend(readers.measure_labels(wh, case_id)))
         for case_id in sorted({c for c, _ in boards}):
             leaders = {s: board["model_id"].iloc[0] for (c, s), board in boards.items() if c == case_id}
             site.write(frontier_href(case_id), f"{case_id}: capability vs cost",
