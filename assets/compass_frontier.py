@@ -93,7 +93,7 @@ def ces_shape(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
 
 
 @dg.asset(key=CASE_CATALOG, deps=[["raw", "benchmark_scores"], ["raw", "model_costs"], ["raw", "models"]],
-          code_version=CODE_VERSION, **_common)
+          code_version=CODE_VERSION + "-catalog-2", **_common)  # 2: the provider a price is from, throughput
 def case_catalog(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The catalog as this case reads it (§4.2): prices, latency and attributes of the models of its x_raw. The
     case's cost side, studies and decisions read costs and attributes only here (compass.case_catalog)."""

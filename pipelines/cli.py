@@ -56,15 +56,20 @@ def resolve_scenario(name_or_path: str, case):
     from compass.mlcompass.scenarios import Scenario
     from resources.configs import scenario_files, scenario_for
 
+    from resources.readers import check_providers
+
     shipped = scenario_files()
     if name_or_path in shipped:
-        return name_or_path, scenario_for(name_or_path, case)
+        scenario = scenario_for(name_or_path, case)
+        check_providers(_warehouse(), scenario, str(shipped[name_or_path]))
+        return name_or_path, scenario
     path = Path(name_or_path)
     if not path.is_file():
         kind = "scenario file" if path.suffix in (".yaml", ".yml") or "/" in name_or_path else "scenario"
         raise UsageError(f"unknown {kind} {name_or_path!r}; shipped scenarios: {choices(shipped)}, "
                          "or the path of a scenario YAML file")
     scenario = Scenario.from_yaml(path)  # an IngestError names the file, line and key
+    check_providers(_warehouse(), scenario, str(path))  # a provider the warehouse has no price from: its names
     return scenario.name, numeric_lambda(scenario, case)
 
 
@@ -237,6 +242,7 @@ def ranked_decision(wh, case, scenario, board):
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from compass.mlcompass.decision_rule import shown_rows
+    from pipelines.attributes import ATTRIBUTE_NAMES, unknown_attributes_note, with_attributes
     from compass.mlcompass.decisions import leaderboard_frame
     from compass.mlcompass.explain import explain
     from resources import readers
@@ -255,7 +261,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             raise UsageError("--as-of needs a shipped scenario's name (ad-hoc scenario files have no history)")
         board = leaderboard_frame(readers.decision_inputs(wh, case, scenario))
         board = board.merge(readers.prices(wh, case.case_id)[["model_id", "usd_mtok", "usd_query"]],
-                            on="model_id", how="left")
+                            on="model_id", how="left").merge(readers.board_attributes(wh, case.case_id),
+                                                             on="model_id", how="left")
         ranks, _ = ranked_decision(wh, case, scenario, board)
         if ranks is not None:
             board = board.merge(ranks.drop(columns=["rank"]), on="model_id", how="left")
@@ -267,14 +274,20 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         board["rank_90"] = board["rank_90"].mask(board["interval_supported"].eq(False), "not supported")
     # the top rows, then the P(rank 1) leader and every model with P(rank 1) >= 10 % below them (issue 42)
     board = shown_rows(board, args.top)
-    board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
-    board = board.dropna(axis=1, how="all")  # older versions lack the diagnostics
+    # the attributes a person filters on, "unknown" (null in csv / json) where no source gives them (issue 48)
+    unknown = unknown_attributes_note(board)
+    board = with_attributes(board) if args.format == "table" else board.reindex(columns=[*board, *(
+        c for c in ATTRIBUTE_NAMES if c not in board)])
+    board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS).dropna(
+        axis=1, how="all").join(board[list(ATTRIBUTE_NAMES)])  # older versions lack the diagnostics
     if args.format == "csv":
         print(board.to_csv(index=False), end="")
     elif args.format == "json":
         print(board.to_json(orient="records", date_format="iso"))
     else:
         print(board_text(board))
+        if unknown:
+            print(unknown)
         if args.as_of is None:
             inputs = readers.decision_inputs(wh, case, scenario)
             ranks, decision = ranked_decision(wh, case, scenario, leaderboard_frame(inputs))

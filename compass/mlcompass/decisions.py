@@ -25,6 +25,7 @@ from compass.mlcompass.rank_coverage import interval_label
 from compass.mlcompass.rank_uncertainty import RANK_COLUMNS, Replicates, rank_intervals, replicate_scores
 from compass.mlcompass.recommend import project_to_target
 from compass.mlcompass.scenarios import (
+    OPTIONAL_COLUMNS,
     Scenario,
     filter_attribute,
     filter_models,
@@ -61,6 +62,9 @@ class DecisionInputs:
     raw_scores: pd.DataFrame
     outcomes: pd.DataFrame  # observed mean outcome per (context_group, model_id): the "actual" policies
     filter_note: str = ""  # what the scenario's governance filters and the measurement screen excluded
+    # How many models the filters dropped with a filtered attribute unknown (they may comply), said next to the
+    # result (`unknown_dropped`); "" without filters or unknowns.
+    filter_unknown: str = ""
     # Normalized tier-aggregated cost c_t of each model's tier (§4.4 Step 3): what the paper's protocol selects
     # the MLC policies of Tables 5-6 on (§5.6-5.7), evaluating them at `costs`. None: select at actual cost.
     tier_costs: pd.Series | None = None
@@ -193,7 +197,23 @@ def with_filters(inputs: DecisionInputs, models: pd.DataFrame) -> DecisionInputs
     kept, counts = filter_models(ours, filters)
     note = "; ".join(f"{key}: {failed} excluded, {unknown} more with the attribute unknown"
                      + _unknown_names(ours, key, unknown) for key, (failed, unknown) in counts.items())
-    return _keep_only(inputs, kept, f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})")
+    kept_inputs = _keep_only(inputs, kept, f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})")
+    return dataclasses.replace(kept_inputs, filter_unknown=unknown_dropped(ours, filters, kept))
+
+
+def unknown_dropped(models: pd.DataFrame, filters: dict, kept: pd.Index) -> str:
+    """'19 models left out because an attribute a filter reads is unknown (open_weights 19)': the models
+    (raw.models rows `models`) not `kept` with an unknown attribute on some filter; a filter whose attribute no
+    column of `models` holds says so. "" when no model was left out for an unknown attribute."""
+    unknown = {key: filter_attribute(models, key).isna().to_numpy() for key in filters}
+    left_out = ~models["model_id"].isin(kept).to_numpy() & np.any(list(unknown.values()), axis=0)
+    if not left_out.any():
+        return ""
+    parts = [f"{key} {int(mask.sum())}" + (" (no source in this warehouse gives it)"
+                                            if OPTIONAL_COLUMNS.get(key, "model_id") not in models else "")
+             for key, mask in unknown.items() if mask.any()]
+    return (f"{int(left_out.sum())} more models left out because an attribute a filter reads is unknown "
+            f"({', '.join(parts)}); they may comply")
 
 
 def with_measured(inputs: DecisionInputs) -> DecisionInputs:
@@ -492,4 +512,5 @@ def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
                         observed=board_observed(inputs))  # no model below one it dominates (compass.mlcompass.dominance)
     dollars = inputs.model_info.reindex(columns=[c for c in ("raw_cost", "usd_per_interaction") if c in inputs.model_info])
     board = board.join(model_diagnostics(inputs), on="model_id").join(dollars, on="model_id")
-    return board.assign(utility_source=utility_source(inputs), filter_note=inputs.filter_note)
+    return board.assign(utility_source=utility_source(inputs), filter_note=inputs.filter_note,
+                        filter_unknown=inputs.filter_unknown)

@@ -134,12 +134,14 @@ def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None, decision:
     lines = [f"case {inputs.case.case_id}, scenario {s.name}: lam={float(s.lam):g}, budget={s.budget:g}, "
              f"floors={s.floors or '-'}, raw floors={s.raw_floors or '-'}, aggregation={s.aggregation}",
              f"utility: {utility_source(inputs)}"] + ([inputs.filter_note] if inputs.filter_note else [])
+    unknown = [f"  ({inputs.filter_unknown})"] if inputs.filter_unknown else []  # next to the result
     if not rec.feasible:
-        return "\n".join(lines + [f"no recommendation: {rec.reason}"])
+        return "\n".join(lines + [f"no recommendation: {rec.reason}"] + unknown)
     board = leaderboard_frame(inputs)
     binding = board.iloc[0]["binding"] if len(board) else "none"
     lines.append(f"recommended: {rec.model_id} (utility {rec.utility:.3f}, normalized cost {rec.cost:.3f}, "
                  f"score {rec.score:.3f}); binding constraints: {binding}")
+    lines += unknown
     lines += (decision_text(decision, prices) if decision is not None else []) + near_tie_text(board, ranks, decision)
     lines += extrapolation_text(inputs, rec.model_id)
     targets = scenario_targets(inputs.utilities, inputs.frontier, Scenario(**{**s.__dict__, "floors": floors}),
