@@ -295,7 +295,8 @@ def check_providers(wh: Warehouse, scenario: Scenario, origin: str) -> None:
         if wh.table_exists("raw.model_costs") else []
     unknown = [p for p in wanted if p not in known]
     if unknown:
-        raise IngestError(origin, None, "providers", f"unknown provider {unknown[0]!r}; known: {', '.join(known)}")
+        raise IngestError(origin, None, "providers", f"unknown provider {unknown[0]!r}; known: "
+                          + (", ".join(known) or "none (raw.model_costs holds no price)"))
 
 
 def case_catalog(wh: Warehouse, case_id: str) -> pd.DataFrame:
