@@ -25,7 +25,6 @@ from compass.mlcompass.rank_coverage import interval_label
 from compass.mlcompass.rank_uncertainty import RANK_COLUMNS, Replicates, rank_intervals, replicate_scores
 from compass.mlcompass.recommend import project_to_target
 from compass.mlcompass.scenarios import (
-    OPTIONAL_COLUMNS,
     Scenario,
     filter_attribute,
     filter_models,
@@ -204,13 +203,12 @@ def with_filters(inputs: DecisionInputs, models: pd.DataFrame) -> DecisionInputs
 def unknown_dropped(models: pd.DataFrame, filters: dict, kept: pd.Index) -> str:
     """'19 models left out because an attribute a filter reads is unknown (open_weights 19)': the models
     (raw.models rows `models`) not `kept` with an unknown attribute on some filter; a filter whose attribute no
-    column of `models` holds says so. "" when no model was left out for an unknown attribute."""
+    model of `models` has says so. "" when no model was left out for an unknown attribute."""
     unknown = {key: filter_attribute(models, key).isna().to_numpy() for key in filters}
     left_out = ~models["model_id"].isin(kept).to_numpy() & np.any(list(unknown.values()), axis=0)
     if not left_out.any():
         return ""
-    parts = [f"{key} {int(mask.sum())}" + (" (no source in this warehouse gives it)"
-                                            if OPTIONAL_COLUMNS.get(key, "model_id") not in models else "")
+    parts = [f"{key} {int(mask.sum())}" + (" (every model: no source gives it)" if mask.all() else "")
              for key, mask in unknown.items() if mask.any()]
     return (f"{int(left_out.sum())} more models left out because an attribute a filter reads is unknown "
             f"({', '.join(parts)}); they may comply")

@@ -59,7 +59,7 @@ def select_hf_v2(hf: pd.DataFrame, resolve: Resolver, known: set[str], cap: int 
 
 
 META_FIELDS = ["display_name", "organization", "release_date", "open_weights", "params_b", "context_window", "reasoning",
-               "modality"]
+               "modality", "tool_use"]
 
 
 def build_models(ids: set[str], meta: pd.DataFrame, seen: pd.DataFrame) -> pd.DataFrame:

@@ -52,7 +52,7 @@ def test_tool_use_no_source_gives_leaves_every_model_out_and_says_why():
     inputs = filtered({"tools": True})
     assert dec.leaderboard_frame(inputs).empty
     assert inputs.filter_unknown == ("30 more models left out because an attribute a filter reads is unknown "
-                                     "(tools 30 (no source in this warehouse gives it)); they may comply")
+                                     "(tools 30 (every model: no source gives it)); they may comply")
 
 
 def test_the_unknown_count_is_printed_next_to_the_recommendation():
