@@ -196,8 +196,25 @@ def with_filters(inputs: DecisionInputs, models: pd.DataFrame) -> DecisionInputs
     kept, counts = filter_models(ours, filters)
     note = "; ".join(f"{key}: {failed} excluded, {unknown} more with the attribute unknown"
                      + _unknown_names(ours, key, unknown) for key, (failed, unknown) in counts.items())
-    kept_inputs = _keep_only(inputs, kept, f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})")
+    kept_inputs = _keep_only(inputs, kept, f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})"
+                             + _priced_elsewhere(ours, filters, kept))
     return dataclasses.replace(kept_inputs, filter_unknown=unknown_dropped(ours, filters, kept))
+
+
+def _priced_elsewhere(models: pd.DataFrame, filters: dict, kept: pd.Index) -> str:
+    """'; prices stay the case's: 2 kept models are priced by a provider outside `providers` (a: openai, ...)':
+    the `providers` filter chooses models, not prices (compass.case_catalog.provider: the provider the price is
+    from); "" when every kept model's price is from a listed provider, or without the filter."""
+    if "providers" not in filters or "provider" not in models:
+        return ""
+    rows = models[models["model_id"].isin(kept) & models["provider"].notna()
+                  & ~models["provider"].isin(filters["providers"])].sort_values("model_id")
+    if rows.empty:
+        return ""
+    named = ", ".join(f"{m}: {p}" for m, p in zip(rows["model_id"][:MAX_GROUPS_NAMED], rows["provider"]))
+    more = f" and {len(rows) - MAX_GROUPS_NAMED} more" if len(rows) > MAX_GROUPS_NAMED else ""
+    return (f"; prices stay the case's: {len(rows)} kept models are priced by a provider outside `providers` "
+            f"({named}{more})")
 
 
 def unknown_dropped(models: pd.DataFrame, filters: dict, kept: pd.Index) -> str:

@@ -98,3 +98,13 @@ def test_the_provider_shown_is_the_one_the_price_is_from():
     dearest = case_catalog_rows(costs, pd.DataFrame({"model_id": ["a"]}), CostSpec(provider_aggregate="max"), ids_)
     median = case_catalog_rows(costs, pd.DataFrame({"model_id": ["a"]}), CostSpec(provider_aggregate="median"), ids_)
     assert dearest["provider"].iloc[0] == "together_ai" and median["provider"].iloc[0] == "median of 3 providers"
+
+
+def test_a_provider_filter_says_which_kept_models_are_priced_elsewhere():
+    """`providers` chooses models, not prices: a kept model priced by another provider is named (red: not said)."""
+    priced = MODELS.assign(provider=["openai", "deepinfra", None, "openai", "together_ai"] * 6)
+    inputs = dec.with_filters(_inputs(Scenario.from_dict({"name": "s", "providers": ["together_ai"]})), priced)
+    assert set(dec.leaderboard_frame(inputs)["model_id"]) == ids({0, 4})
+    assert inputs.filter_note.endswith("; prices stay the case's: 6 kept models are priced by a provider outside "
+                                       "`providers` (m0: openai, m10: openai, m15: openai, m20: openai, m25: openai, "
+                                       "m5: openai)")
