@@ -55,7 +55,6 @@ def resolve_scenario(name_or_path: str, case):
     from compass.mlcompass.decisions import numeric_lambda
     from compass.mlcompass.scenarios import Scenario
     from resources.configs import scenario_files, scenario_for
-
     from resources.readers import check_providers
 
     shipped = scenario_files()
@@ -242,9 +241,9 @@ def ranked_decision(wh, case, scenario, board):
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from compass.mlcompass.decision_rule import shown_rows
-    from pipelines.attributes import ATTRIBUTE_NAMES, unknown_attributes_note, with_attributes
     from compass.mlcompass.decisions import leaderboard_frame
     from compass.mlcompass.explain import explain
+    from pipelines.attributes import ATTRIBUTE_NAMES, unknown_attributes_note, with_attributes
     from resources import readers
     from resources.configs import scenario_files
 
@@ -276,10 +275,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     board = shown_rows(board, args.top)
     # the attributes a person filters on, "unknown" (null in csv / json) where no source gives them (issue 48)
     unknown = unknown_attributes_note(board)
-    board = with_attributes(board) if args.format == "table" else board.reindex(columns=[*board, *(
-        c for c in ATTRIBUTE_NAMES if c not in board)])
-    board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS).dropna(
-        axis=1, how="all").join(board[list(ATTRIBUTE_NAMES)])  # older versions lack the diagnostics
+    attributes = (with_attributes(board) if args.format == "table" else board.reindex(columns=list(ATTRIBUTE_NAMES)))
+    board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
+    board = board.dropna(axis=1, how="all")  # older versions lack the diagnostics
+    board = board.join(attributes[list(ATTRIBUTE_NAMES)])
     if args.format == "csv":
         print(board.to_csv(index=False), end="")
     elif args.format == "json":

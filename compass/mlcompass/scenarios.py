@@ -153,9 +153,10 @@ def filter_models(models: pd.DataFrame, filters: Mapping[str, object]) -> tuple[
             ok = lambda a, v=value: a >= v  # noqa: E731
         elif key == "max_latency_s":
             ok = lambda a, v=value: pd.to_numeric(a) <= v  # noqa: E731
-        elif key in ("providers", "modalities"):  # '+'-joined sets: any provider listed / every modality listed
-            ok = (lambda a, v=value: a.map(lambda s: bool(set(v) & set(s.split("+"))))) if key == "providers" else \
-                (lambda a, v=value: a.map(lambda s: set(v) <= set(s.split("+"))))
+        elif key == "providers":  # '+'-joined: served by any provider listed
+            ok = lambda a, v=value: a.map(lambda s: bool(set(v) & set(s.split("+"))))  # noqa: E731
+        elif key == "modalities":  # '+'-joined: accepts every modality listed
+            ok = lambda a, v=value: a.map(lambda s: set(v) <= set(s.split("+")))  # noqa: E731
         elif key == "tools":
             ok = lambda a: a.astype(bool)  # noqa: E731
         else:  # released_after
@@ -214,7 +215,8 @@ class Scenario:
     utility_weights: a person's weights over the case's measures (C1, C2, ...); when set they replace
     the case's utilities, learned or given, for this scenario (Û = βᵀx with β normalized to sum 1).
     filters: governance filters on model attributes (`FILTER_KEYS`, `filter_models`), applied before
-    everything else; a model whose attribute is unknown is excluded.
+    everything else; a model whose attribute is unknown is excluded. The attribute filters of `ATTRIBUTE_KEYS`
+    (min_context, max_latency_s, providers, modalities, tools) may be written at the top level.
     tolerance: the practical score difference (utility-score units) below which the decision rule prefers the
     cheaper model (`compass.mlcompass.decision_rule`); None: the bootstrap's median gap between the replicate's
     rank-1 and rank-2 scores.
@@ -260,7 +262,7 @@ class Scenario:
         unknown = set(spec) - set(SCENARIO_KEYS)
         if unknown:
             raise IngestError(origin, None, sorted(unknown)[0], f"unknown scenario key(s) {sorted(unknown)}; "
-                              f"known: {list(SCENARIO_KEYS)}")
+                              f"known: {[*SCENARIO_KEYS, *ATTRIBUTE_KEYS]}")
         if "name" not in spec:
             raise IngestError(origin, None, "name", "a scenario needs a 'name'")
         try:
