@@ -267,7 +267,7 @@ def rank_interval_text(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFra
 
 # Per model, what a governance filter reads (scenarios.FILTER_KEYS), shown next to every leaderboard row where known.
 # `provider` is the one the case's price is from (compass.case_catalog); latency and throughput are the fastest
-# provider's (raw.model_costs); tool_use is unknown until a source gives it (raw.models.tool_use).
+# provider's (raw.model_costs); tool_use is models.dev's tool_call or LiteLLM's supports_function_calling.
 GOVERNANCE_ATTRIBUTES = ("provider", "organization", "open_weights", "context_window", "release_date", "modality",
                          "tool_use", "latency_s", "throughput_tps")
 

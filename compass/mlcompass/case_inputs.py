@@ -65,7 +65,8 @@ def interaction_costs(costs: pd.DataFrame, spec: CostSpec) -> pd.Series:
 def case_catalog_rows(costs: pd.DataFrame, attributes: pd.DataFrame, spec: CostSpec, model_ids: pd.Index) -> pd.DataFrame:
     """The model catalog as one case reads it (§4.2): a row per model of the case (`model_ids`, the rows of its
     x_raw) with its attributes (`attributes`: raw.models columns and latency_s, what governance filters read),
-    its raw cost (`model_costs`, NaN where it has none), the provider that price is from (`chosen_providers`) and, with a workload, its expected USD per interaction.
+    its raw cost (`model_costs`, NaN where it has none), the provider that price is from (`chosen_providers`)
+    and, with a workload, its expected USD per interaction.
 
     Everything a case derives reads prices and attributes only through this table, so a price or attribute of
     a model outside the case leaves it, and everything downstream of it, unchanged."""

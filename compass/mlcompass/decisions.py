@@ -218,7 +218,7 @@ def _priced_elsewhere(models: pd.DataFrame, filters: dict, kept: pd.Index) -> st
 
 
 def unknown_dropped(models: pd.DataFrame, filters: dict, kept: pd.Index) -> str:
-    """'19 models left out because an attribute a filter reads is unknown (open_weights 19)': the models
+    """'19 more models left out because an attribute a filter reads is unknown (open_weights 19)': the models
     (raw.models rows `models`) not `kept` with an unknown attribute on some filter; a filter whose attribute no
     model of `models` has says so. "" when no model was left out for an unknown attribute."""
     unknown = {key: filter_attribute(models, key).isna().to_numpy() for key in filters}

@@ -58,7 +58,8 @@ FILTER_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "tools": (bool, "true (keep the models that call tools)"),
 }
 # Filters whose attribute column a warehouse may lack (no source gives it): filter key -> column.
-OPTIONAL_COLUMNS = {"max_latency_s": "latency_s", "providers": "providers", "modalities": "modality", "tools": "tool_use"}
+OPTIONAL_COLUMNS = {"max_latency_s": "latency_s", "providers": "providers", "modalities": "modality",
+                    "tools": "tool_use"}
 # Scenario keys that are attribute filters written at the top level (issue 48): key -> its `filters` key.
 ATTRIBUTE_KEYS = {"min_context": "min_context_window", "max_latency_s": "max_latency_s", "providers": "providers",
                   "modalities": "modalities", "tools": "tools"}
@@ -257,7 +258,8 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, spec: Mapping, origin: str = "<scenario>") -> Scenario:
-        """Build from a mapping with keys `SCENARIO_KEYS` and `ATTRIBUTE_KEYS`; `origin` (the file) is named in errors."""
+        """Build from a mapping with keys `SCENARIO_KEYS` and `ATTRIBUTE_KEYS`; `origin` (the file) is named in
+        errors."""
         spec = with_attribute_filters(spec, origin)
         unknown = set(spec) - set(SCENARIO_KEYS)
         if unknown:

@@ -315,9 +315,10 @@ def leaderboard_body(board: pd.DataFrame, decision: pd.DataFrame | None = None, 
                  "P(rank 1) of 10 % or more, whatever its point rank.</p>"
                  + table(decision_table(board, decision), table_id="decision", formats=PEOPLE))
     note = board["filter_note"].dropna().iloc[0] if "filter_note" in board and board["filter_note"].notna().any() else ""
+    unknown = unknown_attributes_note(board)
     return (verdict(board_verdict(board, decision) + filter_unknown_text(board)) + fresh + picks
             + (f'<p class="note" id="filters">{esc(note)}</p>' if note else "")
-            + (f'<p class="note" id="attributes">{esc(unknown)}</p>' if (unknown := unknown_attributes_note(board)) else "")
+            + (f'<p class="note" id="attributes">{esc(unknown)}</p>' if unknown else "")
             + '<p class="note">Click a column heading to sort. Score = utility − λ·normalized cost; the 90 % rank '
             "interval and P(rank 1) come from the bootstrap (measures, utilities, the models with outcome data and "
             "each model's own effect); \"within noise of #1\" marks the models that score at least as high as the "
