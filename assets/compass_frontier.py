@@ -28,7 +28,8 @@ from resources.warehouse import WarehouseResource
 
 CODE_VERSION = "compass-frontier-5"  # 2: rotation toward the previous loadings, anchor signs, compass.measure_names; cost_side falls back to a stated d where it is not identified (column fallback); 3: congruence out of sample (held_out_rotation), congruence_in_sample; 4: measure label and summary, compass.task_axes; 5: measure_names.fitted_on (no refit on the inputs of the last publication)
 # case_catalog also writes compass.case_prices, every provider's prices of the case's models (issue 48)
-CATALOG_CODE_VERSION = CODE_VERSION + "-case-prices"
+# 2: the provider a price is from, throughput, tool use (issue 48 item 3)
+CATALOG_CODE_VERSION = CODE_VERSION + "-case-prices-catalog-2"
 _common = dict(partitions_def=case_partitions, group_name="compass", pool=settings.writer_pool())
 CASE_CATALOG = dg.AssetKey(["compass", "case_catalog"])
 

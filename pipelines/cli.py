@@ -58,14 +58,26 @@ def resolve_scenario(name_or_path: str, case):
 
     shipped = scenario_files()
     if name_or_path in shipped:
-        return name_or_path, scenario_for(name_or_path, case)
+        scenario = scenario_for(name_or_path, case)
+        _check_providers(scenario, str(shipped[name_or_path]))
+        return name_or_path, scenario
     path = Path(name_or_path)
     if not path.is_file():
         kind = "scenario file" if path.suffix in (".yaml", ".yml") or "/" in name_or_path else "scenario"
         raise UsageError(f"unknown {kind} {name_or_path!r}; shipped scenarios: {choices(shipped)}, "
                          "or the path of a scenario YAML file")
     scenario = Scenario.from_yaml(path)  # an IngestError names the file, line and key
+    _check_providers(scenario, str(path))
     return scenario.name, numeric_lambda(scenario, case)
+
+
+def _check_providers(scenario, origin: str) -> None:
+    """A scenario's `providers` filter naming a provider the warehouse has no price from is bad input (an
+    IngestError naming `origin`, the key and the valid providers); the warehouse is read only for that filter."""
+    from resources.readers import check_providers
+
+    if (scenario.filters or {}).get("providers"):
+        check_providers(_warehouse(), scenario, origin)
 
 
 def check_scenarios() -> None:
@@ -255,6 +267,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from compass.mlcompass.decision_rule import shown_rows
     from compass.mlcompass.decisions import leaderboard_frame
     from compass.mlcompass.explain import explain
+    from pipelines.attributes import ATTRIBUTE_NAMES, unknown_attributes_note, with_attributes
     from resources import readers
     from resources.configs import scenario_files
 
@@ -271,7 +284,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             raise UsageError("--as-of needs a shipped scenario's name (ad-hoc scenario files have no history)")
         board = leaderboard_frame(decision_inputs(wh, case, scenario))
         board = board.merge(readers.prices(wh, case.case_id)[["model_id", "usd_mtok", "usd_query"]],
-                            on="model_id", how="left")
+                            on="model_id", how="left").merge(readers.board_attributes(wh, case.case_id),
+                                                             on="model_id", how="left")
         ranks, _ = ranked_decision(wh, case, scenario, board)
         if ranks is not None:
             board = board.merge(ranks.drop(columns=["rank"]), on="model_id", how="left")
@@ -285,14 +299,20 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     board = shown_rows(board, args.top)
     if "usd_per_request" in board and board["usd_per_request"].notna().any():  # the scenario's workload (issue 48)
         board = board.drop(columns=["usd_query"], errors="ignore")
+    # the attributes a person filters on, "unknown" (null in csv / json) where no source gives them (issue 48)
+    unknown = unknown_attributes_note(board)
+    attributes = (with_attributes(board) if args.format == "table" else board.reindex(columns=list(ATTRIBUTE_NAMES)))
     board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
     board = board.dropna(axis=1, how="all")  # older versions lack the diagnostics
+    board = board.join(attributes[list(ATTRIBUTE_NAMES)])
     if args.format == "csv":
         print(board.to_csv(index=False), end="")
     elif args.format == "json":
         print(board.to_json(orient="records", date_format="iso"))
     else:
         print(board_text(board))
+        if unknown:
+            print(unknown)
         if args.as_of is None:
             inputs = decision_inputs(wh, case, scenario)
             ranks, decision = ranked_decision(wh, case, scenario, leaderboard_frame(inputs))

@@ -18,6 +18,7 @@ import pandas as pd
 from compass.cascades.marginals import MixedBetaMarginal
 from compass.cascades.study import checked_marginals, prepare_records
 from compass.ingest.aliases import alias_lookup
+from compass.ingest.errors import IngestError
 from compass.ingest.extracts import PRICE_COLUMNS, cheapest_prices, no_prices, own_columns
 from compass.ingest.load import TABLE_ORDER
 from compass.mlcompass.case_inputs import build_x_raw, with_release_dates
@@ -290,7 +291,10 @@ def rank_interval_text(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFra
 
 
 # Per model, what a governance filter reads (scenarios.FILTER_KEYS), shown next to every leaderboard row where known.
-GOVERNANCE_ATTRIBUTES = ("organization", "open_weights", "context_window", "release_date", "modality", "latency_s")
+# `provider` is the one the case's price is from (compass.case_catalog); latency and throughput are the fastest
+# provider's (raw.model_costs); tool_use is models.dev's tool_call or LiteLLM's supports_function_calling.
+GOVERNANCE_ATTRIBUTES = ("provider", "organization", "open_weights", "context_window", "release_date", "modality",
+                         "tool_use", "latency_s", "throughput_tps")
 
 
 def case_scores(wh: Warehouse) -> pd.DataFrame:
@@ -300,11 +304,24 @@ def case_scores(wh: Warehouse) -> pd.DataFrame:
 
 
 def model_attributes(wh: Warehouse) -> pd.DataFrame:
-    """raw.models (without the publishing stamps) with each model's lowest latency_s over its providers
-    (raw.model_costs): what filters read."""
-    return wh.query("select m.*, l.latency_s from raw.models m left join (select model_id, min(latency_s) as latency_s "
-                    "from raw.model_costs group by model_id) l using (model_id)").drop(columns=STAMP_COLUMNS,
-                                                                                        errors="ignore")
+    """raw.models (without the publishing stamps) with, over each model's providers (raw.model_costs), the lowest
+    latency_s, the highest throughput_tps and the providers ('+'-joined, sorted): what filters read."""
+    return wh.query("select m.*, l.latency_s, l.throughput_tps, l.providers from raw.models m left join (select "
+                    "model_id, min(latency_s) as latency_s, max(throughput_tps) as throughput_tps, "
+                    "string_agg(distinct provider, '+' order by provider) as providers from raw.model_costs "
+                    "group by model_id) l using (model_id)").drop(columns=STAMP_COLUMNS, errors="ignore")
+
+
+def check_providers(wh: Warehouse, scenario: Scenario, origin: str) -> None:
+    """An IngestError naming `origin` (the scenario file) and the key when the scenario's `providers` filter names
+    a provider no row of raw.model_costs has, listing the valid ones."""
+    wanted = (scenario.filters or {}).get("providers") or []
+    known = wh.query("select distinct provider from raw.model_costs order by provider")["provider"].tolist() \
+        if wh.table_exists("raw.model_costs") else []
+    unknown = [p for p in wanted if p not in known]
+    if unknown:
+        raise IngestError(origin, None, "providers", f"unknown provider {unknown[0]!r}; known: "
+                          + (", ".join(known) or "none (raw.model_costs holds no price)"))
 
 
 def case_catalog(wh: Warehouse, case_id: str) -> pd.DataFrame:
@@ -462,10 +479,20 @@ def leaderboard_view(wh: Warehouse, case_id: str, scenario: str, as_of: str | No
     shown = ["model_id", "rank_lo", "rank_hi", "p_rank1", "near_leader", "interval_supported", "n_outcome_models"]
     ranks = ranks[[c for c in shown if c in ranks]] if ranks is not None and len(ranks) else \
         pd.DataFrame(columns=["model_id", "rank_lo", "rank_hi", "p_rank1"])
-    models = model_attributes(wh)
-    models = models[["model_id", *[c for c in GOVERNANCE_ATTRIBUTES if c in models and c not in board]]]
+    models = board_attributes(wh, case_id)
+    models = models[["model_id", *[c for c in models if c not in board]]]
     return (board.merge(ranks, on="model_id", how="left").merge(models, on="model_id", how="left")
             .sort_values("rank").reset_index(drop=True))
+
+
+def board_attributes(wh: Warehouse, case_id: str) -> pd.DataFrame:
+    """[model_id, the GOVERNANCE_ATTRIBUTES the warehouse holds] of every model: raw.models and raw.model_costs
+    (`model_attributes`) with the provider the case's price is from (compass.case_catalog, where published)."""
+    models = model_attributes(wh)
+    catalog = wh.read("compass.case_catalog", {"case_id": case_id}) if wh.table_exists("compass.case_catalog") else None
+    if catalog is not None and "provider" in catalog:
+        models = models.merge(catalog[["model_id", "provider"]], on="model_id", how="left")
+    return models[["model_id", *[c for c in GOVERNANCE_ATTRIBUTES if c in models]]]
 
 
 def decision_view(wh: Warehouse, case_id: str, scenario: str) -> pd.DataFrame:

@@ -67,6 +67,7 @@ MODELS = TableSchema(
         Column("reasoning", "bool", required=False, nullable=True, doc="reasoning / thinking model"),
         Column("modality", "str", required=False, nullable=True,
                doc="input modalities, sorted and '+'-joined (e.g. image+pdf+text)"),
+        Column("tool_use", "bool", required=False, nullable=True, doc="calls tools / functions"),
     )
     + _provenance(),
 )

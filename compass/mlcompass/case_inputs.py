@@ -36,6 +36,24 @@ def model_costs(costs: pd.DataFrame, models: pd.DataFrame, spec: CostSpec, model
     return series[np.isfinite(series) & (series > 0)].rename("raw_cost")
 
 
+def chosen_providers(costs: pd.DataFrame, spec: CostSpec, model_ids: pd.Index) -> pd.Series:
+    """Per model, the provider whose price is the case's cost (§4.2): for `provider_aggregate` min (max), the
+    cheapest (dearest) provider of the cost column; for another aggregate, e.g. "median of 3 providers". Absent
+    for a cost read from raw.models, a price table without providers or a model without a price."""
+    if spec.table == "models" or "provider" not in costs:
+        return pd.Series(dtype=object)
+    per_row = costs[spec.column] if spec.column != PER_INTERACTION else (
+        costs["input_usd_per_mtok"] * spec.workload["input_tokens"]
+        + costs["output_usd_per_mtok"] * spec.workload["output_tokens"])
+    rows = costs.assign(_cost=per_row)[lambda f: f["model_id"].isin(model_ids) & (f["_cost"] > 0)]
+    if spec.provider_aggregate in ("min", "max"):
+        pick = rows.sort_values(["model_id", "_cost", "provider"], ascending=[True, spec.provider_aggregate == "min",
+                                                                              True]).drop_duplicates("model_id")
+        return pick.set_index("model_id")["provider"]
+    n = rows.groupby("model_id")["provider"].nunique()
+    return n.map(lambda k: f"{spec.provider_aggregate} of {k} provider{'s' if k > 1 else ''}")
+
+
 def interaction_costs(costs: pd.DataFrame, spec: CostSpec) -> pd.Series:
     """Expected USD per interaction of every priced model (§4.2): input and output prices per million tokens
     times the workload's expected tokens, per provider, then aggregated over providers like the cost column."""
@@ -48,12 +66,14 @@ def interaction_costs(costs: pd.DataFrame, spec: CostSpec) -> pd.Series:
 def case_catalog_rows(costs: pd.DataFrame, attributes: pd.DataFrame, spec: CostSpec, model_ids: pd.Index) -> pd.DataFrame:
     """The model catalog as one case reads it (§4.2): a row per model of the case (`model_ids`, the rows of its
     x_raw) with its attributes (`attributes`: raw.models columns and latency_s, what governance filters read),
-    its raw cost (`model_costs`, NaN where it has none) and, with a workload, its expected USD per interaction.
+    its raw cost (`model_costs`, NaN where it has none), the provider that price is from (`chosen_providers`)
+    and, with a workload, its expected USD per interaction.
 
     Everything a case derives reads prices and attributes only through this table, so a price or attribute of
     a model outside the case leaves it, and everything downstream of it, unchanged."""
     rows = pd.DataFrame({"model_id": model_ids}).merge(attributes, on="model_id", how="left")
     rows["raw_cost"] = rows["model_id"].map(model_costs(costs, attributes, spec, model_ids))
+    rows["provider"] = rows["model_id"].map(chosen_providers(costs, spec, model_ids)).astype(object)
     if spec.workload:
         rows[PER_INTERACTION] = rows["model_id"].map(interaction_costs(costs, spec))
     return rows

@@ -64,6 +64,9 @@ class DecisionInputs:
     raw_scores: pd.DataFrame
     outcomes: pd.DataFrame  # observed mean outcome per (context_group, model_id): the "actual" policies
     filter_note: str = ""  # what the scenario's governance filters and the measurement screen excluded
+    # How many models the filters dropped with a filtered attribute unknown (they may comply), said next to the
+    # result (`unknown_dropped`); "" without filters or unknowns.
+    filter_unknown: str = ""
     # Normalized tier-aggregated cost c_t of each model's tier (§4.4 Step 3): what the paper's protocol selects
     # the MLC policies of Tables 5-6 on (§5.6-5.7), evaluating them at `costs`. None: select at actual cost.
     tier_costs: pd.Series | None = None
@@ -199,7 +202,39 @@ def with_filters(inputs: DecisionInputs, models: pd.DataFrame) -> DecisionInputs
     kept, counts = filter_models(ours, filters)
     note = "; ".join(f"{key}: {failed} excluded, {unknown} more with the attribute unknown"
                      + _unknown_names(ours, key, unknown) for key, (failed, unknown) in counts.items())
-    return _keep_only(inputs, kept, f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})")
+    kept_inputs = _keep_only(inputs, kept, f"filters keep {len(kept)} of {len(inputs.measures)} models ({note})"
+                             + _priced_elsewhere(ours, filters, kept))
+    return dataclasses.replace(kept_inputs, filter_unknown=unknown_dropped(ours, filters, kept))
+
+
+def _priced_elsewhere(models: pd.DataFrame, filters: dict, kept: pd.Index) -> str:
+    """'; prices stay the case's: 2 kept models are priced by a provider outside `providers` (a: openai, ...)':
+    the `providers` filter chooses models, not prices (compass.case_catalog.provider: the provider the price is
+    from); "" when every kept model's price is from a listed provider, or without the filter."""
+    if "providers" not in filters or "provider" not in models:
+        return ""
+    rows = models[models["model_id"].isin(kept) & models["provider"].notna()
+                  & ~models["provider"].isin(filters["providers"])].sort_values("model_id")
+    if rows.empty:
+        return ""
+    named = ", ".join(f"{m}: {p}" for m, p in zip(rows["model_id"][:MAX_GROUPS_NAMED], rows["provider"]))
+    more = f" and {len(rows) - MAX_GROUPS_NAMED} more" if len(rows) > MAX_GROUPS_NAMED else ""
+    return (f"; prices stay the case's: {len(rows)} kept models are priced by a provider outside `providers` "
+            f"({named}{more})")
+
+
+def unknown_dropped(models: pd.DataFrame, filters: dict, kept: pd.Index) -> str:
+    """'19 more models left out because an attribute a filter reads is unknown (open_weights 19)': the models
+    (raw.models rows `models`) not `kept` with an unknown attribute on some filter; a filter whose attribute no
+    model of `models` has says so. "" when no model was left out for an unknown attribute."""
+    unknown = {key: filter_attribute(models, key).isna().to_numpy() for key in filters}
+    left_out = ~models["model_id"].isin(kept).to_numpy() & np.any(list(unknown.values()), axis=0)
+    if not left_out.any():
+        return ""
+    parts = [f"{key} {int(mask.sum())}" + (" (every model: no source gives it)" if mask.all() else "")
+             for key, mask in unknown.items() if mask.any()]
+    return (f"{int(left_out.sum())} more models left out because an attribute a filter reads is unknown "
+            f"({', '.join(parts)}); they may comply")
 
 
 def with_workload(inputs: DecisionInputs, prices: pd.DataFrame) -> DecisionInputs:
@@ -551,4 +586,4 @@ def leaderboard_frame(inputs: DecisionInputs) -> pd.DataFrame:
                                                              "usd_per_month") if c in inputs.model_info])
     board = board.join(model_diagnostics(inputs), on="model_id").join(dollars, on="model_id")
     return board.assign(binding=_monthly_binding(board, inputs), utility_source=utility_source(inputs),
-                        filter_note=inputs.filter_note)
+                        filter_note=inputs.filter_note, filter_unknown=inputs.filter_unknown)

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
@@ -32,7 +30,6 @@ SLOPE_STEP = 0.05
 # Near-tie members named in the explanation; the rest are counted.
 MAX_NAMED = 6
 # How decisions.with_filters counts the models a governance filter dropped because their attribute is unknown.
-UNKNOWN_DROPPED = re.compile(r"(\d+) more with the attribute unknown")
 
 
 def regimes(x_star: pd.Series, floors: dict[str, float]) -> pd.Series:
@@ -127,22 +124,6 @@ def extrapolation_text(inputs: DecisionInputs, model_id: str) -> list[str]:
             + ", ".join(f"{m} (distance {d:.3f})" for m, d in near.items())]
 
 
-def unknown_dropped(note: str) -> int:
-    """How many models the governance filters of a board's note (decisions.with_filters) dropped only because an
-    attribute they read is unknown (summed over filters)."""
-    return sum(int(n) for n in UNKNOWN_DROPPED.findall(note or ""))
-
-
-def left_out_text(note: str) -> str:
-    """The models a board leaves out (filters, the measured screen), said next to the recommendation they shape:
-    first, how many were dropped only because an attribute is unknown, a guess about a model nobody checked rather
-    than a failed requirement (issue 48)."""
-    n = unknown_dropped(note)
-    lead = (f"{n} model(s) dropped only because an attribute a filter reads is unknown (no source gives it; they may "
-            "well pass). " if n else "")
-    return f"{lead}Chosen among the rest: {note}"
-
-
 def workload_lines(s: Scenario) -> list[str]:
     """The scenario's workload and monthly budget in words (none without a workload)."""
     if s.workload is None:
@@ -174,15 +155,15 @@ def explain(inputs: DecisionInputs, ranks: pd.DataFrame | None = None, decision:
     lines = [f"case {inputs.case.case_id}, scenario {s.name}: lam={float(s.lam):g}, normalized budget={s.budget:g} "
              f"(share of the most expensive model's price), floors={s.floors or '-'}, "
              f"raw floors={s.raw_floors or '-'}, aggregation={s.aggregation}", *workload_lines(s),
-             f"utility: {utility_source(inputs)}"]
-    left_out = [left_out_text(inputs.filter_note)] if inputs.filter_note else []
+             f"utility: {utility_source(inputs)}"] + ([inputs.filter_note] if inputs.filter_note else [])
+    unknown = [f"  ({inputs.filter_unknown})"] if inputs.filter_unknown else []  # next to the result
     if not rec.feasible:
-        return "\n".join(lines + [f"no recommendation: {rec.reason}"] + left_out)
+        return "\n".join(lines + [f"no recommendation: {rec.reason}"] + unknown)
     board = leaderboard_frame(inputs)
     binding = board.iloc[0]["binding"] if len(board) else "none"
     lines.append(f"recommended: {rec.model_id} (utility {rec.utility:.3f}, {dollars_text(inputs, rec.model_id)}"
                  f"normalized cost {rec.cost:.3f}, score {rec.score:.3f}); binding constraints: {binding}")
-    lines += left_out
+    lines += unknown
     lines += (decision_text(decision, prices) if decision is not None else []) + near_tie_text(board, ranks, decision)
     lines += extrapolation_text(inputs, rec.model_id)
     targets = scenario_targets(inputs.utilities, inputs.frontier, Scenario(**{**s.__dict__, "floors": floors}),

@@ -44,6 +44,8 @@ SCENARIO_KEYS = ("name", "lam", "budget", "floors", "raw_floors", "context_weigh
 WORKLOAD_KEYS: dict[str, tuple[bool, float, float]] = {
     "input_tokens": (True, 0.0, math.inf), "output_tokens": (True, 0.0, math.inf),
     "cached_input_share": (False, 0.0, 1.0), "requests_per_month": (False, 0.0, math.inf)}
+# Input modalities a model can accept (models.dev `modalities.input`, the vocabulary of raw.models.modality).
+MODALITIES = ("audio", "image", "pdf", "text", "video")
 # Governance filters on model attributes (raw.models): key -> (type the value must have, description).
 FILTER_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "open_weights": (bool, "true or false"),
@@ -54,7 +56,19 @@ FILTER_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     # Latency as a second constraint next to cost (§4.2, §4.4 "separate cost constraints"): the model's
     # lowest measured time to first token over its providers (raw.model_costs.latency_s).
     "max_latency_s": ((int, float), "a number of seconds > 0"),
+    # Served by at least one of these providers (raw.model_costs.provider, the names `compass leaderboard` shows).
+    "providers": (list, "a list of provider names"),
+    # Accepts every one of these input modalities (raw.models.modality, from models.dev).
+    "modalities": (list, f"a list of input modalities out of {list(MODALITIES)}"),
+    # Calls tools / functions (raw.models.tool_use).
+    "tools": (bool, "true (keep the models that call tools)"),
 }
+# Filters whose attribute column a warehouse may lack (no source gives it): filter key -> column.
+OPTIONAL_COLUMNS = {"max_latency_s": "latency_s", "providers": "providers", "modalities": "modality",
+                    "tools": "tool_use"}
+# Scenario keys that are attribute filters written at the top level (issue 48): key -> its `filters` key.
+ATTRIBUTE_KEYS = {"min_context": "min_context_window", "max_latency_s": "max_latency_s", "providers": "providers",
+                  "modalities": "modalities", "tools": "tools"}
 # Internal measures are referred to by id (C1, C2, ...: compass.mlcompass.factor_alignment.factor_names) or by
 # name (a lowercase slug such as general or livebench_data_analysis: compass.mlcompass.measure_names), resolved
 # against the case's compass.measure_names when its decisions read the scenario.
@@ -83,6 +97,11 @@ def governance_filters(spec: object, origin: str) -> dict[str, object]:
             if not value or not all(isinstance(v, str) and v.strip() for v in value):
                 raise IngestError(origin, None, where, f"expected {wanted}, got {value!r}")
             value = sorted({v.strip().lower() for v in value})
+            if key == "modalities" and set(value) - set(MODALITIES):
+                raise IngestError(origin, None, where, f"unknown modality {sorted(set(value) - set(MODALITIES))[0]!r}; "
+                                  f"known: {list(MODALITIES)}")
+        if key == "tools" and value is not True:
+            raise IngestError(origin, None, where, f"expected {wanted}, got {value!r}")
         if key == "released_after" and isinstance(value, str):
             try:
                 value = date.fromisoformat(value)
@@ -90,6 +109,25 @@ def governance_filters(spec: object, origin: str) -> dict[str, object]:
                 raise IngestError(origin, None, where, f"expected {wanted}, got {value!r}") from None
         out[key] = value
     return out
+
+
+def with_attribute_filters(spec: Mapping, origin: str) -> Mapping:
+    """A scenario mapping with its top-level attribute filters (`ATTRIBUTE_KEYS`: min_context, max_latency_s,
+    providers, modalities, tools) moved under `filters`, each validated by `governance_filters` with errors
+    naming the key as written. A filter given both ways is an error."""
+    lifted = {key: value for key, value in spec.items() if key in ATTRIBUTE_KEYS}
+    filters = spec.get("filters") or {}
+    if not lifted or not isinstance(filters, Mapping):
+        return spec
+    for key, value in lifted.items():
+        if ATTRIBUTE_KEYS[key] in filters:
+            raise IngestError(origin, None, key, f"given both as `{key}` and as `filters.{ATTRIBUTE_KEYS[key]}`")
+        try:
+            governance_filters({ATTRIBUTE_KEYS[key]: value}, origin)
+        except IngestError as exc:
+            raise IngestError(origin, None, key, exc.reason) from None
+    rest = {key: value for key, value in spec.items() if key not in ATTRIBUTE_KEYS}
+    return {**rest, "filters": {**filters, **{ATTRIBUTE_KEYS[key]: value for key, value in lifted.items()}}}
 
 
 def filter_attribute(models: pd.DataFrame, key: str) -> pd.Series:
@@ -100,8 +138,9 @@ def filter_attribute(models: pd.DataFrame, key: str) -> pd.Series:
         return models["organization"].str.strip().str.lower()
     if key == "min_context_window":
         return pd.to_numeric(models["context_window"])
-    if key == "max_latency_s":
-        return pd.to_numeric(models["latency_s"]) if "latency_s" in models else pd.Series(np.nan, index=models.index)
+    if key in OPTIONAL_COLUMNS:
+        column = OPTIONAL_COLUMNS[key]
+        return models[column] if column in models else pd.Series(np.nan, index=models.index, dtype=object)
     return pd.to_datetime(models["release_date"])  # released_after
 
 
@@ -120,7 +159,13 @@ def filter_models(models: pd.DataFrame, filters: Mapping[str, object]) -> tuple[
         elif key == "min_context_window":
             ok = lambda a, v=value: a >= v  # noqa: E731
         elif key == "max_latency_s":
-            ok = lambda a, v=value: a <= v  # noqa: E731
+            ok = lambda a, v=value: pd.to_numeric(a) <= v  # noqa: E731
+        elif key == "providers":  # '+'-joined: served by any provider listed
+            ok = lambda a, v=value: a.map(lambda s: bool(set(v) & set(s.split("+"))))  # noqa: E731
+        elif key == "modalities":  # '+'-joined: accepts every modality listed
+            ok = lambda a, v=value: a.map(lambda s: set(v) <= set(s.split("+")))  # noqa: E731
+        elif key == "tools":
+            ok = lambda a: a.astype(bool)  # noqa: E731
         else:  # released_after
             ok = lambda a, v=value: a > pd.Timestamp(v)  # noqa: E731
         known = attr.notna().to_numpy()
@@ -238,7 +283,8 @@ class Scenario:
     utility_weights: a person's weights over the case's measures (C1, C2, ...); when set they replace
     the case's utilities, learned or given, for this scenario (Û = βᵀx with β normalized to sum 1).
     filters: governance filters on model attributes (`FILTER_KEYS`, `filter_models`), applied before
-    everything else; a model whose attribute is unknown is excluded.
+    everything else; a model whose attribute is unknown is excluded. The attribute filters of `ATTRIBUTE_KEYS`
+    (min_context, max_latency_s, providers, modalities, tools) may be written at the top level.
     tolerance: the practical score difference (utility-score units) below which the decision rule prefers the
     cheaper model (`compass.mlcompass.decision_rule`); None: the bootstrap's median gap between the replicate's
     rank-1 and rank-2 scores.
@@ -288,11 +334,13 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, spec: Mapping, origin: str = "<scenario>") -> Scenario:
-        """Build from a mapping with keys `SCENARIO_KEYS`; `origin` (the file) is named in errors."""
+        """Build from a mapping with keys `SCENARIO_KEYS` and `ATTRIBUTE_KEYS`; `origin` (the file) is named in
+        errors."""
+        spec = with_attribute_filters(spec, origin)
         unknown = set(spec) - set(SCENARIO_KEYS)
         if unknown:
             raise IngestError(origin, None, sorted(unknown)[0], f"unknown scenario key(s) {sorted(unknown)}; "
-                              f"known: {list(SCENARIO_KEYS)}")
+                              f"known: {[*SCENARIO_KEYS, *ATTRIBUTE_KEYS]}")
         if "name" not in spec:
             raise IngestError(origin, None, "name", "a scenario needs a 'name'")
         try:

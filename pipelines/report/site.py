@@ -21,6 +21,7 @@ import plotly
 
 from compass.mlcompass.decision_rule import plain
 from compass.mlcompass.frontier import ces_score, cost_frontier_curve
+from pipelines.attributes import ATTRIBUTE_NAMES, unknown_attributes_note, with_attributes
 from pipelines.formatting import pct, usd
 from pipelines.report import charts
 from pipelines.report.html import esc, link, page, table, verdict
@@ -32,9 +33,7 @@ from resources.warehouse import Warehouse
 
 # Leaderboard columns shown, in order, and their headings.
 BOARD_COLUMNS = {"rank": "rank", "rank_interval": "90 % rank interval", "p_rank1": "P(rank 1)", "model_id": "model",
-                 "organization": "organization", "open_weights": "open weights", "context_window": "context window",
-                 "release_date": "released", "modality": "modality", "latency_s": "latency s",
-                 "usd_mtok": "price USD/Mtok",
+                 **ATTRIBUTE_NAMES, "usd_mtok": "price USD/Mtok",
                  "usd_query": "USD/query", "usd_per_request": "USD/request", "usd_per_month": "USD/month",
                  "raw_cost": "cost (case unit)", "cost": "normalized cost",
                  "utility": "utility", "score": "score", "binding": "binding constraints",
@@ -157,26 +156,10 @@ def why(board: pd.DataFrame) -> pd.Series:
     return pd.Series(text, index=board.index)
 
 
-def attribute_text(column: str, value: object) -> str:
-    """A model attribute a governance filter reads, for people: "unknown" where no source gives it."""
-    from pipelines.formatting import count, number
-
-    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)) or value is pd.NaT:
-        return "unknown"
-    if column == "context_window":
-        return count(value)
-    if column == "release_date":
-        return f"{pd.Timestamp(value):%Y-%m-%d}"
-    if column == "open_weights":
-        return "yes" if bool(value) else "no"
-    return number(value) if column == "latency_s" else str(value)
-
-
 def board_table(board: pd.DataFrame) -> pd.DataFrame:
     """The leaderboard as shown: the BOARD_COLUMNS that hold anything, renamed."""
     shown = board.assign(rank_interval=rank_interval(board), why=why(board), near_tie=near_tie(board))
-    for col in [c for c in readers.GOVERNANCE_ATTRIBUTES if c in shown]:  # what a governance filter reads
-        shown[col] = shown[col].map(functools.partial(attribute_text, col))
+    shown = with_attributes(shown)  # what a governance filter reads, "unknown" where no source gives it
     hidden = {"usd_query", "usd_per_request", "usd_per_month"} - set(workload_dollars(board))
     shown = shown[[c for c in BOARD_COLUMNS if c in shown.columns and c not in hidden]]
     return shown.dropna(axis=1, how="all").rename(columns=BOARD_COLUMNS)
@@ -344,13 +327,13 @@ def leaderboard_body(board: pd.DataFrame, decision: pd.DataFrame | None = None, 
                  "leader and the model most often ranked first by the bootstrap; below them every other model with "
                  "P(rank 1) of 10 % or more, whatever its point rank.</p>"
                  + table(decision_table(board, decision), table_id="decision", formats=PEOPLE))
-    from compass.mlcompass.explain import left_out_text  # here, not at the top: the import lines are another branch's
-
     note = board["filter_note"].dropna().iloc[0] if "filter_note" in board and board["filter_note"].notna().any() else ""
+    unknown = unknown_attributes_note(board)
     # what the filters left out, under the verdict it shapes (issue 48: unknown attributes dropped visibly)
-    return (verdict(board_verdict(board, decision))
-            + (f'<p class="note" id="filters"><strong>{esc(left_out_text(note))}</strong></p>' if note else "")
+    return (verdict(board_verdict(board, decision) + filter_unknown_text(board))
+            + (f'<p class="note" id="filters"><strong>{esc(note)}</strong></p>' if note else "")
             + fresh + picks
+            + (f'<p class="note" id="attributes">{esc(unknown)}</p>' if unknown else "")
             + '<p class="note">Click a column heading to sort. Score = utility − λ·normalized cost; the 90 % rank '
             "interval and P(rank 1) come from the bootstrap (measures, utilities, the models with outcome data and "
             "each model's own effect); \"within noise of #1\" marks the models that score at least as high as the "
@@ -368,6 +351,13 @@ def measure_legend(labels: pd.Series) -> str:
         return ""
     items = "".join(f"<li><b>{esc(f)}</b> = {esc(text)}</li>" for f, text in labels.items())
     return f'<div class="note" id="measures">Measures of this case, named from their loadings:<ul>{items}</ul></div>'
+
+
+def filter_unknown_text(board: pd.DataFrame) -> str:
+    """' Filters: 19 more models left out because ... they may comply.' next to the verdict (issue 48), else ""."""
+    texts = board["filter_unknown"].dropna() if "filter_unknown" in board else pd.Series(dtype=object)
+    texts = texts[texts != ""]
+    return f" Filters: {texts.iloc[0]}." if len(texts) else ""
 
 
 def imputation_note(board: pd.DataFrame) -> str:

@@ -59,7 +59,7 @@ def select_hf_v2(hf: pd.DataFrame, resolve: Resolver, known: set[str], cap: int 
 
 
 META_FIELDS = ["display_name", "organization", "release_date", "open_weights", "params_b", "context_window", "reasoning",
-               "modality"]
+               "modality", "tool_use"]
 
 
 def build_models(ids: set[str], meta: pd.DataFrame, seen: pd.DataFrame) -> pd.DataFrame:
@@ -84,7 +84,7 @@ def build_models(ids: set[str], meta: pd.DataFrame, seen: pd.DataFrame) -> pd.Da
     out.loc[missing, "as_of"] = fallback["as_of"]
     out["context_window"] = pd.to_numeric(out["context_window"]).round().astype("Int64")
     out["params_b"] = pd.to_numeric(out["params_b"]).astype(float)
-    for flag in ("open_weights", "reasoning"):
+    for flag in ("open_weights", "reasoning", "tool_use"):
         out[flag] = out[flag].map(lambda v: None if pd.isna(v) else bool(v)).astype("boolean")
     return out.reset_index()
 

@@ -67,7 +67,7 @@ COST_COLS = [
 ]
 META_COLS = [
     "raw_name", "display_name", "organization", "release_date", "open_weights",
-    "params_b", "context_window", "reasoning", "modality", "source", "as_of",
+    "params_b", "context_window", "reasoning", "modality", "tool_use", "source", "as_of",
 ]
 
 

@@ -55,6 +55,7 @@ class LiteLLMPrices(SingleFile):
             "cache_read_usd_per_mtok": scaled(v.get("cache_read_input_token_cost"), 1e6),
         } for key, v in chat.items()]
         meta = [{"raw_name": key, "context_window": v.get("max_input_tokens"), "reasoning": v.get("supports_reasoning"),
+                 "tool_use": v.get("supports_function_calling"),
                  "organization": None if v["litellm_provider"] in RESELLERS
                  else ORGANIZATIONS.get(v["litellm_provider"], v["litellm_provider"])}
                 for key, v in chat.items()]

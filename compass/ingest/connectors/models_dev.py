@@ -12,7 +12,7 @@ metadata. Which rows count, by a stated rule:
   that neither its developer nor togetherai serves (LMArena's `step-3`), every provider's row (provider =
   the models.dev provider id, `-` -> `_`);
 * metadata (display name, release date, open weights, reasoning, context window, input modalities,
-  developer): one row per spelling (alias key), each field the first non-null value over the spelling's
+  tool calling, developer): one row per spelling (alias key), each field the first non-null value over the spelling's
   rows in the order first-party, then rows whose id names the developer, then the rest by provider id.
 `as_of` defaults to the newest `last_updated` in the file.
 """
@@ -59,6 +59,7 @@ def _rows(name: str, catalog: dict) -> pd.DataFrame:
                 "open_weights": m.get("open_weights"), "reasoning": m.get("reasoning"),
                 "context_window": (m.get("limit") or {}).get("context") or None,
                 "modality": "+".join(sorted((m.get("modalities") or {}).get("input") or [])) or None,
+                "tool_use": m.get("tool_call"),
             })
     return pd.DataFrame(rows)
 

@@ -63,6 +63,9 @@ def test_litellm_prices_per_million_tokens(litellm):
     assert (gpt4o["provider"], gpt4o["input_usd_per_mtok"], gpt4o["output_usd_per_mtok"]) == ("openai", 2.5, 10.0)
     assert gpt4o["cache_read_usd_per_mtok"] == 1.25  # cache_read_input_token_cost 1.25e-06 (issue 48)
     assert row(out["models"], raw_name="gpt-4o")["organization"] == "OpenAI"
+    # tool use is LiteLLM's supports_function_calling (issue 48); deepseek-reasoner says false
+    assert row(out["models"], raw_name="gpt-4o")["tool_use"] == True  # noqa: E712
+    assert row(out["models"], raw_name="deepseek-reasoner")["tool_use"] == False  # noqa: E712
     assert (out["model_costs"]["as_of"] == DAY).all() and (out["model_costs"]["source"] == "litellm").all()
     assert out.dropped > 0 and (out["model_costs"]["input_usd_per_mtok"] > 0).all()
 
@@ -197,6 +200,9 @@ def test_models_dev_prices(models_dev):
     v4 = row(out["model_costs"], raw_name="deepseek-v4-pro", provider="deepseek")
     assert (v4["input_usd_per_mtok"], v4["output_usd_per_mtok"], v4["cache_read_usd_per_mtok"]) == (0.435, 0.87, 0.003625)
     assert row(out["models"], raw_name="claude-fable-5")["organization"] == "Anthropic"
+    # tool use is models.dev's tool_call (issue 48): true for claude-fable-5, false for a Workers AI embedding model
+    assert row(out["models"], raw_name="claude-fable-5")["tool_use"] == True  # noqa: E712
+    assert row(out["models"], raw_name="workers-ai/@cf/baai/bge-m3")["tool_use"] == False  # noqa: E712
     assert out["models"]["as_of"].iloc[0] == dt.date(2026, 6, 30)  # newest last_updated when no date is given
 
 
