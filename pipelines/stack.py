@@ -40,6 +40,7 @@ DEQUEUE_INTERVAL_S = 1
 # Waits sized for a loaded CI machine (load 15 on 2 cores made a cold refresh 4x slower than quiet): each is a poll
 # that returns as soon as its condition holds, so a generous bound costs nothing when all goes well.
 SERVICE_START_TIMEOUT_S = 300
+RUN_WORKERS = 4  # run workers in flight: the check's ticks have at most 3 runs; each process pays ~4 s of CPU once
 TICK_TIMEOUT_S = 1800
 
 
@@ -97,7 +98,8 @@ class Stack:
             "COMPASS_EXECUTOR": "celery", "COMPASS_WRITER_POOL": "duckdb",
             "COMPASS_CELERY_CONFIG": str(self.root / "run_config.celery.yaml"),
             "COMPASS_DB": str(self.root / "warehouse" / "warehouse.duckdb"),
-            "COMPASS_WRITE_LOG": str(self.write_log),            "COMPASS_CONFIG": str(data / "config.yaml"), "COMPASS_CASES": str(data / "cases"),
+            "COMPASS_WRITE_LOG": str(self.write_log),
+            "COMPASS_CONFIG": str(data / "config.yaml"), "COMPASS_CASES": str(data / "cases"),
             "COMPASS_SCENARIOS": str(data / "scenarios"),
             "COMPASS_INBOX": str(self.root / "inbox"), "COMPASS_ACCEPTED": str(self.root / "sources"),
             "COMPASS_ARCHETYPES": str(FIXTURES / "no_archetypes"), "COMPASS_USERS": str(FIXTURES / "no_users"),
@@ -119,8 +121,8 @@ class Stack:
 
     def _save(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        self.state_file.write_text(json.dumps({"pids": self.pids, "ports": self.ports, "env": {k: v for k, v in self.env().items()
-                                                                          if k.startswith(("DAGSTER", "COMPASS"))}}))
+        env = {k: v for k, v in self.env().items() if k.startswith(("DAGSTER", "COMPASS"))}
+        self.state_file.write_text(json.dumps({"pids": self.pids, "ports": self.ports, "env": env}))
 
     @classmethod
     def load(cls, root: Path | None = None) -> Stack:
@@ -164,7 +166,8 @@ class Stack:
         they record their processes in the state file)."""
         if self.state_file.exists():
             self.pids.update(json.loads(self.state_file.read_text())["pids"])
-        for name in ["worker-compute", "worker-duckdb", "worker-duckdb-2", "daemon", "code-server", "redis"]:
+        for name in ["worker-runs", "worker-compute", "worker-duckdb", "worker-duckdb-2", "daemon", "code-server",
+                     "redis"]:
             self.stop_one(name)
         self.stop_one("postgres", signal.SIGINT)  # fast shutdown
         for name in list(self.pids):
@@ -282,13 +285,15 @@ class Stack:
         self._wait("daemon", lambda: "started" in (self.logs / "daemon.log").read_text(errors="replace").lower()
                    or "daemon" in (self.logs / "daemon.log").read_text(errors="replace").lower())
 
-    def start_worker(self, name: str, queue: str, env: dict[str, str] | None = None) -> None:
-        """One Celery worker process (concurrency 1) consuming `queue`."""
+    def start_worker(self, name: str, queue: str, env: dict[str, str] | None = None, concurrency: int = 1,
+                     config: Path | None = None) -> None:
+        """One Celery worker (`concurrency` processes) consuming `queue`; the step workers' config by default."""
         log = self.logs / f"{name}.log"
         before = log.read_text(errors="replace").count(" ready.") if log.exists() else 0
         self._spawn(name, [str(Path(sys.executable).parent / "dagster-celery"), "worker", "start", "-A",
-                           "dagster_celery.app", "-y", str(self.root / "run_config.celery.yaml"), "-q", queue,
-                           "-n", name, "--", "--concurrency=1", "--without-gossip", "--without-mingle"], env)
+                           "pipelines.celery_app", "-y", str(config or self.root / "run_config.celery.yaml"), "-q",
+                           queue, "-n", name, "--", f"--concurrency={concurrency}", "--without-gossip",
+                           "--without-mingle"], env)
         self._wait(name, lambda: log.read_text(errors="replace").count(" ready.") > before)
 
     def start(self, progress=print) -> None:
@@ -302,6 +307,10 @@ class Stack:
         self.stop_automation()
         self.start_daemon()
         progress(f"daemon: queued run coordinator (pid {self.pids['daemon']})")
+        self.start_worker("worker-runs", "runs", concurrency=RUN_WORKERS,
+                          config=ROOT / "deploy" / "run_worker.celery.yaml")
+        progress(f"celery worker-runs: queue runs (run workers), {RUN_WORKERS} processes "
+                 f"(pid {self.pids['worker-runs']})")
         self.start_worker("worker-compute", "dagster")
         progress(f"celery worker-compute: queue dagster (pid {self.pids['worker-compute']})")
         self.start_worker("worker-duckdb", "duckdb")

@@ -7,7 +7,7 @@ Every instant of the refresh's wall time is given to the first of these that is 
    opens the instance and builds the step's plan);
 3. `run worker`: a run worker runs and none of its steps is in 1 or 2 (planning, the executor's 1 s poll of
    finished tasks, waiting for a pool slot, run start and end);
-4. `launch`: the daemon launched the run (RUN_STARTING) and its run worker process has not started (RUN_START);
+4. `launch`: the daemon launched the run (RUN_STARTING) and its run worker has not started (RUN_START);
 5. `queue`: the run was created and the daemon has not launched it (its dequeue interval);
 6. `driver`: no run in flight (the refresh driver evaluates the automation, submits the next tick, starts up).
 

@@ -135,7 +135,8 @@ def test_same_data_versions_as_a_local_run(stack, tmp_path):
 
 def test_every_kind_of_step_ran_on_its_worker(instance):
     """Writers (raw sources, per-case and per-case x scenario decision partitions) on the duckdb workers (the check's
-    second refresh has two), the checks on the compute worker, no step outside Celery, no step of the refresh started twice. Red when routing breaks
+    second refresh has two), the checks on the compute worker, no step outside Celery, no step of the refresh started
+    twice. Red when routing breaks
     (pipelines.executor.route a no-op); the last assertion is red when the check's visibility timeout is below a
     step's duration (a step still running is handed out again; not applied)."""
     import dagster as dg
