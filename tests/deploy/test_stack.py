@@ -166,8 +166,9 @@ def test_writes_never_overlap_while_steps_do(stack, instance):
     the same time on both workers, yet no two exclusive holds of the warehouse lock (each publish transaction, logged
     by every process to COMPASS_WRITE_LOG) overlapped, over both cold refreshes of the check. Red when writers share
     the lock (LOCK_SH for writers in resources.warehouse: seen red in tests/resources/test_warehouse_writes.py, the
-    same log and the same overlap finder), and red in its first half when the pool serializes steps again
-    (`default_limit: 1` in deploy/dagster.yaml: no two writer steps overlap)."""
+    same log and the same overlap finder). Its first half is red by construction, not seen live (a check costs 20
+    minutes here), when the pool serializes steps again (`default_limit: 1` in deploy/dagster.yaml: no two writer
+    steps overlap). Green in two checks on 2026-11-29."""
     from resources.warehouse import overlapping_holds, write_holds
 
     runs = [r.run_id for r in instance.get_runs() if "compass/test" not in r.tags]
