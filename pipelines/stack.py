@@ -1,5 +1,6 @@
 """The deploy profile as a real stack on this machine (`make deploy-check`): Postgres and Redis from Debian's
-packages, the code server, the daemon and two Celery workers, all on 127.0.0.1 with their data under var/deploy/.
+packages, the code server, the daemon and two Celery workers, all on 127.0.0.1 with their data under var/deploy/,
+on ports found free at start (two checks on one machine do not collide).
 
 `Stack.start` brings the services up in order and waits for each; `Stack.stop` stops every process it started (by
 process group, the ones it started only), also when the check fails. The state (pids, ports, environment) is
@@ -25,7 +26,7 @@ from resources.settings import ROOT
 
 PG_BIN = Path("/usr/lib/postgresql")
 HOST = "127.0.0.1"
-PG_PORT, REDIS_PORT, CODE_PORT = 5432, 6379, 4000  # deploy/dagster.yaml and deploy/workspace.yaml name 5432, 4000
+SERVICES = ("postgres", "redis", "code-server")  # each listens on a port of its own, found free at start
 # The graph of the check: the small real-data fixture with every kind of step (raw writers, checks on the compute
 # queue, per-case and per-case x scenario decision partitions), synthetic studies at smoke size.
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -34,8 +35,13 @@ FIXTURES = ROOT / "tests" / "fixtures"
 # longest step: its steps take seconds, the writer the pool test holds until a second run contends 10-20 s at load
 # 2. A step handed out twice shows in tests/deploy/test_stack.py (a second start, overlapping writers). The daemon
 # dequeues every DEQUEUE_INTERVAL_S (the profile: 5 s, up to 5 s before each run of the check's serial refresh).
-VISIBILITY_TIMEOUT_S = 40
+VISIBILITY_TIMEOUT_S = 60
 DEQUEUE_INTERVAL_S = 1
+# Waits sized for a loaded CI machine (load 15 on 2 cores made a cold refresh 4x slower than quiet): each is a poll
+# that returns as soon as its condition holds, so a generous bound costs nothing when all goes well.
+SERVICE_START_TIMEOUT_S = 300
+RUN_WORKERS = 4  # run workers in flight: the check's ticks have at most 3 runs; each process pays ~4 s of CPU once
+TICK_TIMEOUT_S = 1800
 
 
 def _pg_bin(name: str) -> str:
@@ -43,6 +49,13 @@ def _pg_bin(name: str) -> str:
     if not versions:
         raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql; make deploy-check does it)")
     return str(versions[-1] / name)
+
+
+def free_port() -> int:
+    """A TCP port on HOST that nothing listens on now (the kernel's pick)."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
 
 
 def port_open(port: int) -> bool:
@@ -56,6 +69,7 @@ class Stack:
     root: Path = field(default_factory=lambda: ROOT / "var" / "deploy")
     pids: dict[str, int] = field(default_factory=dict)
     visibility_timeout_s: int | None = VISIBILITY_TIMEOUT_S  # None: the profile's (for steps of minutes)
+    ports: dict[str, int] = field(default_factory=lambda: {name: free_port() for name in SERVICES})
 
     @property
     def state_file(self) -> Path:
@@ -65,6 +79,11 @@ class Stack:
     def logs(self) -> Path:
         return self.root / "logs"
 
+    @property
+    def write_log(self) -> Path:
+        """Every exclusive hold of the warehouse lock, by any process of the stack (resources.warehouse)."""
+        return self.root / "writes.log"
+
     def env(self) -> dict[str, str]:
         """The environment of every process of the stack (and of the refresh driver and the stack tests)."""
         data = self.root / "data"
@@ -73,12 +92,13 @@ class Stack:
             "DAGSTER_HOME": str(self.root / "dagster_home"),
             "DAGSTER_PG_HOST": HOST, "DAGSTER_PG_USER": "dagster", "DAGSTER_PG_PASSWORD": "local-trust",
             "DAGSTER_PG_DB": "dagster",
-            "DAGSTER_CELERY_BROKER_URL": f"redis://{HOST}:{REDIS_PORT}/0",
-            "DAGSTER_CELERY_BACKEND_URL": f"redis://{HOST}:{REDIS_PORT}/1",
+            "DAGSTER_CELERY_BROKER_URL": f"redis://{HOST}:{self.ports['redis']}/0",
+            "DAGSTER_CELERY_BACKEND_URL": f"redis://{HOST}:{self.ports['redis']}/1",
             "DAGSTER_CODE_SERVER_HOST": HOST,
             "COMPASS_EXECUTOR": "celery", "COMPASS_WRITER_POOL": "duckdb",
             "COMPASS_CELERY_CONFIG": str(self.root / "run_config.celery.yaml"),
             "COMPASS_DB": str(self.root / "warehouse" / "warehouse.duckdb"),
+            "COMPASS_WRITE_LOG": str(self.write_log),
             "COMPASS_CONFIG": str(data / "config.yaml"), "COMPASS_CASES": str(data / "cases"),
             "COMPASS_SCENARIOS": str(data / "scenarios"),
             "COMPASS_INBOX": str(self.root / "inbox"), "COMPASS_ACCEPTED": str(self.root / "sources"),
@@ -101,13 +121,15 @@ class Stack:
 
     def _save(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        self.state_file.write_text(json.dumps({"pids": self.pids, "env": {k: v for k, v in self.env().items()
-                                                                          if k.startswith(("DAGSTER", "COMPASS"))}}))
+        env = {k: v for k, v in self.env().items() if k.startswith(("DAGSTER", "COMPASS"))}
+        self.state_file.write_text(json.dumps({"pids": self.pids, "ports": self.ports, "env": env}))
 
     @classmethod
     def load(cls, root: Path | None = None) -> Stack:
         stack = cls(root) if root else cls()
-        stack.pids = json.loads(stack.state_file.read_text())["pids"] if stack.state_file.exists() else {}
+        if stack.state_file.exists():
+            state = json.loads(stack.state_file.read_text())
+            stack.pids, stack.ports = state["pids"], state.get("ports", stack.ports)
         return stack
 
     def alive(self, name: str) -> bool:
@@ -144,7 +166,8 @@ class Stack:
         they record their processes in the state file)."""
         if self.state_file.exists():
             self.pids.update(json.loads(self.state_file.read_text())["pids"])
-        for name in ["worker-compute", "worker-duckdb", "worker-duckdb-2", "daemon", "code-server", "redis"]:
+        for name in ["worker-runs", "worker-compute", "worker-duckdb", "worker-duckdb-2", "daemon", "code-server",
+                     "redis"]:
             self.stop_one(name)
         self.stop_one("postgres", signal.SIGINT)  # fast shutdown
         for name in list(self.pids):
@@ -152,7 +175,7 @@ class Stack:
 
     # ---- services --------------------------------------------------------------------------------------------
 
-    def _wait(self, what: str, ready, timeout_s: float = 90) -> None:
+    def _wait(self, what: str, ready, timeout_s: float = SERVICE_START_TIMEOUT_S) -> None:
         deadline = time.monotonic() + timeout_s
         while not ready():
             if not self.alive(what):
@@ -168,7 +191,8 @@ class Stack:
     def start_postgres(self) -> None:
         """A cluster of our own in var/deploy/pg (trust auth, 127.0.0.1 only), owned by `postgres` when run as root
         (PostgreSQL refuses to run as root)."""
-        self._busy(PG_PORT, "postgres")
+        port = self.ports["postgres"]
+        self._busy(port, "postgres")
         data, run = self.root / "pg", self.root / "pg-socket"
         as_owner = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"] if os.getuid() == 0 else []
         run.mkdir(parents=True, exist_ok=True)
@@ -181,39 +205,44 @@ class Stack:
             subprocess.run(as_owner + [_pg_bin("initdb"), "-D", str(data), "-U", "dagster", "--auth=trust",
                                        "--no-sync"], check=True, capture_output=True, cwd="/")
         self._spawn("postgres", as_owner + [_pg_bin("postgres"), "-D", str(data), "-c", f"listen_addresses={HOST}",
-                                            "-c", f"port={PG_PORT}", "-c", f"unix_socket_directories={run}",
+                                            "-c", f"port={port}", "-c", f"unix_socket_directories={run}",
                                             "-c", "fsync=off"])
         self._wait("postgres", lambda: subprocess.run(
-            [_pg_bin("pg_isready"), "-h", HOST, "-p", str(PG_PORT)], capture_output=True).returncode == 0)
-        exists = subprocess.run([_pg_bin("psql"), "-h", HOST, "-p", str(PG_PORT), "-U", "dagster", "-d", "postgres",
+            [_pg_bin("pg_isready"), "-h", HOST, "-p", str(port)], capture_output=True).returncode == 0)
+        exists = subprocess.run([_pg_bin("psql"), "-h", HOST, "-p", str(port), "-U", "dagster", "-d", "postgres",
                                  "-tAc", "select 1 from pg_database where datname = 'dagster'"],
                                 capture_output=True, text=True, check=True).stdout.strip()
         if not exists:
-            subprocess.run([_pg_bin("createdb"), "-h", HOST, "-p", str(PG_PORT), "-U", "dagster", "dagster"],
+            subprocess.run([_pg_bin("createdb"), "-h", HOST, "-p", str(port), "-U", "dagster", "dagster"],
                            check=True)
 
     def start_redis(self) -> None:
         """Broker and result backend; the append-only file keeps queued steps over a restart."""
-        self._busy(REDIS_PORT, "redis")
+        port = self.ports["redis"]
+        self._busy(port, "redis")
         (self.root / "redis").mkdir(parents=True, exist_ok=True)
-        self._spawn("redis", ["redis-server", "--bind", HOST, "--port", str(REDIS_PORT), "--dir",
+        self._spawn("redis", ["redis-server", "--bind", HOST, "--port", str(port), "--dir",
                               str(self.root / "redis"), "--appendonly", "yes", "--save", "", "--protected-mode", "yes"])
-        self._wait("redis", lambda: port_open(REDIS_PORT))
+        self._wait("redis", lambda: port_open(port))
 
     def restart_redis(self) -> None:
         self.stop_one("redis")
         self.start_redis()
 
     def prepare(self) -> None:
-        """DAGSTER_HOME with the profile's dagster.yaml, the Celery config with a short visibility timeout, a
-        fresh warehouse and the input data."""
+        """DAGSTER_HOME with the profile's dagster.yaml (on this stack's Postgres port), the workspace on its code
+        server's port, the Celery config with a short visibility timeout, a fresh warehouse and the input data."""
         import yaml
 
         home = self.root / "dagster_home"
         home.mkdir(parents=True, exist_ok=True)
         instance = yaml.safe_load((ROOT / "deploy" / "dagster.yaml").read_text())
         instance["run_coordinator"]["config"]["dequeue_interval_seconds"] = DEQUEUE_INTERVAL_S
+        instance["storage"]["postgres"]["postgres_db"]["port"] = self.ports["postgres"]
         (home / "dagster.yaml").write_text(yaml.safe_dump(instance))
+        workspace = yaml.safe_load((ROOT / "deploy" / "workspace.yaml").read_text())
+        workspace["load_from"][0]["grpc_server"]["port"] = self.ports["code-server"]
+        Path(self.workspace).write_text(yaml.safe_dump(workspace))
         config = yaml.safe_load((ROOT / "deploy" / "run_config.celery.yaml").read_text())
         transport = config["execution"]["config"]["config_source"]["broker_transport_options"]
         # every worker looks for expired unacknowledged steps each second (kombu's default: every 10 x 10 s, so a
@@ -222,17 +251,23 @@ class Stack:
         if self.visibility_timeout_s is not None:
             transport["visibility_timeout"] = self.visibility_timeout_s
         (self.root / "run_config.celery.yaml").write_text(yaml.safe_dump(config))
-        shutil.rmtree(self.root / "warehouse", ignore_errors=True)
+        self.new_warehouse()
         shutil.rmtree(self.root / "data", ignore_errors=True)
         shutil.copytree(FIXTURES / "compass_small", self.root / "data")
         for folder in ("inbox", "sources", "warehouse"):
             (self.root / folder).mkdir(parents=True, exist_ok=True)
 
+    def new_warehouse(self) -> None:
+        """An empty warehouse folder (the file, its lock, replica and the fetched bytes next to it)."""
+        shutil.rmtree(self.root / "warehouse", ignore_errors=True)
+        (self.root / "warehouse").mkdir(parents=True)
+
     def start_code_server(self) -> None:
-        self._busy(CODE_PORT, "the code server")
+        port = self.ports["code-server"]
+        self._busy(port, "the code server")
         self._spawn("code-server", [sys.executable, "-m", "dagster", "code-server", "start", "-m",
-                                    "pipelines.definitions", "-h", HOST, "-p", str(CODE_PORT)])
-        self._wait("code-server", lambda: port_open(CODE_PORT), timeout_s=180)
+                                    "pipelines.definitions", "-h", HOST, "-p", str(port)])
+        self._wait("code-server", lambda: port_open(port))
 
     def stop_automation(self) -> None:
         """The refresh driver ticks the automation itself (pipelines.queue_refresh); the daemon must not launch
@@ -243,33 +278,39 @@ class Stack:
 
     @property
     def workspace(self) -> str:
-        return str(ROOT / "deploy" / "workspace.yaml")
+        return str(self.root / "workspace.yaml")  # deploy/workspace.yaml on this stack's code server port
 
     def start_daemon(self) -> None:
         self._spawn("daemon", [sys.executable, "-m", "dagster._daemon", "run", "-w", self.workspace])
         self._wait("daemon", lambda: "started" in (self.logs / "daemon.log").read_text(errors="replace").lower()
-                   or "daemon" in (self.logs / "daemon.log").read_text(errors="replace").lower(), timeout_s=120)
+                   or "daemon" in (self.logs / "daemon.log").read_text(errors="replace").lower())
 
-    def start_worker(self, name: str, queue: str, env: dict[str, str] | None = None) -> None:
-        """One Celery worker process (concurrency 1) consuming `queue`."""
+    def start_worker(self, name: str, queue: str, env: dict[str, str] | None = None, concurrency: int = 1,
+                     config: Path | None = None) -> None:
+        """One Celery worker (`concurrency` processes) consuming `queue`; the step workers' config by default."""
         log = self.logs / f"{name}.log"
         before = log.read_text(errors="replace").count(" ready.") if log.exists() else 0
         self._spawn(name, [str(Path(sys.executable).parent / "dagster-celery"), "worker", "start", "-A",
-                           "dagster_celery.app", "-y", str(self.root / "run_config.celery.yaml"), "-q", queue,
-                           "-n", name, "--", "--concurrency=1", "--without-gossip", "--without-mingle"], env)
-        self._wait(name, lambda: log.read_text(errors="replace").count(" ready.") > before, timeout_s=180)
+                           "pipelines.celery_app", "-y", str(config or self.root / "run_config.celery.yaml"), "-q",
+                           queue, "-n", name, "--", f"--concurrency={concurrency}", "--without-gossip",
+                           "--without-mingle"], env)
+        self._wait(name, lambda: log.read_text(errors="replace").count(" ready.") > before)
 
     def start(self, progress=print) -> None:
         self.prepare()
         self.start_postgres()
-        progress(f"postgres: {HOST}:{PG_PORT}, data {self.root / 'pg'} (pid {self.pids['postgres']})")
+        progress(f"postgres: {HOST}:{self.ports['postgres']}, data {self.root / 'pg'} (pid {self.pids['postgres']})")
         self.start_redis()
-        progress(f"redis: {HOST}:{REDIS_PORT}, data {self.root / 'redis'} (pid {self.pids['redis']})")
+        progress(f"redis: {HOST}:{self.ports['redis']}, data {self.root / 'redis'} (pid {self.pids['redis']})")
         self.start_code_server()
-        progress(f"code server: {HOST}:{CODE_PORT} (pid {self.pids['code-server']})")
+        progress(f"code server: {HOST}:{self.ports['code-server']} (pid {self.pids['code-server']})")
         self.stop_automation()
         self.start_daemon()
         progress(f"daemon: queued run coordinator (pid {self.pids['daemon']})")
+        self.start_worker("worker-runs", "runs", concurrency=RUN_WORKERS,
+                          config=ROOT / "deploy" / "run_worker.celery.yaml")
+        progress(f"celery worker-runs: queue runs (run workers), {RUN_WORKERS} processes "
+                 f"(pid {self.pids['worker-runs']})")
         self.start_worker("worker-compute", "dagster")
         progress(f"celery worker-compute: queue dagster (pid {self.pids['worker-compute']})")
         self.start_worker("worker-duckdb", "duckdb")
@@ -294,8 +335,41 @@ def _reap() -> None:
         pass
 
 
+def refresh(stack: Stack, label: str) -> tuple[bool, float, dict[str, float]]:
+    """A cold refresh through the queue (pipelines.queue_refresh, its output shown as it comes): (succeeded, wall
+    seconds, where the wall time went by pipelines.stack_timing's categories)."""
+    print(f"-- cold refresh through the queue, {label}", flush=True)
+    begin = time.time()
+    driver = subprocess.Popen([sys.executable, "-m", "pipelines.queue_refresh", "-w", stack.workspace, "--timeout",
+                               str(TICK_TIMEOUT_S)], env=stack.env(), cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    run_ids = []
+    for line in driver.stdout:
+        print(line, end="", flush=True)
+        if line.startswith("runs: "):
+            run_ids = line.split()[1:]
+    ok = driver.wait() == 0
+    end = time.time()
+    timing = subprocess.run([sys.executable, "-m", "pipelines.stack_timing", str(begin), str(end), *run_ids],
+                            env=stack.env(), cwd=ROOT, capture_output=True, text=True)
+    seconds = json.loads(timing.stdout.strip().splitlines()[-1]) if timing.returncode == 0 else {}
+    if not seconds:
+        print(f"timing of the refresh failed: {timing.stderr.strip()[-2000:]}", flush=True)
+    return ok, end - begin, seconds
+
+
+def forget_refresh(stack: Stack) -> None:
+    """Make the next refresh cold again: the instance's runs and events wiped (the services keep running), an empty
+    warehouse."""
+    subprocess.run([sys.executable, "-c", "import dagster as dg\nwith dg.DagsterInstance.get() as i: i.wipe()"],
+                   env=stack.env(), cwd=ROOT, check=True)
+    stack.new_warehouse()
+
+
 def check() -> int:
-    """Start the stack, run a cold refresh through it, run the stack tests against it, stop it (always)."""
+    """Start the stack; a cold refresh through it with one writer worker, then (runs forgotten, warehouse emptied)
+    with two, each timed; the stack tests against it; stop it (always)."""
+    from pipelines.stack_timing import describe, percent
+
     started = time.monotonic()
     stack = Stack()
     if stack.state_file.exists():  # a previous check killed before its cleanup: stop what it left
@@ -310,16 +384,30 @@ def check() -> int:
     try:
         stack.start()
         up = time.monotonic()
-        refresh = subprocess.run([sys.executable, "-m", "pipelines.queue_refresh", "-w", stack.workspace,
-                                  "--timeout", "600"], env=stack.env(), cwd=ROOT)
+        one_ok, one_s, one = refresh(stack, "1 worker on queue duckdb")
+        forget_refresh(stack)
+        stack.start_worker("worker-duckdb-2", "duckdb")
+        two_ok, two_s, two = refresh(stack, "2 workers on queue duckdb")
+        stack.stop_one("worker-duckdb-2")  # the fault tests kill and restart worker-duckdb, the one writer worker
         refreshed = time.monotonic()
+        for workers, seconds, wall in ((1, one, one_s), (2, two, two_s)):
+            if seconds:
+                print(f"refresh with {workers} worker(s): {describe(seconds, wall)}", flush=True)
+        ratio = one_s / two_s
+        print(f"refresh wall time: 1 worker {one_s:.0f} s, 2 workers {two_s:.0f} s, ratio {ratio:.2f}x "
+              f"(target >= 1.6x: {'met' if ratio >= 1.6 else 'MISSED'})", flush=True)
+        if two:
+            print(f"step-execution share of the 2-worker refresh's wall time: {percent(two['step'] / two_s)} "
+                  f"(target >= 60 %; summed over overlapping steps {percent(two['steps summed'] / two_s)})",
+                  flush=True)
         tests = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--durations=0",
                                 "tests/deploy/test_stack.py"],  # --durations: each test's time, in the output
                                env={**os.environ, "COMPASS_DEPLOY_STACK": str(stack.state_file)}, cwd=ROOT)
-        code = refresh.returncode or tests.returncode
-        print(f"deploy-check: {'passed' if code == 0 else 'FAILED'}; cold refresh through the queue "
-              f"{'ok' if refresh.returncode == 0 else 'failed'}, stack tests {'ok' if tests.returncode == 0 else 'failed'}; "
-              f"wall time {time.monotonic() - started:.0f} s (stack up {up - started:.0f} s, cold refresh "
+        ok = one_ok and two_ok
+        code = 0 if ok and tests.returncode == 0 else 1
+        print(f"deploy-check: {'passed' if code == 0 else 'FAILED'}; cold refreshes through the queue "
+              f"{'ok' if ok else 'failed'}, stack tests {'ok' if tests.returncode == 0 else 'failed'}; "
+              f"wall time {time.monotonic() - started:.0f} s (stack up {up - started:.0f} s, two cold refreshes "
               f"{refreshed - up:.0f} s, stack tests {time.monotonic() - refreshed:.0f} s)", flush=True)
     finally:
         stack.stop()

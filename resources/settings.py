@@ -25,6 +25,7 @@ assets; these functions give those fields their defaults.
 | COMPASS_WRITER_POOL | Dagster pool of every warehouse writer (read at import) | none (deploy profile: duckdb) |
 | COMPASS_EXECUTOR | `celery`: jobs and automation run their steps on Celery workers (read at import; deploy/README.md) | none: Dagster's default executor |
 | COMPASS_CELERY_CONFIG | run config of the Celery executor, the same file the workers get with `-y` | deploy/run_config.celery.yaml |
+| COMPASS_WRITE_LOG | file to which every exclusive warehouse lock appends `pid enter exit` (the deploy check's evidence that writes never overlap) | none: nothing logged |
 """
 
 from __future__ import annotations
@@ -158,6 +159,13 @@ def writer_pool() -> str | None:
     Postgres and so holds across workers and machines (deploy/README.md).
     """
     return os.environ.get("COMPASS_WRITER_POOL") or None
+
+
+def write_log_path() -> Path | None:
+    """COMPASS_WRITE_LOG: where resources.warehouse logs each exclusive lock's hold (enter and exit times), else
+    None (nothing logged; the local profile)."""
+    value = os.environ.get("COMPASS_WRITE_LOG")
+    return Path(value) if value else None
 
 
 EXECUTORS = ("celery",)

@@ -92,12 +92,16 @@ class Warehouse:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path.with_suffix(self.path.suffix + ".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_SH if read_only and self.path.exists() else fcntl.LOCK_EX)
-            con = self._open(read_only and self.path.exists())
+            exclusive = not (read_only and self.path.exists())
+            fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            entered = time.time()
+            con = self._open(not exclusive)
             try:
                 yield con
             finally:
                 con.close()
+                if exclusive:
+                    _log_write(entered)
 
     def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
         """Attach the file as catalog `warehouse`, whatever its name: a file named after a schema
@@ -320,6 +324,35 @@ class Warehouse:
         if con.execute(f"select count(*) from {history}{clause}", params).fetchall()[0][0] == 0:
             cols = ", ".join(f'"{c}"' for c in con.execute("select * from incoming limit 0").df().columns)
             con.execute(f"insert into {history} ({cols}) select {cols} from incoming")
+
+
+def _log_write(entered: float) -> None:
+    """Append `pid enter exit` (epoch seconds) of an exclusive hold that ends now to COMPASS_WRITE_LOG, while the lock
+    is still held; nothing when unset. One short O_APPEND write per line, so processes never interleave lines."""
+    log = settings.write_log_path()
+    if log is not None:
+        with open(log, "a") as out:
+            out.write(f"{os.getpid()} {entered:.6f} {time.time():.6f}\n")
+
+
+def write_holds(log: str | Path) -> list[tuple[float, float, int]]:
+    """The exclusive holds logged to `log` (see `_log_write`): (enter, exit, pid), by enter time."""
+    holds = []
+    for line in Path(log).read_text().splitlines():
+        pid, enter, leave = line.split()
+        holds.append((float(enter), float(leave), int(pid)))
+    return sorted(holds)
+
+
+def overlapping_holds(holds: list[tuple[float, float, int]]) -> list[str]:
+    """Pairs of exclusive holds that overlap in time (empty when the lock serialized every write)."""
+    found, latest = [], None  # latest: the hold that ends last among those entered so far
+    for enter, leave, pid in holds:
+        if latest is not None and enter < latest[1]:
+            found.append(f"pid {pid} entered at {enter:.3f} while pid {latest[2]} held it until {latest[1]:.3f}")
+        if latest is None or leave > latest[1]:
+            latest = (enter, leave, pid)
+    return found
 
 
 def _reason(exc: duckdb.Error) -> str:

@@ -71,7 +71,7 @@ def test_instance_yaml_passes_dagster_schema(env):
     assert custom_class is None
     assert set(config) >= {"storage", "run_coordinator", "concurrency", "run_monitoring"}
     assert config["run_monitoring"]["enabled"] is True
-    assert config["run_monitoring"]["max_resume_run_attempts"] == 0  # DefaultRunLauncher cannot resume
+    assert config["run_monitoring"]["max_resume_run_attempts"] == 0  # a dead run worker fails its run
     assert config["run_monitoring"]["free_slots_after_run_end_seconds"] > 0  # a dead run's writer slot comes back
 
 
@@ -109,7 +109,7 @@ def test_queued_coordinator_and_concurrency_limits(ref):
     effective = ConcurrencyConfig.from_concurrency_settings(
         ref.settings["concurrency"], coordinator.get_run_queue_config()
     )
-    assert effective.pool_config.default_pool_limit == 1  # the "duckdb" writer pool: one step at a time
+    assert effective.pool_config.default_pool_limit is None  # "duckdb" routes; the file lock serializes writes
     assert effective.pool_config.pool_granularity == PoolGranularity.OP
     queue = effective.run_queue_config
     assert queue.max_concurrent_runs == 8
@@ -118,7 +118,19 @@ def test_queued_coordinator_and_concurrency_limits(ref):
         "key": "dagster/partition", "value": {"applyLimitPerUniqueValue": True}, "limit": 1,
     }
     assert limits["compass/study"]["limit"] == 1 and limits["dagster/backfill"]["limit"] == 2
-    assert ref.run_launcher_data.class_name == "DefaultRunLauncher"
+    assert (ref.run_launcher_data.module_name, ref.run_launcher_data.class_name) == \
+        ("dagster_celery.launcher", "CeleryRunLauncher")
+    assert ref.run_launcher_data.config_dict["default_queue"] == "runs"
+
+
+def test_run_worker_config_passes_the_celery_schema(env):
+    """deploy/run_worker.celery.yaml (the `runs` queue's worker) is a valid Celery executor config, on the same
+    broker as the step workers, and acknowledges run tasks on receipt (a run task handed out twice would run twice)."""
+    runs = yaml.safe_load((DEPLOY / "run_worker.celery.yaml").read_text())["execution"]["config"]
+    steps = yaml.safe_load((DEPLOY / "run_config.celery.yaml").read_text())["execution"]["config"]
+    assert validate_config(celery_executor.config_schema.config_type, runs).success
+    assert (runs["broker"], runs["backend"]) == (steps["broker"], steps["backend"])
+    assert runs["config_source"]["task_default_queue"] == "runs" and "task_acks_late" not in runs["config_source"]
 
 
 def test_workspace_points_at_the_code_server(env):

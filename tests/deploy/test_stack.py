@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(
     not STATE or not Path(STATE).exists(),
     reason="needs the live deploy stack (Postgres, Redis, Celery workers): run `make deploy-check`",
 )
-RUN_TIMEOUT_S = 300
+RUN_TIMEOUT_S = 900  # a loaded CI machine; a poll, returns when the run ends
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +99,8 @@ def step_events(instance, run_ids):
     return steps
 
 
-def overlapping_writers(steps) -> list[str]:
-    """Pairs of duckdb-queue steps whose execution intervals overlap (empty when the writer pool held)."""
+def overlapping_steps(steps) -> list[str]:
+    """Pairs of duckdb-queue steps whose execution intervals overlap."""
     writers = sorted((s["start"], s["end"], f"{run[:8]}:{key}") for (run, key), s in steps.items()
                      if s["queue"] == "duckdb" and s["start"] and s["end"])
     found, latest = [], None  # latest: the writer that ends last among those started so far
@@ -119,7 +119,7 @@ def test_same_data_versions_as_a_local_run(stack, tmp_path):
     """Every published table of the distributed refresh has the data versions of a local `compass run` on the same
     inputs. Red when a worker computes differently, e.g. the duckdb worker started without COMPASS_SMOKE=1."""
     env = {k: v for k, v in stack.env().items() if k not in ("COMPASS_EXECUTOR", "COMPASS_WRITER_POOL",
-                                                             "COMPASS_CELERY_CONFIG")}
+                                                             "COMPASS_CELERY_CONFIG", "COMPASS_WRITE_LOG")}
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text((ROOT / "dagster.yaml").read_text())
@@ -134,8 +134,9 @@ def test_same_data_versions_as_a_local_run(stack, tmp_path):
 
 
 def test_every_kind_of_step_ran_on_its_worker(instance):
-    """Writers (raw sources, per-case and per-case x scenario decision partitions) on the duckdb worker, the checks
-    on the compute worker, no step outside Celery, no step of the refresh started twice. Red when routing breaks
+    """Writers (raw sources, per-case and per-case x scenario decision partitions) on the duckdb workers (the check's
+    second refresh has two), the checks on the compute worker, no step outside Celery, no step of the refresh started
+    twice. Red when routing breaks
     (pipelines.executor.route a no-op); the last assertion is red when the check's visibility timeout is below a
     step's duration (a step still running is handed out again; not applied)."""
     import dagster as dg
@@ -146,7 +147,8 @@ def test_every_kind_of_step_ran_on_its_worker(instance):
     by_queue = {}
     for (run_id, key), s in steps.items():
         by_queue.setdefault(s["queue"], set()).update(w.split("@")[0] for w in s["workers"])
-    assert by_queue.get("duckdb") == {"worker-duckdb"} and by_queue.get("dagster") == {"worker-compute"}, by_queue
+    assert by_queue.get("duckdb") == {"worker-duckdb", "worker-duckdb-2"} and \
+        by_queue.get("dagster") == {"worker-compute"}, by_queue
     twice = [f"{run_id[:8]}:{key}" for (run_id, key), s in steps.items() if s["starts"] > 1]
     assert twice == [], f"steps handed out twice (visibility timeout below the step's duration?): {twice}"
     partitions = {r.tags.get("dagster/partition") for r in runs if r.status == dg.DagsterRunStatus.SUCCESS}
@@ -159,48 +161,25 @@ def test_every_kind_of_step_ran_on_its_worker(instance):
 # ---- the writer pool and the faults, on runs of their own ------------------------------------------------------
 
 
-def test_writer_pool_holds_across_two_duckdb_workers(stack, queue, instance):
-    """No two writer steps at once, even with two workers on the duckdb queue (as on two DuckDB-capable hosts) and
-    two runs in flight: the pool's one slot in Postgres serializes them.
+def test_writes_never_overlap_while_steps_do(stack, instance):
+    """Writes are serialized, steps are not: in the refresh with two workers on the duckdb queue, writer steps ran at
+    the same time on both workers, yet no two exclusive holds of the warehouse lock (each publish transaction, logged
+    by every process to COMPASS_WRITE_LOG) overlapped, over both cold refreshes of the check. Red when writers share
+    the lock (LOCK_SH for writers in resources.warehouse: seen red in tests/resources/test_warehouse_writes.py, the
+    same log and the same overlap finder). Its first half is red by construction, not seen live (a check costs 20
+    minutes here), when the pool serializes steps again (`default_limit: 1` in deploy/dagster.yaml: no two writer
+    steps overlap). Green in two checks on 2026-11-29."""
+    from resources.warehouse import overlapping_holds, write_holds
 
-    The contention is caused, not hoped for: the test holds the warehouse's writer lock (`<db>.lock`, the lock every
-    writer takes in resources.warehouse), so the first writer step to start blocks in flight on its worker, holding
-    the slot; the test waits until a writer of the other run waits for (or holds) a slot (a pending step in the pool,
-    or its run held in the queue by the daemon because the pool is full), stops
-    the busy worker consuming, and only then releases the lock, so the waiting writer must go to the other worker.
-    Green on a live stack (2026-11-26). Seen red (2026-11-26, fresh stack): `concurrency.pools.default_limit: 2` in
-    deploy/dagster.yaml: both runs held a slot and overlapping_writers listed `raw__models overlaps decisions`.
-    (Applied to an already running stack the change does not reach the pool's slot count in Postgres.)"""
-    import dagster as dg
-
-    from assets.partitions import decision_partitions
-    from pipelines.definitions import ASSETS
-
-    case = sorted(instance.get_dynamic_partitions("case"))[0]
-    decision = next(key for a in ASSETS if a.partitions_def == decision_partitions for key in a.keys)
-    scenario = sorted(instance.get_dynamic_partitions("scenario"))[0]
-    runs = [([dg.AssetKey(["raw", "models"]), dg.AssetKey(["raw", "benchmark_scores"])], None),
-            ([decision], f"{case}|{scenario}")]
-    stack.start_worker("worker-duckdb-2", "duckdb")
-    busy = None  # the worker whose writer step is held
-    try:
-        with writer_lock_held(stack.env()["COMPASS_DB"]):
-            ids = [queue.submit(keys, partition, tags={"compass/test": "pool"}) for keys, partition in runs]
-            contenders = _wait_for_contention(stack, instance, ids)
-            run = contenders["claimed"][0]
-            held = _wait_for_step_in(instance, run, "worker-duckdb", None)
-            busy = step_events(instance, [run])[(run, held)]["workers"][-1]
-            celery_control(stack, "cancel_consumer", busy)
-        statuses = queue.wait(ids, RUN_TIMEOUT_S)
-    finally:
-        stack.stop_one("worker-duckdb-2")
-        if busy and busy.split("@")[0] == "worker-duckdb":
-            celery_control(stack, "add_consumer", busy)
-    assert set(statuses.values()) == {dg.DagsterRunStatus.SUCCESS}, statuses
-    steps = step_events(instance, ids)
+    runs = [r.run_id for r in instance.get_runs() if "compass/test" not in r.tags]
+    steps = step_events(instance, runs)
     workers = {w.split("@")[0] for s in steps.values() if s["queue"] == "duckdb" for w in s["workers"]}
     assert workers == {"worker-duckdb", "worker-duckdb-2"}, f"not both duckdb workers ran writer steps: {workers}"
-    assert overlapping_writers(steps) == [], f"held {held} on {busy}; pool while held: {contenders}"
+    assert overlapping_steps(steps), "no two writer steps overlapped: steps are still serialized"
+    holds = write_holds(stack.write_log)
+    assert len(holds) >= len([s for s in steps.values() if s["queue"] == "duckdb"]) and \
+        len({pid for _, _, pid in holds}) >= 2, holds
+    assert overlapping_holds(holds) == []
 
 
 @contextlib.contextmanager
@@ -214,38 +193,7 @@ def writer_lock_held(db: str):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _wait_for_contention(stack, instance, run_ids, timeout_s: float = 240) -> dict[str, list[str]]:
-    """Poll until a writer of one run holds a duckdb pool slot while another run's writer waits for (or holds) one:
-    a pending step in the pool (Postgres), or the run held in the queue by the daemon because the pool is full
-    (its log: "Run <id> is blocked by global concurrency limits")."""
-    deadline = time.monotonic() + timeout_s
-    daemon_log = stack.logs / "daemon.log"
-    while time.monotonic() < deadline:
-        info = instance.event_log_storage.get_concurrency_info("duckdb")
-        claimed = [s.run_id for s in info.claimed_slots if s.run_id in run_ids]
-        waiting = [s.run_id for s in info.pending_steps if s.run_id in run_ids and s.assigned_timestamp is None]
-        log = daemon_log.read_text(errors="replace")
-        waiting += [r for r in run_ids if f"Run {r} is blocked by global concurrency limits" in log]
-        if claimed and len(set(claimed + waiting)) >= 2:
-            return {"claimed": claimed, "waiting": waiting}
-        time.sleep(0.2)
-    raise TimeoutError(f"no two of the runs {run_ids} contended for the duckdb pool within {timeout_s:.0f} s")
-
-
-def celery_control(stack, command: str, worker: str) -> None:
-    """Make `worker` (a Celery node name) stop consuming the duckdb queue (cancel_consumer) or consume it again."""
-    from celery import Celery
-
-    app = Celery(broker=stack.env()["DAGSTER_CELERY_BROKER_URL"])
-    replies = getattr(app.control, command)("duckdb", destination=[worker], reply=True, timeout=10)
-    assert replies, f"{worker} did not answer {command}"
-
-
-def graph_keys(assets, partitions_def) -> list:
-    return [key for a in assets if a.partitions_def == partitions_def for key in a.keys]
-
-
-def _wait_for_step_in(instance, run_id: str, worker: str, step: str | None, timeout_s: float = 240):
+def _wait_for_step_in(instance, run_id: str, worker: str, step: str | None, timeout_s: float = 600):
     """Poll the event log until a step of `run_id` started executing on `worker` (and has not finished)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -256,7 +204,7 @@ def _wait_for_step_in(instance, run_id: str, worker: str, step: str | None, time
     raise TimeoutError(f"no step of {run_id} started on {worker}")
 
 
-def _wait_for_writers_done(instance, run_id: str, timeout_s: float = 240) -> None:
+def _wait_for_writers_done(instance, run_id: str, timeout_s: float = 600) -> None:
     """Poll the event log until `run_id` has writer (duckdb queue) steps and all of them finished."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -297,7 +245,7 @@ def test_sigkill_of_a_worker_mid_step_is_redelivered(stack, queue, instance, wor
         step = _wait_for_step_in(instance, run_id, worker, None)
         stack.stop_one(worker, sig=9, wait_s=0)
         stack.start_worker(worker, queue_name)
-    _wait_for_redelivery(instance, run_id, step, worker, VISIBILITY_TIMEOUT_S + 40)
+    _wait_for_redelivery(instance, run_id, step, worker, VISIBILITY_TIMEOUT_S + 120)
     status = queue.wait([run_id], RUN_TIMEOUT_S)[run_id]
     assert status == dg.DagsterRunStatus.SUCCESS
     assert differences(versions(stack.env()["COMPASS_DB"]), before) == []
