@@ -7,7 +7,8 @@ DuckDB SQL straight to a Parquet file (the generator never holds them in Python)
 models in a fresh warehouse under `--work`.
 
 Stages, in pipeline order, each in a fresh interpreter (`subprocess`) that reads only the warehouse, so its peak
-memory (VmHWM, the high-water mark of its own address space) and wall time are its own:
+memory (VmHWM, the high-water mark of its own address space), wall time and CPU time (user + sys, DuckDB's threads
+included: the measure that holds while other work shares the machine) are its own:
 
   ingest    the raw/query_records asset body: read, validate, coerce, resolve model names, duplicate check,
             publish raw.query_records with history
@@ -36,6 +37,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 import argparse  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
+import resource  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -114,29 +116,32 @@ class _Sources:
 
 
 def run_stage(stage: str, work: Path, days: int) -> dict:
-    """One stage in this (fresh) process; returns its wall time and this process' peak RSS."""
+    """One stage in this (fresh) process (imports not timed); returns its wall and CPU time and this process' peak
+    RSS."""
     os.environ["COMPASS_DB"] = str(work / "warehouse.duckdb")
+    from assets.datasets import dataset_records
+    from assets.sources import raw_assets
     from compass.ingest.load import SourceFile
     from resources import readers
     from resources.warehouse import Warehouse, WarehouseResource
 
-    wh, resource = Warehouse(work / "warehouse.duckdb"), WarehouseResource(path=str(work / "warehouse.duckdb"))
-    start = time.perf_counter()
+    wh, wh_resource = Warehouse(work / "warehouse.duckdb"), WarehouseResource(path=str(work / "warehouse.duckdb"))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0, start = usage.ru_utime + usage.ru_stime, time.perf_counter()
     if stage == "ingest":
-        from assets.sources import raw_assets
         files = [SourceFile("query_records", work / "records.parquet")]
         files += [SourceFile("query_records", work / f"day_{d}.parquet") for d in range(1, days + 1)]
         asset = next(a for a in raw_assets if a.key.path == ["raw", "query_records"])
-        asset.op.compute_fn.decorated_fn(_context(), resource, _Sources(files))
+        asset.op.compute_fn.decorated_fn(_context(), wh_resource, _Sources(files))
     elif stage == "extract":
-        from assets.datasets import dataset_records
-        dataset_records.op.compute_fn.decorated_fn(_context(), resource)
+        dataset_records.op.compute_fn.decorated_fn(_context(), wh_resource)
     elif stage == "oracle":
         readers.oracle_dataset(wh, DATASET)
     elif stage == "cascade":
         readers.cascade_records(wh, DATASET)
     seconds = time.perf_counter() - start
-    return {"stage": stage, "seconds": seconds, "peak_gb": _peak_gb()}
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"stage": stage, "seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime - cpu0, "peak_gb": _peak_gb()}
 
 
 def _peak_gb() -> float:
@@ -150,7 +155,7 @@ def in_child(stage: str, work: Path, days: int = 0) -> dict:
     out = subprocess.run([sys.executable, __file__, "--stage", stage, "--work", str(work), "--days", str(days)],
                          capture_output=True, text=True)
     if out.returncode != 0:
-        return {"stage": stage, "seconds": float("nan"), "peak_gb": float("nan"),
+        return {"stage": stage, "seconds": float("nan"), "cpu": float("nan"), "peak_gb": float("nan"),
                 "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -168,19 +173,20 @@ def bench(rows: int, appends: int, work: Path) -> bool:
     parquet_mb = _size_mb(work / "records.parquet")
     print(f"\n{rows:,} synthetic rows ({parquet_mb:,.0f} MB Parquet) generated in {time.perf_counter() - t0:.0f} s; "
           f"load average {os.getloadavg()[0]:.1f}")
-    print(f"| stage | wall s | peak RSS GB |\n|---|---|---|")
+    print("| stage | wall s | CPU s | peak RSS GB |\n|---|---|---|---|")
     results = []
     for stage in STAGES:
         r = in_child(stage, work)
         results.append(r)
-        print(f"| {stage} | {r['seconds']:.1f} | {r['peak_gb']:.2f} |" + (f" {r['error']}" if "error" in r else ""),
+        print(f"| {stage} | {r['seconds']:.1f} | {r['cpu']:.1f} | {r['peak_gb']:.2f} |" + (f" {r['error']}" if "error" in r else ""),
               flush=True)
         if "error" in r:
             break
     total = sum(r["seconds"] for r in results)
+    cpu = sum(r["cpu"] for r in results)
     peak = max(r["peak_gb"] for r in results)
     size = _size_mb(work / "warehouse.duckdb")
-    print(f"| **end to end** | **{total:.1f}** | **{peak:.2f}** |")
+    print(f"| **end to end** | **{total:.1f}** | **{cpu:.1f}** | **{peak:.2f}** |")
     print(f"warehouse after one refresh: {size:,.0f} MB ({size / parquet_mb:.1f}x the input Parquet); "
           f"load average {os.getloadavg()[0]:.1f}")
     for day in range(1, appends + 1):

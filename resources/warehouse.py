@@ -45,6 +45,17 @@ def frame_version(frame: pd.DataFrame) -> str:
     return h.hexdigest()[:16]
 
 
+def relation_version(con: duckdb.DuckDBPyConnection, relation: str) -> str:
+    """Content hash of a DuckDB relation (column names and the multiset of its rows), computed in DuckDB in one
+    scan: the data version of a table published without crossing into pandas (`publish.publish_staged`). Rows
+    are unordered here (a sum and an XOR of row hashes), so it differs from `frame_version` of the same rows."""
+    columns = [row[0] for row in con.execute(f"describe {relation}").fetchall()]
+    row_hash = "hash(" + ", ".join(f'"{c}"' for c in columns) + ")"
+    count, total, xor = con.execute(f"select count(*), sum({row_hash}::hugeint)::varchar, bit_xor({row_hash}) "
+                                    f"from {relation}").fetchone()
+    return hashlib.sha256(f"{'|'.join(columns)}#{count}#{total}#{xor}".encode()).hexdigest()[:16]
+
+
 def _hashable(frame: pd.DataFrame) -> pd.DataFrame:
     """List columns (embeddings, loadings) as the hex of their float64 bytes: pandas cannot hash lists."""
     lists = [c for c in frame.columns if frame[c].dtype == object
@@ -251,15 +262,22 @@ class Warehouse:
 
     def _replace_in(self, con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame,
                     where: Mapping[str, object] | None, history_version: str | None) -> None:
-        con.execute(f"create schema if not exists {table.split('.')[0]}")
         con.register("incoming", _typed_nulls(frame))  # on an error the caller rolls back and closes `con`
-        if where is None:
-            con.execute(f"create or replace table {table} as select * from incoming")
-        else:
-            self._insert_own_rows(con, table, frame, where)
-        if history_version is not None:
-            self._append_history(con, table, where, history_version)
+        self.write_relation(con, table, "incoming", where, history_version)
         con.unregister("incoming")
+
+    def write_relation(self, con: duckdb.DuckDBPyConnection, table: str, relation: str,
+                       where: Mapping[str, object] | None, history_version: str | None) -> None:
+        """`replace` from a relation of `con` (a registered frame, a temporary table or view): the rows of `table`
+        selected by `where` become the relation's, and with `history_version` history keeps that version once.
+        The caller holds `con`'s transaction."""
+        con.execute(f"create schema if not exists {table.split('.')[0]}")
+        if where is None:
+            con.execute(f"create or replace table {table} as select * from {relation}")
+        else:
+            self._insert_own_rows(con, table, relation, where)
+        if history_version is not None:
+            self._append_history(con, table, relation, where, history_version)
 
     def delete_rows(self, tables: list[str], where: Mapping[str, object]) -> None:
         """Delete the rows of each existing table selected by `where`, all in one transaction (no history)."""
@@ -301,25 +319,26 @@ class Warehouse:
                                               params).fetchall()]
 
     @staticmethod
-    def _insert_own_rows(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, where: Mapping[str, object]) -> None:
-        con.execute(f"create table if not exists {table} as select * from incoming limit 0")
-        _add_missing_columns(con, table)
+    def _insert_own_rows(con: duckdb.DuckDBPyConnection, table: str, relation: str, where: Mapping[str, object]) -> None:
+        con.execute(f"create table if not exists {table} as select * from {relation} limit 0")
+        _add_missing_columns(con, table, relation)
         clause, params = _where(where)
         con.execute(f"delete from {table}{clause}", params)
-        cols = ", ".join(f'"{c}"' for c in frame.columns)
-        con.execute(f"insert into {table} ({cols}) select {cols} from incoming")
+        cols = ", ".join(f'"{c}"' for c in _column_names(con, relation))
+        con.execute(f"insert into {table} ({cols}) select {cols} from {relation}")
 
     @staticmethod
-    def _append_history(con: duckdb.DuckDBPyConnection, table: str, where: Mapping[str, object] | None, version: str) -> None:
+    def _append_history(con: duckdb.DuckDBPyConnection, table: str, relation: str, where: Mapping[str, object] | None,
+                        version: str) -> None:
         history = "history." + table.replace(".", "_")
         con.execute("create schema if not exists history")
-        con.execute(f"create table if not exists {history} as select * from incoming limit 0")
-        _add_missing_columns(con, history)
+        con.execute(f"create table if not exists {history} as select * from {relation} limit 0")
+        _add_missing_columns(con, history, relation)
         seen = dict(where or {}, data_version=version)
         clause, params = _where(seen)
         if con.execute(f"select count(*) from {history}{clause}", params).fetchall()[0][0] == 0:
-            cols = ", ".join(f'"{c}"' for c in con.execute("select * from incoming limit 0").df().columns)
-            con.execute(f"insert into {history} ({cols}) select {cols} from incoming")
+            cols = ", ".join(f'"{c}"' for c in _column_names(con, relation))
+            con.execute(f"insert into {history} ({cols}) select {cols} from {relation}")
 
 
 def _reason(exc: duckdb.Error) -> str:
@@ -333,10 +352,14 @@ def _typed_nulls(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype({c: "string" for c in empty}) if empty else frame
 
 
-def _add_missing_columns(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """Columns of the incoming frame that `table` lacks are added (never renamed or dropped)."""
-    existing = set(con.execute(f"select * from {table} limit 0").df().columns)
-    types = con.execute("describe incoming").df().set_index("column_name")["column_type"]
+def _column_names(con: duckdb.DuckDBPyConnection, relation: str) -> list[str]:
+    return [row[0] for row in con.execute(f"describe {relation}").fetchall()]
+
+
+def _add_missing_columns(con: duckdb.DuckDBPyConnection, table: str, relation: str) -> None:
+    """Columns of `relation` (the incoming rows) that `table` lacks are added (never renamed or dropped)."""
+    existing = set(_column_names(con, table))
+    types = {row[0]: row[1] for row in con.execute(f"describe {relation}").fetchall()}
     for col, dtype in types.items():
         if col not in existing:
             con.execute(f'alter table {table} add column "{col}" {dtype if dtype != "NULL" else "VARCHAR"}')
