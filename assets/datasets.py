@@ -28,11 +28,12 @@ _common = dict(partitions_def=dataset_partitions, group_name="datasets", code_ve
 @dg.asset(key=DATASET_RECORDS, deps=[dg.AssetKey(["raw", "query_records"])], **_common)
 def dataset_records(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """One dataset's rows of raw.query_records, in a fixed column order (`compass.ingest.extracts.own_columns`),
-    copied inside DuckDB (`resources.query_extract`)."""
+    copied inside DuckDB (`resources.query_extract`). No history of its own: each version is d's own columns of a
+    version of raw.query_records, which keeps its history as row ranges (issue 45)."""
     wh, dataset = warehouse.get(), context.partition_key
     n_models = wh.query("select count(distinct model_id) as n from raw.query_records where dataset = ?", [dataset])
     return publish_staged(context, wh, "datasets.query_records", records_stager(dataset), {"dataset": dataset},
-                          metadata={"n_models": int(n_models["n"].iloc[0])})
+                          metadata={"n_models": int(n_models["n"].iloc[0])}, history=False)
 
 
 @dg.asset(key=PER_QUERY_MODEL_COSTS, group_name="datasets", code_version=CODE_VERSION, pool=settings.writer_pool(),

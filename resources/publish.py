@@ -100,10 +100,12 @@ def publish_staged(
     stage: Callable[[duckdb.DuckDBPyConnection], str],
     where: Mapping[str, object] | None = None,
     metadata: Mapping[str, object] | None = None,
+    history: bool = True,
 ) -> dg.MaterializeResult:
     """`publish` of rows that never become a DataFrame (issue 45): `stage(con)` builds them in the writer's
     connection and returns the name of the relation holding them; its content hash (`relation_version`) is the
-    data version, and an unchanged version writes nothing. The rows are stamped and written in one transaction."""
+    data version, and an unchanged version writes nothing. The rows are stamped and written in one transaction;
+    `history=False` keeps no history (a table re-derivable from another's history)."""
     refreshed_at = pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)
     clause = "".join(f" and \"{k}\" = ?" for k in (where or {}))
     with wh.connect() as con:
@@ -122,7 +124,7 @@ def publish_staged(
                         f"from {relation}")
             con.execute("begin transaction")
             try:
-                wh.write_relation(con, table, "stamped", where, version)
+                wh.write_relation(con, table, "stamped", where, version if history else None)
                 con.execute("commit")
             except Exception:
                 con.execute("rollback")
