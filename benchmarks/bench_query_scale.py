@@ -15,6 +15,8 @@ included: the measure that holds while other work shares the machine) are its ow
   extract   the datasets/records[synthetic] asset body: publish datasets.query_records
   oracle    `readers.oracle_dataset` (the records and prices every oracle asset prepares)
   cascade   `readers.cascade_records` (the records every cascade asset prepares)
+  reject    the raw asset on the same records with one bad cell (`correct` = 7 at 60 % of the file): its error
+            line, whether raw.query_records stayed as it was, time and peak memory
 
 `--appends K` then measures storage: K daily deliveries of 1 % new rows (a second input file growing by
 1 % of N each day), each one a re-ingest and re-extract; the warehouse file's size after the first refresh and
@@ -52,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 DATASET = "synthetic"
 N_MODELS = 10
 STAGES = ("ingest", "extract", "oracle", "cascade")
+BAD_ROW = 0.6  # where in the file `reject`'s one bad cell lies (a fraction of the rows)
 TIME_TARGET_S = 300.0
 MEMORY_TARGET_GB = 3.0
 TARGET_FROM_ROWS = 10_000_000
@@ -139,9 +142,42 @@ def run_stage(stage: str, work: Path, days: int) -> dict:
         readers.oracle_dataset(wh, DATASET)
     elif stage == "cascade":
         readers.cascade_records(wh, DATASET)
+    elif stage == "reject":
+        extra = _reject(wh, wh_resource, work)
     seconds = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return {"stage": stage, "seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime - cpu0, "peak_gb": _peak_gb()}
+    return {"stage": stage, "seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime - cpu0, "peak_gb": _peak_gb(),
+            **(extra if stage == "reject" else {})}
+
+
+def _reject(wh, wh_resource, work: Path) -> dict:
+    """The raw asset on bad.parquet (the records with one bad cell): the error line, and whether raw.query_records
+    is as it was."""
+    from assets.sources import raw_assets
+    from compass.ingest.errors import IngestError
+    from compass.ingest.load import SourceFile
+
+    before = wh.data_versions("raw.query_records")
+    asset = next(a for a in raw_assets if a.key.path == ["raw", "query_records"])
+    try:
+        asset.op.compute_fn.decorated_fn(_context(), wh_resource, _Sources([SourceFile("query_records",
+                                                                                        work / "bad.parquet")]))
+        message = "accepted"
+    except IngestError as exc:
+        message = str(exc).replace(str(work) + "/", "")
+    return {"message": message, "unchanged": wh.data_versions("raw.query_records") == before}
+
+
+def write_bad_file(work: Path, rows: int) -> int:
+    """bad.parquet: records.parquet with `correct` = 7 in one row (1-based row number returned)."""
+    import duckdb
+
+    row = int(rows * BAD_ROW)
+    with duckdb.connect() as con:
+        con.execute(f"copy (select * exclude (file_row_number) replace (case when file_row_number = {row - 1} then 7.0 "
+                    f"else correct end as correct) from read_parquet('{work / 'records.parquet'}', "
+                    f"file_row_number = true) order by file_row_number) to '{work / 'bad.parquet'}' (format parquet)")
+    return row
 
 
 def _peak_gb() -> float:
@@ -187,6 +223,10 @@ def bench(rows: int, appends: int, work: Path) -> bool:
     peak = max(r["peak_gb"] for r in results)
     size = _size_mb(work / "warehouse.duckdb")
     print(f"| **end to end** | **{total:.1f}** | **{cpu:.1f}** | **{peak:.2f}** |")
+    bad_row = write_bad_file(work, rows)
+    r = in_child("reject", work)
+    print(f"one bad cell (row {bad_row:,}): {r.get('message', r.get('error'))}; raw.query_records unchanged: "
+          f"{r.get('unchanged')}; {r['seconds']:.1f} s wall, {r['cpu']:.1f} s CPU, {r['peak_gb']:.2f} GB peak")
     print(f"warehouse after one refresh: {size:,.0f} MB ({size / parquet_mb:.1f}x the input Parquet); "
           f"load average {os.getloadavg()[0]:.1f}")
     for day in range(1, appends + 1):
@@ -207,7 +247,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, action="append", help="rows per run (repeatable)")
     parser.add_argument("--appends", type=int, default=0, help="daily 1 %% appends to measure storage")
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: a temporary one)")
-    parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)
+    parser.add_argument("--stage", choices=(*STAGES, "reject"), help=argparse.SUPPRESS)
     parser.add_argument("--days", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.stage:

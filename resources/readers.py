@@ -96,8 +96,9 @@ def outcome_records(wh: Warehouse, names: tuple[str, ...]) -> pd.DataFrame:
 
 
 def dataset_records(wh: Warehouse, dataset: str) -> pd.DataFrame:
-    """One dataset's records as datasets/records published them (datasets.query_records)."""
-    records = wh.read("datasets.query_records", {"dataset": dataset}).drop(columns=STAMP_COLUMNS, errors="ignore")
+    """One dataset's records as datasets/records published them (datasets.query_records), without the stamps (never
+    read out: two strings and a timestamp per row)."""
+    records = wh.read("datasets.query_records", {"dataset": dataset}, exclude=STAMP_COLUMNS)
     if records.empty:
         raise ValueError(f"dataset {dataset!r}: no rows in datasets.query_records; materialize datasets/records first")
     return records

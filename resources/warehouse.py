@@ -225,15 +225,17 @@ class Warehouse:
         with self.connect(read_only=True) as con:
             return self._exists(con, table)
 
-    def read(self, table: str, where: Mapping[str, object] | None = None) -> pd.DataFrame:
-        """Rows of `table` (optionally filtered by equality on columns); empty frame if absent."""
+    def read(self, table: str, where: Mapping[str, object] | None = None, exclude: Iterable[str] = ()) -> pd.DataFrame:
+        """Rows of `table` (optionally filtered by equality on columns) without the `exclude` columns it has; empty
+        frame if absent."""
         if not self.path.exists():
             return pd.DataFrame()
         clause, params = _where(where)
         with self.connect(read_only=True) as con:  # one connection for the check and the read
             if not self._exists(con, table):
                 return pd.DataFrame()
-            return con.execute(f"select * from {table}{clause}", params).df()
+            cols = ", ".join(f'"{c}"' for c in _column_names(con, table) if c not in set(exclude))
+            return con.execute(f"select {cols} from {table}{clause}", params).df()
 
     def replace(
         self,
