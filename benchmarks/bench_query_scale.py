@@ -58,6 +58,7 @@ BAD_ROW = 0.6  # where in the file `reject`'s one bad cell lies (a fraction of t
 TIME_TARGET_S = 300.0
 MEMORY_TARGET_GB = 3.0
 TARGET_FROM_ROWS = 10_000_000
+MEMORY_CAP_GB = 8.0  # a stage passing this resident size is stopped and reported (`in_child`)
 
 
 def generate(work: Path, rows: int, appends: int) -> None:
@@ -188,12 +189,37 @@ def _peak_gb() -> float:
 
 
 def in_child(stage: str, work: Path, days: int = 0) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--stage", stage, "--work", str(work), "--days", str(days)],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
+    """`stage` in a fresh interpreter; one passing MEMORY_CAP_GB of resident memory is stopped (the machine is shared)
+    and reported as such."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        child = subprocess.Popen([sys.executable, __file__, "--stage", stage, "--work", str(work), "--days", str(days)],
+                                 stdout=out, stderr=err, text=True)
+        capped = False
+        while child.poll() is None:
+            capped = _rss_gb(child.pid) > MEMORY_CAP_GB
+            if capped:
+                child.kill()
+                child.wait()
+            time.sleep(0.2)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if capped:
+        return {"stage": stage, "seconds": time.perf_counter() - start, "cpu": float("nan"), "peak_gb": float("nan"),
+                "error": f"stopped at {MEMORY_CAP_GB:g} GB resident"}
+    if child.returncode != 0:
         return {"stage": stage, "seconds": float("nan"), "cpu": float("nan"), "peak_gb": float("nan"),
-                "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+                "error": (stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def _rss_gb(pid: int) -> float:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:  # ended
+        return 0.0
+    return next((int(line.split()[1]) / 1024**2 for line in status.splitlines() if line.startswith("VmRSS:")), 0.0)
 
 
 def _size_mb(path: Path) -> float:
