@@ -53,7 +53,7 @@ def _raw_asset(table: str) -> dg.AssetsDefinition:
         lookup = readers.model_lookup(wh) if table in _RESOLVED else None
         meta = {"files": [str(f.path) for f in files], INPUT_DIGEST: sources.input_digest(table)}
         if table == "query_records":  # out of core: never a DataFrame (resources.query_ingest, issue 45)
-            return publish_staged(context, wh, "raw.query_records", query_records_stager(wh.path, files, lookup),
+            return publish_staged(context, wh, "raw.query_records", query_records_stager(files, lookup),
                                   metadata=meta)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", IngestWarning)

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import duckdb  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from resources.query_ingest import configure
 from resources.settings import figures_dir
 from resources.warehouse import Warehouse, frame_version, relation_version
 
@@ -109,6 +110,7 @@ def publish_staged(
     refreshed_at = pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)
     clause = "".join(f" and \"{k}\" = ?" for k in (where or {}))
     with wh.connect() as con:
+        configure(con, wh.path.with_name(wh.path.name + ".spill"))  # bounded memory, spilling beside the file
         relation = stage(con)
         version = relation_version(con, relation)
         rows = con.execute(f"select count(*) from {relation}").fetchone()[0]

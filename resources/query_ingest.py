@@ -53,12 +53,10 @@ def configure(con: duckdb.DuckDBPyConnection, spill: Path) -> None:
     con.execute(f"set temp_directory = '{spill}'")
 
 
-def query_records_stager(db: Path, sources: list[SourceFile],
+def query_records_stager(sources: list[SourceFile],
                          lookup: Mapping[str, str] | None) -> Callable[[duckdb.DuckDBPyConnection], str]:
-    """For `publish.publish_staged`: stage the files in the writer's connection (spilling beside the warehouse
-    file `db`) and name the relation."""
+    """For `publish.publish_staged` (which bounds the connection's memory): stage the files, name the relation."""
     def stage(con: duckdb.DuckDBPyConnection) -> str:
-        configure(con, db.with_name(db.name + ".spill"))
         stage_query_records(con, sources, lookup)
         return "staged_records"
     return stage
