@@ -13,7 +13,8 @@ import dagster as dg
 from assets.partitions import dataset_partitions
 from compass.ingest.extracts import dataset_prices, mentioned_prices
 from resources import readers, settings
-from resources.publish import publish_many
+from resources.publish import publish_many, publish_staged
+from resources.query_extract import cost_rows, records_stager
 from resources.warehouse import WarehouseResource
 
 CODE_VERSION = "datasets-3"
@@ -26,12 +27,13 @@ _common = dict(partitions_def=dataset_partitions, group_name="datasets", code_ve
 
 @dg.asset(key=DATASET_RECORDS, deps=[dg.AssetKey(["raw", "query_records"])], **_common)
 def dataset_records(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """One dataset's rows of raw.query_records, in a fixed column order (`compass.ingest.extracts.own_columns`)."""
+    """One dataset's rows of raw.query_records, in a fixed column order (`compass.ingest.extracts.own_columns`),
+    copied inside DuckDB (`resources.query_extract`). No history of its own: each version is d's own columns of a
+    version of raw.query_records, which keeps its history as row ranges (issue 45)."""
     wh, dataset = warehouse.get(), context.partition_key
-    records = readers.raw_dataset_records(wh, dataset)
-    records = records.sort_values(["split", "query_id", "model_id", "generation"], na_position="first")
-    return publish_many(context, wh, {"datasets.query_records": records.reset_index(drop=True)}, {"dataset": dataset},
-                        metadata={"n_models": int(records["model_id"].nunique())})
+    n_models = wh.query("select count(distinct model_id) as n from raw.query_records where dataset = ?", [dataset])
+    return publish_staged(context, wh, "datasets.query_records", records_stager(dataset), {"dataset": dataset},
+                          metadata={"n_models": int(n_models["n"].iloc[0])}, history=False)
 
 
 @dg.asset(key=PER_QUERY_MODEL_COSTS, group_name="datasets", code_version=CODE_VERSION, pool=settings.writer_pool(),
@@ -48,7 +50,7 @@ def per_query_model_costs(context: dg.AssetExecutionContext, warehouse: Warehous
 def dataset_model_prices(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The cheapest price of each of the dataset's models, when its records carry no per-call cost."""
     wh, dataset = warehouse.get(), context.partition_key
-    prices = dataset_prices(readers.raw_dataset_records(wh, dataset), wh.read("datasets.model_costs")).assign(dataset=dataset)
+    prices = dataset_prices(cost_rows(wh, dataset), wh.read("datasets.model_costs")).assign(dataset=dataset)
     return publish_many(context, wh, {"datasets.model_prices": prices}, {"dataset": dataset},
                         metadata={"n_priced_models": len(prices)})
 

@@ -18,7 +18,8 @@ from compass.ingest.ingest import ingest_table, price_moves
 from compass.ingest.load import TABLE_ORDER
 from compass.ingest.schemas import RAW_TABLES, model_columns
 from resources import readers, settings
-from resources.publish import publish
+from resources.publish import publish, publish_staged
+from resources.query_ingest import query_records_stager
 from resources.sources import SourcesResource
 from resources.warehouse import WarehouseResource
 
@@ -50,14 +51,17 @@ def _raw_asset(table: str) -> dg.AssetsDefinition:
         wh = warehouse.get()
         files = sources.files(table)
         lookup = readers.model_lookup(wh) if table in _RESOLVED else None
+        meta = {"files": [str(f.path) for f in files], INPUT_DIGEST: sources.input_digest(table)}
+        if table == "query_records":  # out of core: never a DataFrame (resources.query_ingest, issue 45)
+            return publish_staged(context, wh, "raw.query_records", query_records_stager(files, lookup),
+                                  metadata=meta)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", IngestWarning)
             frame = ingest_table(table, files, lookup)
             moved = price_moves(frame, wh.read("raw.model_costs")) if table == "model_costs" else frame.iloc[0:0]
         for w in caught:
             context.log.warning(str(w.message))
-        meta = {"files": [str(f.path) for f in files], "price_moves_over_10x": len(moved),
-                INPUT_DIGEST: sources.input_digest(table)}
+        meta["price_moves_over_10x"] = len(moved)
         return publish(context, wh, f"raw.{table}", frame, metadata=meta)
 
     return _asset
@@ -73,16 +77,11 @@ def _integrity_check(table: str) -> dg.AssetChecksDefinition:
                     description=f"Blocking: raw.{table} has unique keys and every model_id is a canonical model.")
     def _check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
         wh = warehouse.get()
-        frame = wh.read(f"raw.{table}")
-        key = list(RAW_TABLES[table].key)
-        dup = int(frame.duplicated(subset=key).sum()) if not frame.empty else 0
-        unknown = 0
-        if table != "models" and not frame.empty:
-            known = wh.read("raw.models")["model_id"]
-            unknown = sum(int((~frame[c].isin(known)).sum()) for c in model_columns(RAW_TABLES[table]))
+        rows, dup, unknown = readers.key_and_model_faults(wh, f"raw.{table}", list(RAW_TABLES[table].key),
+                                                          [] if table == "models" else model_columns(RAW_TABLES[table]))
         return dg.AssetCheckResult(
             passed=dup == 0 and unknown == 0,
-            metadata={"duplicate_keys": dup, "unknown_model_ids": unknown, "rows": len(frame)},
+            metadata={"duplicate_keys": dup, "unknown_model_ids": unknown, "rows": rows},
         )
 
     return _check

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import dagster as dg
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import duckdb  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from resources.query_ingest import configure
 from resources.settings import figures_dir
-from resources.warehouse import Warehouse, frame_version
+from resources.warehouse import Warehouse, frame_version, relation_version
 
 
 def publish_many(
@@ -116,6 +118,57 @@ def version_fitted_on(published: pd.DataFrame, fingerprint: str) -> str | None:
         return None
     versions = published["data_version"].unique()
     return str(versions[0]) if len(versions) == 1 else None
+
+
+def publish_staged(
+    context: dg.AssetExecutionContext,
+    wh: Warehouse,
+    table: str,
+    stage: Callable[[duckdb.DuckDBPyConnection], str],
+    where: Mapping[str, object] | None = None,
+    metadata: Mapping[str, object] | None = None,
+    history: bool = True,
+) -> dg.MaterializeResult:
+    """`publish` of rows that never become a DataFrame (issue 45): `stage(con)` builds them in the writer's
+    connection and returns the name of the relation holding them; its content hash (`relation_version`) is the
+    data version, and an unchanged version writes nothing. The rows are stamped and written in one transaction;
+    `history=False` keeps no history (a table re-derivable from another's history)."""
+    refreshed_at = pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)
+    clause = "".join(f" and \"{k}\" = ?" for k in (where or {}))
+    with wh.connect() as con:
+        configure(con, wh.path.with_name(wh.path.name + ".spill"))  # bounded memory, spilling beside the file
+        relation = stage(con)
+        version = relation_version(con, relation)
+        rows = con.execute(f"select count(*) from {relation}").fetchone()[0]
+        preview = con.execute(f"select * from {relation} limit 10").df()
+        unchanged = wh._exists(con, table) and [v for (v,) in con.execute(
+            f"select distinct data_version from {table} where true{clause}", list((where or {}).values())).fetchall()] \
+            == [version]
+        if not unchanged:
+            present = set(con.execute(f"select * from {relation} limit 0").df().columns)
+            scope = "".join(f", {_literal(v)} as \"{k}\"" for k, v in (where or {}).items() if k not in present)
+            con.execute(f"create or replace temp view stamped as select *{scope}, {_literal(version)} as data_version, "
+                        f"{_literal(context.run.run_id)} as run_id, timestamp '{refreshed_at}' as refreshed_at "
+                        f"from {relation}")
+            con.execute("begin transaction")
+            try:
+                wh.write_relation(con, table, "stamped", where, version if history else None)
+                con.execute("commit")
+            except Exception:
+                con.execute("rollback")
+                raise
+            con.execute("checkpoint")
+            context.log.info(f"wrote {table} ({rows} rows)")
+    meta: dict[str, object] = {**(metadata or {}), f"rows:{table}": rows, "unchanged": unchanged,
+                               "dagster/row_count": rows}
+    if rows:
+        meta["preview"] = dg.MetadataValue.md(preview.to_markdown(index=False))
+    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(version))
+
+
+def _literal(value: object) -> str:
+    """A string as a SQL literal (views take no parameters)."""
+    return "'" + str(value).replace("'", "''") + "'"
 
 
 def save_figure(fig, folder: str, name: str) -> dg.MetadataValue:

@@ -19,7 +19,7 @@ from compass.cascades.marginals import MixedBetaMarginal
 from compass.cascades.study import checked_marginals, prepare_records
 from compass.ingest.aliases import alias_lookup
 from compass.ingest.errors import IngestError
-from compass.ingest.extracts import PRICE_COLUMNS, cheapest_prices, no_prices, own_columns
+from compass.ingest.extracts import PRICE_COLUMNS, cheapest_prices, no_prices
 from compass.ingest.load import TABLE_ORDER
 from compass.mlcompass.case_inputs import build_x_raw, with_release_dates
 from compass.mlcompass.case_study import BenchmarkSpec, CaseStudy
@@ -64,6 +64,21 @@ def model_lookup(wh: Warehouse) -> dict[str, str]:
     return alias_lookup(aliases, models.get("model_id", pd.Series(dtype=str)))
 
 
+def key_and_model_faults(wh: Warehouse, table: str, key: list[str], model_columns: list[str]) -> tuple[int, int, int]:
+    """(rows, rows repeating an earlier row's key (nulls equal), model names that are not a raw.models id (a null
+    counts)) of `table`, counted in DuckDB without reading the rows out."""
+    if not wh.table_exists(table):
+        return 0, 0, 0
+    cols = ", ".join(f'"{k}"' for k in key)
+    unknown = " + ".join(f'coalesce(count_if(not coalesce("{c}" in (select model_id from raw.models), false)), 0)'
+                         for c in model_columns) or "0"
+    with wh.connect(read_only=True) as con:
+        rows, faults = con.execute(f"select count(*), {unknown} from {table}").fetchone()
+        dup = con.execute(f"select coalesce(sum(n - 1), 0) from (select count(*) as n from {table} group by {cols})"
+                          ).fetchone()[0]
+    return int(rows), int(dup), int(faults)
+
+
 def datasets(wh: Warehouse) -> list[str]:
     """The datasets of raw.query_records (one partition each)."""
     if not wh.table_exists("raw.query_records"):
@@ -82,20 +97,13 @@ def outcome_records(wh: Warehouse, names: tuple[str, ...]) -> pd.DataFrame:
     )
 
 
-def raw_dataset_records(wh: Warehouse, dataset: str) -> pd.DataFrame:
-    """d's rows of raw.query_records without raw's stamps (a new dataset rewrites every raw row), own columns only."""
-    records = wh.read("raw.query_records", {"dataset": dataset}).drop(columns=STAMP_COLUMNS, errors="ignore")
-    if records.empty:
-        raise ValueError(f"dataset {dataset!r}: no rows in raw.query_records")
-    return own_columns(records)
-
-
 # ---------------------------------------------------------------- datasets (per-dataset extracts)
 
 
 def dataset_records(wh: Warehouse, dataset: str) -> pd.DataFrame:
-    """One dataset's records as datasets/records published them (datasets.query_records)."""
-    records = wh.read("datasets.query_records", {"dataset": dataset}).drop(columns=STAMP_COLUMNS, errors="ignore")
+    """One dataset's records as datasets/records published them (datasets.query_records), without the stamps (never
+    read out: two strings and a timestamp per row)."""
+    records = wh.read("datasets.query_records", {"dataset": dataset}, exclude=STAMP_COLUMNS)
     if records.empty:
         raise ValueError(f"dataset {dataset!r}: no rows in datasets.query_records; materialize datasets/records first")
     return records

@@ -11,6 +11,7 @@ from compass.ingest.ingest import validate_all
 from compass.ingest.load import TABLE_ORDER, ConnectorSource, SourceConfig, SourceFile, read_config
 from resources import settings
 from resources.live_sources import staged_files
+from resources.query_ingest import validate_query_records
 
 # Files accepted from the inbox (pipelines.inbox) land in <accepted>/<table>/.
 INPUT_SUFFIXES = (".csv", ".parquet", ".pq")
@@ -53,7 +54,7 @@ class SourcesResource(dg.ConfigurableResource):
     def validate(self, tables: list[str] | None = None) -> None:
         """Validate every configured file of `tables` (default: all) together, with raw.models and raw.model_aliases
         for name resolution, writing nothing (IngestError on the first bad one)."""
-        validate_all(self.files(), tables)
+        validate_all(self.files(), tables, {"query_records": validate_query_records})
 
     def input_digest(self, table: str) -> str:
         """Content hash of what raw.<table> is built from: its files (path, as_of, modification time, bytes) and, for

@@ -35,6 +35,10 @@ from resources import settings
 
 # Columns every published row carries (resources.publish): content hash, the run that wrote it, when.
 STAMP_COLUMNS = ["data_version", "run_id", "refreshed_at"]
+# Per-query tables keep history as row version ranges (`_append_ranged_history`, issue 45), not a full copy per
+# version; a row that left the table more than this many versions ago is dropped (retention).
+RANGED_HISTORY = ("raw.query_records",)
+HISTORY_VERSIONS_KEPT = 30
 
 
 def frame_version(frame: pd.DataFrame) -> str:
@@ -43,6 +47,17 @@ def frame_version(frame: pd.DataFrame) -> str:
     if len(frame):
         h.update(pd.util.hash_pandas_object(_hashable(frame), index=False).to_numpy().tobytes())
     return h.hexdigest()[:16]
+
+
+def relation_version(con: duckdb.DuckDBPyConnection, relation: str) -> str:
+    """Content hash of a DuckDB relation (column names and the multiset of its rows), computed in DuckDB in one
+    scan: the data version of a table published without crossing into pandas (`publish.publish_staged`). Rows
+    are unordered here (a sum and an XOR of row hashes), so it differs from `frame_version` of the same rows."""
+    columns = [row[0] for row in con.execute(f"describe {relation}").fetchall()]
+    row_hash = "hash(" + ", ".join(f'"{c}"' for c in columns) + ")"
+    count, total, xor = con.execute(f"select count(*), sum({row_hash}::hugeint)::varchar, bit_xor({row_hash}) "
+                                    f"from {relation}").fetchone()
+    return hashlib.sha256(f"{'|'.join(columns)}#{count}#{total}#{xor}".encode()).hexdigest()[:16]
 
 
 def _hashable(frame: pd.DataFrame) -> pd.DataFrame:
@@ -214,15 +229,17 @@ class Warehouse:
         with self.connect(read_only=True) as con:
             return self._exists(con, table)
 
-    def read(self, table: str, where: Mapping[str, object] | None = None) -> pd.DataFrame:
-        """Rows of `table` (optionally filtered by equality on columns); empty frame if absent."""
+    def read(self, table: str, where: Mapping[str, object] | None = None, exclude: Iterable[str] = ()) -> pd.DataFrame:
+        """Rows of `table` (optionally filtered by equality on columns) without the `exclude` columns it has; empty
+        frame if absent."""
         if not self.path.exists():
             return pd.DataFrame()
         clause, params = _where(where)
         with self.connect(read_only=True) as con:  # one connection for the check and the read
             if not self._exists(con, table):
                 return pd.DataFrame()
-            return con.execute(f"select * from {table}{clause}", params).df()
+            cols = ", ".join(f'"{c}"' for c in _column_names(con, table) if c not in set(exclude))
+            return con.execute(f"select {cols} from {table}{clause}", params).df()
 
     def replace(
         self,
@@ -255,15 +272,24 @@ class Warehouse:
 
     def _replace_in(self, con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame,
                     where: Mapping[str, object] | None, history_version: str | None) -> None:
-        con.execute(f"create schema if not exists {table.split('.')[0]}")
         con.register("incoming", _typed_nulls(frame))  # on an error the caller rolls back and closes `con`
-        if where is None:
-            con.execute(f"create or replace table {table} as select * from incoming")
-        else:
-            self._insert_own_rows(con, table, frame, where)
-        if history_version is not None:
-            self._append_history(con, table, where, history_version)
+        self.write_relation(con, table, "incoming", where, history_version)
         con.unregister("incoming")
+
+    def write_relation(self, con: duckdb.DuckDBPyConnection, table: str, relation: str,
+                       where: Mapping[str, object] | None, history_version: str | None) -> None:
+        """`replace` from a relation of `con` (a registered frame, a temporary table or view): the rows of `table`
+        selected by `where` become the relation's, and with `history_version` history keeps that version once.
+        The caller holds `con`'s transaction."""
+        con.execute(f"create schema if not exists {table.split('.')[0]}")
+        if where is None:
+            con.execute(f"create or replace table {table} as select * from {relation}")
+        else:
+            self._insert_own_rows(con, table, relation, where)
+        if history_version is not None and table in RANGED_HISTORY:
+            self._append_ranged_history(con, table, relation, where, history_version)
+        elif history_version is not None:
+            self._append_history(con, table, relation, where, history_version)
 
     def delete_rows(self, tables: list[str], where: Mapping[str, object]) -> None:
         """Delete the rows of each existing table selected by `where`, all in one transaction (no history)."""
@@ -305,25 +331,90 @@ class Warehouse:
                                               params).fetchall()]
 
     @staticmethod
-    def _insert_own_rows(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, where: Mapping[str, object]) -> None:
-        con.execute(f"create table if not exists {table} as select * from incoming limit 0")
-        _add_missing_columns(con, table)
+    def _insert_own_rows(con: duckdb.DuckDBPyConnection, table: str, relation: str, where: Mapping[str, object]) -> None:
+        con.execute(f"create table if not exists {table} as select * from {relation} limit 0")
+        _add_missing_columns(con, table, relation)
         clause, params = _where(where)
         con.execute(f"delete from {table}{clause}", params)
-        cols = ", ".join(f'"{c}"' for c in frame.columns)
-        con.execute(f"insert into {table} ({cols}) select {cols} from incoming")
+        cols = ", ".join(f'"{c}"' for c in _column_names(con, relation))
+        con.execute(f"insert into {table} ({cols}) select {cols} from {relation}")
 
     @staticmethod
-    def _append_history(con: duckdb.DuckDBPyConnection, table: str, where: Mapping[str, object] | None, version: str) -> None:
+    def _append_history(con: duckdb.DuckDBPyConnection, table: str, relation: str, where: Mapping[str, object] | None,
+                        version: str) -> None:
         history = "history." + table.replace(".", "_")
         con.execute("create schema if not exists history")
-        con.execute(f"create table if not exists {history} as select * from incoming limit 0")
-        _add_missing_columns(con, history)
+        con.execute(f"create table if not exists {history} as select * from {relation} limit 0")
+        _add_missing_columns(con, history, relation)
         seen = dict(where or {}, data_version=version)
         clause, params = _where(seen)
         if con.execute(f"select count(*) from {history}{clause}", params).fetchall()[0][0] == 0:
-            cols = ", ".join(f'"{c}"' for c in con.execute("select * from incoming limit 0").df().columns)
-            con.execute(f"insert into {history} ({cols}) select {cols} from incoming")
+            cols = ", ".join(f'"{c}"' for c in _column_names(con, relation))
+            con.execute(f"insert into {history} ({cols}) select {cols} from {relation}")
+
+
+    @staticmethod
+    def _append_ranged_history(con: duckdb.DuckDBPyConnection, table: str, relation: str,
+                               where: Mapping[str, object] | None, version: str) -> None:
+        """History as version ranges (issue 45): history.<t>_versions lists each published version (seq, data_version,
+        run_id, refreshed_at, scope: the `where` it replaced); history.<t>_rows holds each distinct row once, with
+        valid_from / valid_to (seqs; valid_to null while the row is live) and its content hash. A new version inserts
+        only the rows that were not live and closes the ranges of the rows it dropped, so a 1 % append stores 1 %.
+        Version `seq` of a scope is the rows with valid_from <= seq < coalesce(valid_to, seq + 1) (`read_version`).
+        Retention: rows closed at or before the oldest of the scope's last HISTORY_VERSIONS_KEPT versions go."""
+        rows, versions = _ranged_names(table)
+        scope = repr(sorted((where or {}).items()))
+        own = [c for c in _column_names(con, relation) if c not in STAMP_COLUMNS]
+        row_hash = "hash(" + ", ".join(f'"{c}"' for c in own) + ")"
+        con.execute("create schema if not exists history")
+        con.execute(f"create table if not exists {versions} (seq bigint, data_version varchar, run_id varchar, "
+                    f"refreshed_at timestamp, scope varchar)")
+        live = con.execute(f"select data_version from {versions} where scope = ? order by seq desc limit 1",
+                           [scope]).fetchall()
+        if live and live[0][0] == version:
+            return
+        seq = con.execute(f"select coalesce(max(seq), 0) + 1 from {versions}").fetchall()[0][0]
+        cols = ", ".join(f'"{c}"' for c in own)
+        con.execute(f"create table if not exists {rows} as select {cols}, 0::ubigint as row_hash, 0::bigint as valid_from,"
+                    f" null::bigint as valid_to, ''::varchar as scope from {relation} limit 0")
+        con.execute(f"create or replace temp table ranged_incoming as select {cols}, {row_hash} as row_hash "
+                    f"from {relation}")
+        _add_missing_columns(con, rows, "ranged_incoming")
+        con.execute(f"update {rows} set valid_to = ? where scope = ? and valid_to is null "
+                    f"and row_hash not in (select row_hash from ranged_incoming)", [seq, scope])
+        con.execute(f"insert into {rows} ({cols}, row_hash, valid_from, valid_to, scope) "
+                    f"select {cols}, row_hash, ?, null, ? from ranged_incoming where row_hash not in "
+                    f"(select row_hash from {rows} where scope = ? and valid_to is null)", [seq, scope, scope])
+        run_id, refreshed_at = con.execute(f"select any_value(run_id), any_value(refreshed_at) from {relation}"
+                                           ).fetchall()[0] if {"run_id", "refreshed_at"} <= set(_column_names(
+                                               con, relation)) else (None, None)
+        con.execute(f"insert into {versions} values (?, ?, ?, ?, ?)", [seq, version, run_id, refreshed_at, scope])
+        con.execute("drop table ranged_incoming")
+        oldest = con.execute(f"select min(seq) from (select seq from {versions} where scope = ? order by seq desc "
+                             f"limit {HISTORY_VERSIONS_KEPT})", [scope]).fetchall()[0][0]
+        con.execute(f"delete from {rows} where scope = ? and valid_to <= ?", [scope, oldest])
+        con.execute(f"delete from {versions} where scope = ? and seq < ?", [scope, oldest])
+
+    def read_version(self, table: str, version: str, where: Mapping[str, object] | None = None) -> pd.DataFrame:
+        """The rows of a published version of a table with ranged history (own columns, in no particular order);
+        empty when that version is not kept."""
+        rows, versions = _ranged_names(table)
+        scope = repr(sorted((where or {}).items()))
+        with self.connect(read_only=True) as con:
+            if not self._exists(con, rows):
+                return pd.DataFrame()
+            found = con.execute(f"select max(seq) from {versions} where scope = ? and data_version = ?",
+                                [scope, version]).fetchall()[0][0]
+            if found is None:
+                return pd.DataFrame()
+            return con.execute(f"select * exclude (row_hash, valid_from, valid_to, scope) from {rows} where scope = ? "
+                               f"and valid_from <= $1 and coalesce(valid_to, $1 + 1) > $1".replace("$1", "?"),
+                               [scope, found, found, found]).df()
+
+
+def _ranged_names(table: str) -> tuple[str, str]:
+    base = "history." + table.replace(".", "_")
+    return base + "_rows", base + "_versions"
 
 
 def _log_write(entered: float) -> None:
@@ -366,10 +457,14 @@ def _typed_nulls(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype({c: "string" for c in empty}) if empty else frame
 
 
-def _add_missing_columns(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """Columns of the incoming frame that `table` lacks are added (never renamed or dropped)."""
-    existing = set(con.execute(f"select * from {table} limit 0").df().columns)
-    types = con.execute("describe incoming").df().set_index("column_name")["column_type"]
+def _column_names(con: duckdb.DuckDBPyConnection, relation: str) -> list[str]:
+    return [row[0] for row in con.execute(f"describe {relation}").fetchall()]
+
+
+def _add_missing_columns(con: duckdb.DuckDBPyConnection, table: str, relation: str) -> None:
+    """Columns of `relation` (the incoming rows) that `table` lacks are added (never renamed or dropped)."""
+    existing = set(_column_names(con, table))
+    types = {row[0]: row[1] for row in con.execute(f"describe {relation}").fetchall()}
     for col, dtype in types.items():
         if col not in existing:
             con.execute(f'alter table {table} add column "{col}" {dtype if dtype != "NULL" else "VARCHAR"}')

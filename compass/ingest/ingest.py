@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 
@@ -50,13 +51,15 @@ def ingest_table(table: str, sources: list[SourceFile], lookup: dict[str, str] |
     return out
 
 
-def validate_all(sources: list[SourceFile], tables: list[str] | None = None) -> None:
+def validate_all(sources: list[SourceFile], tables: list[str] | None = None,
+                 checks: Mapping[str, Callable[[list[SourceFile], dict[str, str] | None], None]] | None = None) -> None:
     """Validate every file of a source config before any table is written (a config applies whole or not at all).
 
     Tables go in TABLE_ORDER with model names resolved through the config's own
     raw.models and raw.model_aliases, as the raw assets will resolve them; `tables`
-    limits the others to those about to be written. Raises the first IngestError
-    (file, row, column); warnings are left to the assets.
+    limits the others to those about to be written; `checks` validates a table its own way
+    (table -> check(sources, lookup), e.g. out of core) instead of `ingest_table`. Raises the first
+    IngestError (file, row, column); warnings are left to the assets.
     """
     lookup: dict[str, str] | None = None
     frames: dict[str, pd.DataFrame] = {}
@@ -64,6 +67,9 @@ def validate_all(sources: list[SourceFile], tables: list[str] | None = None) -> 
         warnings.simplefilter("ignore", IngestWarning)
         for table in TABLE_ORDER:
             if tables is not None and table not in (*tables, "models", "model_aliases"):
+                continue
+            if checks and table in checks:
+                checks[table](sources, lookup)
                 continue
             frames[table] = ingest_table(table, sources, lookup)
             if table == "models":
