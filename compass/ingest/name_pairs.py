@@ -37,16 +37,22 @@ class PairScore:
         return self.true_pos / max(self.true_pos + self.false_neg, 1)
 
 
-def read_pairs(text: str, file: str) -> pd.DataFrame:
-    """The fixture's rows; IngestError naming the file, row and column on a missing column, a label other than
-    0/1 or a duplicate pair."""
+def labelled_rows(text: str, file: str, columns: tuple[str, ...], fixture: str) -> pd.DataFrame:
+    """A labelled fixture's rows as text; IngestError naming the file, row and column on a missing column or a
+    `same_model` label other than 0/1."""
     pairs = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    missing = [c for c in COLUMNS if c not in pairs.columns]
+    missing = [c for c in columns if c not in pairs.columns]
     if missing:
-        raise IngestError(file, None, missing[0], "the name-pair fixture needs this column")
+        raise IngestError(file, None, missing[0], f"the {fixture} fixture needs this column")
     bad = ~pairs["same_model"].isin(["0", "1"])
     if bad.any():
         raise IngestError(file, int(bad.idxmax()) + 1, "same_model", "must be 0 or 1")
+    return pairs
+
+
+def read_pairs(text: str, file: str) -> pd.DataFrame:
+    """The fixture's rows (`labelled_rows`); IngestError naming the file and row of a duplicate pair."""
+    pairs = labelled_rows(text, file, COLUMNS, "name-pair")
     key = pairs.apply(lambda r: tuple(sorted([(r["source_a"], r["name_a"]), (r["source_b"], r["name_b"])])), axis=1)
     dup = key.duplicated()
     if dup.any():

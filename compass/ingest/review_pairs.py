@@ -10,14 +10,12 @@ pairs. The threshold is the lowest score level whose precision is at least `MIN_
 
 from __future__ import annotations
 
-import io
-
 import pandas as pd
 
 from compass.ingest.aliases import alias_key
 from compass.ingest.canonical import canonical_id
 from compass.ingest.errors import IngestError
-from compass.ingest.name_pairs import PairScore
+from compass.ingest.name_pairs import PairScore, labelled_rows
 from compass.ingest.review import misspelt, review_score
 
 COLUMNS = ("name", "source", "candidate", "same_model", "note")
@@ -27,13 +25,7 @@ MIN_PRECISION = 0.95
 def read_review_pairs(text: str, file: str) -> pd.DataFrame:
     """The fixture's rows; IngestError naming the file, row and column on a missing column, a label other than 0/1
     or a pair listed twice."""
-    pairs = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    missing = [c for c in COLUMNS if c not in pairs.columns]
-    if missing:
-        raise IngestError(file, None, missing[0], "the review-pair fixture needs this column")
-    bad = ~pairs["same_model"].isin(["0", "1"])
-    if bad.any():
-        raise IngestError(file, int(bad.idxmax()) + 1, "same_model", "must be 0 or 1")
+    pairs = labelled_rows(text, file, COLUMNS, "review-pair")
     dup = pairs.duplicated(["source", "name", "candidate"])
     if dup.any():
         raise IngestError(file, int(dup.idxmax()) + 1, "name,candidate", "this pair is listed twice")
