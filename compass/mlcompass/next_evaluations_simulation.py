@@ -12,7 +12,8 @@ linearization (2) of `next_evaluations` is exact here. The agent sees the observ
 the rank-r imputation of what it has seen, with B draws of the missing cells from their predictive sd.
 
 One run: a strategy orders unmeasured cells; the first k (or, under a dollar budget, the cells in that order that
-still fit) are revealed at their true value, the agent re-imputes and picks argmax of its posterior-mean score;
+still fit) are revealed at their true value, replace their imputed values (no other cell moves: the world's cells
+are independent given the imputation) and the agent picks argmax of its posterior-mean score;
 regret = max_m Score_true(m) - Score_true(pick), spend = the revealed cells' USD (`evaluation_costs`).
 Strategies: "voi" (`next_evaluations.greedy_batch`, by value for k, by value per USD under a budget), "random"
 (uniform), "uncertain" (largest predictive sd over the column's sd), "top2" (the current #1 and #2's unmeasured
@@ -63,13 +64,19 @@ class AgentView:
     mu: np.ndarray
 
 
+def streams(seed: int) -> list[np.random.SeedSequence]:
+    """Independent random streams of one seed: the world's truth, the agent's posterior draws, the strategies.
+    One stream for both made the agent's first posterior draw equal to the true scores (review of issue 49)."""
+    return np.random.SeedSequence(seed).spawn(3)
+
+
 def make_world(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, lam: float, rank: int,
                seed: int, max_iter: int = 500) -> World:
     """The world of one seed (module docstring): missing cells of x_raw filled with imputation + N(0, sd^2).
     max_iter: PCA-EM passes of every imputation (the agent's too)."""
     imp = impute_low_rank(x_raw, rank=rank, max_iter=max_iter)
     sd = predictive_sd(x_raw, imp.completed, rank)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(streams(seed)[0])
     truth = imp.completed + sd * rng.standard_normal(x_raw.shape)
     truth = truth.where(x_raw.isna(), x_raw)
     weights = 1.0 / (x_raw.shape[1] * x_raw.std(axis=0))
@@ -82,7 +89,7 @@ def agent_view(world: World, observed: pd.DataFrame, n_draws: int, seed: int) ->
     sd = predictive_sd(observed, imp.completed, world.rank)
     w = world.weights.to_numpy()
     mu = imp.completed.to_numpy() @ w - world.penalty.to_numpy()
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(streams(seed)[1])
     draws = mu + (rng.standard_normal((n_draws,) + observed.shape) * sd.to_numpy()) @ w
     grad = linear_gradient(world.weights, observed.index, observed.columns)
     return AgentView(observed, imp.completed, sd, draws, grad, world.cell_usd, mu)
@@ -135,17 +142,20 @@ def run_seed(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, 
     world = make_world(x_raw, cell_usd, log_price, lam, rank, seed, max_iter)
     true = world.true_scores()
     view = agent_view(world, world.observed, n_draws, seed)
+    strategy_seed = int(streams(seed)[2].generate_state(1)[0])
     regret_none = float(true.max() - true[int(np.argmax(view.mu))])
     settings = [(f"k={k}", k, None) for k in ks] + [(f"usd={b:g}", None, b) for b in budgets]
     rows = []
     for strategy in strategies:
         for name, k, budget in settings:
-            cells = take(order_cells(strategy, view, k, budget, seed), cell_usd, k, budget)
-            seen = world.observed.copy()
+            cells = take(order_cells(strategy, view, k, budget, strategy_seed), cell_usd, k, budget)
+            # the agent's update, coherent with the world (imputation + independent cell noise): a revealed cell
+            # replaces its imputed value and no other cell moves (re-imputing carried a reveal's noise into every
+            # other cell, so revealing made decisions worse on average: review of issue 49)
+            seen = view.completed.to_numpy().copy()
             for r, c in cells:
-                seen.iat[r, c] = world.truth.iat[r, c]
-            imp = impute_low_rank(seen, rank=rank, max_iter=max_iter)
-            mu = imp.completed.to_numpy() @ world.weights.to_numpy() - world.penalty.to_numpy()
+                seen[r, c] = world.truth.iat[r, c]
+            mu = seen @ world.weights.to_numpy() - world.penalty.to_numpy()
             pick = int(np.argmax(mu))
             spend = float(sum(cell_usd.iat[r, c] for r, c in cells))
             rows.append({"seed": seed, "setting": name, "strategy": strategy, "n_revealed": len(cells),

@@ -62,3 +62,14 @@ def test_run_seed_reveals_measures_and_compares():
     cheap = pd.DataFrame(1.0, index=x.index, columns=x.columns)
     cheap.iat[1, 1] = 100.0
     assert take(order, cheap, None, 2.0) == [(0, 1), (2, 1)]
+
+
+def test_the_agents_posterior_draws_are_not_the_truth_under_one_seed():
+    """World and agent of one seed draw from separate streams: with a shared stream the agent's first posterior
+    draw was exactly the true scores (review of issue 49); red with `streams` returning one stream twice."""
+    x, usd, lp = _catalog()
+    world = make_world(x, usd, lp, 0.1, 2, seed=0)
+    view = agent_view(world, world.observed, 50, 0)
+    true = world.true_scores()
+    assert min(np.abs(draw - true).max() for draw in view.draws) > 1e-6
+
