@@ -23,7 +23,7 @@ from resources.next_evaluation_inputs import NextEvaluationInputs, read_inputs
 from resources.publish import publish_many
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-next-evaluations-1"
+CODE_VERSION = "compass-next-evaluations-2"  # 2: per-model slopes shrunk toward the pooled slope (review of issue 49)
 KEY = dg.AssetKey(["compass", "next_evaluations"])
 TABLES = ("compass.next_evaluations", "compass.next_evaluations_answered")
 ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured", "pick_before", "p_rank1_before",
