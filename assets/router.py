@@ -216,13 +216,15 @@ def router_synthetic_study(context: dg.AssetExecutionContext, config: SyntheticR
 # §4.1's N, D, rounds and forests); light a few seconds of CPU for `make run` whose intervals are wide.
 # The CV-chosen meta-router refits five candidates on five folds (about 10x the DR meta-router's CPU): heavy only.
 ABLATION_ROUTERS = ("gold_only", "preference_only", "mean_shift", "meta_dr")
+# Heavy adds pooled, the R-learner (the paper's ablation (i) is about it) and the CV-chosen meta-router.
+HEAVY_ABLATION_ROUTERS = ("pooled", *ABLATION_ROUTERS, "meta_r", "meta_cv")
 ABLATION_SIZES = {
     "smoke": {"presets": ["B"], "n_gold": [100], "mc_rounds": 2, "n_queries": 900, "dim": 10, "n_estimators": 5,
               "routers": ABLATION_ROUTERS},
     "light": {"presets": ["A", "B"], "n_gold": [100], "mc_rounds": 3, "n_queries": 900, "dim": 10, "n_estimators": 10,
               "routers": ABLATION_ROUTERS},
     "heavy": {"presets": ["A", "B"], "n_gold": [100], "mc_rounds": 200, "n_queries": 5000, "dim": 50, "n_estimators": 500,
-              "routers": ABLATION_ROUTERS + ("meta_cv",)},
+              "routers": HEAVY_ABLATION_ROUTERS},
 }
 
 
