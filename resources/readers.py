@@ -314,10 +314,13 @@ def case_scores(wh: Warehouse) -> pd.DataFrame:
 def model_attributes(wh: Warehouse) -> pd.DataFrame:
     """raw.models (without the publishing stamps) with, over each model's providers (raw.model_costs), the lowest
     latency_s, the highest throughput_tps and the providers ('+'-joined, sorted): what filters read."""
+    held = set(wh.query("select * from raw.model_costs limit 0").columns)  # optional columns a source may lack
+    best = {c: f"{f}(c.{c})" if c in held else "null::double"
+            for c, f in (("latency_s", "min"), ("throughput_tps", "max"))}
     return wh.query("select m.*, l.latency_s, l.throughput_tps, l.providers from raw.models m left join (select "
-                    "model_id, min(latency_s) as latency_s, max(throughput_tps) as throughput_tps, "
-                    "string_agg(distinct provider, '+' order by provider) as providers from raw.model_costs "
-                    "group by model_id) l using (model_id)").drop(columns=STAMP_COLUMNS, errors="ignore")
+                    f"c.model_id, {best['latency_s']} as latency_s, {best['throughput_tps']} as throughput_tps, "
+                    "string_agg(distinct c.provider, '+' order by c.provider) as providers from raw.model_costs c "
+                    "group by c.model_id) l using (model_id)").drop(columns=STAMP_COLUMNS, errors="ignore")
 
 
 def check_providers(wh: Warehouse, scenario: Scenario, origin: str) -> None:

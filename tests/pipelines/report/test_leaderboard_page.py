@@ -70,18 +70,20 @@ def test_the_page_shows_the_three_picks_and_every_likely_rank_one_with_percentag
 
 
 def test_models_dropped_for_an_unknown_attribute_are_said_under_the_verdict(tmp_path):
-    """Issue 48: a governance filter that drops models whose attribute is unknown says so right under the verdict,
-    above the decision table, with the count first (red with the note back below the decision table, or without
-    the count)."""
+    """Issue 48: a governance filter that drops models whose attribute is unknown says how many in the verdict, and
+    its note stands right under the verdict, above the decision table (red with the note back below the decision
+    table, or without the count)."""
     note = ("filters keep 3 of 25 models (open_weights: 3 excluded, 19 more with the attribute unknown (a, b and 17 "
             "more))")
-    board = _board(filter_note=note)
+    unknown = "19 more models left out because an attribute a filter reads is unknown (open_weights 19); they may comply"
+    board = _board(filter_note=note, filter_unknown=unknown)
     text = leaderboard_body(board, _decision(board))
     verdict_at, filters_at, decision_at = (text.index('class="verdict"'), text.index('id="filters"'),
                                            text.index('id="decision"'))
     assert verdict_at < filters_at < decision_at
-    shown = text[filters_at:decision_at]
-    assert "19 model(s) dropped only because an attribute a filter reads is unknown" in shown and note in shown
+    assert unknown in text[verdict_at:filters_at] and note in text[filters_at:decision_at]
+
+
 def test_a_scenario_workload_shows_dollars_per_request_and_month_in_place_of_the_cases_per_query(tmp_path):
     """Issue 48: under a scenario's workload the page prices the team's request and month, next to the normalized
     cost, and drops the case's own per-query price (another workload). Red with the per-query column kept."""

@@ -72,18 +72,3 @@ def test_with_given_weights_no_outcome_model_is_claimed():
     text = explain(dec.with_person_weights(inputs))
     assert "utility: scenario weights C2=1" in text
     assert "EXTRAPOLATED" not in text and "outcome models" not in text
-
-
-def test_models_a_filter_dropped_for_an_unknown_attribute_are_said_under_the_recommendation():
-    """Issue 48: the count of models dropped only because an attribute is unknown is the line right under the
-    recommendation, not a header line above it (red with the note back among the header lines)."""
-    from tests.compass.mlcompass.decisions.test_governance_filters import MODELS
-
-    scenario = Scenario.from_dict({"name": "open", "lam": 0.1, "filters": {"open_weights": True,
-                                                                           "min_context_window": 16000}})
-    lines = explain(dec.with_filters(_inputs(scenario), MODELS)).splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("recommended: "))
-    # open_weights unknown for m3, m8, ...: 6; context window unknown for m4, m9, ...: 6
-    assert lines[at + 1].startswith("12 model(s) dropped only because an attribute a filter reads is unknown")
-    assert "Chosen among the rest: filters keep 6 of 30 models (open_weights: 6 excluded, 6 more" in lines[at + 1]
-    assert not any("filters keep" in line for line in lines[:at])
