@@ -48,3 +48,13 @@ def test_each_candidate_is_chosen_when_it_errs_least(monkeypatch, candidate):
     monkeypatch.setattr(routers, "cv_predictions",
                         lambda *a, **k: {c: r + (0.5 if c == candidate else 1.0) for c in CV_CANDIDATES})
     assert fit_router("meta_cv", SPEC, X_g, r, X_p, y).chosen == candidate
+
+
+def test_the_held_out_predictions_are_the_chosen_members_out_of_fold_ones():
+    """What App. A.1's w is chosen on (`fit_deployment`): the chosen member's ψ̂ of each gold row from the fold that
+    did not see it, not the refitted router's in-sample ψ̂ (red with the in-sample predictions returned)."""
+    X_g, r, X_p, y = world(60, useless_preferences=False)
+    fitted, held_out = routers.fit_cv_router(SPEC, X_g, r, X_p, y, folds=3)
+    oof = routers.cv_predictions(SPEC, X_g, r, X_p, y, candidates=(fitted.chosen,), folds=3)[fitted.chosen]
+    np.testing.assert_allclose(held_out, oof)
+    assert not np.allclose(held_out, fitted.psi(X_g))
