@@ -25,11 +25,8 @@ os.environ.setdefault("COMPASS_USERS", os.path.join(os.path.dirname(__file__), "
 # collection order, so these start at once and the quick unit tests fill in at the end, instead of one worker
 # finishing a long module alone.
 SLOW_FIRST = [
-    "tests/live/test_release_lands.py",  # two refreshes of the real frontier case: about 190 s of setup
-    "tests/pipelines/test_interrupts.py",
     "tests/pipelines/test_compass_pipeline.py",
     "tests/pipelines/test_price_refresh.py",
-    "tests/live/test_live_price_refresh.py",
     "tests/pipelines/test_multiprocess.py",
     "tests/pipelines/test_parallel_refresh.py",
     "tests/pipelines/ops/test_inbox_refresh.py",
