@@ -75,6 +75,11 @@ ATTRIBUTE_KEYS = {"min_context": "min_context_window", "max_latency_s": "max_lat
 MEASURE_NAME = re.compile(r"C[1-9][0-9]*|[a-z][a-z0-9_]*")
 
 
+#: The largest number a numeric filter takes (tokens, seconds): beyond it a bound means nothing, and an integer too
+#: large for a float broke the comparison with the models' attributes.
+MAX_FILTER_NUMBER = 1e12
+
+
 def governance_filters(spec: object, origin: str) -> dict[str, object]:
     """Validate a scenario's `filters` (compliance beyond capability floors): `FILTER_KEYS`, each value of its type.
 
@@ -90,9 +95,11 @@ def governance_filters(spec: object, origin: str) -> dict[str, object]:
             raise IngestError(origin, None, where, f"unknown filter {key!r}; known: {list(FILTER_KEYS)}")
         kind, wanted = FILTER_KEYS[key]
         numeric = kind in (int, (int, float))
-        bad_number = numeric and (isinstance(value, bool) or not isinstance(value, kind) or not 0 < value < np.inf)
+        bad_number = numeric and (isinstance(value, bool) or not isinstance(value, kind)
+                                  or not 0 < value <= MAX_FILTER_NUMBER)
         if bad_number or not isinstance(value, kind):
-            raise IngestError(origin, None, where, f"expected {wanted}, got {value!r}")
+            bound = f" (at most {MAX_FILTER_NUMBER:.0e})" if numeric else ""
+            raise IngestError(origin, None, where, f"expected {wanted}, got {value!r}{bound}")
         if kind is list:
             if not value or not all(isinstance(v, str) and v.strip() for v in value):
                 raise IngestError(origin, None, where, f"expected {wanted}, got {value!r}")

@@ -1,5 +1,6 @@
-"""Property-based tests of the inputs issue 42 added (a scenario's `tolerance` and measure references, a case's
-coverage rule and `anchors`, the name-pair fixture): any generated file is either accepted or rejected with one
+"""Property-based tests of the inputs issues 42 and 48 added (a scenario's `tolerance`, measure references, workload,
+monthly budget, task axes and attribute filters, a case's coverage rule and `anchors`, the name-pair and review-pair
+fixtures): any generated file is either accepted or rejected with one
 IngestError whose message starts with the file and names the key, never another exception (a traceback)."""
 
 import math
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from compass.ingest.errors import IngestError
 from compass.ingest.name_pairs import read_pairs
+from compass.ingest.review_pairs import read_review_pairs
 from compass.mlcompass.case_study import CaseStudy
 from compass.mlcompass.scenarios import Scenario
 
@@ -30,7 +32,8 @@ def _rejected_cleanly(exc: IngestError, path: Path) -> None:
 
 
 SCENARIO_KEYS = ["tolerance", "floors", "raw_floors", "context_weights", "aggregation", "utility", "lam", "budget",
-                 "filters", "workload", "budget_usd_per_month"]
+                 "filters", "workload", "budget_usd_per_month", "axes", "axis_floors", "min_context", "max_latency_s",
+                 "providers", "modalities", "tools"]
 
 
 @SETTINGS
@@ -47,6 +50,13 @@ SCENARIO_KEYS = ["tolerance", "floors", "raw_floors", "context_weights", "aggreg
 @example({"workload": {"input_tokens": 10**400, "output_tokens": 1}}, b"")  # issue 48: too large for a float
 @example({"workload": {"input_tokens": 1, "output_tokens": 1, "requests_per_month": 9},
           "budget_usd_per_month": float("nan")}, b"")  # issue 48: a NaN budget
+@example({"axes": {"coding": float("nan")}}, b"")  # issue 48: a NaN axis weight
+@example({"axis_floors": {"coding": float("inf")}}, b"")  # issue 48: an infinite axis floor
+@example({"axes": {"cooking": 1}}, b"")  # issue 48: an unknown axis
+@example({"max_latency_s": float("nan")}, b"")  # issue 48: a NaN latency bound
+@example({"min_context": 10**400}, b"")  # issue 48: a context too large for a float
+@example({"modalities": "text"}, b"")  # issue 48: not a list
+@example({"tools": False, "min_context": 1000, "filters": {"min_context_window": 2000}}, b"")  # both spellings
 def test_a_scenario_file_is_accepted_with_finite_numbers_or_rejected_in_one_line_naming_the_key(tmp_path_factory, keys,
                                                                                                  tail):
     path = tmp_path_factory.mktemp("scenario") / "s.yaml"
@@ -60,7 +70,9 @@ def test_a_scenario_file_is_accepted_with_finite_numbers_or_rejected_in_one_line
     numbers = [scenario.budget, *scenario.floors.values(), *scenario.raw_floors.values(),
                *(scenario.context_weights or {}).values(), *([] if isinstance(scenario.lam, str) else [scenario.lam]),
                *(v for v in (vars(scenario.workload).values() if scenario.workload else []) if v is not None),
-               *([scenario.budget_usd_per_month] if scenario.budget_usd_per_month is not None else [])]
+               *([scenario.budget_usd_per_month] if scenario.budget_usd_per_month is not None else []),
+               *(scenario.axes or {}).values(), *scenario.axis_floors.values(),
+               *(v for v in (scenario.filters or {}).values() if isinstance(v, (int, float)) and not isinstance(v, bool))]
     assert all(math.isfinite(x) for x in numbers), scenario
 
 
@@ -80,12 +92,25 @@ def test_a_case_files_rule_and_anchors_are_accepted_or_rejected_in_one_line(tmp_
 @given(st.lists(st.tuples(*[st.text(max_size=6)] * 4, st.one_of(st.sampled_from(["0", "1"]), st.text(max_size=3)),
                           st.text(max_size=4)), max_size=4))
 def test_a_name_pair_fixture_is_accepted_or_rejected_in_one_line(rows):
-    text = "name_a,source_a,name_b,source_b,same_model,note\n" + "".join(
-        ",".join('"' + c.replace('"', '""') + '"' for c in r) + "\n" for r in rows)
+    _pairs_accepted_or_one_line(read_pairs, "name_a,source_a,name_b,source_b,same_model,note", rows)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(*[st.text(max_size=6)] * 3, st.one_of(st.sampled_from(["0", "1"]), st.text(max_size=3)),
+                          st.text(max_size=4)), max_size=4))
+def test_a_review_pair_fixture_is_accepted_or_rejected_in_one_line(rows):
+    """Issue 48 item 4: the labelled review-queue pairs."""
+    _pairs_accepted_or_one_line(read_review_pairs, "name,source,candidate,same_model,note", rows)
+
+
+def _pairs_accepted_or_one_line(reader, header: str, rows: list[tuple]) -> None:
+    text = header + "\n" + "".join(",".join('"' + c.replace('"', '""') + '"' for c in r) + "\n" for r in rows)
     try:
-        read_pairs(text, "pairs.csv")
+        pairs = reader(text, "pairs.csv")
     except IngestError as exc:
         assert exc.file == "pairs.csv" and str(exc).startswith("pairs.csv") and "\n" not in str(exc)
+        return
+    assert set(pairs["same_model"]) <= {0, 1}
 
 
 @SETTINGS
