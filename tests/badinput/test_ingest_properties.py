@@ -90,6 +90,8 @@ def test_a_number_is_finite_and_in_its_stated_range_or_rejected_naming_its_cell(
         rows.append({**ROWS[table], "label_kind": "preference", "outcome": 1})
     path = tmp_path_factory.mktemp("num") / f"{table}.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
+    if table == "query_records":  # issue 45: the pipeline's DuckDB path rejects what pandas rejects, at the same cell
+        _same_verdict_in_duckdb(path)
     try:
         frame = ingest_table(table, [SourceFile(table, path)], None if table == "models" else LOOKUP)
     except IngestError as exc:
@@ -98,6 +100,29 @@ def test_a_number_is_finite_and_in_its_stated_range_or_rejected_naming_its_cell(
     value = frame[column].astype(float).iloc[0]
     low, high = RANGES.get(table, {}).get(column, (-np.inf, np.inf))
     assert np.isnan(value) or (low <= value <= high and (np.isfinite(value) or (column, value) == ("confidence", -np.inf)))
+
+
+def _same_verdict_in_duckdb(path: Path) -> None:
+    """check_query_records (resources.query_ingest) accepts what ingest_table accepts, and rejects the rest naming
+    the same file, row and column in one line."""
+    import duckdb
+
+    from resources.query_ingest import check_query_records
+
+    sources = [SourceFile("query_records", path)]
+    try:
+        ingest_table("query_records", sources, LOOKUP)
+        expected = None
+    except IngestError as exc:
+        expected = (exc.file, exc.row, exc.column)
+    try:
+        with duckdb.connect() as con:
+            check_query_records(con, sources, LOOKUP)
+        got = None
+    except IngestError as exc:
+        assert "\n" not in str(exc)
+        got = (exc.file, exc.row, exc.column)
+    assert got == expected
 
 
 KEY_CELLS = st.sampled_from(["a", "b", ""])
