@@ -13,11 +13,11 @@ import dagster as dg
 from assets.partitions import dataset_partitions
 from compass.ingest.extracts import dataset_prices, mentioned_prices
 from resources import readers, settings
-from resources.publish import publish_many, publish_staged
-from resources.query_extract import cost_rows, records_stager
+from resources.publish import publish_many
+from resources.query_extract import cost_rows, publish_records_view
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "datasets-3"
+CODE_VERSION = "datasets-4"
 DATASET_RECORDS = dg.AssetKey(["datasets", "records"])
 DATASET_PRICES = dg.AssetKey(["datasets", "prices"])
 PER_QUERY_MODEL_COSTS = dg.AssetKey(["datasets", "model_costs"])
@@ -28,12 +28,12 @@ _common = dict(partitions_def=dataset_partitions, group_name="datasets", code_ve
 @dg.asset(key=DATASET_RECORDS, deps=[dg.AssetKey(["raw", "query_records"])], **_common)
 def dataset_records(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """One dataset's rows of raw.query_records, in a fixed column order (`compass.ingest.extracts.own_columns`),
-    copied inside DuckDB (`resources.query_extract`). No history of its own: each version is d's own columns of a
-    version of raw.query_records, which keeps its history as row ranges (issue 45)."""
+    published as a view that reads them where raw.query_records stores them, pinned to the version it read
+    (`resources.query_extract.publish_records_view`): one physical copy of each row (issue 45). No history of its
+    own: each version is d's own columns of a version of raw.query_records, which keeps its history as row ranges."""
     wh, dataset = warehouse.get(), context.partition_key
     n_models = wh.query("select count(distinct model_id) as n from raw.query_records where dataset = ?", [dataset])
-    return publish_staged(context, wh, "datasets.query_records", records_stager(dataset), {"dataset": dataset},
-                          metadata={"n_models": int(n_models["n"].iloc[0])}, history=False)
+    return publish_records_view(context, wh, dataset, metadata={"n_models": int(n_models["n"].iloc[0])})
 
 
 @dg.asset(key=PER_QUERY_MODEL_COSTS, group_name="datasets", code_version=CODE_VERSION, pool=settings.writer_pool(),

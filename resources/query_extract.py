@@ -1,23 +1,32 @@
 """One dataset's extract of raw.query_records built in DuckDB (issue 45): the rows never cross into pandas.
 
-`records_stager` gives `publish.publish_staged` the rows `compass.ingest.extracts.own_columns` and the sort of
-datasets/records select: the schema columns that hold a value for the dataset (key columns always), then its
-extra columns sorted by name, ordered by split, query_id, model_id, generation (nulls first, as pandas'
-`na_position="first"`). `cost_rows` is what `extracts.dataset_prices` reads of the rows: one per model.
+`records_stager` stages the rows `compass.ingest.extracts.own_columns` and the sort of datasets/records select:
+the schema columns that hold a value for the dataset (key columns always), then its extra columns sorted by name,
+ordered by split, query_id, model_id, generation (nulls first, as pandas' `na_position="first"`); its content hash
+is the extract's data version. `publish_records_view` publishes it without a second copy of the rows:
+datasets.query_records is a view of raw.query_records' stored ranges, each dataset read at the version of
+raw.query_records its extract last published (a pin in datasets.query_records_versions), so a refresh of
+raw.query_records does not change a dataset's extract until datasets/records[d] runs. `cost_rows` is what
+`extracts.dataset_prices` reads of the rows: one per model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
+import dagster as dg
 import duckdb
 import pandas as pd
 
 from compass.ingest.schemas import RAW_TABLES
-from resources.warehouse import STAMP_COLUMNS, Warehouse
+from resources.query_ingest import configure
+from resources.warehouse import RANGE_COLUMNS, RANGED_PINS, STAMP_COLUMNS, Warehouse, _ranged_names, relation_version
 
 SCHEMA = RAW_TABLES["query_records"]
 ORDER = ("split", "query_id", "model_id", "generation")
+EXTRACT = "datasets.query_records"
+RAW = "raw.query_records"
+PINS, PINNED_SEQ = RANGED_PINS[RAW]
 
 
 def own_columns(con: duckdb.DuckDBPyConnection, dataset: str, table: str = "raw.query_records") -> list[str]:
@@ -54,3 +63,72 @@ def cost_rows(wh: Warehouse, dataset: str) -> pd.DataFrame:
     if rows.empty:
         raise ValueError(f"dataset {dataset!r}: no rows in raw.query_records")
     return rows
+
+
+def publish_records_view(context: dg.AssetExecutionContext, wh: Warehouse, dataset: str,
+                         metadata: Mapping[str, object] | None = None) -> dg.MaterializeResult:
+    """datasets/records[dataset] stored once (issue 45): the extract's data version is the content hash of its rows
+    (`records_stager`), and publishing pins the dataset to raw.query_records' live version in PINS; the view
+    datasets.query_records reads each pinned dataset's rows from raw.query_records' ranges. An unchanged version
+    moves the pin to the live version (the same rows) and reports `unchanged`."""
+    refreshed_at = pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)
+    rows_table, versions = _ranged_names(RAW)
+    with wh.connect() as con:
+        configure(con, wh.path.with_name(wh.path.name + ".spill"))
+        relation = records_stager(dataset)(con)
+        version = relation_version(con, relation)
+        rows = con.execute(f"select count(*) from {relation}").fetchone()[0]
+        preview = con.execute(f"select * from {relation} limit 10").df()
+        live_seq = con.execute(f"select max(seq) from {versions} where scope = '[]'").fetchone()[0]
+        con.execute("begin transaction")
+        try:
+            con.execute("create schema if not exists datasets")
+            con.execute(f"create table if not exists {PINS} (dataset varchar, {PINNED_SEQ} bigint, data_version varchar, "
+                        f"run_id varchar, refreshed_at timestamp)")
+            pinned = con.execute(f"select data_version from {PINS} where dataset = ?", [dataset]).fetchall()
+            unchanged = bool(pinned) and pinned[0][0] == version
+            if unchanged:
+                con.execute(f"update {PINS} set {PINNED_SEQ} = ? where dataset = ?", [live_seq, dataset])
+            else:
+                con.execute(f"delete from {PINS} where dataset = ?", [dataset])
+                con.execute(f"insert into {PINS} values (?, ?, ?, ?, ?)",
+                            [dataset, live_seq, version, context.run.run_id, refreshed_at])
+            _records_view(con, rows_table)
+            con.execute("commit")
+        except Exception:
+            con.execute("rollback")
+            raise
+        con.execute("checkpoint")
+        if not unchanged:
+            context.log.info(f"wrote {EXTRACT} ({rows} rows of {RAW} version {live_seq}, read in place)")
+    meta: dict[str, object] = {**(metadata or {}), f"rows:{EXTRACT}": rows, "unchanged": unchanged,
+                               "dagster/row_count": rows}
+    if rows:
+        meta["preview"] = dg.MetadataValue.md(preview.to_markdown(index=False))
+    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(version))
+
+
+def _records_view(con: duckdb.DuckDBPyConnection, rows_table: str) -> None:
+    """datasets.query_records: each pinned dataset's rows of raw.query_records at its pinned seq, stamped with its
+    extract's version, in datasets/records' order (a table published before issue 45's single copy is dropped)."""
+    kind = con.execute("select table_type from information_schema.tables where table_catalog = current_database() "
+                       "and table_schema = 'datasets' and table_name = 'query_records'").fetchall()
+    if kind and kind[0][0] == "BASE TABLE":
+        con.execute(f"drop table {EXTRACT}")
+    order = ", ".join(f'r."{c}" nulls first' for c in ("dataset", *ORDER))
+    con.execute(f"create or replace view {EXTRACT} as select r.* exclude ({', '.join(RANGE_COLUMNS)}), "
+                f"p.data_version, p.run_id, p.refreshed_at from {rows_table} r join {PINS} p on r.dataset = p.dataset "
+                f"where r.scope = '[]' and r.valid_from <= p.{PINNED_SEQ} "
+                f"and coalesce(r.valid_to, p.{PINNED_SEQ} + 1) > p.{PINNED_SEQ} order by {order}")
+
+
+def read_records(con: duckdb.DuckDBPyConnection, dataset: str, exclude: tuple[str, ...] = ()) -> pd.DataFrame:
+    """One dataset's extract as datasets/records published it: its own columns (`own_columns` of its rows in
+    datasets.query_records, the view's other datasets' columns left out), in the extract's order; empty when it
+    has none."""
+    try:
+        cols = [c for c in own_columns(con, dataset, EXTRACT) if c not in exclude]
+    except (ValueError, duckdb.CatalogException):
+        return pd.DataFrame()
+    return con.execute(f"select {', '.join(chr(34) + c + chr(34) for c in cols)} from {EXTRACT} where dataset = ?",
+                       [dataset]).df()

@@ -40,6 +40,7 @@ from compass.mlcompass.utility_models import utilities_from_rows
 from compass.oracle.prepare import Prepared, prepare
 from compass.embeddings import Embedder
 from resources.configs import scenario_files
+from resources.query_extract import read_records
 from resources.warehouse import STAMP_COLUMNS, Warehouse
 
 
@@ -103,7 +104,10 @@ def outcome_records(wh: Warehouse, names: tuple[str, ...]) -> pd.DataFrame:
 def dataset_records(wh: Warehouse, dataset: str) -> pd.DataFrame:
     """One dataset's records as datasets/records published them (datasets.query_records), without the stamps (never
     read out: two strings and a timestamp per row)."""
-    records = wh.read("datasets.query_records", {"dataset": dataset}, exclude=STAMP_COLUMNS)
+    records = pd.DataFrame()
+    if wh.path.exists():
+        with wh.connect(read_only=True) as con:
+            records = read_records(con, dataset, exclude=tuple(STAMP_COLUMNS))
     if records.empty:
         raise ValueError(f"dataset {dataset!r}: no rows in datasets.query_records; materialize datasets/records first")
     return records

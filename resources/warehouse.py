@@ -35,10 +35,15 @@ from resources import settings
 
 # Columns every published row carries (resources.publish): content hash, the run that wrote it, when.
 STAMP_COLUMNS = ["data_version", "run_id", "refreshed_at"]
-# Per-query tables keep history as row version ranges (`_append_ranged_history`, issue 45), not a full copy per
-# version; a row that left the table more than this many versions ago is dropped (retention).
+# Per-query tables are stored once (issue 45): their rows live in history.<t>_rows as row version ranges
+# (`_append_ranged_history`) and the table itself is a view of the live ranges (`_live_view`), not a second copy; a
+# row that left the table more than this many versions ago is dropped (retention).
 RANGED_HISTORY = ("raw.query_records",)
 HISTORY_VERSIONS_KEPT = 30
+# Views that read a ranged table at a pinned version (ranged table -> (pins table, its seq column), e.g. the dataset
+# extracts, `resources.query_extract.publish_records_view`): retention keeps every row live at a pinned seq.
+RANGED_PINS = {"raw.query_records": ("datasets.query_records_versions", "raw_seq")}
+RANGE_COLUMNS = ("valid_from", "valid_to", "scope")
 
 
 def frame_version(frame: pd.DataFrame) -> str:
@@ -282,13 +287,15 @@ class Warehouse:
         selected by `where` become the relation's, and with `history_version` history keeps that version once.
         The caller holds `con`'s transaction."""
         con.execute(f"create schema if not exists {table.split('.')[0]}")
+        if table in RANGED_HISTORY:  # stored once: the rows go to the ranges, the table is a view of the live ones
+            self._append_ranged_history(con, table, relation, where, history_version or relation_version(con, relation))
+            _live_view(con, table)
+            return
         if where is None:
             con.execute(f"create or replace table {table} as select * from {relation}")
         else:
             self._insert_own_rows(con, table, relation, where)
-        if history_version is not None and table in RANGED_HISTORY:
-            self._append_ranged_history(con, table, relation, where, history_version)
-        elif history_version is not None:
+        if history_version is not None:
             self._append_history(con, table, relation, where, history_version)
 
     def delete_rows(self, tables: list[str], where: Mapping[str, object]) -> None:
@@ -358,14 +365,14 @@ class Warehouse:
                                where: Mapping[str, object] | None, version: str) -> None:
         """History as version ranges (issue 45): history.<t>_versions lists each published version (seq, data_version,
         run_id, refreshed_at, scope: the `where` it replaced); history.<t>_rows holds each distinct row once, with
-        valid_from / valid_to (seqs; valid_to null while the row is live) and its content hash. A new version inserts
-        only the rows that were not live and closes the ranges of the rows it dropped, so a 1 % append stores 1 %.
+        valid_from / valid_to (seqs; valid_to null while the row is live). A new version inserts only the rows that
+        were not live and closes the ranges of the rows it dropped, so a 1 % append stores 1 %; rows are matched by
+        the hash of their values, computed when compared (a stored hash cost 8 bytes a row, a third of the rest).
         Version `seq` of a scope is the rows with valid_from <= seq < coalesce(valid_to, seq + 1) (`read_version`).
-        Retention: rows closed at or before the oldest of the scope's last HISTORY_VERSIONS_KEPT versions go."""
+        Retention: rows closed at or before the oldest of the scope's last HISTORY_VERSIONS_KEPT versions, and before
+        every pinned seq (RANGED_PINS), go."""
         rows, versions = _ranged_names(table)
         scope = repr(sorted((where or {}).items()))
-        own = [c for c in _column_names(con, relation) if c not in STAMP_COLUMNS]
-        row_hash = "hash(" + ", ".join(f'"{c}"' for c in own) + ")"
         con.execute("create schema if not exists history")
         con.execute(f"create table if not exists {versions} (seq bigint, data_version varchar, run_id varchar, "
                     f"refreshed_at timestamp, scope varchar)")
@@ -374,25 +381,36 @@ class Warehouse:
         if live and live[0][0] == version:
             return
         seq = con.execute(f"select coalesce(max(seq), 0) + 1 from {versions}").fetchall()[0][0]
-        cols = ", ".join(f'"{c}"' for c in own)
-        con.execute(f"create table if not exists {rows} as select {cols}, 0::ubigint as row_hash, 0::bigint as valid_from,"
-                    f" null::bigint as valid_to, ''::varchar as scope from {relation} limit 0")
-        con.execute(f"create or replace temp table ranged_incoming as select {cols}, {row_hash} as row_hash "
-                    f"from {relation}")
-        _add_missing_columns(con, rows, "ranged_incoming")
+        incoming = [c for c in _column_names(con, relation) if c not in STAMP_COLUMNS]
+        con.execute(f"create table if not exists {rows} as select {_quoted(incoming)}, 0::bigint as valid_from, "
+                    f"null::bigint as valid_to, ''::varchar as scope from {relation} limit 0")
+        if "row_hash" in _column_names(con, rows):  # the layout before issue 45's single copy stored the hash
+            con.execute(f"alter table {rows} drop column row_hash")
+        con.execute(f"create or replace temp view ranged_own as select {_quoted(incoming)} from {relation}")
+        _add_missing_columns(con, rows, "ranged_own")
+        types = {name: kind for name, kind, *_ in con.execute(f"describe {rows}").fetchall()
+                 if name not in RANGE_COLUMNS}
+        own = list(types)
+        # the incoming rows in the stored columns and types, so equal rows hash equal
+        con.execute("create or replace temp view ranged_incoming as select " + ", ".join(
+            f'cast("{c}" as {t}) as "{c}"' if c in incoming else f'null::{t} as "{c}"' for c, t in types.items())
+            + f" from {relation}")
+        row_hash = f"hash({_quoted(own)})"
         con.execute(f"update {rows} set valid_to = ? where scope = ? and valid_to is null "
-                    f"and row_hash not in (select row_hash from ranged_incoming)", [seq, scope])
-        con.execute(f"insert into {rows} ({cols}, row_hash, valid_from, valid_to, scope) "
-                    f"select {cols}, row_hash, ?, null, ? from ranged_incoming where row_hash not in "
-                    f"(select row_hash from {rows} where scope = ? and valid_to is null)", [seq, scope, scope])
+                    f"and {row_hash} not in (select {row_hash} from ranged_incoming)", [seq, scope])
+        con.execute(f"insert into {rows} ({_quoted(own)}, valid_from, valid_to, scope) "
+                    f"select {_quoted(own)}, ?, null, ? from ranged_incoming where {row_hash} not in "
+                    f"(select {row_hash} from {rows} where scope = ? and valid_to is null)", [seq, scope, scope])
         run_id, refreshed_at = con.execute(f"select any_value(run_id), any_value(refreshed_at) from {relation}"
                                            ).fetchall()[0] if {"run_id", "refreshed_at"} <= set(_column_names(
                                                con, relation)) else (None, None)
         con.execute(f"insert into {versions} values (?, ?, ?, ?, ?)", [seq, version, run_id, refreshed_at, scope])
-        con.execute("drop table ranged_incoming")
+        con.execute("drop view ranged_incoming")
+        con.execute("drop view ranged_own")
         oldest = con.execute(f"select min(seq) from (select seq from {versions} where scope = ? order by seq desc "
                              f"limit {HISTORY_VERSIONS_KEPT})", [scope]).fetchall()[0][0]
-        con.execute(f"delete from {rows} where scope = ? and valid_to <= ?", [scope, oldest])
+        floor = min([oldest, *_pinned_seqs(con, table)])
+        con.execute(f"delete from {rows} where scope = ? and valid_to <= ?", [scope, floor])
         con.execute(f"delete from {versions} where scope = ? and seq < ?", [scope, oldest])
 
     def read_version(self, table: str, version: str, where: Mapping[str, object] | None = None) -> pd.DataFrame:
@@ -407,7 +425,7 @@ class Warehouse:
                                 [scope, version]).fetchall()[0][0]
             if found is None:
                 return pd.DataFrame()
-            return con.execute(f"select * exclude (row_hash, valid_from, valid_to, scope) from {rows} where scope = ? "
+            return con.execute(f"select * exclude (valid_from, valid_to, scope) from {rows} where scope = ? "
                                f"and valid_from <= $1 and coalesce(valid_to, $1 + 1) > $1".replace("$1", "?"),
                                [scope, found, found, found]).df()
 
@@ -415,6 +433,33 @@ class Warehouse:
 def _ranged_names(table: str) -> tuple[str, str]:
     base = "history." + table.replace(".", "_")
     return base + "_rows", base + "_versions"
+
+
+def _quoted(columns: Iterable[str]) -> str:
+    return ", ".join(f'"{c}"' for c in columns)
+
+
+def _pinned_seqs(con: duckdb.DuckDBPyConnection, table: str) -> list[int]:
+    """The seqs of `table`'s ranges that a view reads at a pinned version (RANGED_PINS)."""
+    if table not in RANGED_PINS or not Warehouse._exists(con, RANGED_PINS[table][0]):
+        return []
+    pins, column = RANGED_PINS[table]
+    return [seq for (seq,) in con.execute(f"select distinct {column} from {pins}").fetchall() if seq is not None]
+
+
+def _live_view(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """`table` as the view of its live ranges (valid_to null), each scope's rows stamped with its latest version.
+    A table stored as a copy before issue 45 is dropped first: its rows are the live ranges already."""
+    rows, versions = _ranged_names(table)
+    schema, name = table.split(".")
+    kind = con.execute("select table_type from information_schema.tables where table_catalog = current_database() "
+                       "and table_schema = ? and table_name = ?", [schema, name]).fetchall()
+    if kind and kind[0][0] == "BASE TABLE":
+        con.execute(f"drop table {table}")
+    con.execute(f"create or replace view {table} as select r.* exclude ({', '.join(RANGE_COLUMNS)}), v.data_version, "
+                f"v.run_id, v.refreshed_at from {rows} r join (select scope, arg_max(data_version, seq) as data_version, "
+                f"arg_max(run_id, seq) as run_id, arg_max(refreshed_at, seq) as refreshed_at from {versions} "
+                f"group by scope) v on r.scope = v.scope where r.valid_to is null")
 
 
 def _log_write(entered: float) -> None:
