@@ -141,6 +141,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from compass.ingest.errors import IngestError
     from pipelines.definitions import defs
+    from pipelines.partition_report import dataset_recompute_line
     from pipelines.refresh import refresh
     from pipelines.run_pool import WorkerDied
     from pipelines.summary import print_summary
@@ -161,6 +162,7 @@ def _run(args: argparse.Namespace) -> int:
                 check_scenarios()
                 report = refresh(defs, instance, source_keys, multiprocess=args.multiprocess, progress=progress,
                                  jobs=args.jobs)
+                recomputed = dataset_recompute_line(defs, instance, report)
             except (IngestError, WorkerDied) as exc:
                 error = exc
     except RefreshInProgress as exc:
@@ -176,6 +178,8 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     print(f"refresh: {len(report.runs)} run(s), {report.ticks} automation tick(s), "
           f"{len(report.materialized)} asset materialization(s)" + (f"; Dagster's logs: {log_path}" if log_path else ""))
+    if recomputed:
+        print(recomputed)
     print_summary(_warehouse())
     if report.blocked_by:
         print(f"\nwarning: {len(report.blocked_by)} run(s) were unfinished when the refresh started "

@@ -63,6 +63,8 @@ class RefreshReport:
     blocked_by: list[str] = field(default_factory=list)
     # One line per live source that failed this time (connector, URL, error, age of the data kept).
     source_failures: list[str] = field(default_factory=list)
+    # Materialized labels whose step published the data version it already had (metadata `unchanged`).
+    unchanged: list[str] = field(default_factory=list)
 
     def add(self, defs: dg.Definitions, instance: dg.DagsterInstance, run_id: str, keys: list[dg.AssetKey],
             partition: str | None) -> None:
@@ -77,6 +79,9 @@ class RefreshReport:
             event = record.dagster_event
             if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
                 done.append(event.asset_key)
+                flag = event.event_specific_data.materialization.metadata.get("unchanged")
+                if flag is not None and flag.value is True and event.asset_key in keys:
+                    self.unchanged.append(_label(event.asset_key, partition))
                 continue
             for key in keys:
                 if graph.get(key).assets_def.node_def.name == event.step_key:
