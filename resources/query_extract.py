@@ -20,7 +20,7 @@ import pandas as pd
 
 from compass.ingest.schemas import RAW_TABLES
 from resources.query_ingest import configure
-from resources.warehouse import RANGE_COLUMNS, RANGED_PINS, STAMP_COLUMNS, Warehouse, _ranged_names, relation_version
+from resources.warehouse import RANGE_COLUMNS, RANGED_PINS, STAMP_COLUMNS, Warehouse, ranged_tables, relation_version
 
 SCHEMA = RAW_TABLES["query_records"]
 ORDER = ("split", "query_id", "model_id", "generation")
@@ -41,7 +41,7 @@ def own_columns(con: duckdb.DuckDBPyConnection, dataset: str, table: str = "raw.
 
 
 def records_stager(dataset: str) -> Callable[[duckdb.DuckDBPyConnection], str]:
-    """For `publish.publish_staged`: the dataset's own columns and rows in datasets/records' order, as a view."""
+    """For `publish_records_view`: the dataset's own columns and rows in datasets/records' order, as a view."""
     def stage(con: duckdb.DuckDBPyConnection) -> str:
         cols = ", ".join(f'"{c}"' for c in own_columns(con, dataset))
         order = ", ".join(f'"{c}" nulls first' for c in ORDER)
@@ -72,7 +72,7 @@ def publish_records_view(context: dg.AssetExecutionContext, wh: Warehouse, datas
     datasets.query_records reads each pinned dataset's rows from raw.query_records' ranges. An unchanged version
     moves the pin to the live version (the same rows) and reports `unchanged`."""
     refreshed_at = pd.Timestamp.now(tz="UTC").floor("s").tz_localize(None)
-    rows_table, versions = _ranged_names(RAW)
+    rows_table, versions = ranged_tables(RAW)
     with wh.connect() as con:
         configure(con, wh.path.with_name(wh.path.name + ".spill"))
         relation = records_stager(dataset)(con)

@@ -371,7 +371,7 @@ class Warehouse:
         Version `seq` of a scope is the rows with valid_from <= seq < coalesce(valid_to, seq + 1) (`read_version`).
         Retention: rows closed at or before the oldest of the scope's last HISTORY_VERSIONS_KEPT versions, and before
         every pinned seq (RANGED_PINS), go."""
-        rows, versions = _ranged_names(table)
+        rows, versions = ranged_tables(table)
         scope = repr(sorted((where or {}).items()))
         con.execute("create schema if not exists history")
         con.execute(f"create table if not exists {versions} (seq bigint, data_version varchar, run_id varchar, "
@@ -416,7 +416,7 @@ class Warehouse:
     def read_version(self, table: str, version: str, where: Mapping[str, object] | None = None) -> pd.DataFrame:
         """The rows of a published version of a table with ranged history (own columns, in no particular order);
         empty when that version is not kept."""
-        rows, versions = _ranged_names(table)
+        rows, versions = ranged_tables(table)
         scope = repr(sorted((where or {}).items()))
         with self.connect(read_only=True) as con:
             if not self._exists(con, rows):
@@ -454,7 +454,8 @@ def clone_file(source: Path, target: Path) -> None:
         raise OSError(f"copying {source} to {target} stopped {left} bytes short")
 
 
-def _ranged_names(table: str) -> tuple[str, str]:
+def ranged_tables(table: str) -> tuple[str, str]:
+    """(history.<t>_rows, history.<t>_versions): where a table stored as ranges keeps its rows and its versions."""
     base = "history." + table.replace(".", "_")
     return base + "_rows", base + "_versions"
 
@@ -474,7 +475,7 @@ def _pinned_seqs(con: duckdb.DuckDBPyConnection, table: str) -> list[int]:
 def _live_view(con: duckdb.DuckDBPyConnection, table: str) -> None:
     """`table` as the view of its live ranges (valid_to null), each scope's rows stamped with its latest version.
     A table stored as a copy before issue 45 is dropped first: its rows are the live ranges already."""
-    rows, versions = _ranged_names(table)
+    rows, versions = ranged_tables(table)
     schema, name = table.split(".")
     kind = con.execute("select table_type from information_schema.tables where table_catalog = current_database() "
                        "and table_schema = ? and table_name = ?", [schema, name]).fetchall()
