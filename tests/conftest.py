@@ -29,13 +29,12 @@ SLOW_FIRST = [
     "tests/pipelines/test_interrupts.py",
     "tests/pipelines/test_price_refresh.py",
     "tests/pipelines/test_crash_recovery.py",
-    "tests/pipelines/test_multiprocess.py",
+    "tests/pipelines/test_parallel_refresh.py",
     "tests/live/test_live_price_refresh.py",
     "tests/live/test_live_refresh.py",
     "tests/pipelines/test_compass_pipeline.py",
     "tests/pipelines/ops/test_inbox_refresh.py",
     "tests/compass/mlcompass/decisions/test_outcome_reach.py",
-    "tests/pipelines/test_parallel_refresh.py",
     "tests/pipelines/test_refusals.py",
     "tests/pipelines/ops/test_next_evaluations_loop.py",
     "tests/pipelines/test_foundation.py",
@@ -52,7 +51,7 @@ SLOW_FIRST = [
 
 def pytest_configure(config):
     """pytest-xdist's --dist loadfile queues the files by their number of tests, most first, unless told not to
-    (--no-loadscope-reorder): that put the one-test modules (test_multiprocess, test_live_price_refresh, ~70 s each)
+    (--no-loadscope-reorder): that put the one-test modules of ~70-80 s (test_multiprocess, test_live_price_refresh)
     and test_release_lands (4 tests, ~190 s) at the end of the queue, where one worker may run them while the other
     idles, and undid SLOW_FIRST."""
     if hasattr(config.option, "loadscopereorder"):
