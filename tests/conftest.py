@@ -21,28 +21,41 @@ os.environ.setdefault("COMPASS_SMOKE", "1")
 # tests/assets/matching points COMPASS_USERS at its own files.
 os.environ.setdefault("COMPASS_USERS", os.path.join(os.path.dirname(__file__), "fixtures", "no_users"))
 
-# The longest modules (make test --durations), longest first: pytest-xdist's --dist loadfile hands files out in
-# collection order, so these start at once and the quick unit tests fill in at the end, instead of one worker
-# finishing a long module alone.
+# The longest modules (make test --durations, 2026-11-29), longest first: with --dist loadfile pytest-xdist hands out
+# whole files in collection order (once its own reordering by test count is off, `pytest_configure`), so these start
+# at once and the quick unit tests fill in at the end, instead of one worker finishing a long module alone.
 SLOW_FIRST = [
-    "tests/pipelines/test_compass_pipeline.py",
+    "tests/live/test_release_lands.py",
+    "tests/pipelines/test_interrupts.py",
     "tests/pipelines/test_price_refresh.py",
-    "tests/pipelines/test_multiprocess.py",
+    "tests/pipelines/test_crash_recovery.py",
     "tests/pipelines/test_parallel_refresh.py",
+    "tests/live/test_live_price_refresh.py",
+    "tests/live/test_live_refresh.py",
+    "tests/pipelines/test_compass_pipeline.py",
     "tests/pipelines/ops/test_inbox_refresh.py",
+    "tests/compass/mlcompass/decisions/test_outcome_reach.py",
+    "tests/pipelines/test_refusals.py",
     "tests/pipelines/ops/test_next_evaluations_loop.py",
     "tests/pipelines/test_foundation.py",
     "tests/badinput/test_corpus.py",
     "tests/compass/router/test_router.py",
-    "tests/pipelines/test_crash_recovery.py",
     "tests/assets/router/test_router_assets.py",
     "tests/compass/mlcompass/decisions/test_rank_uncertainty.py",
     "tests/pipelines/test_backfill.py",
     "tests/assets/cascade/test_bad_input.py",
     "tests/assets/oracle/test_bad_input.py",
-    "tests/pipelines/test_refusals.py",
     "tests/pipelines/test_outside_readers.py",
 ]
+
+
+def pytest_configure(config):
+    """pytest-xdist's --dist loadfile queues the files by their number of tests, most first, unless told not to
+    (--no-loadscope-reorder): that put the one-test modules of ~70-80 s (test_multiprocess, test_live_price_refresh)
+    and test_release_lands (4 tests, ~190 s) at the end of the queue, where one worker may run them while the other
+    idles, and undid SLOW_FIRST."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(items):

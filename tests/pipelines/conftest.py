@@ -69,3 +69,42 @@ def compass_small_baseline(tmp_path_factory):
 
     root = built_once(tmp_path_factory, "compass_small", _refresh_compass_small)
     return root, load_report(root)
+
+
+OPS = FIXTURES / "ops"
+
+
+def _refresh_ops_clean(root) -> None:
+    from tests.pipelines.helpers import run_refresh, some_scenarios, throwaway_instance
+
+    some_scenarios(root / "scenarios")
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, root / "clean", OPS / "config.yaml",
+                                                                ops_clean_env(root)) as instance:
+        assert not run_refresh(instance).failed
+        steps = sum(len(instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_START))
+                    for run in instance.get_runs())
+    (root / "steps.txt").write_text(str(steps))
+
+
+def ops_clean_root(tmp_path_factory):
+    """A clean cold refresh of the ops fixture (its one case, SOME_SCENARIOS), once per session (`built_once`:
+    test_interrupts, test_crash_recovery and test_inbox_refresh start from it), read-only: the refreshed folder
+    `clean/` (laid out as `helpers.use_folder` expects), `scenarios/` and `steps.txt` (how many steps its runs
+    started)."""
+    from tests.pipelines.helpers import built_once
+
+    return built_once(tmp_path_factory, "ops_clean", _refresh_ops_clean)
+
+
+def ops_clean_env(root) -> dict[str, str]:
+    """The environment (cases, scenarios) of the ops refresh at `root` (`ops_clean_root`)."""
+    return {"COMPASS_CASES": str(OPS / "cases"), "COMPASS_SCENARIOS": str(root / "scenarios")}
+
+
+def ops_clean(tmp_path_factory):
+    """(config, environment, what the clean ops refresh decides, how many steps its runs started)."""
+    from tests.pipelines.helpers import decided
+
+    root = ops_clean_root(tmp_path_factory)
+    return (OPS / "config.yaml", ops_clean_env(root), decided(root / "clean" / "warehouse.duckdb"),
+            int((root / "steps.txt").read_text()))

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.run_pool import default_jobs
-from tests.paths import FIXTURES, ROOT
-from tests.pipelines.conftest import TINY_CONFIG, tiny_copy
+from tests.paths import ROOT
+from tests.pipelines.conftest import TINY_CONFIG, ops_clean, tiny_copy
 from tests.pipelines.helpers import (
     alive,
     config_with_extra,
@@ -22,7 +22,6 @@ from tests.pipelines.helpers import (
     recover,
     run_refresh,
     same,
-    some_scenarios,
     throwaway_instance,
     use_folder,
 )
@@ -77,13 +76,10 @@ ENDINGS = {"KILL": (-signal.SIGKILL, None), "TERM": (130, "interrupted: the refr
 
 @pytest.fixture(scope="module")
 def parallel_clean(tmp_path_factory):
-    """(config, environment, tables after a clean refresh) of the ops fixture with one case and two scenarios."""
-    base = tmp_path_factory.mktemp("parallel")
-    config, ops = FIXTURES / "ops" / "config.yaml", FIXTURES / "ops"
-    env = {"COMPASS_CASES": str(ops / "cases"), "COMPASS_SCENARIOS": str(some_scenarios(base / "scenarios"))}
-    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, base / "clean", config, env) as instance:
-        assert not run_refresh(instance).failed
-    return config, env, decided(base / "clean" / "warehouse.duckdb")
+    """(config, environment, tables after a clean refresh) of the ops fixture with one case and two scenarios
+    (`conftest.ops_clean`, shared with test_interrupts)."""
+    config, env, after, _ = ops_clean(tmp_path_factory)
+    return config, env, after
 
 
 @pytest.mark.skipif(default_jobs() < 2 or not sys.platform.startswith("linux"), reason="needs 2 cores and Linux")

@@ -22,17 +22,9 @@ from pipelines.cli import INTERRUPTED
 from pipelines.definitions import defs
 from pipelines.refresh import unfinished_runs
 from pipelines.run_pool import RunPool, default_jobs
-from tests.paths import FIXTURES, ROOT
-from tests.pipelines.conftest import TINY_CONFIG, tiny_copy
-from tests.pipelines.helpers import (
-    alive,
-    decided,
-    recover,
-    run_refresh,
-    some_scenarios,
-    throwaway_instance,
-    use_folder,
-)
+from tests.paths import ROOT
+from tests.pipelines.conftest import TINY_CONFIG, ops_clean, tiny_copy
+from tests.pipelines.helpers import alive, decided, recover, use_folder
 
 HOOKS = Path(__file__).parent / "subprocess_hooks"
 TIMEOUT_S = 30  # the target is 10 s; CI machines run at load 10
@@ -104,19 +96,12 @@ def test_ctrl_c_inside_a_run_of_the_refresh_process_ends_it_and_the_next_refresh
     assert recover(work / "warehouse.duckdb", tiny_clean) == (0, 1)  # the run it was in: failed, marked to re-run
 
 
-@pytest.fixture(scope="module")
-def ops_clean(tmp_path_factory):
+@pytest.fixture(scope="module", name="ops_clean")
+def ops_clean_fixture(tmp_path_factory):
     """A clean cold refresh of the ops fixture (one case, two scenarios): its sources' run and some ticks' single runs
     in the refresh's process, the other ticks' runs in two workers. (config, environment, what it decides, how many
-    steps it starts)."""
-    base = tmp_path_factory.mktemp("ops")
-    config, ops = FIXTURES / "ops" / "config.yaml", FIXTURES / "ops"
-    env = {"COMPASS_CASES": str(ops / "cases"), "COMPASS_SCENARIOS": str(some_scenarios(base / "scenarios"))}
-    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, base / "clean", config, env) as instance:
-        assert not run_refresh(instance).failed
-        steps = sum(len(instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_START))
-                    for run in instance.get_runs())
-    return config, env, decided(base / "clean" / "warehouse.duckdb"), steps
+    steps it starts); shared with test_crash_recovery (`conftest.ops_clean`)."""
+    return ops_clean(tmp_path_factory)
 
 
 @pytest.mark.skipif(default_jobs() < 2, reason="the workers need 2 cores")

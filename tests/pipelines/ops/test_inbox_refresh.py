@@ -1,9 +1,9 @@
 """Inbox sensor + refresh + leaderboard diff on a throw-away instance (real rows, tests/fixtures/ops).
 
-One module-scoped instance is refreshed twice: once from the fixture's ten models,
-once after an inbox delivery that adds an eleventh model (gpt-4.1-mini, with its
-scores and price) and cuts gpt-4o's price. Dagster runs are slow on small machines,
-so the tests share that state and run in file order.
+One module-scoped instance, refreshed from the fixture's ten models (a copy of the session's clean ops refresh,
+`conftest.ops_clean_root`), is refreshed again after an inbox delivery that adds an eleventh model (gpt-4.1-mini,
+with its scores and price) and cuts gpt-4o's price. Dagster runs are slow on small machines, so the tests share that
+state and run in file order.
 """
 
 import json
@@ -18,8 +18,9 @@ from pipelines.refresh import refresh
 from pipelines.sensors import inbox_sensor
 from resources.configs import scenario_files
 from resources.warehouse import Warehouse, WarehouseResource
-from tests.paths import FIXTURES, ROOT
-from tests.pipelines.helpers import SOURCE_KEYS, assert_same_tables, snapshot, some_scenarios
+from tests.paths import FIXTURES
+from tests.pipelines.conftest import ops_clean_env, ops_clean_root
+from tests.pipelines.helpers import SOURCE_KEYS, assert_same_tables, snapshot, throwaway_instance
 
 FIXTURE = FIXTURES / "ops"
 NEW_MODEL = "gpt-4.1-mini"
@@ -33,25 +34,15 @@ BAD_SCORES = ("model_id,benchmark,score,score_scale\n"
 
 @pytest.fixture(scope="module")
 def ops_env(tmp_path_factory):
-    """(instance, db, inbox, accepted, first RefreshReport) after a first refresh of the ops fixture."""
-    tmp = tmp_path_factory.mktemp("ops")
-    home, inbox, accepted = tmp / "dagster_home", tmp / "inbox", tmp / "accepted"
-    home.mkdir()
+    """(instance, db, inbox, accepted) after a first refresh of the ops fixture (a private copy of the session's
+    `conftest.ops_clean_root`)."""
+    root, tmp = ops_clean_root(tmp_path_factory), tmp_path_factory.mktemp("ops")
+    work, inbox, accepted = tmp / "work", tmp / "inbox", tmp / "accepted"
+    shutil.copytree(root / "clean", work)
     inbox.mkdir()
-    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DAGSTER_HOME", str(home))
-        mp.setenv("COMPASS_DB", str(tmp / "warehouse.duckdb"))
-        mp.setenv("COMPASS_CONFIG", str(FIXTURE / "config.yaml"))
-        mp.setenv("COMPASS_CASES", str(FIXTURE / "cases"))
-        mp.setenv("COMPASS_SCENARIOS", str(some_scenarios(tmp / "scenarios")))
-        mp.setenv("COMPASS_INBOX", str(inbox))
-        mp.setenv("COMPASS_ACCEPTED", str(accepted))
-        mp.chdir(tmp)
-        with dg.DagsterInstance.from_config(str(home)) as instance:
-            first = refresh(defs, instance, SOURCE_KEYS)
-            assert not first.failed, first.failed
-            yield instance, tmp / "warehouse.duckdb", inbox, accepted, first
+    env = {**ops_clean_env(root), "COMPASS_INBOX": str(inbox), "COMPASS_ACCEPTED": str(accepted)}
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, work, FIXTURE / "config.yaml", env) as instance:
+        yield instance, work / "warehouse.duckdb", inbox, accepted
 
 
 def _evaluate(instance, cursor=None):
@@ -61,7 +52,7 @@ def _evaluate(instance, cursor=None):
 
 
 def test_rejected_file_leaves_the_warehouse_byte_identical(ops_env):
-    instance, db, inbox, accepted, _ = ops_env
+    instance, db, inbox, accepted = ops_env
     before = snapshot(db)
     (inbox / "benchmark_scores_bad.csv").write_text(BAD_SCORES)
     result = _evaluate(instance)
@@ -80,7 +71,7 @@ def test_rejected_file_leaves_the_warehouse_byte_identical(ops_env):
 
 
 def test_accepted_delivery_runs_once_then_refresh_adds_the_model(ops_env):
-    instance, db, inbox, accepted, _ = ops_env
+    instance, db, inbox, accepted = ops_env
     for f in (FIXTURE / "inbox").iterdir():
         shutil.copy(f, inbox / f.name)
     (inbox / "model_costs_gpt-4o_cut.csv").write_text(PRICE_CUT)
@@ -119,7 +110,7 @@ def test_accepted_delivery_runs_once_then_refresh_adds_the_model(ops_env):
 
 
 def test_leaderboard_changes_list_the_price_cut_with_its_reason(ops_env, capsys):
-    _, db, _, _, _ = ops_env
+    _, db, _, _ = ops_env
     wh = Warehouse(db)
     changes = wh.read("compass.leaderboard_changes", {"case_id": "ops_tiny", "scenario": "cost_aware_high"})
     moves = changes[changes["change"] == "rank_move"].set_index("model_id")
