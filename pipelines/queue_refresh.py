@@ -28,6 +28,7 @@ from dagster._core.workspace.load_target import WorkspaceFileTarget
 
 from pipelines.definitions import defs, job_for_keys, with_inseparable
 from pipelines.partitions import sync_dynamic_partitions
+from pipelines.pg_connections import keep_connections
 from pipelines.refresh import RefreshReport, Run, sources_to_read, tick_until_quiet
 from resources.sources import SourcesResource
 from resources.warehouse import Warehouse
@@ -73,8 +74,8 @@ class Queue:
         pending, done = set(run_ids), {}
         deadline = time.monotonic() + timeout_s
         while pending:
-            for run_id in list(pending):
-                status = self.instance.get_run_by_id(run_id).status
+            for run in self.instance.get_runs(dg.RunsFilter(run_ids=list(pending))):  # one query for all
+                run_id, status = run.run_id, run.status
                 if status in FINISHED:
                     done[run_id] = status
                     pending.discard(run_id)
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         logging.disable(logging.WARNING)  # dagster-postgres logs each connection retry; the outcome is one line below
         try:
-            instance = dg.DagsterInstance.get()
+            instance = keep_connections(dg.DagsterInstance.get())  # hundreds of queries per tick
         finally:
             logging.disable(logging.NOTSET)
         with instance, WorkspaceProcessContext(instance, WorkspaceFileTarget(paths=[args.workspace])) as workspace:

@@ -335,10 +335,15 @@ def _reap() -> None:
         pass
 
 
+def _load() -> str:
+    """The machine's load averages: timings on a shared machine mean little without them."""
+    return "load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def refresh(stack: Stack, label: str) -> tuple[bool, float, dict[str, float]]:
     """A cold refresh through the queue (pipelines.queue_refresh, its output shown as it comes): (succeeded, wall
     seconds, where the wall time went by pipelines.stack_timing's categories)."""
-    print(f"-- cold refresh through the queue, {label}", flush=True)
+    print(f"-- cold refresh through the queue, {label}; {_load()}", flush=True)
     begin = time.time()
     driver = subprocess.Popen([sys.executable, "-m", "pipelines.queue_refresh", "-w", stack.workspace, "--timeout",
                                str(TICK_TIMEOUT_S)], env=stack.env(), cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -349,6 +354,7 @@ def refresh(stack: Stack, label: str) -> tuple[bool, float, dict[str, float]]:
             run_ids = line.split()[1:]
     ok = driver.wait() == 0
     end = time.time()
+    print(f"-- refresh done; {_load()}", flush=True)
     timing = subprocess.run([sys.executable, "-m", "pipelines.stack_timing", str(begin), str(end), *run_ids],
                             env=stack.env(), cwd=ROOT, capture_output=True, text=True)
     seconds = json.loads(timing.stdout.strip().splitlines()[-1]) if timing.returncode == 0 else {}
@@ -396,10 +402,11 @@ def check() -> int:
         ratio = one_s / two_s
         print(f"refresh wall time: 1 worker {one_s:.0f} s, 2 workers {two_s:.0f} s, ratio {ratio:.2f}x "
               f"(target >= 1.6x: {'met' if ratio >= 1.6 else 'MISSED'})", flush=True)
-        if two:
-            print(f"step-execution share of the 2-worker refresh's wall time: {percent(two['step'] / two_s)} "
-                  f"(target >= 60 %; summed over overlapping steps {percent(two['steps summed'] / two_s)})",
-                  flush=True)
+        for workers, seconds, wall in ((1, one, one_s), (2, two, two_s)):
+            if seconds:
+                print(f"step-execution share of the {workers}-worker refresh's wall time: "
+                      f"{percent(seconds['step'] / wall)} (target >= 60 %; summed over overlapping steps "
+                      f"{percent(seconds['steps summed'] / wall)})", flush=True)
         tests = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--durations=0",
                                 "tests/deploy/test_stack.py"],  # --durations: each test's time, in the output
                                env={**os.environ, "COMPASS_DEPLOY_STACK": str(stack.state_file)}, cwd=ROOT)

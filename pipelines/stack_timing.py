@@ -9,7 +9,9 @@ Every instant of the refresh's wall time is given to the first of these that is 
    finished tasks, waiting for a pool slot, run start and end);
 4. `launch`: the daemon launched the run (RUN_STARTING) and its run worker has not started (RUN_START);
 5. `queue`: the run was created and the daemon has not launched it (its dequeue interval);
-6. `driver`: no run in flight (the refresh driver evaluates the automation, submits the next tick, starts up).
+6. `driver`: no run in flight (the refresh driver evaluates the automation, submits the next tick, starts up);
+   `driver start-up`, a part of it: before the first run was created (the driver's process starts, imports the
+   definitions, loads the code location from the code server, reads the sources' state).
 
     python -m pipelines.stack_timing START END RUN_ID ...   # with the stack's environment; START/END epoch seconds
 """
@@ -73,8 +75,9 @@ def run_times(instance: dg.DagsterInstance, run_id: str) -> RunTimes:
 
 
 def breakdown(runs: list[RunTimes], start: float, end: float) -> dict[str, float]:
-    """Seconds of [start, end] in each of CATEGORIES (they add up to end - start), plus `steps summed` (every
-    step's execution time added, > `step` when steps overlap) and `steps`."""
+    """Seconds of [start, end] in each of CATEGORIES (they add up to end - start), plus `driver start-up` (the
+    driver's seconds before the first run was created), `steps summed` (every step's execution time added, > `step`
+    when steps overlap) and `steps`."""
     grid = np.arange(start, end, RESOLUTION_S) + RESOLUTION_S / 2
     owner = np.full(len(grid), len(CATEGORIES) - 1)  # driver
     for rank in reversed(range(len(CATEGORIES) - 1)):  # the lowest rank (step) is written last and wins
@@ -82,6 +85,8 @@ def breakdown(runs: list[RunTimes], start: float, end: float) -> dict[str, float
             for begin, finish in run.intervals[CATEGORIES[rank]]:
                 owner[(grid >= begin) & (grid < finish)] = rank
     seconds = {c: float(np.sum(owner == i)) * RESOLUTION_S for i, c in enumerate(CATEGORIES)}
+    first_run = min((begin for run in runs for begin, _ in run.intervals["queue"]), default=end)
+    seconds["driver start-up"] = float(np.sum((owner == len(CATEGORIES) - 1) & (grid < first_run))) * RESOLUTION_S
     seconds["steps summed"] = sum(r.step_seconds for r in runs)
     seconds["steps"] = sum(r.steps for r in runs)
     return seconds
@@ -94,6 +99,7 @@ def percent(share: float) -> str:
 def describe(seconds: dict[str, float], wall: float) -> str:
     """One line: each category's seconds and share of the wall time."""
     parts = [f"{c} {seconds[c]:.0f} s ({percent(seconds[c] / wall)})" for c in CATEGORIES]
+    parts[-1] += f", of which start-up {seconds['driver start-up']:.0f} s"
     return (f"{wall:.0f} s: " + ", ".join(parts) + f"; {seconds['steps']:.0f} steps, "
             f"{seconds['steps summed']:.0f} s of step execution summed")
 
