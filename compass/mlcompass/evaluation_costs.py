@@ -14,8 +14,10 @@ per-task columns ride on the `livebench_task_<task>` score rows, `compass.ingest
 
   * a LiveBench task `livebench_task_<x>`: q_j = nq_<x>, T_j = the median over the file's runs of task x of its
     input and output tokens per question (out_<x>, and what the rest of the task's USD buys at input price). The
-    tasks differ by two orders of magnitude: agentic coding (javascript, typescript) runs ~250,000 input tokens
-    per question, AMPS_Hard ~600;
+    tasks differ by three orders of magnitude: agentic coding (javascript, python, typescript) runs ~250,000-630,000
+    input tokens per question, AMPS_Hard ~70. A category `livebench_<category>` or `livebench_global` is a mean of
+    tasks, so measuring it runs them all: q_j = the sum of their nq, T_j their question-weighted mean (the
+    connector writes both on the category rows);
   * another benchmark: q_j its published size (`KNOWN_QUESTIONS`), else the median LiveBench task's q; T_j the
     median LiveBench task's tokens (Arena-style columns are votes, not questions, and are priced as if they were a
     LiveBench task: a stated approximation);

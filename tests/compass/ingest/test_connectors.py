@@ -139,6 +139,11 @@ def test_livebench_newest_release_with_costs(livebench):
     assert len(both) >= 40
     assert (totals.loc[both, "run_usd"] / totals.loc[both, "n_questions"]).to_numpy() == pytest.approx(
         per_question[both].to_numpy(), rel=0.03, abs=2e-4)
+    rows = scores.dropna(subset=["run_usd"]).set_index(["raw_name", "benchmark"])
+    one = rows.loc["claude-fable-5-max-effort"]  # a category sums its tasks (measuring it runs them all)
+    assert one.loc["livebench_agentic_coding", "n_questions"] == 72.0  # javascript 22 + python 20 + typescript 30
+    assert one.loc["livebench_global", "run_usd"] == pytest.approx(
+        one.loc[one.index.str.startswith("livebench_task_"), "run_usd"].sum())
     tokens = tasks.dropna(subset=["input_tokens_per_question"])  # NaN where the input price is 0 (ox-alpha-max)
     assert len(tokens) >= 44 * 23 and (tokens["input_tokens_per_question"] >= 0).all()
 
