@@ -41,9 +41,7 @@ def report(case: str, scenario: str, table: pd.DataFrame, k: int, budget: float 
     lines = [f"What to measure next: {case} / {scenario}",
              f"The decision now: {head['pick']} leads with P(rank 1) {pct(head['pick_p_rank1'], default_decimals=0)}, "
              f"90 % rank interval {int(head['pick_rank_lo'])}-{int(head['pick_rank_hi'])}; the posterior-mean pick "
-             f"{head['pick_now']} is not the best with probability "
-             f"{pct(head['p_wrong_now'], head.get('p_wrong_now_se'), default_decimals=0)} (± its standard error over "
-             "the preposterior's nodes)."]
+             f"{head['pick_now']} is not the best with probability {pct(head['p_wrong_now'], default_decimals=0)}."]
     chosen, wrong = short_list(table, k, budget)
     if chosen.empty:
         cheapest = table.loc[table["expected_reduction"] > 0, "cost_usd"].min()
@@ -58,8 +56,9 @@ def report(case: str, scenario: str, table: pd.DataFrame, k: int, budget: float 
     widths = [max(len(row[j]) for row in [header, *rows]) for j in range(len(header))]
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in [header, *rows]]
     total = usd(chosen["cost_usd"].sum())
-    after = (f"; P(wrong pick) {pct(head['p_wrong_now'], head.get('p_wrong_now_se'), default_decimals=0)} -> "
-             f"{pct(wrong, p_wrong_se(chosen, budget), default_decimals=0)}" if wrong is not None else "")
+    after = (f"; P(wrong pick) {pct(head['p_wrong_now'], default_decimals=0)} -> "
+             f"{pct(wrong, p_wrong_se(chosen, budget), default_decimals=0)} (± its standard error over the "
+             "preposterior's nodes)" if wrong is not None else "")
     lines.append(f"{len(chosen)} evaluations, {total} in all"
                  + (f" (budget {usd(budget)})" if budget is not None else "") + after + ".")
     if len(chosen) < k:

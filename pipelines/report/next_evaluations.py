@@ -50,7 +50,7 @@ def next_evaluations_section(wh: Warehouse, case_id: str, scenario: str) -> str:
     if chosen.empty:
         return out + ('<p class="note">No unmeasured benchmark score is expected to change this decision (expected '
                       "regret drop 0 for every cell).</p>")
-    now = pct(cells["p_wrong_now"].iloc[0], cells.get("p_wrong_now_se", pd.Series([None])).iloc[0], default_decimals=0)
+    now = pct(cells["p_wrong_now"].iloc[0], default_decimals=0)  # nothing measured: exact over the nodes
     after = (f", P(wrong pick) {now} → {pct(wrong, p_wrong_se(chosen, None), default_decimals=0)} (± the standard "
              "error over the preposterior's nodes)" if wrong is not None else "")
     shown = pd.DataFrame({
