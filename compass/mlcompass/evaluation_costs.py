@@ -43,6 +43,7 @@ KNOWN_QUESTIONS: dict[str, int] = {
 TASK_COLUMNS = ("n_questions", "input_tokens_per_question", "output_tokens_per_question")
 PROFILE_COLUMNS = ["questions", "input_tokens", "output_tokens"]
 DEFAULT_PROFILE = (50.0, 1500.0, 500.0)  # no LiveBench cost data: q, T^in, T^out
+TASK_PREFIX = "livebench_task_"  # the connector's names of single LiveBench tasks
 
 
 def benchmark_profiles(benchmarks: list[str] | pd.Index, scores: pd.DataFrame | None = None,
@@ -53,7 +54,8 @@ def benchmark_profiles(benchmarks: list[str] | pd.Index, scores: pd.DataFrame | 
     have = scores is not None and set(TASK_COLUMNS) <= set(scores.columns)
     rows = scores.dropna(subset=list(TASK_COLUMNS)) if have else pd.DataFrame(columns=["benchmark", *TASK_COLUMNS])
     tasks = rows.groupby("benchmark")[list(TASK_COLUMNS)].median().set_axis(PROFILE_COLUMNS, axis=1)
-    typical = tasks.median() if len(tasks) else pd.Series(DEFAULT_PROFILE, index=PROFILE_COLUMNS)
+    single = tasks[tasks.index.str.startswith(TASK_PREFIX)]  # the typical task: not a category's sum of tasks
+    typical = single.median() if len(single) else pd.Series(DEFAULT_PROFILE, index=PROFILE_COLUMNS)
     sizes = dict(KNOWN_QUESTIONS if known is None else known)
     out = pd.DataFrame([typical.to_numpy()] * len(benchmarks), index=pd.Index(benchmarks), columns=PROFILE_COLUMNS)
     out["questions"] = [float(sizes.get(b, typical["questions"])) for b in out.index]

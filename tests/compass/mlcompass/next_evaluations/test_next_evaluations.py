@@ -117,11 +117,12 @@ def test_costs_follow_livebench_per_task_questions_and_tokens():
     """Eq. (1) of `evaluation_costs`: q_j x (T_in p_in + T_out p_out) / 1e6 with LiveBench's per-task q and tokens
     (the benchmark names `livebench_task_<x>` the connector writes), a model's own run where it has one."""
     scores = pd.DataFrame({
-        "model_id": ["a", "z", "a", "z"],
-        "benchmark": ["livebench_task_python", "livebench_task_python", "livebench_task_typos", "livebench_task_typos"],
-        "n_questions": [20.0, 20.0, 50.0, 50.0], "run_usd": [3.0, 1.0, 0.04, 0.02],
-        "input_tokens_per_question": [300_000.0, 280_000.0, 300.0, 400.0],
-        "output_tokens_per_question": [30_000.0, 32_000.0, 2_000.0, 3_000.0]})
+        "model_id": ["a", "z", "a", "z", "a"],
+        "benchmark": ["livebench_task_python", "livebench_task_python", "livebench_task_typos", "livebench_task_typos",
+                      "livebench_global"],  # a sum of tasks: not in the typical task's profile
+        "n_questions": [20.0, 20.0, 50.0, 50.0, 1270.0], "run_usd": [3.0, 1.0, 0.04, 0.02, 30.0],
+        "input_tokens_per_question": [300_000.0, 280_000.0, 300.0, 400.0, 9_000.0],
+        "output_tokens_per_question": [30_000.0, 32_000.0, 2_000.0, 3_000.0, 15_000.0]})
     benches = ["livebench_task_python", "livebench_task_typos", "hf_bbh", "unknown"]
     profiles = benchmark_profiles(benches, scores)
     assert profiles.loc["livebench_task_python"].tolist() == [20.0, 290_000.0, 31_000.0]
