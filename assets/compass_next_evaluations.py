@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from assets.compass_decisions import DECISION_KEYS
-from assets.compass_frontier import cost_side
+from assets.compass_frontier import CASE_CATALOG, cost_side
 from assets.compass_inputs import CASE_BENCHMARKS, IMPUTATION_VALIDATION
 from assets.partitions import decision_partitions
 from compass.mlcompass.next_evaluations_decision import TABLE_COLUMNS, answered, empty_table, next_evaluations_table
@@ -23,7 +23,9 @@ from resources.next_evaluation_inputs import NextEvaluationInputs, read_inputs
 from resources.publish import publish_many
 from resources.warehouse import WarehouseResource
 
-CODE_VERSION = "compass-next-evaluations-2"  # 2: per-model slopes shrunk toward the pooled slope (review of issue 49)
+# 2: per-model slopes shrunk toward the pooled slope; 3: per-task LiveBench prices from the case's own price table,
+# correlated cells, P(wrong)'s standard error (review of issue 49)
+CODE_VERSION = "compass-next-evaluations-3"
 KEY = dg.AssetKey(["compass", "next_evaluations"])
 TABLES = ("compass.next_evaluations", "compass.next_evaluations_answered")
 ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured", "pick_before", "p_rank1_before",
@@ -48,7 +50,7 @@ def _answered_rows(previous: pd.DataFrame, inputs: NextEvaluationInputs) -> pd.D
 
 
 @dg.asset(key=KEY, deps=[DECISION_KEYS["leaderboards"], ["compass", "rank_uncertainty"], ["compass", "rank_bootstrap"],
-                         ["raw", "benchmark_scores"], ["raw", "model_costs"], cost_side, CASE_BENCHMARKS,
+                         ["raw", "benchmark_scores"], CASE_CATALOG, cost_side, CASE_BENCHMARKS,
                          IMPUTATION_VALIDATION],
           partitions_def=decision_partitions, code_version=CODE_VERSION, group_name="compass",
           pool=settings.writer_pool())
@@ -69,7 +71,8 @@ def next_evaluations(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     kept = _live(wh, TABLES[1], where)
     answered_rows = new if len(new) or kept.empty else kept[ANSWERED_COLUMNS]
     table = (empty_table(TABLE_COLUMNS) if inputs.draws is None else
-             next_evaluations_table(inputs.draws, inputs.completed, inputs.cell_sd, inputs.gradient, inputs.cell_usd))
+             next_evaluations_table(inputs.draws, inputs.completed, inputs.cell_sd, inputs.gradient, inputs.cell_usd,
+                                    correlation=inputs.correlation))
     table = table.assign(pick=inputs.pick["model_id"], pick_p_rank1=inputs.pick["p_rank1"],
                          pick_rank_lo=inputs.pick["rank_lo"], pick_rank_hi=inputs.pick["rank_hi"])
     head = table.head(3)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from catalog import synthetic_catalog
 
-from compass.mlcompass.evaluation_costs import cell_costs, question_counts, usd_per_question
+from compass.mlcompass.evaluation_costs import benchmark_profiles, cell_costs
 from compass.mlcompass.measures import extract_measures
 from compass.mlcompass.next_evaluations_decision import measure_slopes, next_evaluations_table, score_gradient
 from compass.mlcompass.rank_uncertainty import Replicates, imputation_noise, replicate_scores
@@ -65,11 +65,12 @@ def main() -> int:
     t_imp = time.perf_counter() - start
     draws, _ = replicate_scores(reps, costs, scenario, models)
     gradient = score_gradient(completed, point.set_axis(x_raw.index), measure_slopes(draws, measures))
-    price = pd.Series(rng.uniform(0.1, 20.0, len(x_raw)), index=x_raw.index)  # USD per million tokens
-    usd = cell_costs(x_raw, question_counts(x_raw.columns), usd_per_question(x_raw.index, price))
+    price = rng.uniform(0.1, 20.0, len(x_raw))  # USD per million input tokens, output at 4x
+    prices = pd.DataFrame({"input_usd_per_mtok": price, "output_usd_per_mtok": 4 * price}, index=x_raw.index)
+    usd = cell_costs(benchmark_profiles(x_raw.columns), prices)
     t_inputs = time.perf_counter() - start - t_imp
     t = time.perf_counter()
-    table = next_evaluations_table(draws, completed, sd, gradient, usd)
+    table = next_evaluations_table(draws, completed, sd, gradient, usd, correlation=0.26)  # frontier_api's r
     t_rank = time.perf_counter() - t
     total = time.perf_counter() - start
     load = os.getloadavg()[0]

@@ -14,7 +14,7 @@ import math
 
 import pandas as pd
 
-from compass.mlcompass.next_evaluations_decision import short_list
+from compass.mlcompass.next_evaluations_decision import p_wrong_se, short_list
 from pipelines.formatting import number, pct, usd
 
 DEFAULT_K = 5
@@ -56,8 +56,9 @@ def report(case: str, scenario: str, table: pd.DataFrame, k: int, budget: float 
     widths = [max(len(row[j]) for row in [header, *rows]) for j in range(len(header))]
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in [header, *rows]]
     total = usd(chosen["cost_usd"].sum())
-    after = (f"; P(wrong pick) {pct(head['p_wrong_now'], default_decimals=0)} -> {pct(wrong, default_decimals=0)}"
-             if wrong is not None else "")
+    after = (f"; P(wrong pick) {pct(head['p_wrong_now'], default_decimals=0)} -> "
+             f"{pct(wrong, p_wrong_se(chosen, budget), default_decimals=0)} (± its standard error over the "
+             "preposterior's nodes)" if wrong is not None else "")
     lines.append(f"{len(chosen)} evaluations, {total} in all"
                  + (f" (budget {usd(budget)})" if budget is not None else "") + after + ".")
     if len(chosen) < k:

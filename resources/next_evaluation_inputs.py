@@ -2,10 +2,9 @@
 the case's benchmark matrix with the imputation's calibrated predictive sd, the score's gradient in every cell and
 each cell's USD price (`compass.mlcompass.evaluation_costs`, eq. (1)).
 
-Prices: a model's USD per question is its own LiveBench cost per question (raw.model_costs.cost_per_question_usd)
-where the catalog has one, else its blended price (compass.costs.raw_cost, USD per million tokens) times LiveBench's
-median tokens per question; question counts are the published sizes (`KNOWN_QUESTIONS`), else 50 (the stated
-fallback of `question_counts` without LiveBench's per-task counts, which the warehouse does not hold).
+Prices (`evaluation_costs`, eq. (1)): questions and tokens per question of each benchmark from LiveBench's per-task
+cost columns on raw.benchmark_scores, a model's token prices from the case's own price table (compass.case_prices,
+written by compass/case_catalog per case): a price of a model outside the case changes nothing here.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import pandas as pd
 from compass.mlcompass import decisions as dec
 from compass.mlcompass.case_inputs import build_x_raw
 from compass.mlcompass.case_study import CaseStudy
-from compass.mlcompass.evaluation_costs import cell_costs, question_counts, usd_per_question
+from compass.mlcompass.evaluation_costs import benchmark_profiles, cell_costs, own_runs, token_prices
 from compass.mlcompass.next_evaluations_decision import measure_slopes, score_gradient
 from compass.mlcompass.rank_uncertainty import imputation_noise, replicate_scores
 from resources import readers
@@ -37,19 +36,8 @@ class NextEvaluationInputs:
     cell_sd: pd.DataFrame | None
     gradient: pd.DataFrame | None
     cell_usd: pd.DataFrame | None
+    correlation: float  # r of eq. (2r) of `next_evaluations`: the case's within-model imputation-error correlation
     pick: dict  # the decision now: model_id, p_rank1, rank_lo, rank_hi of the board's rank 1
-
-
-def livebench_costs(model_costs: pd.DataFrame) -> pd.DataFrame | None:
-    """raw.model_costs rows with a LiveBench cost per question, as `evaluation_costs`' cost file (one per model);
-    None when the catalog has none (a catalog without LiveBench has no such column)."""
-    if "cost_per_question_usd" not in model_costs or model_costs["cost_per_question_usd"].isna().all():
-        return None
-    rows = model_costs.dropna(subset=["cost_per_question_usd"])
-    return rows.groupby("model_id", as_index=False).agg(
-        cost_per_question=("cost_per_question_usd", "median"),
-        input_price_per_million=("input_usd_per_mtok", "median"),
-        output_price_per_million=("output_usd_per_mtok", "median")).rename(columns={"model_id": "model"})
 
 
 def read_inputs(wh: Warehouse, case: CaseStudy, scenario_name: str) -> NextEvaluationInputs | None:
@@ -59,11 +47,12 @@ def read_inputs(wh: Warehouse, case: CaseStudy, scenario_name: str) -> NextEvalu
     if board.empty:
         return None
     board = board.sort_values("rank").reset_index(drop=True)
-    observed = build_x_raw(readers.case_scores(wh), case.benchmarks)
+    scores = readers.case_scores(wh)
+    observed = build_x_raw(scores, case.benchmarks)
     models = list(board["model_id"])
     x = observed.loc[models]
     if x.notna().all().all():  # nothing to measure: no posterior to read
-        return NextEvaluationInputs(board, None, observed, None, None, None, None, _pick(wh, where, models[0]))
+        return NextEvaluationInputs(board, None, observed, None, None, None, None, 0.0, _pick(wh, where, models[0]))
     scenario = readers.named_measures(wh, case, dec.numeric_lambda(scenario_for(scenario_name, case), case))
     cost_table = wh.read("compass.costs", {"case_id": case.case_id}).set_index("model_id")
     replicates = readers.rank_replicates(wh, case.case_id)
@@ -72,9 +61,10 @@ def read_inputs(wh: Warehouse, case: CaseStudy, scenario_name: str) -> NextEvalu
     completed, sd = full.loc[models], full_sd.loc[models]
     slopes = measure_slopes(draws, replicates.measures[:, replicates.model_ids.get_indexer(models), :])
     gradient = score_gradient(completed, readers.measures(wh, case.case_id).loc[models], slopes)
-    per_question = usd_per_question(models, cost_table["raw_cost"], livebench_costs(wh.read("raw.model_costs")))
-    usd = cell_costs(x, question_counts(x.columns), per_question)
-    return NextEvaluationInputs(board, draws, observed, completed, sd, gradient, usd, _pick(wh, where, models[0]))
+    prices = token_prices(wh.read("compass.case_prices", {"case_id": case.case_id}), models)
+    usd = cell_costs(benchmark_profiles(x.columns, scores), prices, own_runs(scores, models, x.columns))
+    return NextEvaluationInputs(board, draws, observed, completed, sd, gradient, usd,
+                                np.nan_to_num(readers.noise_correlation(wh, case.case_id)), _pick(wh, where, models[0]))
 
 
 def _pick(wh: Warehouse, where: dict, leader: str) -> dict:

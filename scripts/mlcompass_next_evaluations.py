@@ -3,7 +3,7 @@
 SEMI-SYNTHETIC: the real catalog matrix (data/benchmark_scores.parquet, models with a real blended price in
 data/model_costs.parquet, benchmarks with >= MIN_MODELS of them), its real missingness pattern and real prices;
 the missing cells' truth is drawn (imputation + predictive noise) per seed. Cell prices: `evaluation_costs`
-with LiveBench's cost file. The score is the mean z-score minus lam log10(price) (a cost-aware scenario).
+with LiveBench's per-task questions and tokens (data/benchmark_scores.parquet) at each model's cheapest token prices. The score is the mean z-score minus lam log10(price) (a cost-aware scenario).
 Strategies reveal k cells (k = 5, 10, 20) or spend a USD budget; the table gives mean regret and spend per
 strategy, and the paired difference against VOI (beyond 2 SE = a verdict) in regret and in regret drop per USD.
 
@@ -11,7 +11,11 @@ Light (default, < 1 min): LIGHT_MODELS random priced models x LIGHT_BENCHMARKS r
 k = 5, 10 and one budget.
 COMPASS_HEAVY=1: every benchmark with >= MIN_MODELS priced models, 30 seeds, k = 5, 10, 20 and the budget.
 
+--correlation r: the world's within-model correlation of the missing cells' deviations from the imputation (the agent
+knows it; default 0, independent cells; frontier_api's leave-pattern-out estimate is 0.26).
+
 Usage: PYTHONPATH=. .venv/bin/python scripts/mlcompass_next_evaluations.py [--seeds N] [--lam 0.1] [--ks 5 10 20]
+       [--correlation 0.26]
 """
 
 from __future__ import annotations
@@ -24,11 +28,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from compass.mlcompass.evaluation_costs import cell_costs, question_counts, usd_per_question
+from compass.mlcompass.evaluation_costs import benchmark_profiles, cell_costs, own_runs, token_prices
 from compass.mlcompass.next_evaluations_simulation import compare, run_seed
 
 ROOT = Path(__file__).resolve().parents[1]
-LIVEBENCH = Path("/work/shared/data/snapshots/livebench")
 MIN_MODELS = 60
 LIGHT_BENCHMARKS = 16
 LIGHT_MODELS = 80
@@ -36,8 +39,8 @@ RANK = 3  # fixed: the rank CV costs minutes on this catalog on 2 shared cores
 MAX_ITER = 100
 
 
-def catalog(heavy: bool) -> tuple[pd.DataFrame, pd.Series, pd.DataFrame | None]:
-    """(x_raw of priced models, blended price per model, LiveBench cost file or None)."""
+def catalog(heavy: bool) -> tuple[pd.DataFrame, pd.Series, pd.DataFrame]:
+    """(x_raw of priced models, blended price per model, USD per cell)."""
     scores = pd.read_parquet(ROOT / "data" / "benchmark_scores.parquet")
     costs = pd.read_parquet(ROOT / "data" / "model_costs.parquet")
     price = costs.groupby("model_id")["blended_usd_per_mtok"].median()
@@ -51,8 +54,9 @@ def catalog(heavy: bool) -> tuple[pd.DataFrame, pd.Series, pd.DataFrame | None]:
     if not heavy:  # a uniform random subset of the models (seeded): keeps the real sparsity
         x = x.loc[np.sort(np.random.default_rng(0).choice(x.index.to_numpy(), LIGHT_MODELS, replace=False))]
         x = x.loc[:, x.notna().sum() >= 5]
-    files = sorted(LIVEBENCH.glob("*/cost_*.csv"))
-    return x, price.reindex(x.index), (pd.read_csv(files[-1]) if files else None)
+    usd = cell_costs(benchmark_profiles(x.columns, scores), token_prices(costs, x.index),
+                     own_runs(scores, x.index, x.columns))
+    return x, price.reindex(x.index), usd
 
 
 def main() -> None:
@@ -61,19 +65,19 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=30 if heavy else 4)
     parser.add_argument("--lam", type=float, default=0.1)
     parser.add_argument("--ks", type=int, nargs="+", default=None, help="k values (default 5 10 20 heavy, 5 10 light)")
+    parser.add_argument("--correlation", type=float, default=0.0, help="within-model correlation r of the world")
     args = parser.parse_args()
     start = time.time()
-    x, price, live = catalog(heavy)
-    usd = cell_costs(x, question_counts(x.columns, live), usd_per_question(x.index, price, live))
+    x, price, usd = catalog(heavy)
     rank = RANK
     budget = float(np.round(10 * np.median(usd.to_numpy()[x.isna().to_numpy()]), -1))
     ks = tuple(args.ks) if args.ks else (5, 10, 20) if heavy else (5, 10)
     print(f"SEMI-SYNTHETIC world: {x.shape[0]} priced models x {x.shape[1]} benchmarks, "
-          f"{x.isna().to_numpy().mean():.0%} missing, imputation rank {rank} (fixed), {MAX_ITER} PCA-EM passes, lam {args.lam}, "
-          f"LiveBench cost file {'yes' if live is not None else 'no'}; budget ${budget:g} (10 median cells); "
+          f"{x.isna().to_numpy().mean():.0%} missing, imputation rank {rank} (fixed), {MAX_ITER} PCA-EM passes, lam {args.lam}, r {args.correlation:g}, "
+          f"budget ${budget:g} (10 median cells); "
           f"{args.seeds} seeds; {'heavy' if heavy else 'light'}")
     runs = pd.concat([run_seed(x, usd, np.log10(price), args.lam, rank, seed, ks=ks, budgets=(budget,),
-                               max_iter=MAX_ITER)
+                               max_iter=MAX_ITER, correlation=args.correlation)
                       for seed in range(args.seeds)], ignore_index=True)
     table = compare(runs)
     with pd.option_context("display.width", 250, "display.max_columns", 30, "display.float_format", "{:.4g}".format):

@@ -1,23 +1,29 @@
 """What one more benchmark measurement costs in US dollars (issue 49 item 2; input to `next_evaluations`).
 
-Measuring the unmeasured cell (m, j) means running benchmark j's questions through model m:
+Measuring cell (m, j) means running benchmark j's q_j questions through model m. One rule for every cell:
 
-    cost(m, j) = q_j x c_m                                                             (1)
+    cost(m, j) = q_j x (T^in_j p^in_m + T^out_j p^out_m) / 1e6                          (1)
 
-q_j the benchmark's question count, c_m the model's expected USD per question. c_m comes from LiveBench's
-cost file (per model: `cost_per_question`, `input_price_per_million`, `output_price_per_million`, over its
-tasks; 46 models in the 2026-06-25 file):
+T^in_j, T^out_j the benchmark's input and output tokens per question, p^in_m, p^out_m the model's USD per million
+input and output tokens (its cheapest provider by the 3:1 blend, `token_prices`). The exception: a model whose
+own run of task j is in LiveBench's cost file costs what that run cost, cost(m, j) = run_usd(m, j) (only measured
+cells have one; re-measuring them is what it prices).
 
-  * a model in the file: its own cost_per_question;
-  * any other model with a blended price p_m (USD per million tokens, data/model_costs.parquet):
-    c_m = t x p_m / 1e6, with t = median over the file's models of cost_per_question x 1e6 / p_m, the
-    file's "expected tokens per question" at the blended price (p = (input + output price) / 2 there);
-  * a model with no price at all: the median c_m of the priced models (stated fallback, `FALLBACK`).
+Per benchmark (`benchmark_profiles`), from LiveBench's cost file (2026-06-25: 46 models x 23 tasks; its
+per-task columns ride on the `livebench_task_<task>` score rows, `compass.ingest.connectors.livebench`):
 
-Question counts: LiveBench tasks from the file's nq_<task> columns, a few public benchmark sizes
-(`KNOWN_QUESTIONS`, the test splits as published), and otherwise the median LiveBench task size (the
-fallback rule: Arena-style columns are votes, not questions, and are priced as if they were a LiveBench
-task, a stated approximation).
+  * a LiveBench task `livebench_task_<x>`: q_j = nq_<x>, T_j = the median over the file's runs of task x of its
+    input and output tokens per question (out_<x>, and what the rest of the task's USD buys at input price). The
+    tasks differ by three orders of magnitude: agentic coding (javascript, python, typescript) runs ~250,000-630,000
+    input tokens per question, AMPS_Hard ~70. A category `livebench_<category>` or `livebench_global` is a mean of
+    tasks, so measuring it runs them all: q_j = the sum of their nq, T_j their question-weighted mean (the
+    connector writes both on the category rows);
+  * another benchmark: q_j its published size (`KNOWN_QUESTIONS`), else the median LiveBench task's q; T_j the
+    median LiveBench task's tokens (Arena-style columns are votes, not questions, and are priced as if they were a
+    LiveBench task: a stated approximation);
+  * without any LiveBench cost data: q_j = `KNOWN_QUESTIONS` or 50, T_j = 1,500 input + 500 output tokens.
+
+A model with no price at all costs the median over the priced models of the same benchmark (stated fallback).
 """
 
 from __future__ import annotations
@@ -34,50 +40,58 @@ KNOWN_QUESTIONS: dict[str, int] = {
     "hf_math_lvl5": 1324, "hf_ifeval": 541, "hf_bbh": 6511, "hf_musr": 756, "winogrande": 1267,
     "simpleqa_verified": 1000, "aider_polyglot": 225, "otis_mock_aime": 45,
 }
-
-FALLBACK = "median"
-
-
-def livebench_questions(cost_file: pd.DataFrame) -> pd.Series:
-    """Questions per LiveBench task (the file's nq_<task> columns, median over models): benchmark -> count."""
-    cols = [c for c in cost_file.columns if c.startswith("nq_")]
-    return pd.Series({c[3:]: float(cost_file[c].median()) for c in cols}, name="questions")
+TASK_COLUMNS = ("n_questions", "input_tokens_per_question", "output_tokens_per_question")
+PROFILE_COLUMNS = ["questions", "input_tokens", "output_tokens"]
+DEFAULT_PROFILE = (50.0, 1500.0, 500.0)  # no LiveBench cost data: q, T^in, T^out
+TASK_PREFIX = "livebench_task_"  # the connector's names of single LiveBench tasks
 
 
-def question_counts(benchmarks: list[str] | pd.Index, cost_file: pd.DataFrame | None = None,
-                    known: Mapping[str, int] | None = None) -> pd.Series:
-    """q_j of (1) for every benchmark: LiveBench's nq_<task>, else `known` (default KNOWN_QUESTIONS), else the
-    median LiveBench task size (50 when no file is given). Returns benchmark -> count (float), no NaN."""
-    live = livebench_questions(cost_file) if cost_file is not None else pd.Series(dtype=float)
-    table = dict(KNOWN_QUESTIONS if known is None else known)
-    fallback = float(live.median()) if len(live) else 50.0
-    out = {b: float(live[b]) if b in live.index else float(table.get(b, fallback)) for b in benchmarks}
-    return pd.Series(out, name="questions")
+def benchmark_profiles(benchmarks: list[str] | pd.Index, scores: pd.DataFrame | None = None,
+                       known: Mapping[str, int] | None = None) -> pd.DataFrame:
+    """q_j, T^in_j, T^out_j of (1) for every benchmark (module docstring's rules): benchmark -> PROFILE_COLUMNS,
+    no NaN. scores: long rows [benchmark, n_questions, input_tokens_per_question, output_tokens_per_question]
+    (raw.benchmark_scores; rows without them are ignored)."""
+    have = scores is not None and set(TASK_COLUMNS) <= set(scores.columns)
+    rows = scores.dropna(subset=list(TASK_COLUMNS)) if have else pd.DataFrame(columns=["benchmark", *TASK_COLUMNS])
+    tasks = rows.groupby("benchmark")[list(TASK_COLUMNS)].median().set_axis(PROFILE_COLUMNS, axis=1)
+    single = tasks[tasks.index.str.startswith(TASK_PREFIX)]  # the typical task: not a category's sum of tasks
+    typical = single.median() if len(single) else pd.Series(DEFAULT_PROFILE, index=PROFILE_COLUMNS)
+    sizes = dict(KNOWN_QUESTIONS if known is None else known)
+    out = pd.DataFrame([typical.to_numpy()] * len(benchmarks), index=pd.Index(benchmarks), columns=PROFILE_COLUMNS)
+    out["questions"] = [float(sizes.get(b, typical["questions"])) for b in out.index]
+    live = out.index.intersection(tasks.index)
+    out.loc[live] = tasks.loc[live].to_numpy()
+    return out.astype(float)
 
 
-def usd_per_question(models: list[str] | pd.Index, blended_price: pd.Series,
-                     cost_file: pd.DataFrame | None = None) -> pd.Series:
-    """c_m of (1): model -> expected USD per question (module docstring's three rules). blended_price: model -> USD
-    per million tokens (NaN = unknown)."""
-    models = pd.Index(models)
-    price = blended_price.reindex(models).astype(float)
-    tokens = 2000.0  # without a cost file: an assumed 2,000 tokens per question
-    own = pd.Series(np.nan, index=models)
-    if cost_file is not None and len(cost_file):
-        p = (cost_file["input_price_per_million"] + cost_file["output_price_per_million"]) / 2
-        ratio = cost_file["cost_per_question"] * 1e6 / p
-        tokens = float(ratio[np.isfinite(ratio) & (p > 0)].median())
-        own = cost_file.set_index("model")["cost_per_question"].reindex(models).astype(float)
-    c = own.where(own.notna(), price * tokens / 1e6)
-    fallback = float(c.median()) if c.notna().any() else tokens * 1.0 / 1e6
-    return c.fillna(fallback).rename("usd_per_question")
+def token_prices(prices: pd.DataFrame, models: list[str] | pd.Index) -> pd.DataFrame:
+    """p^in_m, p^out_m of (1): per model the provider row with the lowest 3:1 blend (3 input + output) / 4 of
+    `prices` (rows [model_id, input_usd_per_mtok, output_usd_per_mtok], e.g. compass.case_prices); NaN = unpriced."""
+    rows = prices.dropna(subset=["input_usd_per_mtok", "output_usd_per_mtok"])
+    rows = rows.assign(_blend=(3 * rows["input_usd_per_mtok"] + rows["output_usd_per_mtok"]) / 4)
+    cheapest = rows.sort_values(["_blend", "model_id"]).drop_duplicates("model_id").set_index("model_id")
+    return cheapest[["input_usd_per_mtok", "output_usd_per_mtok"]].reindex(pd.Index(models)).astype(float)
 
 
-def cell_costs(x_raw: pd.DataFrame, questions: pd.Series, per_question: pd.Series) -> pd.DataFrame:
-    """USD cost of measuring every cell, eq. (1): q_j x c_m (same shape as x_raw; observed cells too, the caller
-    masks them). Raises when a benchmark or a model lacks its factor."""
-    q = questions.reindex(x_raw.columns).to_numpy(dtype=float)
-    c = per_question.reindex(x_raw.index).to_numpy(dtype=float)
-    if np.isnan(q).any() or np.isnan(c).any():
-        raise ValueError("cell_costs: every benchmark needs a question count and every model a USD per question")
-    return pd.DataFrame(np.outer(c, q), index=x_raw.index, columns=x_raw.columns)
+def own_runs(scores: pd.DataFrame | None, models: list[str] | pd.Index, benchmarks: list[str] | pd.Index,
+             ) -> pd.DataFrame:
+    """run_usd(m, j): what model m's own run of benchmark j cost (LiveBench's file), NaN where there is none."""
+    frame = pd.DataFrame(np.nan, index=pd.Index(models), columns=pd.Index(benchmarks))
+    if scores is None or "run_usd" not in scores.columns:
+        return frame
+    runs = scores.dropna(subset=["run_usd"]).groupby(["model_id", "benchmark"])["run_usd"].median().unstack()
+    return runs.reindex(index=frame.index, columns=frame.columns).astype(float)
+
+
+def cell_costs(profiles: pd.DataFrame, prices: pd.DataFrame, own: pd.DataFrame | None = None) -> pd.DataFrame:
+    """USD of measuring every cell (rows = prices' models, columns = profiles' benchmarks), eq. (1); a model's own
+    run where `own` has one; an unpriced model the column's median over the priced models."""
+    q = profiles["questions"].to_numpy(dtype=float)
+    per_question = (np.outer(prices["input_usd_per_mtok"].to_numpy(dtype=float), profiles["input_tokens"])
+                    + np.outer(prices["output_usd_per_mtok"].to_numpy(dtype=float), profiles["output_tokens"])) / 1e6
+    usd = pd.DataFrame(per_question * q, index=prices.index, columns=profiles.index)
+    if own is not None:
+        usd = own.reindex(index=usd.index, columns=usd.columns).fillna(usd)
+    if usd.isna().all(axis=None):
+        raise ValueError("cell_costs: no model has a price")
+    return usd.fillna(usd.median())

@@ -11,11 +11,23 @@ X_c ~ N(x^_c, s_c^2) (`imputation.predictive_sd`, the draw of step (i) of the bo
 linearized in its own cell, g_c = dScore(m) / dx_{mj} (`linear_gradient` for a utility linear in the
 benchmarks, `finite_difference_gradient` otherwise), so measuring c moves model m's posterior mean by
 
-    delta_c = g_c (X_c - x^_c) ~ N(0, tau_c^2),   tau_c = min(|g_c| s_c, sigma_m)          (2)
+    delta_c = g_c (X_c - x^_c) ~ N(0, t_c^2),   t_c = g_c s_c                             (2)
 
-and leaves the other models' means alone (the bootstrap draws cells independently; the cap: one cell cannot
-resolve more than model m's whole posterior spread). A set A of cells moves model m by N(0, tau_m(A)^2),
-tau_m(A)^2 = min(sum_{c in A of m} tau_c^2, sigma_m^2).
+Correlated cells. The imputation's errors e_c = X_c - x^_c of one model's cells move together: equicorrelated,
+Corr(e_c, e_c') = r for two cells of one model (`imputation_validation`'s noise_correlation, the leave-pattern-out
+intraclass correlation, 0.26 on frontier_api; the rank bootstrap draws them so, `rank_uncertainty.imputation_draw`),
+independent across models. Model m's score error over its unmeasured cells U_m is D_m = sum_{c in U_m} t_c u_c,
+u_c = e_c / s_c. Measuring a set A of m's cells (n = |A|) moves its posterior mean by E[D_m | u_A], a normal shift of
+variance
+
+    tau_m(A)^2 = b' R_A^-1 b = ( b.b - r (1'b)^2 / (1 - r + r n) ) / (1 - r),                (2r)
+    b_a = (1 - r) t_a + r T_m ,   T_m = sum_{c in U_m} t_c ,   R_A = (1 - r) I + r 11'
+
+(the cell's own error plus what it tells about m's other unmeasured cells; in the running sums S1 = sum_A t_a,
+S2 = sum_A t_a^2: 1'b = (1 - r) S1 + r n T_m, b.b = (1 - r)^2 S2 + 2 r (1 - r) T_m S1 + n r^2 T_m^2, O(1) per
+candidate, no cell x cell array). r = 0 gives tau_m(A)^2 = sum_A t_a^2; A = U_m gives Var(D_m). Capped:
+tau_m(A)^2 <= sigma_m^2 (a model's cells cannot resolve more than its whole posterior spread); the other models'
+means stay (independent across models). A single cell has tau_c = min(|b_c|, sigma_m).
 
 Value (preposterior analysis). E[max_m S(m)] does not depend on what is measured (tower property), so the expected
 drop in the regret (1) from measuring A is the expected value of sample information
@@ -35,11 +47,13 @@ per dollar), among cells not yet chosen; a chosen cell is never picked again.
 P(wrong). With A measured, the posterior draws become S'_b(m) = mu_m + tau_m Z_m + rho_m (S_b(m) - mu_m),
 rho_m = sqrt(1 - tau_m^2 / sigma_m^2) (the measured part of the spread is replaced by its realization), and the
 probability that the new pick is not the best is averaged over the same nodes: P_wrong(A) = E_Z[ mean_b
-1{S'_b(pick_Z) < max_m S'_b(m)} ]. Reported along the greedy path.
+1{S'_b(pick_Z) < max_m S'_b(m)} ]. Reported along the greedy path on L' = `p_wrong_nodes` of the L nodes, drawn
+without replacement, with its standard error sqrt((1 - L'/L) v / L'), v the variance over the L' nodes of the
+inner mean (finite-population correction; the bootstrap's own B draws are held fixed).
 
 Approximations (documented, tested): the linearization (2) (exact for a utility linear in the benchmark
-columns with fixed factor loadings), Gaussian cell predictive distributions, independence across cells, and
-the models' other missing cells not updated by the measured one (no low-rank borrowing: V is conservative).
+columns with fixed factor loadings), Gaussian cell predictive distributions, the equicorrelation (2r) (one r per
+case, no low-rank borrowing across models: V is conservative there).
 Cost: O(cells x n_nodes) per greedy step, O(n_nodes x B x n) for P_wrong; no n x n x k arrays.
 """
 
@@ -53,7 +67,8 @@ from scipy.stats import norm
 
 CELL_COLUMNS = ["model_id", "benchmark", "cell_sd", "gradient", "tau", "cost_usd", "value", "value_per_usd",
                 "rank_value", "rank_per_usd"]
-BATCH_COLUMNS = ["step", "model_id", "benchmark", "cost_usd", "gain", "value", "spend_usd", "p_wrong"]
+BATCH_COLUMNS = ["step", "model_id", "benchmark", "cost_usd", "gain", "value", "spend_usd", "p_wrong", "p_wrong_se"]
+MAX_CORRELATION = 0.95  # r is clipped to [0, MAX_CORRELATION]: (2r) divides by 1 - r
 
 
 def linear_gradient(weights: pd.Series, models: pd.Index, benchmarks: pd.Index) -> pd.DataFrame:
@@ -98,27 +113,39 @@ def _posterior(score_draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s.mean(axis=0), s.std(axis=0, ddof=1)
 
 
+def shift_variance(s1: np.ndarray, s2: np.ndarray, n: np.ndarray, total: np.ndarray, r: float) -> np.ndarray:
+    """tau_m(A)^2 of (2r) before the cap, from the running sums S1 = sum_A t_a, S2 = sum_A t_a^2, n = |A| and
+    T_m = sum_{U_m} t_c (arrays broadcast together)."""
+    r = float(np.clip(r, 0.0, MAX_CORRELATION))
+    sum_b = (1 - r) * s1 + r * n * total
+    b_b = (1 - r) ** 2 * s2 + 2 * r * (1 - r) * total * s1 + n * r ** 2 * total ** 2
+    return np.maximum(b_b - r * sum_b ** 2 / (1 - r + r * n), 0.0) / (1 - r)
+
+
 def _candidates(cell_sd: pd.DataFrame, gradient: pd.DataFrame, costs: pd.DataFrame, sigma: np.ndarray,
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Unmeasured cells (sd > 0): (row, col, sd, g, tau, cost)."""
+                correlation: float) -> tuple[np.ndarray, ...]:
+    """Unmeasured cells (sd > 0): (row, col, sd, g, t = g s of (2), single-cell tau_c of (2r), cost, T_m per model)."""
     sd = cell_sd.to_numpy(dtype=float)
     g = gradient.reindex(index=cell_sd.index, columns=cell_sd.columns).to_numpy(dtype=float)
     usd = costs.reindex(index=cell_sd.index, columns=cell_sd.columns).to_numpy(dtype=float)
     rows, cols = np.nonzero(sd > 0)
-    tau = np.minimum(np.abs(g[rows, cols]) * sd[rows, cols], sigma[rows])
-    return rows, cols, sd[rows, cols], g[rows, cols], tau, usd[rows, cols]
+    t = g[rows, cols] * sd[rows, cols]
+    total = np.bincount(rows, weights=t, minlength=len(cell_sd))
+    var = shift_variance(t, t ** 2, np.ones_like(t), total[rows], correlation)
+    tau = np.sqrt(np.minimum(var, sigma[rows] ** 2))
+    return rows, cols, sd[rows, cols], g[rows, cols], t, tau, usd[rows, cols], total
 
 
 def cell_values(score_draws: np.ndarray, cell_sd: pd.DataFrame, gradient: pd.DataFrame, costs: pd.DataFrame,
-                n_nodes: int = 64) -> pd.DataFrame:
+                n_nodes: int = 64, correlation: float = 0.0) -> pd.DataFrame:
     """Every unmeasured cell's value V({c}) of (3) (expected regret drop, score units), cost and value per USD,
     ranked both ways (1 = measure first). score_draws: (B, n) draws of the ranked models' scores, columns in
-    cell_sd's row order; cell_sd: predictive sd per cell (0 = measured); gradient: g of (2); costs: USD per cell.
-    Columns CELL_COLUMNS, sorted by value."""
+    cell_sd's row order; cell_sd: predictive sd per cell (0 = measured); gradient: g of (2); costs: USD per cell;
+    correlation: r of (2r). Columns CELL_COLUMNS, sorted by value."""
     mu, sigma = _posterior(score_draws)
     if score_draws.shape[1] != len(cell_sd):
         raise ValueError("score_draws must have one column per row of cell_sd")
-    rows, cols, sd, g, tau, usd = _candidates(cell_sd, gradient, costs, sigma)
+    rows, cols, sd, g, _, tau, usd, _ = _candidates(cell_sd, gradient, costs, sigma, correlation)
     value = single_cell_value(mu, tau, rows, quantile_nodes(n_nodes))
     per = value / np.where(usd > 0, usd, np.nan)
     table = pd.DataFrame({"model_id": cell_sd.index.to_numpy()[rows], "benchmark": cell_sd.columns.to_numpy()[cols],
@@ -129,47 +156,56 @@ def cell_values(score_draws: np.ndarray, cell_sd: pd.DataFrame, gradient: pd.Dat
     return table.sort_values("rank_value").reset_index(drop=True)[CELL_COLUMNS]
 
 
-def p_wrong(score_draws: np.ndarray, tau_model: np.ndarray, nodes_by_model: np.ndarray) -> float:
-    """P_wrong(A) of the module docstring: E_Z mean_b 1{S'_b(pick_Z) < max S'_b}, Z_lm = nodes_by_model[l, m]."""
+def p_wrong(score_draws: np.ndarray, tau_model: np.ndarray, nodes_by_model: np.ndarray, population: int | None = None,
+            ) -> tuple[float, float]:
+    """P_wrong(A) of the module docstring and its standard error over the nodes: E_Z mean_b 1{S'_b(pick_Z) < max
+    S'_b}, Z_lm = nodes_by_model[l, m]; population: L when the rows are L' of L nodes drawn without replacement
+    (finite-population correction), None for an infinite population."""
     s = np.asarray(score_draws, dtype=float)
     mu, sigma = _posterior(s)
     rho = np.sqrt(np.clip(1.0 - tau_model ** 2 / np.maximum(sigma ** 2, 1e-300), 0.0, 1.0))
     centred = (s - mu) * rho
-    out = 0.0
-    for z in nodes_by_model:
+    inner = np.empty(len(nodes_by_model))
+    for i, z in enumerate(nodes_by_model):
         means = mu + tau_model * z
         pick = int(np.argmax(means))
         draws = centred + means
-        out += float((draws[:, pick] < draws.max(axis=1)).mean())
-    return out / len(nodes_by_model)
+        inner[i] = float((draws[:, pick] < draws.max(axis=1)).mean())
+    n = inner.size
+    fpc = 1.0 - n / population if population else 1.0
+    se = float(np.sqrt(max(fpc, 0.0) * inner.var(ddof=1) / n)) if n > 1 else float("nan")
+    return float(inner.mean()), se
 
 
 def greedy_batch(score_draws: np.ndarray, cell_sd: pd.DataFrame, gradient: pd.DataFrame, costs: pd.DataFrame,
                  k: int | None = None, budget_usd: float | None = None, per_dollar: bool = False,
-                 n_nodes: int = 128, p_wrong_nodes: int = 32, seed: int = 0) -> pd.DataFrame:
+                 n_nodes: int = 128, p_wrong_nodes: int = 32, seed: int = 0, correlation: float = 0.0) -> pd.DataFrame:
     """Greedy batch of cells to measure (module docstring, (3) and "Batch"): up to k cells and/or cells whose
     total cost stays within budget_usd (a cell that does not fit is skipped), each step taking the largest
-    marginal gain V(A + c) - V(A) (per USD with per_dollar), never a chosen cell; stops early when no cell adds
-    value. Returns BATCH_COLUMNS, one row per chosen cell: gain, the batch value V(A) after it, the cumulative
-    spend and P_wrong(A) (step 0 = nothing measured, no cell)."""
+    marginal gain V(A + c) - V(A) (per USD with per_dollar), never a chosen cell, a model's shift of variance
+    tau_m(A + c)^2 of (2r) with correlation r; stops early when no cell adds value. Returns BATCH_COLUMNS, one row
+    per chosen cell: gain, the batch value V(A) after it, the cumulative spend and P_wrong(A) with its standard
+    error (step 0 = nothing measured, no cell)."""
     if k is None and budget_usd is None:
         raise ValueError("greedy_batch needs k, budget_usd or both")
     mu, sigma = _posterior(score_draws)
     if score_draws.shape[1] != len(cell_sd):
         raise ValueError("score_draws must have one column per row of cell_sd")
-    rows, cols, _, _, tau, usd = _candidates(cell_sd, gradient, costs, sigma)
+    rows, cols, _, _, t, _, usd, total = _candidates(cell_sd, gradient, costs, sigma, correlation)
     rng = np.random.default_rng(seed)
     n = mu.size
     base = quantile_nodes(n_nodes)
     z = np.stack([rng.permutation(base) for _ in range(n)], axis=1)  # (L, n) Latin hypercube
     zp = z[rng.choice(n_nodes, min(p_wrong_nodes, n_nodes), replace=False)]
     tau2_model = np.zeros(n)
+    s1, s2, count = np.zeros(n), np.zeros(n), np.zeros(n)  # running sums of (2r) per model
     best = mu.max()
     value = 0.0
     chosen = np.zeros(rows.size, dtype=bool)
     spend = 0.0
+    wrong = p_wrong(score_draws, np.zeros(n), zp, population=n_nodes)
     out = [{"step": 0, "model_id": None, "benchmark": None, "cost_usd": 0.0, "gain": 0.0, "value": 0.0,
-            "spend_usd": 0.0, "p_wrong": p_wrong(score_draws, np.zeros(n), zp)}]
+            "spend_usd": 0.0, "p_wrong": wrong[0], "p_wrong_se": wrong[1]}]
     limit = rows.size if k is None else min(k, rows.size)
     while len(out) - 1 < limit:
         means = mu + np.sqrt(tau2_model) * z  # (L, n)
@@ -183,7 +219,8 @@ def greedy_batch(score_draws: np.ndarray, cell_sd: pd.DataFrame, gradient: pd.Da
         if idx.size == 0:
             break
         m = rows[idx]
-        new_tau = np.sqrt(np.minimum(tau2_model[m] + tau[idx] ** 2, sigma[m] ** 2))
+        var = shift_variance(s1[m] + t[idx], s2[m] + t[idx] ** 2, count[m] + 1, total[m], correlation)
+        new_tau = np.sqrt(np.minimum(var, sigma[m] ** 2))
         gains = np.empty(idx.size)
         for start in range(0, idx.size, 2048):  # (chunk, L) at a time
             sl = slice(start, start + 2048)
@@ -198,9 +235,13 @@ def greedy_batch(score_draws: np.ndarray, cell_sd: pd.DataFrame, gradient: pd.Da
         c = idx[pick]
         chosen[c] = True
         tau2_model[rows[c]] = new_tau[pick] ** 2
+        s1[rows[c]] += t[c]
+        s2[rows[c]] += t[c] ** 2
+        count[rows[c]] += 1
+        wrong = p_wrong(score_draws, np.sqrt(tau2_model), zp, population=n_nodes)
         value += gains[pick]
         spend += usd[c]
         out.append({"step": len(out), "model_id": cell_sd.index[rows[c]], "benchmark": cell_sd.columns[cols[c]],
                     "cost_usd": float(usd[c]), "gain": float(gains[pick]), "value": float(value),
-                    "spend_usd": float(spend), "p_wrong": p_wrong(score_draws, np.sqrt(tau2_model), zp)})
+                    "spend_usd": float(spend), "p_wrong": wrong[0], "p_wrong_se": wrong[1]})
     return pd.DataFrame(out, columns=BATCH_COLUMNS)

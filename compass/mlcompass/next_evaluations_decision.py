@@ -33,7 +33,8 @@ Z90 = 1.2815515655446004  # Phi^-1(0.9): "high" and "low" are the predictive 90t
 K_MAX = 20  # greedy batches are stored up to this many cells (the command's --k takes a prefix)
 TABLE_COLUMNS = ["model_id", "benchmark", "predicted", "cell_sd", "gradient", "expected_reduction", "cost_usd",
                  "value_per_usd", "rank", "rank_per_usd", "greedy_step", "greedy_step_per_usd", "p_wrong_after",
-                 "p_wrong_after_per_usd", "p_wrong_now", "pick_now", "pick_if_high", "pick_if_low"]
+                 "p_wrong_after_per_usd", "p_wrong_now", "pick_now", "pick_if_high", "pick_if_low", "p_wrong_now_se",
+                 "p_wrong_after_se", "p_wrong_after_per_usd_se", "noise_correlation"]
 ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured"]
 _TEXT = {"model_id", "benchmark", "pick_now", "pick_if_high", "pick_if_low", "pick", "pick_before", "pick_after"}
 _WHOLE = {"rank", "rank_per_usd", "greedy_step", "greedy_step_per_usd"}
@@ -105,12 +106,13 @@ def what_if(mu: np.ndarray, models: pd.Index, cells: pd.DataFrame) -> pd.DataFra
 
 def next_evaluations_table(score_draws: np.ndarray, completed: pd.DataFrame, cell_sd: pd.DataFrame,
                            gradient: pd.DataFrame, cell_usd: pd.DataFrame, k_max: int = K_MAX,
-                           n_nodes: int = 64, seed: int = 0) -> pd.DataFrame:
+                           n_nodes: int = 64, seed: int = 0, correlation: float = 0.0) -> pd.DataFrame:
     """Every unmeasured cell of the board's models: its expected regret drop (`cell_values`, eq. (3)), cost, both
     ranks, its step in the greedy batch by value and by value per USD (up to k_max cells; 0 = not in it) with
-    P(pick wrong) after that step, and the what-if picks. TABLE_COLUMNS, in rank order. Empty when nothing is
-    unmeasured."""
-    values = cell_values(score_draws, cell_sd, gradient, cell_usd, n_nodes=n_nodes)
+    P(pick wrong) after that step with its standard error over the nodes, and the what-if picks; correlation: the
+    within-model correlation r of the cells' imputation errors (eq. (2r) of `next_evaluations`). TABLE_COLUMNS, in
+    rank order. Empty when nothing is unmeasured."""
+    values = cell_values(score_draws, cell_sd, gradient, cell_usd, n_nodes=n_nodes, correlation=correlation)
     if values.empty:
         return empty_table(TABLE_COLUMNS)
     table = values.rename(columns={"value": "expected_reduction", "rank_value": "rank"})
@@ -122,13 +124,16 @@ def next_evaluations_table(score_draws: np.ndarray, completed: pd.DataFrame, cel
     key = ["model_id", "benchmark"]
     for per_dollar, step_col, wrong_col in ((False, "greedy_step", "p_wrong_after"),
                                             (True, "greedy_step_per_usd", "p_wrong_after_per_usd")):
-        batch = greedy_batch(score_draws, cell_sd, gradient, cell_usd, k=k_max, per_dollar=per_dollar, seed=seed)
+        batch = greedy_batch(score_draws, cell_sd, gradient, cell_usd, k=k_max, per_dollar=per_dollar, seed=seed,
+                             correlation=correlation)
         table["p_wrong_now"] = float(batch["p_wrong"].iloc[0])
-        steps = batch.iloc[1:][[*key, "step", "p_wrong"]].rename(columns={"step": step_col, "p_wrong": wrong_col})
+        table["p_wrong_now_se"] = float(batch["p_wrong_se"].iloc[0])
+        steps = batch.iloc[1:][[*key, "step", "p_wrong", "p_wrong_se"]].rename(
+            columns={"step": step_col, "p_wrong": wrong_col, "p_wrong_se": f"{wrong_col}_se"})
         table = table.merge(steps, on=key, how="left")
         table[step_col] = table[step_col].fillna(0).astype(int)
     mu = np.asarray(score_draws, dtype=float).mean(axis=0)
-    table = table.join(what_if(mu, cell_sd.index, table))
+    table = table.join(what_if(mu, cell_sd.index, table)).assign(noise_correlation=float(correlation))
     return table.sort_values("rank").reset_index(drop=True)[TABLE_COLUMNS]
 
 
@@ -150,6 +155,13 @@ def short_list(table: pd.DataFrame, k: int, budget: float | None = None) -> tupl
         chosen = order.loc[keep]
     prefix = len(chosen) > 0 and list(chosen[step]) == list(range(1, len(chosen) + 1))
     return chosen, float(chosen[wrong].iloc[-1]) if prefix else None
+
+
+def p_wrong_se(chosen: pd.DataFrame, budget: float | None) -> float:
+    """The standard error (over the quantile nodes) of P(wrong pick) after `short_list`'s cells: that of its last
+    greedy step (by value per USD with a budget); NaN for a table published before it was stored."""
+    column = "p_wrong_after_per_usd_se" if budget is not None else "p_wrong_after_se"
+    return float(chosen[column].iloc[-1]) if column in chosen and len(chosen) else float("nan")
 
 
 def answered(previous: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:

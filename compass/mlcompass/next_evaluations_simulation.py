@@ -2,22 +2,26 @@
 
 Semi-synthetic world (stated as such in every output): the real catalog matrix x_raw keeps its missingness
 pattern and its real prices; its missing cells get a held-out truth, the rank-r imputation plus Gaussian noise of
-the imputation's predictive sd (`imputation.predictive_sd`), drawn once per seed. The leaderboard score is
+the imputation's predictive sd (`imputation.predictive_sd`), drawn once per seed, equicorrelated within a model with
+correlation r (`rank_uncertainty.imputation_draw`; r = 0: independent cells). The leaderboard score is
 linear in the benchmarks,
 
     Score(m) = sum_j w_j x_mj - lam log10 p_m ,   w_j = 1 / (k sd_j)                       (S)
 
 (the mean z-score, a cost-aware scenario with a log-price penalty; sd_j the observed column sd), so the
 linearization (2) of `next_evaluations` is exact here. The agent sees the observed cells only: its posterior is
-the rank-r imputation of what it has seen, with B draws of the missing cells from their predictive sd.
+the rank-r imputation of what it has seen, with B draws of the missing cells from their predictive sd (with the
+world's r, which it knows: eq. (2r) of `next_evaluations`).
 
 One run: a strategy orders unmeasured cells; the first k (or, under a dollar budget, the cells in that order that
-still fit) are revealed at their true value, replace their imputed values (no other cell moves: the world's cells
-are independent given the imputation) and the agent picks argmax of its posterior-mean score;
+still fit) are revealed at their true value and replace their imputed values; a model's other unmeasured cells move
+by their conditional mean, s_c r / (1 - r + r n) sum_A u_a (u_a = the revealed standardized errors, n of them; none
+when r = 0), and the agent picks argmax of its posterior-mean score;
 regret = max_m Score_true(m) - Score_true(pick), spend = the revealed cells' USD (`evaluation_costs`).
 Strategies: "voi" (`next_evaluations.greedy_batch`, by value for k, by value per USD under a budget), "random"
 (uniform), "uncertain" (largest predictive sd over the column's sd), "top2" (the current #1 and #2's unmeasured
-cells, alternating), "cheapest" (lowest USD). Every strategy sees the `World` only through `AgentView`
+cells, alternating), "cheapest" (lowest USD); with r > 0 also "voi_r0", the VOI ranking with r forced to 0 (the
+agent's update still knows r: the ablation of eq. (2r)). Every strategy sees the `World` only through `AgentView`
 (observed cells, posterior, costs): none reads the truth (tested).
 """
 
@@ -30,6 +34,7 @@ import pandas as pd
 
 from compass.mlcompass.imputation import impute_low_rank, predictive_sd
 from compass.mlcompass.next_evaluations import greedy_batch, linear_gradient
+from compass.mlcompass.rank_uncertainty import imputation_draw
 
 STRATEGIES = ("voi", "random", "uncertain", "top2", "cheapest")
 RUN_COLUMNS = ["seed", "setting", "strategy", "n_revealed", "spend_usd", "regret", "regret_none"]
@@ -46,6 +51,7 @@ class World:
     penalty: pd.Series  # lam log10 p_m, per model
     rank: int
     max_iter: int = 500
+    correlation: float = 0.0  # r: within-model correlation of the truth's deviations from the imputation
 
     def true_scores(self) -> np.ndarray:
         return self.truth.to_numpy() @ self.weights.to_numpy() - self.penalty.to_numpy()
@@ -62,6 +68,7 @@ class AgentView:
     gradient: pd.DataFrame
     cell_usd: pd.DataFrame
     mu: np.ndarray
+    correlation: float = 0.0
 
 
 def streams(seed: int) -> list[np.random.SeedSequence]:
@@ -71,16 +78,16 @@ def streams(seed: int) -> list[np.random.SeedSequence]:
 
 
 def make_world(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, lam: float, rank: int,
-               seed: int, max_iter: int = 500) -> World:
-    """The world of one seed (module docstring): missing cells of x_raw filled with imputation + N(0, sd^2).
-    max_iter: PCA-EM passes of every imputation (the agent's too)."""
+               seed: int, max_iter: int = 500, correlation: float = 0.0) -> World:
+    """The world of one seed (module docstring): missing cells of x_raw filled with imputation + N(0, sd^2),
+    equicorrelated within a model (r = correlation). max_iter: PCA-EM passes of every imputation (the agent's too)."""
     imp = impute_low_rank(x_raw, rank=rank, max_iter=max_iter)
     sd = predictive_sd(x_raw, imp.completed, rank)
     rng = np.random.default_rng(streams(seed)[0])
-    truth = imp.completed + sd * rng.standard_normal(x_raw.shape)
+    truth = imp.completed + imputation_draw(sd, correlation, rng)
     truth = truth.where(x_raw.isna(), x_raw)
     weights = 1.0 / (x_raw.shape[1] * x_raw.std(axis=0))
-    return World(truth, x_raw, cell_usd, weights, lam * log_price.reindex(x_raw.index), rank, max_iter)
+    return World(truth, x_raw, cell_usd, weights, lam * log_price.reindex(x_raw.index), rank, max_iter, correlation)
 
 
 def agent_view(world: World, observed: pd.DataFrame, n_draws: int, seed: int) -> AgentView:
@@ -90,9 +97,13 @@ def agent_view(world: World, observed: pd.DataFrame, n_draws: int, seed: int) ->
     w = world.weights.to_numpy()
     mu = imp.completed.to_numpy() @ w - world.penalty.to_numpy()
     rng = np.random.default_rng(streams(seed)[1])
-    draws = mu + (rng.standard_normal((n_draws,) + observed.shape) * sd.to_numpy()) @ w
+    r = world.correlation
+    noise = rng.standard_normal((n_draws,) + observed.shape)
+    if r > 0:  # the shared part of each model's cells (rank_uncertainty.imputation_draw, B at once)
+        noise = np.sqrt(r) * rng.standard_normal((n_draws, observed.shape[0], 1)) + np.sqrt(1 - r) * noise
+    draws = mu + (noise * sd.to_numpy()) @ w
     grad = linear_gradient(world.weights, observed.index, observed.columns)
-    return AgentView(observed, imp.completed, sd, draws, grad, world.cell_usd, mu)
+    return AgentView(observed, imp.completed, sd, draws, grad, world.cell_usd, mu, r)
 
 
 def order_cells(strategy: str, view: AgentView, limit: int | None, budget_usd: float | None,
@@ -101,9 +112,10 @@ def order_cells(strategy: str, view: AgentView, limit: int | None, budget_usd: f
     missing = view.observed.isna().to_numpy()
     rows, cols = np.nonzero(missing)
     usd = view.cell_usd.to_numpy()[rows, cols]
-    if strategy == "voi":
+    if strategy in ("voi", "voi_r0"):
         batch = greedy_batch(view.draws, view.cell_sd, view.gradient, view.cell_usd, k=limit,
-                             budget_usd=budget_usd, per_dollar=budget_usd is not None, seed=seed).iloc[1:]
+                             budget_usd=budget_usd, per_dollar=budget_usd is not None, seed=seed,
+                             correlation=view.correlation if strategy == "voi" else 0.0).iloc[1:]
         return list(zip(view.observed.index.get_indexer(batch["model_id"]),
                         view.observed.columns.get_indexer(batch["benchmark"])))
     if strategy == "random":
@@ -135,11 +147,31 @@ def take(order: list[tuple[int, int]], cell_usd: pd.DataFrame, k: int | None, bu
     return out
 
 
+def reveal(view: AgentView, truth: pd.DataFrame, cells: list[tuple[int, int]]) -> np.ndarray:
+    """The agent's completed matrix after `cells` came back at their true values (module docstring): each revealed
+    cell replaces its imputed value, a model's other unmeasured cells move by their conditional mean under r."""
+    seen = view.completed.to_numpy().copy()
+    sd = view.cell_sd.to_numpy()
+    r = view.correlation
+    by_model: dict[int, list[int]] = {}
+    for row, col in cells:
+        by_model.setdefault(row, []).append(col)
+    for row, cols in by_model.items():
+        u = (truth.to_numpy()[row, cols] - seen[row, cols]) / sd[row, cols]
+        if r > 0:
+            others = (sd[row] > 0) & ~np.isin(np.arange(seen.shape[1]), cols)
+            seen[row, others] += sd[row, others] * r / (1 - r + r * len(cols)) * u.sum()
+        seen[row, cols] = truth.to_numpy()[row, cols]
+    return seen
+
+
 def run_seed(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, lam: float, rank: int, seed: int,
              ks: tuple[int, ...] = (5, 10, 20), budgets: tuple[float, ...] = (), n_draws: int = 200,
-             strategies: tuple[str, ...] = STRATEGIES, max_iter: int = 500) -> pd.DataFrame:
-    """Every strategy x setting (each k, each USD budget) on the world of one seed: RUN_COLUMNS rows."""
-    world = make_world(x_raw, cell_usd, log_price, lam, rank, seed, max_iter)
+             strategies: tuple[str, ...] = STRATEGIES, max_iter: int = 500, correlation: float = 0.0) -> pd.DataFrame:
+    """Every strategy x setting (each k, each USD budget) on the world of one seed: RUN_COLUMNS rows; with
+    correlation > 0 the ablation "voi_r0" too."""
+    strategies = (*strategies, "voi_r0") if correlation > 0 and "voi_r0" not in strategies else strategies
+    world = make_world(x_raw, cell_usd, log_price, lam, rank, seed, max_iter, correlation)
     true = world.true_scores()
     view = agent_view(world, world.observed, n_draws, seed)
     strategy_seed = int(streams(seed)[2].generate_state(1)[0])
@@ -149,13 +181,10 @@ def run_seed(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, 
     for strategy in strategies:
         for name, k, budget in settings:
             cells = take(order_cells(strategy, view, k, budget, strategy_seed), cell_usd, k, budget)
-            # the agent's update, coherent with the world (imputation + independent cell noise): a revealed cell
-            # replaces its imputed value and no other cell moves (re-imputing carried a reveal's noise into every
-            # other cell, so revealing made decisions worse on average: review of issue 49)
-            seen = view.completed.to_numpy().copy()
-            for r, c in cells:
-                seen[r, c] = world.truth.iat[r, c]
-            mu = seen @ world.weights.to_numpy() - world.penalty.to_numpy()
+            # the agent's update, coherent with the world (imputation + within-model correlated cell noise), not a
+            # re-imputation (that carried a reveal's noise into every other cell, so revealing made decisions worse
+            # on average: review of issue 49)
+            mu = reveal(view, world.truth, cells) @ world.weights.to_numpy() - world.penalty.to_numpy()
             pick = int(np.argmax(mu))
             spend = float(sum(cell_usd.iat[r, c] for r, c in cells))
             rows.append({"seed": seed, "setting": name, "strategy": strategy, "n_revealed": len(cells),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from compass.mlcompass.next_evaluations_decision import short_list
+from compass.mlcompass.next_evaluations_decision import p_wrong_se, short_list
 from pipelines.formatting import number, pct, usd
 from pipelines.report.html import esc, table
 from resources.warehouse import Warehouse
@@ -50,8 +50,9 @@ def next_evaluations_section(wh: Warehouse, case_id: str, scenario: str) -> str:
     if chosen.empty:
         return out + ('<p class="note">No unmeasured benchmark score is expected to change this decision (expected '
                       "regret drop 0 for every cell).</p>")
-    now = pct(cells["p_wrong_now"].iloc[0], default_decimals=0)
-    after = f", P(wrong pick) {now} → {pct(wrong, default_decimals=0)}" if wrong is not None else ""
+    now = pct(cells["p_wrong_now"].iloc[0], default_decimals=0)  # nothing measured: exact over the nodes
+    after = (f", P(wrong pick) {now} → {pct(wrong, p_wrong_se(chosen, None), default_decimals=0)} (± the standard "
+             "error over the preposterior's nodes)" if wrong is not None else "")
     shown = pd.DataFrame({
         "model": chosen["model_id"], "benchmark": chosen["benchmark"], "predicted": chosen["predicted"].map(number),
         "expected regret drop": chosen["expected_reduction"].map(lambda v: number(v, 2)),
@@ -60,8 +61,10 @@ def next_evaluations_section(wh: Warehouse, case_id: str, scenario: str) -> str:
     return (out + f"<p>{len(chosen)} evaluation(s), {usd(chosen['cost_usd'].sum())} in all{after}.</p>"
             + '<p class="note">Unmeasured (model, benchmark) cells of the ranked models, chosen greedily by the '
             "expected drop in the decision's regret (score units) under the rank bootstrap (preposterior analysis: "
-            "the cell drawn from its imputation's predictive distribution, the models re-ranked); cost = the "
-            "benchmark's questions × the model's USD per question; \"pick if high/low\": the posterior-mean pick if "
-            "the score came back at its predictive 90th / 10th percentile. Measured scores dropped into the inbox "
-            "are picked up by the next refresh, which shows here what they did to the pick.</p>"
+            "the cell drawn from its imputation's predictive distribution, a model's cells correlated as its "
+            "imputation errors are, the models re-ranked); cost = the benchmark's questions × its tokens per question "
+            "(LiveBench's per-task counts where it is a LiveBench task) at the model's token prices; \"pick if "
+            "high/low\": the posterior-mean pick if the score came back at its predictive 90th / 10th percentile. "
+            "Measured scores dropped into the inbox are picked up by the next refresh, which shows here what they did "
+            "to the pick.</p>"
             + table(shown, table_id="next-evaluations"))

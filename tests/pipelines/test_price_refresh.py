@@ -116,18 +116,17 @@ def test_only_what_the_price_reaches_runs_and_the_decisions_children_share_their
                               "compass/case_catalog[ops_tiny]", "compass/cost_side[ops_nine]",
                               "compass/cost_side[ops_tiny]", "compass/frontier_sensitivity[ops_tiny]",
                               *(f"compass/{a}[ops_tiny|{s}]" for a in decisions for s in scenarios),
-                              # next_evaluations reads raw.model_costs itself (LiveBench's cost per question): every
-                              # case's runs again on any price change (issue 49, open: a per-case price input)
-                              *(f"compass/next_evaluations[{c}|{s}]" for c in ("ops_nine", "ops_tiny")
-                                for s in scenarios)])
+                              # next_evaluations prices cells from its case's own price table (compass.case_prices):
+                              # ops_nine's, without gpt-4o, is unchanged, so only ops_tiny's run (issue 49 review)
+                              *(f"compass/next_evaluations[ops_tiny|{s}]" for s in scenarios)])
     for case in ("ops_tiny", "ops_nine"):  # the cost side ran in its catalog's run, not a tick later
         assert runs[f"compass/cost_side[{case}]"] == runs[f"compass/case_catalog[{case}]"]
     for s in scenarios:  # rank_uncertainty and leaderboard_changes ran in the decisions' run, not a tick later
         label = f"[ops_tiny|{s}]"
         assert runs[f"compass/rank_uncertainty{label}"] == runs[f"compass/leaderboard_changes{label}"] \
             == runs[f"compass/leaderboards{label}"]
-    # catalogs with their cost sides; decisions with their children beside the robustness study; ops_nine's next
-    # evaluations (raw.model_costs changed; no decision of its ran to carry them); the report (a sink: no more)
+    # catalogs with their cost sides; decisions with their children beside the robustness study; ops_tiny's next
+    # evaluations (they do not join the decisions' run: measured, 2026-11-29); the report (a sink: no more)
     assert report.ticks == 4
 
 

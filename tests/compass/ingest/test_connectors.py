@@ -128,6 +128,24 @@ def test_livebench_newest_release_with_costs(livebench):
     costs = out["model_costs"]
     assert len(costs) == 45 and out.dropped == 1  # ox-alpha-max is listed at 0 / 0 USD
     assert (costs["provider"] == "list_price").all() and costs["cost_per_question_usd"].notna().all()
+    # the per-task cost columns on the task rows (issue 49 review): questions per task, and each model's runs add up
+    # to the file's cost per question
+    tasks = scores[scores["benchmark"].str.startswith("livebench_task_")].dropna(subset=["run_usd"])
+    assert tasks.groupby("benchmark")["n_questions"].first()[["livebench_task_python", "livebench_task_amps_hard"]] \
+        .tolist() == [20.0, 100.0]
+    totals = tasks.groupby("raw_name")[["run_usd", "n_questions"]].sum()
+    per_question = costs.set_index("raw_name")["cost_per_question_usd"]
+    both = totals.index.intersection(per_question.index)
+    assert len(both) >= 40
+    assert (totals.loc[both, "run_usd"] / totals.loc[both, "n_questions"]).to_numpy() == pytest.approx(
+        per_question[both].to_numpy(), rel=0.03, abs=2e-4)
+    rows = scores.dropna(subset=["run_usd"]).set_index(["raw_name", "benchmark"])
+    one = rows.loc["claude-fable-5-max-effort"]  # a category sums its tasks (measuring it runs them all)
+    assert one.loc["livebench_agentic_coding", "n_questions"] == 72.0  # javascript 22 + python 20 + typescript 30
+    assert one.loc["livebench_global", "run_usd"] == pytest.approx(
+        one.loc[one.index.str.startswith("livebench_task_"), "run_usd"].sum())
+    tokens = tasks.dropna(subset=["input_tokens_per_question"])  # NaN where the input price is 0 (ox-alpha-max)
+    assert len(tokens) >= 44 * 23 and (tokens["input_tokens_per_question"] >= 0).all()
 
 
 def test_livebench_older_release_without_cost_file():

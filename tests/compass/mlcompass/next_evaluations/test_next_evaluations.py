@@ -3,15 +3,16 @@ All catalogs here are synthetic (generated in the tests).
 
 Mutations applied by hand, each red: the preposterior draw at the point imputation (cell sd replaced by 0 in
 `_candidates`); `single_cell_value` comparing with the best mean including the cell's own model; the greedy batch
-without `~chosen` (re-picks a chosen cell); `cell_costs` without the question count (np.outer(c, 1));
-`usd_per_question` ignoring a model's own LiveBench cost; the budget check dropped."""
+without `~chosen` (re-picks a chosen cell); `cell_costs` without the question count (q = 1); `benchmark_profiles`
+ignoring LiveBench's per-task counts or tokens (every task at the typical profile); `cell_costs` ignoring a model's
+own run; the budget check dropped."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from compass.mlcompass.evaluation_costs import cell_costs, question_counts, usd_per_question
+from compass.mlcompass.evaluation_costs import benchmark_profiles, cell_costs, own_runs, token_prices
 from compass.mlcompass.next_evaluations import (
     BATCH_COLUMNS,
     CELL_COLUMNS,
@@ -19,6 +20,9 @@ from compass.mlcompass.next_evaluations import (
     finite_difference_gradient,
     greedy_batch,
     linear_gradient,
+    p_wrong,
+    quantile_nodes,
+    shift_variance,
 )
 
 
@@ -109,23 +113,36 @@ def test_greedy_batch_never_repicks_and_respects_budget():
     assert top["gain"] == pytest.approx(first["value"], rel=1e-9)  # step 1 of the greedy = the best single cell
 
 
-def test_costs_scale_with_questions_and_use_livebench_prices():
-    x = pd.DataFrame(np.nan, index=["a", "b", "c"], columns=["math_comp", "hf_bbh", "unknown"])
-    live = pd.DataFrame({"model": ["a", "z"], "cost_per_question": [0.02, 0.01], "input_price_per_million": [1.0, 2.0],
-                         "output_price_per_million": [3.0, 2.0], "nq_math_comp": [100, 100], "nq_spatial": [40, 40]})
-    q = question_counts(x.columns, live)
-    assert q.to_dict() == {"math_comp": 100.0, "hf_bbh": 6511.0, "unknown": 70.0}
-    price = pd.Series({"a": 99.0, "b": 4.0})
-    c = usd_per_question(x.index, price, live)
-    tokens = np.median([0.02 * 1e6 / 2.0, 0.01 * 1e6 / 2.0])
-    assert c["a"] == pytest.approx(0.02)  # its own LiveBench cost, not its price
-    assert c["b"] == pytest.approx(tokens * 4.0 / 1e6)
-    assert c["c"] == pytest.approx(np.median([0.02, tokens * 4.0 / 1e6]))  # no price: the median rule
-    usd = cell_costs(x, q, c)
-    assert usd.loc["a", "hf_bbh"] == pytest.approx(6511 * 0.02)
-    assert usd.loc["b", "math_comp"] / usd.loc["b", "unknown"] == pytest.approx(100 / 70)
+def test_costs_follow_livebench_per_task_questions_and_tokens():
+    """Eq. (1) of `evaluation_costs`: q_j x (T_in p_in + T_out p_out) / 1e6 with LiveBench's per-task q and tokens
+    (the benchmark names `livebench_task_<x>` the connector writes), a model's own run where it has one."""
+    scores = pd.DataFrame({
+        "model_id": ["a", "z", "a", "z", "a"],
+        "benchmark": ["livebench_task_python", "livebench_task_python", "livebench_task_typos", "livebench_task_typos",
+                      "livebench_global"],  # a sum of tasks: not in the typical task's profile
+        "n_questions": [20.0, 20.0, 50.0, 50.0, 1270.0], "run_usd": [3.0, 1.0, 0.04, 0.02, 30.0],
+        "input_tokens_per_question": [300_000.0, 280_000.0, 300.0, 400.0, 9_000.0],
+        "output_tokens_per_question": [30_000.0, 32_000.0, 2_000.0, 3_000.0, 15_000.0]})
+    benches = ["livebench_task_python", "livebench_task_typos", "hf_bbh", "unknown"]
+    profiles = benchmark_profiles(benches, scores)
+    assert profiles.loc["livebench_task_python"].tolist() == [20.0, 290_000.0, 31_000.0]
+    assert profiles.loc["livebench_task_typos"].tolist() == [50.0, 350.0, 2_500.0]
+    assert profiles.loc["hf_bbh", "questions"] == 6511.0  # a published size, the median task's tokens
+    assert profiles.loc["unknown"].tolist() == [35.0, (290_000 + 350) / 2, (31_000 + 2_500) / 2]
+    prices = token_prices(pd.DataFrame({"model_id": ["a", "b", "b", "z"], "input_usd_per_mtok": [1.0, 2.0, 8.0, 1.0],
+                                        "output_usd_per_mtok": [4.0, 6.0, 1.0, 2.0]}), ["a", "b", "c"])
+    assert prices.loc["b"].tolist() == [2.0, 6.0]  # blend 3.0 beats 6.25
+    usd = cell_costs(profiles, prices, own_runs(scores, prices.index, profiles.index))
+    assert usd.loc["b", "livebench_task_python"] == pytest.approx(20 * (290_000 * 2.0 + 31_000 * 6.0) / 1e6)
+    assert usd.loc["b", "livebench_task_typos"] == pytest.approx(50 * (350 * 2.0 + 2_500 * 6.0) / 1e6)
+    # 20 agentic-coding questions cost ~20x the 50 typos questions at the same price
+    assert usd.loc["b", "livebench_task_python"] / usd.loc["b", "livebench_task_typos"] > 15
+    assert usd.loc["a", "livebench_task_python"] == 3.0  # its own run
+    assert usd.loc["c"].tolist() == pytest.approx(usd.loc[["a", "b"]].median().tolist())  # unpriced: the median
+    plain = cell_costs(benchmark_profiles(["x", "hf_bbh"]), prices)
+    assert plain.loc["a", "hf_bbh"] / plain.loc["a", "x"] == pytest.approx(6511 / 50)
     with pytest.raises(ValueError):
-        cell_costs(x, q.drop("unknown"), c)
+        cell_costs(profiles, prices.iloc[:0].reindex(["c"]))
 
 
 def test_one_case_scenario_at_300_models_by_40_benchmarks_is_fast():
@@ -140,3 +157,54 @@ def test_one_case_scenario_at_300_models_by_40_benchmarks_is_fast():
     greedy_batch(draws[:200], cell_sd, grad, costs, budget_usd=200.0, per_dollar=True)
     assert time.perf_counter() - start < 20.0
     assert len(table) > 5000 and len(batch) == 21
+
+
+def test_equicorrelated_shift_matches_the_conditional_expectation_by_matrices():
+    """(2r): Var(E[D | u_A]) = Cov(D, u_A) Corr(u_A)^-1 Cov(u_A, D), by matrices, for subsets of 6 cells."""
+    rng = np.random.default_rng(3)
+    t, r = rng.normal(0, 1, 6), 0.35
+    corr = (1 - r) * np.eye(6) + r
+    cov_d = corr @ t  # Cov(D, u_c) with D = sum_c t_c u_c
+    for a in ([0], [1, 4], [0, 2, 3, 5], list(range(6))):
+        brute = cov_d[a] @ np.linalg.solve(corr[np.ix_(a, a)], cov_d[a])
+        ours = shift_variance(t[a].sum(), (t[a] ** 2).sum(), len(a), t.sum(), r)
+        assert ours == pytest.approx(brute, rel=1e-10)
+    assert shift_variance(t.sum(), (t ** 2).sum(), 6, t.sum(), r) == pytest.approx(t @ corr @ t)  # all of U: Var(D)
+
+
+def test_correlated_cells_move_the_top_cell_to_the_model_with_many_unmeasured_cells():
+    """Two tied contenders: 'one' with a single unmeasured cell of sd 0.2, 'many' with six of sd 0.12. Independent
+    (r = 0), 'one''s cell is worth most; with the within-model correlation r = 0.5 a cell of 'many' also tells
+    about its five other cells (b = 0.5 t + 0.5 T) and comes first. Red when the correlation is ignored."""
+    models, benches = pd.Index(["one", "many", "low"]), pd.Index([f"b{j}" for j in range(6)])
+    cell_sd = pd.DataFrame(0.0, index=models, columns=benches)
+    cell_sd.loc["one", "b0"] = 0.2
+    cell_sd.loc["many"] = 0.12
+    grad = linear_gradient(pd.Series(1.0, index=benches), models, benches)
+    z = np.random.default_rng(0).standard_normal((2000, 3))
+    draws = np.array([1.0, 1.0, 0.0]) + z * 2.0  # wide posteriors: no cap binds
+    costs = pd.DataFrame(1.0, index=models, columns=benches)
+    independent = cell_values(draws, cell_sd, grad, costs, correlation=0.0)
+    correlated = cell_values(draws, cell_sd, grad, costs, correlation=0.5)
+    assert independent.iloc[0]["model_id"] == "one"
+    assert correlated.iloc[0]["model_id"] == "many"
+    assert correlated.set_index("model_id").loc["many", "tau"].iloc[0] == pytest.approx(0.5 * 0.12 + 0.5 * 0.72)
+    assert greedy_batch(draws, cell_sd, grad, costs, k=1, correlation=0.0)["model_id"].iloc[1] == "one"
+    assert greedy_batch(draws, cell_sd, grad, costs, k=1, correlation=0.5)["model_id"].iloc[1] == "many"
+
+
+def test_p_wrong_standard_error_matches_the_spread_over_node_subsets():
+    """P_wrong on 32 of 128 nodes: its reported SE (finite-population corrected) is the spread of the estimate over
+    other subsets of 32 nodes; all 128 nodes have SE 0. Red without the 1 / L' or the correction."""
+    _, cell_sd, _, draws, _ = _catalog(n=12, spread=0.01)
+    rng = np.random.default_rng(5)
+    z = np.stack([rng.permutation(quantile_nodes(128)) for _ in range(draws.shape[1])], axis=1)
+    tau = draws.std(axis=0, ddof=1) * 0.8
+    runs = [p_wrong(draws, tau, z[rng.choice(128, 32, replace=False)], population=128) for _ in range(60)]
+    estimates, ses = np.array([r[0] for r in runs]), np.array([r[1] for r in runs])
+    assert estimates.std(ddof=1) > 0.005
+    assert ses.mean() == pytest.approx(estimates.std(ddof=1), rel=0.3)
+    assert p_wrong(draws, tau, z, population=128)[1] == 0.0
+    batch = greedy_batch(draws, cell_sd, linear_gradient(pd.Series(1 / 6, index=cell_sd.columns), cell_sd.index,
+                                                         cell_sd.columns), cell_sd * 0 + 1.0, k=3)
+    assert batch["p_wrong_se"].iloc[0] == 0.0 and (batch["p_wrong_se"].iloc[1:] > 0).all()
