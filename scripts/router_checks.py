@@ -1,8 +1,9 @@
 """Small numbers quoted in docs/results/router.md (seed 003) that no table prints: the hindsight router's gain on
 the embedded real labels (the scale of the tables), the §2.11 overlap rule on the worlds of
 tests/compass/router/test_causal.py (identical and disjoint query distributions, L2 penalty C = 1 and 10), and the
-scale constant c of Remark 1 on the synthetic presets at the paper's sizes (and in ablation (iii)'s world), and how the synthetic presets split ψ's
-variance between η (what preferences carry) and Δ (what only gold labels carry). Seconds of CPU.
+scale constant c of Remark 1 on the synthetic presets at the paper's sizes (and in ablation (iii)'s world), and how
+the synthetic presets split ψ's variance between η (what preferences carry) and Δ (what only gold labels carry).
+Seconds of CPU.
 
 Usage: .venv/bin/python scripts/router_checks.py
 """
