@@ -46,7 +46,7 @@ import pandas as pd  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compass.router.ablations import ABLATIONS, run_ablations  # noqa: E402
+from compass.router.ablations import ABLATIONS, run_ablations, run_configuration  # noqa: E402
 from compass.router.evaluation import efficiency_gain, interior_mean  # noqa: E402
 from compass.router.learners import LearnerSpec  # noqa: E402
 from compass.router.normalize import scale_constant  # noqa: E402
@@ -168,9 +168,13 @@ def paper_ablations(args: argparse.Namespace) -> None:
         print(f"{args.tag}: {configuration} done, {time.process_time() - start_cpu:.0f} s CPU, "
               f"{time.time() - start:.0f} s wall, load average {os.getloadavg()[0]:.1f}", flush=True)
 
-    run_ablations(tuple(args.presets), tuple(args.n_gold), args.rounds, args.trees, args.n_queries, args.dim,
-                  tuple(args.routers), tuple(args.ablations), boosting_rounds=args.boosting_rounds,
-                  progress=save_configuration)
+    sizes = (tuple(args.presets), tuple(args.n_gold), args.rounds, args.trees, args.n_queries, args.dim,
+             tuple(args.routers))
+    if args.without_main:  # to run arms in parallel processes: their rounds pair with a main run of the same sizes
+        for name in args.ablations:
+            save_configuration(name, run_configuration(ABLATIONS[name], *sizes, boosting_rounds=args.boosting_rounds))
+    else:
+        run_ablations(*sizes, tuple(args.ablations), boosting_rounds=args.boosting_rounds, progress=save_configuration)
 
 
 # The paper's claims about each ablation (§4.1 "Ablation Studies"; Figs. 2, S4, S3 are curves without numbers or
@@ -238,6 +242,7 @@ def main(argv: list[str]) -> None:
     ablations.add_argument("--ablations", nargs="+", default=["iii_none", "iv_d100", "i_lightgbm"],
                            choices=sorted(ABLATIONS))
     ablations.add_argument("--boosting-rounds", type=int, help="(i)'s LightGBM rounds (default: --trees)")
+    ablations.add_argument("--without-main", action="store_true", help="only the ablations (main in another CSV)")
     sub.add_parser("ablations-table").add_argument("csv", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "table":

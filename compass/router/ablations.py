@@ -57,6 +57,18 @@ class AblationStudy(NamedTuple):
     differences: pd.DataFrame
 
 
+def run_configuration(config: Configuration, presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rounds: int,
+                      n_estimators: int, N: int, D: int, routers: tuple[str, ...], seed: int = 0,
+                      boosting_rounds: int | None = None) -> pd.DataFrame:
+    """One arm's rounds (`evaluate_synthetic`) on the seeds every arm shares: any two arms run with the same
+    arguments pair round by round."""
+    learner = LearnerSpec(config.learner, n_estimators=n_estimators, seed=seed)
+    if config.learner == "lightgbm" and boosting_rounds:
+        learner = replace(learner, n_estimators=boosting_rounds)
+    return evaluate_synthetic(presets, n_gold, mc_rounds, learner, N=N, D=D, normalization=config.normalization,
+                              seed=seed, routers=routers, world=config.world(D)).rounds
+
+
 def run_ablations(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rounds: int, n_estimators: int, N: int, D: int,
                   routers: tuple[str, ...], ablations: tuple[str, ...] = tuple(ABLATIONS), seed: int = 0,
                   boosting_rounds: int | None = None,
@@ -70,12 +82,8 @@ def run_ablations(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rounds: 
         raise ValueError(f"ablations: unknown {unknown}; choose from {sorted(ABLATIONS)}")
     runs = {}
     for tag, config in {"main": MAIN, **{a: ABLATIONS[a] for a in ablations}}.items():
-        learner = LearnerSpec(config.learner, n_estimators=n_estimators, seed=seed)
-        if config.learner == "lightgbm" and boosting_rounds:
-            learner = replace(learner, n_estimators=boosting_rounds)
-        runs[tag] = evaluate_synthetic(presets, n_gold, mc_rounds, learner, N=N, D=D,
-                                       normalization=config.normalization, seed=seed, routers=routers,
-                                       world=config.world(D)).rounds
+        runs[tag] = run_configuration(config, presets, n_gold, mc_rounds, n_estimators, N, D, routers, seed,
+                                      boosting_rounds)
         if progress is not None:
             progress(tag, runs[tag])
     rounds = pd.concat([r.assign(configuration=tag) for tag, r in runs.items()], ignore_index=True)
