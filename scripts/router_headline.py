@@ -171,8 +171,12 @@ def paper_ablations(args: argparse.Namespace) -> None:
     sizes = (tuple(args.presets), tuple(args.n_gold), args.rounds, args.trees, args.n_queries, args.dim,
              tuple(args.routers))
     if args.without_main:  # to run arms in parallel processes: their rounds pair with a main run of the same sizes
+        step = args.chunk_rounds or args.rounds  # round r always runs on seed r, so chunks pair like one run
         for name in args.ablations:
-            save_configuration(name, run_configuration(ABLATIONS[name], *sizes, boosting_rounds=args.boosting_rounds))
+            for first in range(0, args.rounds, step):
+                chunk = run_configuration(ABLATIONS[name], *sizes[:2], min(step, args.rounds - first), *sizes[3:],
+                                          seed=first, boosting_rounds=args.boosting_rounds)
+                save_configuration(name, chunk.assign(round=chunk["round"] + first))
     else:
         run_ablations(*sizes, tuple(args.ablations), boosting_rounds=args.boosting_rounds, progress=save_configuration)
 
@@ -243,6 +247,7 @@ def main(argv: list[str]) -> None:
                            choices=sorted(ABLATIONS))
     ablations.add_argument("--boosting-rounds", type=int, help="(i)'s LightGBM rounds (default: --trees)")
     ablations.add_argument("--without-main", action="store_true", help="only the ablations (main in another CSV)")
+    ablations.add_argument("--chunk-rounds", type=int, help="with --without-main: save after every this many rounds")
     sub.add_parser("ablations-table").add_argument("csv", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "table":
