@@ -16,8 +16,9 @@ gold-only and preference-only routing with 95 % t-intervals (`compass.router.stu
   ablations  the paper's ablations (i), (iii), (iv) as `compass.router.ablations` runs them (the asset
         router/synthetic_ablations; (iii) in a world with gold labels in rubric points, (iv) d vs 2d of one
         embedding), main first; each configuration's rounds are appended to var/router_headline/<tag>.csv as it ends.
-  ablations-table  from `ablations` CSVs: each ablated router minus the main one, and the paper's claims about
-        each ablation (§4.1, Figs. 2, S3, S4) beside our paired intervals with the stated tolerance.
+  ablations-table  from `ablations` CSVs: every router against gold-only per configuration and each ablated router
+        minus the main one (summary), the differences alone, and the paper's claims about each ablation (§4.1,
+        Figs. 2, S3, S4) beside our paired intervals with the stated tolerance.
 
 Usage:
   .venv/bin/python scripts/router_headline.py run TAG --presets B --n-gold 50 100 500 1000 --rounds 20 --trees 50
@@ -232,6 +233,35 @@ def claims_table(rounds: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def summary_table(rounds: pd.DataFrame) -> pd.DataFrame:
+    """Per preset and router, paired over rounds: main against gold-only, and each ablation against main and against
+    gold-only (what Figs. 2, S3 and S4 compare), 'mean (lo, hi)', '*' where the 95 % interval excludes 0."""
+    main_rounds = rounds[rounds["configuration"] == "main"]
+    columns = {}
+    for configuration, part in rounds.groupby("configuration", sort=False):
+        label = "main" if configuration == "main" else f"({configuration.split('_')[0]})"
+        table = synthetic_comparisons(part, baselines=("gold_only",))
+        columns[f"{label} − gold-only"] = table
+        if configuration != "main":
+            columns[f"{label} − main"] = ablation_differences(main_rounds, part).assign(baseline="main")
+    rows: dict[tuple, dict] = {}
+    for name, table in columns.items():
+        for d in table.itertuples(index=False):
+            row = rows.setdefault((d.preset, d.router), {"preset": d.preset, "router": NAMES.get(d.router, d.router)})
+            row[name] = cell(d.mean_difference, d.lo, d.hi, d.distinguishable)
+    order = {name: i for i, name in enumerate(NAMES)}
+    keys = sorted(rows, key=lambda k: (k[0], order.get(k[1], 99)))
+    first = ["main − gold-only"] + [f"({tag}) − {against}" for tag in ("iii", "iv", "i")
+                                    for against in ("main", "gold-only")]
+    table = pd.DataFrame([rows[k] for k in keys]).fillna("–")
+    return table[["preset", "router"] + [c for c in first if c in table]]
+
+
+def rounds_line(rounds: pd.DataFrame) -> str:
+    counts = rounds.groupby(["configuration", "preset"])["round"].nunique()
+    return "Rounds: " + "; ".join(f"{c} {p}: {n}" for (c, p), n in counts.items())
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -262,7 +292,9 @@ def main(argv: list[str]) -> None:
         rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
         ablated = [part.assign(tag=tag) for tag, part in rounds.groupby("configuration") if tag != "main"]
         differences = ablation_table(rounds[rounds["configuration"] == "main"], ablated)
-        print(differences.to_markdown(index=False), "", claims_table(rounds).to_markdown(index=False), sep="\n")
+        print(rounds_line(rounds), "", summary_table(rounds).to_markdown(index=False), "",
+              differences.to_markdown(index=False), "",
+              claims_table(rounds).to_markdown(index=False), sep="\n")
     else:
         {"run": run, "true-delta": true_delta, "ablations": paper_ablations}[args.command](args)
 
