@@ -19,14 +19,13 @@ import pandas as pd
 from assets.datasets import PER_QUERY_MODEL_COSTS
 from assets.partitions import route_dataset_partitions
 from assets.sources import RAW_KEYS
+from compass.router.ablations import ABLATIONS, run_ablations
 from compass.router.evaluation import calibration, paired_comparisons
 from compass.router.learners import LearnerSpec
 from compass.router.multi_study import evaluate_multi_synthetic
 from compass.router.plots import gain_curves, overlap_histogram
 from compass.router.study import (
-    ABLATIONS,
     StudyDesign,
-    ablation_differences,
     evaluate,
     evaluate_synthetic,
     fit_deployment,
@@ -247,33 +246,21 @@ class SyntheticAblationConfig(dg.Config):
         return {k: getattr(self, k) or default for k, default in base.items()}
 
 
-@dg.asset(key=["router", "synthetic_ablations"], group_name="router", code_version="router-synthetic-ablations-1",
+@dg.asset(key=["router", "synthetic_ablations"], group_name="router", code_version="router-synthetic-ablations-2",
           pool=settings.writer_pool())
 def router_synthetic_ablations(context: dg.AssetExecutionContext, config: SyntheticAblationConfig,
                                warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """SYNTHETIC: the paper's ablations (§3.3: (i) boosted learner, (iii) no normalization, (iv) twice the dimension)
-    of the gold-only, preference-only, mean-shift, DR (and, heavy, CV-chosen) meta-routers, each run on the main
-    configuration's seeds: every router against random, gold-only and preference-only per configuration
+    """SYNTHETIC: the paper's ablations (§4.1; `compass.router.ablations`: (i) boosted learner, (iii) no normalization
+    in a world whose gold labels are in rubric points, (iv) twice the kept dimension of the same embedding) of the
+    gold-only, preference-only, mean-shift, DR (and, heavy, CV-chosen) meta-routers, each on the main
+    configuration's draws: every router against random, gold-only and preference-only per configuration
     (router.synthetic_ablation_comparisons) and the ablated router minus the main one, paired over rounds
     (router.synthetic_ablations)."""
-    unknown = sorted(set(config.ablations) - set(ABLATIONS))
-    if unknown:
-        raise ValueError(f"ablations: unknown {unknown}; choose from {sorted(ABLATIONS)}")
     size = config.sizes()
-    runs = {}
-    for tag, change in {"main": {}, **{a: ABLATIONS[a] for a in config.ablations}}.items():
-        learner = LearnerSpec(change.get("learner", "random_forest"), n_estimators=size["n_estimators"],
-                              seed=config.seed)
-        runs[tag] = evaluate_synthetic(
-            tuple(size["presets"]), tuple(size["n_gold"]), size["mc_rounds"], learner, N=size["n_queries"],
-            D=size["dim"] * change.get("dim_factor", 1), normalization=change.get("normalization", "variance"),
-            seed=config.seed, routers=tuple(size["routers"])).rounds
-        context.log.info(f"synthetic ablations: {tag} done")
-    rounds = pd.concat([r.assign(configuration=tag) for tag, r in runs.items()], ignore_index=True)
-    comparisons = pd.concat([synthetic_comparisons(r).assign(configuration=tag) for tag, r in runs.items()],
-                            ignore_index=True)
-    differences = pd.concat([ablation_differences(runs["main"], runs[a]).assign(ablation=a) for a in config.ablations],
-                            ignore_index=True)
+    rounds, comparisons, differences = run_ablations(
+        tuple(size["presets"]), tuple(size["n_gold"]), size["mc_rounds"], size["n_estimators"], size["n_queries"],
+        size["dim"], tuple(size["routers"]), tuple(config.ablations), seed=config.seed,
+        progress=lambda tag, _: context.log.info(f"synthetic ablations: {tag} done"))
     shown = differences[differences["router"].isin(["meta_dr", "meta_cv"])]
     return publish_many(context, warehouse.get(), {"router.synthetic_ablations": differences,
                                                    "router.synthetic_ablation_comparisons": comparisons,

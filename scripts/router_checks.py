@@ -1,8 +1,9 @@
 """Small numbers quoted in docs/results/router.md (seed 003) that no table prints: the hindsight router's gain on
 the embedded real labels (the scale of the tables), the §2.11 overlap rule on the worlds of
 tests/compass/router/test_causal.py (identical and disjoint query distributions, L2 penalty C = 1 and 10), and the
-scale constant c of Remark 1 on the synthetic preset B at the paper's sizes, and how the synthetic presets split ψ's
-variance between η (what preferences carry) and Δ (what only gold labels carry). Seconds of CPU.
+scale constant c of Remark 1 on the synthetic presets at the paper's sizes (and in ablation (iii)'s world), and how
+the synthetic presets split ψ's variance between η (what preferences carry) and Δ (what only gold labels carry).
+Seconds of CPU.
 
 Usage: .venv/bin/python scripts/router_checks.py
 """
@@ -20,6 +21,7 @@ import pandas as pd  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from compass.router.ablations import ABLATIONS, MAIN  # noqa: E402
 from compass.router.evaluation import PMUR_GRID, efficiency_gain, interior_mean  # noqa: E402
 from compass.router.normalize import scale_constant  # noqa: E402
 from compass.router.routers import overlap_region  # noqa: E402
@@ -53,10 +55,14 @@ def overlap() -> None:
 
 
 def scale() -> None:
-    """c (variance matching, Remark 1) on preset B, N = 5,000, D = 50, n = 100, seeds 0-4 (the headline's data)."""
-    values = [scale_constant((d := make_data(n_gs=100, N=5000, D=50, seed=s, preset="B")).r, d.y, "variance")
-              for s in range(5)]
-    print(f"scale constant c, preset B, n = 100, seeds 0-4: {np.round(values, 3).tolist()}")
+    """c (variance matching, Remark 1) on presets A and B, N = 5,000, D = 50, n = 100, seeds 0-4 (the headline's
+    data), in the main world and in ablation (iii)'s (gold labels in rubric points, `compass.router.ablations`)."""
+    for preset in ("A", "B"):
+        for tag, config in (("main", MAIN), ("ablation (iii)", ABLATIONS["iii_none"])):
+            values = [scale_constant((d := config.world(50).apply(make_data(n_gs=100, N=5000, D=50, seed=s,
+                                                                             preset=preset), s)).r, d.y, "variance")
+                      for s in range(5)]
+            print(f"scale constant c, preset {preset}, {tag} world, n = 100, seeds 0-4: {np.round(values, 3).tolist()}")
 
 
 def variance_split() -> None:

@@ -13,6 +13,12 @@ gold-only and preference-only routing with 95 % t-intervals (`compass.router.stu
   table the paired tables of docs/results/router.md from every CSV given.
   ablation  each router of an ablation CSV against the same router of the main CSV, paired over the rounds both
         ran (same generated data, seeds), 95 % t-intervals.
+  ablations  the paper's ablations (i), (iii), (iv) as `compass.router.ablations` runs them (the asset
+        router/synthetic_ablations; (iii) in a world with gold labels in rubric points, (iv) d vs 2d of one
+        embedding), main first; each configuration's rounds are appended to var/router_headline/<tag>.csv as it ends.
+  ablations-table  from `ablations` CSVs: every router against gold-only per configuration and each ablated router
+        minus the main one (summary), the differences alone, and the paper's claims about each ablation (§4.1,
+        Figs. 2, S3, S4) beside our paired intervals with the stated tolerance.
 
 Usage:
   .venv/bin/python scripts/router_headline.py run TAG --presets B --n-gold 50 100 500 1000 --rounds 20 --trees 50
@@ -20,6 +26,9 @@ Usage:
   .venv/bin/python scripts/router_headline.py true-delta TAG --presets B --n-gold 100 --rounds 10 --trees 25
   .venv/bin/python scripts/router_headline.py table var/router_headline/*.csv [--first-rounds 3]
   cd var/router_headline && ../../.venv/bin/python ../../scripts/router_headline.py ablation headline_B_n100.csv ab*.csv
+  .venv/bin/python scripts/router_headline.py ablations ablations_A --presets A --n-gold 100 --rounds 10 --trees 25
+        [--boosting-rounds 100] [--ablations iii_none iv_d100 i_lightgbm]
+  .venv/bin/python scripts/router_headline.py ablations-table var/router_headline/ablations_*.csv
 """
 
 import os
@@ -38,6 +47,7 @@ import pandas as pd  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from compass.router.ablations import ABLATIONS, run_ablations, run_configuration  # noqa: E402
 from compass.router.evaluation import efficiency_gain, interior_mean  # noqa: E402
 from compass.router.learners import LearnerSpec  # noqa: E402
 from compass.router.normalize import scale_constant  # noqa: E402
@@ -143,6 +153,115 @@ def ablation_table(main: pd.DataFrame, ablations: list[pd.DataFrame]) -> pd.Data
     return pd.DataFrame(rows)
 
 
+ABLATION_ROUTERS = ("pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr")
+
+
+def paper_ablations(args: argparse.Namespace) -> None:
+    start_cpu, start = time.process_time(), time.time()
+    OUT.mkdir(parents=True, exist_ok=True)
+    done: list[pd.DataFrame] = []
+
+    def save_configuration(configuration: str, rounds: pd.DataFrame) -> None:
+        done.append(rounds.assign(configuration=configuration))
+        pd.concat(done, ignore_index=True).assign(tag=args.tag, trees=args.trees, N=args.n_queries,
+                                                  boosting_rounds=args.boosting_rounds or args.trees).to_csv(
+            OUT / f"{args.tag}.csv", index=False)
+        print(f"{args.tag}: {configuration} done, {time.process_time() - start_cpu:.0f} s CPU, "
+              f"{time.time() - start:.0f} s wall, load average {os.getloadavg()[0]:.1f}", flush=True)
+
+    sizes = (tuple(args.presets), tuple(args.n_gold), args.rounds, args.trees, args.n_queries, args.dim,
+             tuple(args.routers))
+    if args.without_main:  # to run arms in parallel processes: their rounds pair with a main run of the same sizes
+        step = args.chunk_rounds or args.rounds  # round r always runs on seed r, so chunks pair like one run
+        for name in args.ablations:
+            for first in range(0, args.rounds, step):
+                chunk = run_configuration(ABLATIONS[name], *sizes[:2], min(step, args.rounds - first), *sizes[3:],
+                                          seed=first, boosting_rounds=args.boosting_rounds)
+                save_configuration(name, chunk.assign(round=chunk["round"] + first))
+    else:
+        run_ablations(*sizes, tuple(args.ablations), boosting_rounds=args.boosting_rounds, progress=save_configuration)
+
+
+# The paper's claims about each ablation (§4.1 "Ablation Studies"; Figs. 2, S4, S3 are curves without numbers or
+# intervals): (configuration, router, baselines it is compared with, the side the paper puts it on).
+PAPER_CLAIMS = [
+    ("i_lightgbm", "every router", "itself in the main run", "below",
+     "(i) Fig. 2: \"the EGs in Figure 2 are not as high as the EGs in Figure 1\""),
+    ("i_lightgbm", "meta_r", "every other router", "above",
+     "(i) Fig. 2: \"the R-learner-based router consistently outperform[s] other routers\""),
+    ("iii_none", "meta_r meta_dr", "gold_only", "not above",
+     "(iii) Fig. S4: \"the meta-routers do not significantly outperform the router trained via GS data only\""),
+    ("iii_none", "meta_r meta_dr", "itself in the main run", "below",
+     "(iii) implied: \"highlighting the importance of pre-normalization for meta-routers\""),
+    ("iv_d100", "meta_r meta_dr", "every other router", "above",
+     "(iv) Fig. S3: \"the meta-routers also outperform other routers\""),
+]
+OTHER_ROUTERS = ("pooled", "preference_only", "gold_only", "mean_shift")
+
+
+def verdict(lo: float, hi: float, side: str) -> str:
+    """The tolerance: the paper gives a direction, no number; our 95 % paired interval reproduces it when it excludes 0
+    on the paper's side, ties when it contains 0, contradicts when it excludes 0 on the other side. A "not above"
+    claim (no significant gain) reproduces unless the interval lies above 0."""
+    if side == "not above":
+        return "contradicts" if lo > 0 else "reproduces"
+    if (lo > 0 and side == "above") or (hi < 0 and side == "below"):
+        return "reproduces"
+    return "tie" if lo <= 0 <= hi else "contradicts"
+
+
+def claims_table(rounds: pd.DataFrame) -> pd.DataFrame:
+    """Each of the paper's claims per preset: our paired difference(s) with 95 % t-intervals and the verdict."""
+    rows = []
+    main_rounds = rounds[rounds["configuration"] == "main"]
+    for configuration, router, against, side, claim in PAPER_CLAIMS:
+        part = rounds[rounds["configuration"] == configuration]
+        if part.empty:
+            continue
+        if against == "itself in the main run":
+            table = ablation_differences(main_rounds, part).assign(baseline="main")
+        else:
+            others = OTHER_ROUTERS + (("meta_dr",) if router == "meta_r" else ())
+            baselines = others if against == "every other router" else (against,)
+            table = synthetic_comparisons(part, baselines=baselines)
+        chosen = table if router == "every router" else table[table["router"].isin(router.split())]
+        for d in chosen.sort_values(["preset", "router", "baseline"]).itertuples(index=False):
+            rows.append({"claim": claim, "preset": d.preset, "router": NAMES.get(d.router, d.router),
+                         "against": "main run" if d.baseline == "main" else NAMES.get(d.baseline, d.baseline),
+                         "rounds": d.mc_rounds, "ours": cell(d.mean_difference, d.lo, d.hi, d.distinguishable),
+                         "verdict": verdict(d.lo, d.hi, side)})
+    return pd.DataFrame(rows)
+
+
+def summary_table(rounds: pd.DataFrame) -> pd.DataFrame:
+    """Per preset and router, paired over rounds: main against gold-only, and each ablation against main and against
+    gold-only (what Figs. 2, S3 and S4 compare), 'mean (lo, hi)', '*' where the 95 % interval excludes 0."""
+    main_rounds = rounds[rounds["configuration"] == "main"]
+    columns = {}
+    for configuration, part in rounds.groupby("configuration", sort=False):
+        label = "main" if configuration == "main" else f"({configuration.split('_')[0]})"
+        table = synthetic_comparisons(part, baselines=("gold_only",))
+        columns[f"{label} − gold-only"] = table
+        if configuration != "main":
+            columns[f"{label} − main"] = ablation_differences(main_rounds, part).assign(baseline="main")
+    rows: dict[tuple, dict] = {}
+    for name, table in columns.items():
+        for d in table.itertuples(index=False):
+            row = rows.setdefault((d.preset, d.router), {"preset": d.preset, "router": NAMES.get(d.router, d.router)})
+            row[name] = cell(d.mean_difference, d.lo, d.hi, d.distinguishable)
+    order = {name: i for i, name in enumerate(NAMES)}
+    keys = sorted(rows, key=lambda k: (k[0], order.get(k[1], 99)))
+    first = ["main − gold-only"] + [f"({tag}) − {against}" for tag in ("iii", "iv", "i")
+                                    for against in ("main", "gold-only")]
+    table = pd.DataFrame([rows[k] for k in keys]).fillna("–")
+    return table[["preset", "router"] + [c for c in first if c in table]]
+
+
+def rounds_line(rounds: pd.DataFrame) -> str:
+    counts = rounds.groupby(["configuration", "preset"])["round"].nunique()
+    return "Rounds: " + "; ".join(f"{c} {p}: {n}" for (c, p), n in counts.items())
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -152,6 +271,14 @@ def main(argv: list[str]) -> None:
     table.add_argument("csv", nargs="+")
     table.add_argument("--first-rounds", type=int, help="only rounds 0 .. N − 1 (to pair a short run with a long one)")
     sub.add_parser("ablation").add_argument("csv", nargs="+")
+    ablations = sub.add_parser("ablations")
+    add_run_arguments(ablations, routers=ABLATION_ROUTERS, n_gold=[100])
+    ablations.add_argument("--ablations", nargs="+", default=["iii_none", "iv_d100", "i_lightgbm"],
+                           choices=sorted(ABLATIONS))
+    ablations.add_argument("--boosting-rounds", type=int, help="(i)'s LightGBM rounds (default: --trees)")
+    ablations.add_argument("--without-main", action="store_true", help="only the ablations (main in another CSV)")
+    ablations.add_argument("--chunk-rounds", type=int, help="with --without-main: save after every this many rounds")
+    sub.add_parser("ablations-table").add_argument("csv", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "table":
         rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
@@ -159,16 +286,24 @@ def main(argv: list[str]) -> None:
             rounds = rounds[rounds["round"] < args.first_rounds]
         print(paired_table(rounds).to_markdown(index=False))
     elif args.command == "ablation":
-        main_rounds, *ablations = (pd.read_csv(path) for path in args.csv)
-        print(ablation_table(main_rounds, ablations).to_markdown(index=False))
+        main_rounds, *ablated = (pd.read_csv(path) for path in args.csv)
+        print(ablation_table(main_rounds, ablated).to_markdown(index=False))
+    elif args.command == "ablations-table":
+        rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
+        ablated = [part.assign(tag=tag) for tag, part in rounds.groupby("configuration") if tag != "main"]
+        differences = ablation_table(rounds[rounds["configuration"] == "main"], ablated)
+        print(rounds_line(rounds), "", summary_table(rounds).to_markdown(index=False), "",
+              differences.to_markdown(index=False), "",
+              claims_table(rounds).to_markdown(index=False), sep="\n")
     else:
-        {"run": run, "true-delta": true_delta}[args.command](args)
+        {"run": run, "true-delta": true_delta, "ablations": paper_ablations}[args.command](args)
 
 
-def add_run_arguments(r: argparse.ArgumentParser) -> None:
+def add_run_arguments(r: argparse.ArgumentParser, routers: tuple[str, ...] = SYNTHETIC_ROUTERS,
+                      n_gold: list[int] | None = None) -> None:
     r.add_argument("tag")
     r.add_argument("--presets", nargs="+", default=["A", "B"])
-    r.add_argument("--n-gold", nargs="+", type=int, default=[50, 100, 500, 1000])
+    r.add_argument("--n-gold", nargs="+", type=int, default=n_gold or [50, 100, 500, 1000])
     r.add_argument("--rounds", type=int, default=20)
     r.add_argument("--trees", type=int, default=50)
     r.add_argument("--n-queries", type=int, default=5000)
@@ -176,7 +311,7 @@ def add_run_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--learner", default="random_forest")
     r.add_argument("--normalization", default="variance")
     r.add_argument("--cate-min-leaf", type=int, default=50)
-    r.add_argument("--routers", nargs="+", default=list(SYNTHETIC_ROUTERS))
+    r.add_argument("--routers", nargs="+", default=list(routers))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from compass.router.export import forest_nodes
 from compass.router.learners import LearnerSpec
 from compass.router.normalize import scale_constant
 from compass.router.routers import OVERLAP_RATIO, fit_cv_router, fit_router, overlap_region
-from compass.router.synthetic import make_data
+from compass.router.synthetic import World, make_data
 
 REAL_ROUTERS = ("pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "routellm_mf",
                 "routellm_sw", "meta_dr_overlap")
@@ -257,7 +257,8 @@ SYNTHETIC_ROUTERS = ("oracle",) + REAL_ROUTERS[:-1]  # the truncation variant ne
 
 class SyntheticEvaluation(NamedTuple):
     """What `evaluate_synthetic` returns: router.synthetic_evaluation's rows, and one row per (preset, router, n_gold,
-    round) with the round's mean gain over the usage grid, for paired comparisons (rounds on fresh data)."""
+    round) with the round's mean gain over the usage grid, for paired comparisons (rounds on fresh data), and the
+    generator's D and the dimension of the features the routers saw (dim_features)."""
 
     table: pd.DataFrame
     rounds: pd.DataFrame
@@ -265,18 +266,19 @@ class SyntheticEvaluation(NamedTuple):
 
 def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rounds: int, learner: LearnerSpec,
                        N: int = 5000, D: int = 50, cate_min_leaf: int = 50, normalization: str = "variance",
-                       seed: int = 0, routers: tuple[str, ...] = SYNTHETIC_ROUTERS,
+                       seed: int = 0, routers: tuple[str, ...] = SYNTHETIC_ROUTERS, world: World = World(),
                        progress: Callable[[int, int], None] | None = None) -> SyntheticEvaluation:
     """SYNTHETIC (spec §4 generator, known ψ): EG of every router including the oracle benchmark, per preset and
     gold size, averaged over Monte Carlo rounds (fresh data each round, so rounds are independent and paired
     intervals need no resampling correction); EG is in units of the true ψ.
-    `learner.kind`, `normalization` and D are the paper's ablations (LightGBM for XGBoost, none, d = 100)."""
+    `learner.kind`, `normalization` and `world` (gold label scale, embedding dimension) carry the paper's ablations
+    (`compass.router.ablations`); every configuration draws the same data from the same seeds."""
     gains: dict[tuple, list[np.ndarray]] = {}
     steps, done = len(presets) * len(n_gold) * mc_rounds, 0
     for preset in presets:
         for n in n_gold:
             for rnd in range(mc_rounds):
-                d = make_data(n_gs=n, N=N, D=D, seed=seed + rnd, preset=preset)
+                d = world.apply(make_data(n_gs=n, N=N, D=D, seed=seed + rnd, preset=preset), seed + rnd)
                 c = scale_constant(d.r, d.y, normalization)
                 spec = replace(learner, seed=seed + rnd)
                 design = StudyDesign(learner=spec, cate_min_leaf=cate_min_leaf)
@@ -288,10 +290,12 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
                 done += 1
                 if progress is not None:
                     progress(done, steps)
-    table = _summarize(gains, ("preset", "router", "n_gold")).assign(learner=learner.kind, N=N, D=D,
-                                                                      normalization=normalization)
+    features = world.d or world.embedding_dim or D  # the features' dimension after the world's reduction
+    table = _summarize(gains, ("preset", "router", "n_gold")).assign(
+        learner=learner.kind, N=N, D=D, normalization=normalization, gold_points=world.gold_points,
+        dim_features=features)
     rounds = pd.DataFrame([{"preset": preset, "router": name, "n_gold": n, "round": i,
-                            "mean_gain": float(interior_mean(g))}
+                            "mean_gain": float(interior_mean(g)), "D": D, "dim_features": features}
                            for (preset, name, n), runs in gains.items() for i, g in enumerate(runs)])
     return SyntheticEvaluation(table, rounds)
 
@@ -302,13 +306,6 @@ def synthetic_comparisons(rounds: pd.DataFrame, level: float = 0.95,
     paired across rounds (same generated data, same test queries), plain t-intervals (fresh data each round)."""
     return pd.concat([paired_comparisons(part, baselines=baselines, level=level).assign(preset=preset)
                       for preset, part in rounds.groupby("preset", sort=True)], ignore_index=True)
-
-
-#: The paper's ablations (§3.3) as changes to the main configuration of `evaluate_synthetic`: (i) a boosted learner
-#: (LightGBM for the paper's XGBoost), (iii) no scale normalization (Remark 1), (iv) twice the feature dimension
-#: (the paper's PCA d = 100 for 50; on the generator, D doubles, so that ablation's data differ from the main run's
-#: beyond the shared seeds).
-ABLATIONS = {"i_lightgbm": {"learner": "lightgbm"}, "iii_none": {"normalization": "none"}, "iv_d100": {"dim_factor": 2}}
 
 
 def ablation_differences(main: pd.DataFrame, ablated: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:

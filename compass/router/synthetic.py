@@ -6,7 +6,7 @@ with a BTL preference judge, designed here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -57,6 +57,69 @@ def make_data(n_gs: int, N: int = 5000, D: int = 50, n_test: int = 500, seed: in
     test, gold, pref = idx[:n_test], idx[n_test:n_test + n_gs], idx[n_test + n_gs:]
     return RouterData(s[gold], r[gold], s[pref], y[pref], r[pref], s[test], r[test], delta[pref], eta[pref],
                       psi[test], eta[gold])
+
+
+# Ablation (iii)'s world: gold labels in rubric points. The paper's gold label is the difference of two rubric
+# `total_score`s, sums of criterion points (App. A.7; HealthBench criteria carry −10 to +10 points each), against
+# preference labels in {−1, 0, 1}: the scales differ by an order of magnitude. The paper does not report sd(r) or c;
+# 10 points per unit of ψ (c ≈ 0.08 instead of the main world's ≈ 0.8) is our assumption.
+RUBRIC_POINTS = 10.0
+# Ablation (iv)'s embedding: the generator's D unit-variance coordinates, then extra coordinates with this standard
+# deviation (below 1, so they are the embedding's later principal directions), drawn from their own stream.
+EXTRA_SD = 0.5
+_EMBEDDING_STREAM = 46  # child stream of the round's seed for the extra coordinates: make_data's draws are untouched
+
+
+@dataclass(frozen=True)
+class World:
+    """What one configuration of the ablation study sees of a `make_data` draw (seed 003 §4.1, "changing one key
+    element ... while keeping other settings unchanged"): gold labels in `gold_points` units per unit of ψ
+    (ablation (iii), Fig. S4: rubric points against {−1, 0, 1} preferences) and features reduced to the leading `d`
+    coordinates of a raw query embedding with `embedding_dim` coordinates (ablation (iv), Fig. S3: PCA to d = 100
+    instead of 50 of the same 768-d embedding). The default is the draw as it is (the main configuration)."""
+
+    gold_points: float = 1.0
+    embedding_dim: int | None = None  # None: the generator's D coordinates are the embedding
+    d: int | None = None  # None: every coordinate of the embedding
+
+    def apply(self, data: RouterData, seed: int) -> RouterData:
+        data = in_gold_points(data, self.gold_points)
+        if self.embedding_dim is not None:
+            data = query_embedding(data, self.embedding_dim, seed)
+        return data if self.d is None else reduce_to(data, self.d)
+
+
+def in_gold_points(data: RouterData, points: float) -> RouterData:
+    """The same draw with every gold label (r, r_p, r_test) in `points` units per unit of ψ: what variance
+    normalization (Remark 1(2)) undoes exactly, c·r being unchanged. ψ, η, Δ stay in the main world's units, so
+    efficiency gains of both worlds are comparable."""
+    if points == 1.0:
+        return data
+    return replace(data, r=points * data.r, r_p=points * data.r_p, r_test=points * data.r_test)
+
+
+def query_embedding(data: RouterData, dim: int, seed: int) -> RouterData:
+    """The raw query embedding of ablation (iv): each query's D generator coordinates followed by dim − D extra
+    coordinates N(0, EXTRA_SD²) that ψ, η and Δ do not depend on, drawn from a stream of their own (gold, preference,
+    test rows in that order), so labels, splits and the first D coordinates are the main run's."""
+    extra = dim - data.X_g.shape[1]
+    if extra < 0:
+        raise ValueError(f"an embedding of {dim} coordinates cannot hold the generator's {data.X_g.shape[1]}")
+    rng = np.random.default_rng([seed, _EMBEDDING_STREAM])
+    X_g, X_p, X_test = (np.hstack([X, EXTRA_SD * rng.standard_normal((len(X), extra))])
+                        for X in (data.X_g, data.X_p, data.X_test))
+    return replace(data, X_g=X_g, X_p=X_p, X_test=X_test)
+
+
+def reduce_to(data: RouterData, d: int) -> RouterData:
+    """PCA to d (spec §2.1) of `query_embedding`'s output: its covariance is diagonal with variances 1 (the D
+    generator coordinates) then EXTRA_SD² < 1, so its principal axes are the coordinate axes in that order and the
+    leading d principal components are the leading d coordinates. (A sample PCA would also rotate the isotropic
+    block of generator coordinates at random, mixing the axis-aligned signal the forests split on; the population
+    axes keep the main configuration's features exactly.)"""
+    if d > data.X_g.shape[1]:
+        raise ValueError(f"cannot reduce {data.X_g.shape[1]} coordinates to {d}")
+    return replace(data, X_g=data.X_g[:, :d], X_p=data.X_p[:, :d], X_test=data.X_test[:, :d])
 
 
 @dataclass(frozen=True)
