@@ -141,9 +141,9 @@ def router_policies(context: dg.AssetExecutionContext, warehouse: WarehouseResou
 @dg.asset(key=["router", "deployment"], deps=_labels, **{**_common, "code_version": f"{CODE_VERSION}-meta-cv-gain"})
 def router_deployment(context: dg.AssetExecutionContext, config: RouterStudyConfig,
                       warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """The router `compass route` serves: the meta-router whose CATE stage is chosen by the held-out gold gain of routing
-    by each member's out-of-fold ψ̂ (`meta_cv`: preference-only, gold-only, mean-shift, DR or R; issue 46; the rule
-    is router.deployments.cv_criterion, its scores cv_scores) fitted on every gold and preference row, with
+    """The router `compass route` serves: the meta-router whose CATE stage is chosen by the held-out gold gain of
+    routing by each member's out-of-fold ψ̂ (`meta_cv`: preference-only, gold-only, mean-shift, DR or R; issue 46; the
+    rule is router.deployments.cv_criterion, its scores cv_scores) fitted on every gold and preference row, with
     its embedder as arrays (router.embedders: term, idf, loadings) and its forest as node arrays (router.forests),
     what it was fitted on (router.deployments), and the cross-fitted held-out ψ̂ of every gold query on which
     `compass route` chooses App. A.1's threshold w (router.deployment_holdout). No pickle: a gateway can load these tables as they are."""
