@@ -215,7 +215,8 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
     The default is `meta_cv` (issue 46): the CATE stage chosen at fit time by the held-out gold gain of routing by
     each member's out-of-fold ψ̂ (`routers.cv_scores`), exported with the router (`chosen`, `cv_criterion`,
     `cv_scores` and, for reference, the squared errors `cv_errors` in the facts), here over the HOLDOUT_FOLDS folds;
-    its held-out ψ̂ are the chosen member's out-of-fold predictions from those folds (no refit; w is conditional on the choice)."""
+    its held-out ψ̂ are the chosen member's out-of-fold predictions from those folds (no refit; w is conditional on
+    the choice)."""
     if design.learner.kind != "random_forest":
         raise ValueError("only random-forest routers are exported as node arrays; use learner kind 'random_forest'")
     data = split_labels(labels)
