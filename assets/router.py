@@ -137,11 +137,12 @@ def router_policies(context: dg.AssetExecutionContext, warehouse: WarehouseResou
                         metadata={"priced": prices is not None})
 
 
-@dg.asset(key=["router", "deployment"], deps=_labels, **{**_common, "code_version": f"{CODE_VERSION}-meta-cv"})
+@dg.asset(key=["router", "deployment"], deps=_labels, **{**_common, "code_version": f"{CODE_VERSION}-meta-cv-gain"})
 def router_deployment(context: dg.AssetExecutionContext, config: RouterStudyConfig,
                       warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """The router `compass route` serves: the meta-router whose CATE stage is chosen by cross-validated gold error
-    (`meta_cv`: preference-only, gold-only, mean-shift, DR or R; issue 46) fitted on every gold and preference row, with
+    """The router `compass route` serves: the meta-router whose CATE stage is chosen by the held-out gold gain of
+    routing by each member's out-of-fold ψ̂ (`meta_cv`: preference-only, gold-only, mean-shift, DR or R; issue 46; the
+    rule is router.deployments.cv_criterion, its scores cv_scores) fitted on every gold and preference row, with
     its embedder as arrays (router.embedders: term, idf, loadings) and its forest as node arrays (router.forests),
     what it was fitted on (router.deployments), and the cross-fitted held-out ψ̂ of every gold query on which
     `compass route` chooses App. A.1's threshold w (router.deployment_holdout). No pickle: a gateway can load these tables as they are."""
@@ -165,8 +166,8 @@ SYNTHETIC_SIZES = {
               "n_estimators": 500},
 }
 # The synthetic study's own version, so changing it leaves the real-data router assets fresh.
-# 2: paired comparisons; light 4 rounds, n 50/200; heavy n 50-1,000
-SYNTHETIC_CODE_VERSION = "router-5-synthetic-2"  # text-free: the query embedder (router-6) does not touch it
+# 2: paired comparisons; light 4 rounds, n 50/200; heavy n 50-1,000. 3: the rounds say what meta_cv chose
+SYNTHETIC_CODE_VERSION = "router-5-synthetic-3"  # text-free: the query embedder (router-6) does not touch it
 
 
 class SyntheticRouterConfig(dg.Config):

@@ -12,13 +12,15 @@ gold-only and preference-only routing with 95 % t-intervals (`compass.router.stu
         meta-router with the true, constant propensity κ = n/(n + m) in place of the learned p̂.
   table the paired tables of docs/results/router.md from every CSV given.
   ablation  each router of an ablation CSV against the same router of the main CSV, paired over the rounds both
-        ran (same generated data, seeds), 95 % t-intervals.
+        ran (same generated data, seeds), 95 % t-intervals; CSVs of one tag (pieces of a run) are one configuration.
   ablations  the paper's ablations (i), (iii), (iv) as `compass.router.ablations` runs them (the asset
         router/synthetic_ablations; (iii) in a world with gold labels in rubric points, (iv) d vs 2d of one
         embedding), main first; each configuration's rounds are appended to var/router_headline/<tag>.csv as it ends.
   ablations-table  from `ablations` CSVs: every router against gold-only per configuration and each ablated router
         minus the main one (summary), the differences alone, and the paper's claims about each ablation (§4.1,
         Figs. 2, S3, S4) beside our paired intervals with the stated tolerance.
+  choices  how often the CV-chosen meta-router chose each member (`chosen`, by its criterion) and how often the
+        squared-error rule it replaced would have (the least `cv_errors`), from the same out-of-fold predictions.
 
 Usage:
   .venv/bin/python scripts/router_headline.py run TAG --presets B --n-gold 50 100 500 1000 --rounds 20 --trees 50
@@ -29,6 +31,7 @@ Usage:
   .venv/bin/python scripts/router_headline.py ablations ablations_A --presets A --n-gold 100 --rounds 10 --trees 25
         [--boosting-rounds 100] [--ablations iii_none iv_d100 i_lightgbm]
   .venv/bin/python scripts/router_headline.py ablations-table var/router_headline/ablations_*.csv
+  .venv/bin/python scripts/router_headline.py choices var/router_headline/cv_A*.csv
 """
 
 import os
@@ -36,6 +39,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from dataclasses import replace  # noqa: E402
@@ -51,7 +55,7 @@ from compass.router.ablations import ABLATIONS, run_ablations, run_configuration
 from compass.router.evaluation import efficiency_gain, interior_mean  # noqa: E402
 from compass.router.learners import LearnerSpec  # noqa: E402
 from compass.router.normalize import scale_constant  # noqa: E402
-from compass.router.routers import fit_router  # noqa: E402
+from compass.router.routers import CV_CANDIDATES, fit_router  # noqa: E402
 from compass.router.study import (  # noqa: E402
     SYNTHETIC_ROUTERS, ablation_differences, evaluate_synthetic, synthetic_comparisons,
 )
@@ -71,9 +75,9 @@ def run(args: argparse.Namespace) -> None:
     learner = LearnerSpec(args.learner, n_estimators=args.trees)
     result = evaluate_synthetic(tuple(args.presets), tuple(args.n_gold), args.rounds, learner, N=args.n_queries,
                                 D=args.dim, cate_min_leaf=args.cate_min_leaf, normalization=args.normalization,
-                                routers=tuple(args.routers),
+                                seed=args.first_round, routers=tuple(args.routers),
                                 progress=lambda i, n: print(f"{args.tag}: {i}/{n}", file=sys.stderr, flush=True))
-    save(result.rounds, args)
+    save(result.rounds.assign(round=result.rounds["round"] + args.first_round), args)
     print(f"{args.tag}: {time.process_time() - start_cpu:.0f} s CPU (user+sys), {time.time() - start:.0f} s wall, "
           f"load average {os.getloadavg()[0]:.1f} at the end", flush=True)
 
@@ -112,8 +116,9 @@ def true_delta(args: argparse.Namespace) -> None:
 
 def save(rounds: pd.DataFrame, args: argparse.Namespace) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    name = f"{args.tag}_from{args.first_round}" if getattr(args, "first_round", 0) else args.tag  # `run` only
     rounds.assign(tag=args.tag, learner=args.learner, normalization=args.normalization, D=args.dim,
-                  cate_min_leaf=args.cate_min_leaf, trees=args.trees, N=args.n_queries).to_csv(OUT / f"{args.tag}.csv",
+                  cate_min_leaf=args.cate_min_leaf, trees=args.trees, N=args.n_queries).to_csv(OUT / f"{name}.csv",
                                                                                               index=False)
 
 
@@ -262,11 +267,27 @@ def rounds_line(rounds: pd.DataFrame) -> str:
     return "Rounds: " + "; ".join(f"{c} {p}: {n}" for (c, p), n in counts.items())
 
 
+def choice_table(rounds: pd.DataFrame) -> pd.DataFrame:
+    """Per preset and n_gold: rounds in which meta_cv chose each member, by its criterion and by least squared error."""
+    cv = rounds[(rounds["router"] == "meta_cv") & rounds["chosen"].notna()]
+    by_error = cv["cv_errors"].map(lambda text: min((errors := json.loads(text)), key=errors.__getitem__))
+    rows = []
+    for (preset, n_gold), part in cv.assign(by_error=by_error).groupby(["preset", "n_gold"], sort=True):
+        for rule, column in (("routing gain (now)", "chosen"), ("squared error (before)", "by_error")):
+            counts = part[column].value_counts()
+            rows.append({"preset": preset, "n_gold": n_gold, "rule": rule, "rounds": len(part),
+                         **{NAMES.get(m, m): int(counts.get(m, 0)) for m in CV_CANDIDATES}})
+    return pd.DataFrame(rows)
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for command in ("run", "true-delta"):
         add_run_arguments(sub.add_parser(command))
+    sub.choices["run"].add_argument(
+        "--first-round", type=int, default=0, help="run rounds K .. K + rounds − 1 (the same data and seeds as those "
+        "rounds of a longer run; saved as TAG_fromK.csv, so a long run can be split into pieces that `table` joins)")
     table = sub.add_parser("table")
     table.add_argument("csv", nargs="+")
     table.add_argument("--first-rounds", type=int, help="only rounds 0 .. N − 1 (to pair a short run with a long one)")
@@ -279,15 +300,13 @@ def main(argv: list[str]) -> None:
     ablations.add_argument("--without-main", action="store_true", help="only the ablations (main in another CSV)")
     ablations.add_argument("--chunk-rounds", type=int, help="with --without-main: save after every this many rounds")
     sub.add_parser("ablations-table").add_argument("csv", nargs="+")
+    sub.add_parser("choices").add_argument("csv", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "table":
         rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
         if args.first_rounds:
             rounds = rounds[rounds["round"] < args.first_rounds]
         print(paired_table(rounds).to_markdown(index=False))
-    elif args.command == "ablation":
-        main_rounds, *ablated = (pd.read_csv(path) for path in args.csv)
-        print(ablation_table(main_rounds, ablated).to_markdown(index=False))
     elif args.command == "ablations-table":
         rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
         ablated = [part.assign(tag=tag) for tag, part in rounds.groupby("configuration") if tag != "main"]
@@ -295,6 +314,13 @@ def main(argv: list[str]) -> None:
         print(rounds_line(rounds), "", summary_table(rounds).to_markdown(index=False), "",
               differences.to_markdown(index=False), "",
               claims_table(rounds).to_markdown(index=False), sep="\n")
+    elif args.command == "ablation":
+        main_rounds, *pieces = (pd.read_csv(path) for path in args.csv)
+        ablations = [part for _, part in pd.concat(pieces, ignore_index=True).groupby("tag", sort=False)]
+        print(ablation_table(main_rounds, ablations).to_markdown(index=False))
+    elif args.command == "choices":
+        print(choice_table(pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True))
+              .to_markdown(index=False))
     else:
         {"run": run, "true-delta": true_delta, "ablations": paper_ablations}[args.command](args)
 

@@ -212,9 +212,11 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
     fold (HOLDOUT_FOLDS-fold cross-fitting over the gold rows, every preference row kept), so that w is chosen on
     held-out gold data at fit time and never on the batch being routed.
 
-    The default is `meta_cv` (issue 46): the CATE stage chosen by cross-validated gold error at fit time, exported
-    with the router (`chosen`, `cv_errors` in the facts), here over the HOLDOUT_FOLDS folds; its held-out ψ̂ are
-    the chosen member's out-of-fold predictions from those folds (no refit; w is conditional on the choice)."""
+    The default is `meta_cv` (issue 46): the CATE stage chosen at fit time by the held-out gold gain of routing by
+    each member's out-of-fold ψ̂ (`routers.cv_scores`), exported with the router (`chosen`, `cv_criterion`,
+    `cv_scores` and, for reference, the squared errors `cv_errors` in the facts), here over the HOLDOUT_FOLDS folds;
+    its held-out ψ̂ are the chosen member's out-of-fold predictions from those folds (no refit; w is conditional on
+    the choice)."""
     if design.learner.kind != "random_forest":
         raise ValueError("only random-forest routers are exported as node arrays; use learner kind 'random_forest'")
     data = split_labels(labels)
@@ -237,8 +239,13 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
              "learner": design.learner.kind, "d": embedder.dim, "embedder": embedder.kind,
              "scale_c": c, "n_gold": len(r), "n_preference": len(y), "preference_used": fitted.preference_used,
              "n_trees": len(fitted.model.estimators_), "holdout_folds": HOLDOUT_FOLDS, "chosen": member,
-             "cv_errors": json.dumps({k: round(v, 6) for k, v in (fitted.cv_errors or {}).items()})}
+             "cv_errors": _rounded_json(fitted.cv_errors), "cv_criterion": fitted.cv_criterion or "",
+             "cv_scores": _rounded_json(fitted.cv_scores)}
     return Deployment(embedder, forest_nodes(fitted.model), facts, holdout)
+
+
+def _rounded_json(values: dict[str, float] | None) -> str:
+    return json.dumps({k: round(v, 6) for k, v in (values or {}).items()})
 
 
 def _summarize(gains: dict[tuple, list[np.ndarray]], keys: tuple[str, ...]) -> pd.DataFrame:
@@ -272,8 +279,11 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
     gold size, averaged over Monte Carlo rounds (fresh data each round, so rounds are independent and paired
     intervals need no resampling correction); EG is in units of the true ψ.
     `learner.kind`, `normalization` and `world` (gold label scale, embedding dimension) carry the paper's ablations
-    (`compass.router.ablations`); every configuration draws the same data from the same seeds."""
+    (`compass.router.ablations`); every configuration draws the same data from the same seeds.
+    The rounds say what `meta_cv` chose in each round and the scores it chose by (`chosen`, `cv_scores`, and the
+    squared errors `cv_errors`; empty for the other routers)."""
     gains: dict[tuple, list[np.ndarray]] = {}
+    choices: dict[tuple, list[tuple[str | None, str | None, str | None]]] = {}
     steps, done = len(presets) * len(n_gold) * mc_rounds, 0
     for preset in presets:
         for n in n_gold:
@@ -287,6 +297,9 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
                                         **_cate_kwargs(name, design, seed + rnd))
                     gains.setdefault((preset, name, n), []).append(
                         efficiency_gain(router.psi(d.X_test), d.psi_test, seed=seed + rnd))
+                    choices.setdefault((preset, name, n), []).append(
+                        (router.chosen, _rounded_json(router.cv_scores), _rounded_json(router.cv_errors))
+                        if router.chosen else (None, None, None))
                 done += 1
                 if progress is not None:
                     progress(done, steps)
@@ -295,8 +308,10 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
         learner=learner.kind, N=N, D=D, normalization=normalization, gold_points=world.gold_points,
         dim_features=features)
     rounds = pd.DataFrame([{"preset": preset, "router": name, "n_gold": n, "round": i,
-                            "mean_gain": float(interior_mean(g)), "D": D, "dim_features": features}
+                            "mean_gain": float(interior_mean(g)), "D": D, "dim_features": features,
+                            **dict(zip(("chosen", "cv_scores", "cv_errors"), choices[preset, name, n][i]))}
                            for (preset, name, n), runs in gains.items() for i, g in enumerate(runs)])
+    rounds = rounds.astype({"chosen": "string", "cv_scores": "string", "cv_errors": "string"})  # VARCHAR if all empty
     return SyntheticEvaluation(table, rounds)
 
 

@@ -13,7 +13,7 @@ import pytest
 from compass.embeddings import Embedder
 from compass.router.evaluation import PMUR_GRID
 from compass.router.export import forest_predict
-from compass.router.routers import CV_CANDIDATES
+from compass.router.routers import CV_CANDIDATES, CV_CRITERION
 from compass.router.decision import choose_w
 from compass.router.study import embed_queries, query_costs
 from pipelines.cli import main
@@ -67,9 +67,10 @@ def test_served_router_and_the_route_command(warehouse, tmp_path, capsys):
     wh, root = warehouse
     embedder, nodes, facts = readers.router_deployment(wh, "arena_small")
     assert facts["router"] == "meta_cv" and facts["n_gold"] == 90 and facts["n_preference"] == 180
-    # issue 46: the CATE stage chosen at fit time by cross-validated gold error, exported with the router
-    errors = json.loads(facts["cv_errors"])
-    assert set(errors) == set(CV_CANDIDATES) and facts["chosen"] == min(errors, key=errors.__getitem__)
+    # issue 46: the CATE stage chosen at fit time by the held-out gold gain of routing, exported with the router
+    scores, errors = json.loads(facts["cv_scores"]), json.loads(facts["cv_errors"])
+    assert set(scores) == set(errors) == set(CV_CANDIDATES) and facts["chosen"] == max(scores, key=scores.__getitem__)
+    assert facts["cv_criterion"] == CV_CRITERION
     queries = pd.read_csv(FIXTURE / "route_labels.csv").head(20)[["query_id", "query_text"]]
     path, out = tmp_path / "q.csv", tmp_path / "routes.csv"
     queries.to_csv(path, index=False)

@@ -1,12 +1,15 @@
-"""meta_cv (issue 46 item 2): the member of CV_CANDIDATES with the least K-fold error on held-out gold rows,
-refitted on all rows, so a CATE stage that adds more noise than the bias it removes loses to a simpler member."""
+"""meta_cv (issue 46 item 2): the member of CV_CANDIDATES whose out-of-fold ψ̂ routes the held-out gold rows best
+(CV_CRITERION), refitted on all rows, so a CATE stage that adds more noise than the bias it removes loses to a simpler
+member; and a constant offset of ψ̂, which routing never sees, does not count against a member (review fix)."""
+
+import json
 
 import numpy as np
 import pytest
 
 from compass.router import routers
 from compass.router.learners import LearnerSpec
-from compass.router.routers import CV_CANDIDATES, cv_errors, fit_router
+from compass.router.routers import CV_CANDIDATES, CV_CRITERION, cv_errors, fit_router
 
 SPEC = LearnerSpec(n_estimators=25, seed=0)
 
@@ -23,8 +26,9 @@ def world(n_gold: int, useless_preferences: bool, seed: int = 0):
 def test_useless_preferences_are_not_chosen_and_the_choice_is_refitted_on_all_rows():
     X_g, r, X_p, y = world(120, useless_preferences=True)
     fitted = fit_router("meta_cv", SPEC, X_g, r, X_p, y)
-    assert fitted.name == "meta_cv" and fitted.chosen == min(fitted.cv_errors, key=fitted.cv_errors.get)
-    assert fitted.chosen != "preference_only" and set(fitted.cv_errors) == set(CV_CANDIDATES)
+    assert fitted.name == "meta_cv" and fitted.chosen == max(fitted.cv_scores, key=fitted.cv_scores.get)
+    assert fitted.chosen != "preference_only" and set(fitted.cv_scores) == set(fitted.cv_errors) == set(CV_CANDIDATES)
+    assert fitted.cv_criterion == CV_CRITERION
     alone = fit_router(fitted.chosen, SPEC, X_g, r, X_p, y)
     assert np.allclose(fitted.psi(X_g), alone.psi(X_g))  # the chosen candidate, fitted on every row
 
@@ -42,12 +46,38 @@ def test_a_tie_goes_to_the_simplest_candidate(monkeypatch):
     assert fit_router("meta_cv", SPEC, X_g, r, X_p, y).chosen == "preference_only"
 
 
+def test_the_routing_gain_is_measured_on_gold_rows_the_candidates_did_not_see():
+    """Gold labels of pure noise (ψ = 0): a forest routes its own rows well by memorizing them, held-out rows not at
+    all (red if `cv_predictions` fits a fold on the rows it then scores)."""
+    rng, small = np.random.default_rng(3), LearnerSpec(n_estimators=5, seed=0)
+    X_g, X_p = rng.standard_normal((100, 5)), rng.standard_normal((100, 5))
+    r, y = rng.standard_normal(100), rng.uniform(-1, 1, 100)
+    fitted = fit_router("meta_cv", small, X_g, r, X_p, y)
+    own_rows = routers.cv_scores({"gold_only": fit_router("gold_only", small, X_g, r, X_p, y).psi(X_g)}, r)["gold_only"]
+    assert own_rows > 0.1 and max(fitted.cv_scores.values()) < 0.5 * own_rows
+
+
 @pytest.mark.parametrize("candidate", CV_CANDIDATES)
-def test_each_candidate_is_chosen_when_it_errs_least(monkeypatch, candidate):
+def test_each_candidate_is_chosen_when_it_routes_best(monkeypatch, candidate):
     X_g, r, X_p, y = world(60, useless_preferences=False)
+    noise = np.random.default_rng(1).standard_normal(len(r))
     monkeypatch.setattr(routers, "cv_predictions",
-                        lambda *a, **k: {c: r + (0.5 if c == candidate else 1.0) for c in CV_CANDIDATES})
+                        lambda *a, **k: {c: r + (0.0 if c == candidate else 2.0) * noise for c in CV_CANDIDATES})
     assert fit_router("meta_cv", SPEC, X_g, r, X_p, y).chosen == candidate
+
+
+def test_a_constant_offset_of_psi_hat_does_not_count_against_a_member(monkeypatch):
+    """The review's finding: preference-only's ψ̂ is η, the judge's offset away from the gold scale. Ranking the
+    held-out gold rows perfectly but 0.47 too low, it routes best; by squared error (0.22 against 0.09 for a noisy
+    ranking on the gold scale) it lost to mean-shift and was never chosen (red with the squared-error rule)."""
+    X_g, r, X_p, y = world(60, useless_preferences=False)
+    noise = 0.3 * np.random.default_rng(2).standard_normal(len(r))
+    offsets = {"preference_only": r - 0.47, "mean_shift": r + noise}
+    monkeypatch.setattr(routers, "cv_predictions",
+                        lambda *a, **k: {c: offsets.get(c, r + 3 * noise) for c in CV_CANDIDATES})
+    fitted = fit_router("meta_cv", SPEC, X_g, r, X_p, y)
+    assert fitted.chosen == "preference_only"
+    assert fitted.cv_errors["preference_only"] > fitted.cv_errors["mean_shift"]  # what the old rule went by
 
 
 def test_the_held_out_predictions_are_the_chosen_members_out_of_fold_ones():
@@ -58,3 +88,19 @@ def test_the_held_out_predictions_are_the_chosen_members_out_of_fold_ones():
     oof = routers.cv_predictions(SPEC, X_g, r, X_p, y, candidates=(fitted.chosen,), folds=3)[fitted.chosen]
     np.testing.assert_allclose(held_out, oof)
     assert not np.allclose(held_out, fitted.psi(X_g))
+
+
+def test_the_synthetic_rounds_record_the_member_meta_cv_served():
+    """Each round of `evaluate_synthetic` says which member meta_cv chose (the best CV score) and its test gain is that
+    member's (red if the record and the refitted router disagree)."""
+    from compass.router.study import evaluate_synthetic
+
+    rounds = evaluate_synthetic(("A",), (40,), 1, LearnerSpec(n_estimators=5), N=640, D=8,
+                                routers=(*CV_CANDIDATES, "meta_cv")).rounds
+    served = rounds[rounds["router"] == "meta_cv"]
+    assert rounds.loc[rounds["router"] != "meta_cv", "chosen"].isna().all() and served["chosen"].notna().all()
+    for row in served.itertuples():
+        scores = json.loads(row.cv_scores)
+        assert row.chosen == max(scores, key=scores.__getitem__)
+        member = rounds[(rounds["router"] == row.chosen) & (rounds["round"] == row.round)]
+        assert member["mean_gain"].item() == pytest.approx(row.mean_gain)
