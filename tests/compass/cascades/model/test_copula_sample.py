@@ -40,7 +40,6 @@ def test_the_sampled_fit_is_within_the_stated_error_of_the_full_fit():
         row = table.iloc[[THESIS_FAMILY, *PV_FAMILIES].index(family)]
         sampled = 1.0 - 1.0 / row["parameter"] if family == THESIS_FAMILY else row["tau"]
         gaps[family] = abs(sampled - _tau(full))
-    print(gaps)
     assert 0 < max(gaps.values()) <= COPULA_SAMPLE_ERROR, gaps
 
 
