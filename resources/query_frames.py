@@ -24,10 +24,10 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-ORDER = ("split", "query_id", "model_id", "generation")
+ORDER = ("split", "query_id", "model_id", "generation")  # datasets/records' order (resources.query_extract.ORDER)
 # DuckDB's own memory while it sorts the rows: the peak of a 10 M-row read is 1.7 GB with 400 MB, 2.5 GB with 1 GB
 MEMORY_LIMIT = "400MB"
-CHUNK_VECTORS = 64  # rows fetched at a time, in DuckDB vectors of 2,048  # datasets/records' order (resources.query_extract.ORDER)
+CHUNK_VECTORS = 64  # rows fetched at a time, in DuckDB vectors of 2,048
 
 
 def coded_records(con: duckdb.DuckDBPyConnection, dataset: str, columns: Sequence[str],
@@ -46,9 +46,9 @@ def coded_records(con: duckdb.DuckDBPyConnection, dataset: str, columns: Sequenc
     try:
         for col, name in labels.items():
             value = key if col == "_prompt" else f'"{col}"'
-            con.execute(f"create temp table {name} as select v, (row_number() over (order by v) - 1)::integer as code "
-                        f"from (select distinct {value} as v from {table} where dataset = $dataset) where v is not null",
-                        {"dataset": dataset})
+            con.execute(f"create temp table {name} as select v, (row_number() over (order by v) - 1)::integer "
+                        f"as code from (select distinct {value} as v from {table} where dataset = $dataset) "
+                        "where v is not null", {"dataset": dataset})
         joins, select = [], []
         for col, name in labels.items():
             value = key if col == "_prompt" else f't."{col}"'
@@ -58,7 +58,8 @@ def coded_records(con: duckdb.DuckDBPyConnection, dataset: str, columns: Sequenc
                 continue
             source = "_prompt" if prompt_key and col == "query_id" else col
             select.append(f'coalesce({labels[source]}.code, -1) as "{col}"' if source in labels else f't."{col}"')
-        order = [f"{labels[c]}.code nulls first" if c in labels else f't."{c}" nulls first' for c in ORDER if c in types]
+        order = [f"{labels[c]}.code nulls first" if c in labels else f't."{c}" nulls first'
+                 for c in ORDER if c in types]
         limit = con.execute("select current_setting('memory_limit')").fetchone()[0]
         _spill_to(con)
         con.execute(f"set memory_limit = '{MEMORY_LIMIT}'")  # the sort spills past it

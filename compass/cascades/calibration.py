@@ -36,9 +36,9 @@ LOGIT_C = 1e4
 # The logistic calibrators are fitted on at most this many train rows per model, drawn without replacement with a
 # fixed seed (issue 45: a platform's logs hold millions of train rows; two parameters need far fewer). Every row is
 # still transformed, calibrated and scored (ECE). Stated error, tested on a synthetic world with 3x as many train
-# rows (tests/compass/cascades/model/test_calibration_sample.py, measured 0.003): the calibrated probability moves by at most
-# CALIBRATION_SAMPLE_ERROR against the fit on every train row, the ECE by at most the same. Below the size (every
-# dataset embedded today: <= 2,700 train rows per model) the fit uses every row, as before.
+# rows (tests/compass/cascades/model/test_calibration_sample.py, measured 0.003): the calibrated probability moves
+# by at most CALIBRATION_SAMPLE_ERROR against the fit on every train row, the ECE by at most the same. Below the
+# size (every dataset embedded today: <= 2,700 train rows per model) the fit uses every row, as before.
 CALIBRATION_SAMPLE = 100_000
 CALIBRATION_SAMPLE_ERROR = 0.01
 CALIBRATION_SAMPLE_SEED = 0
