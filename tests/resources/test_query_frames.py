@@ -61,13 +61,13 @@ def test_the_coded_frame_is_the_pandas_frame(warehouse):
     with warehouse.connect(read_only=True) as con:
         new = coded_records(con, "d", columns)
         keyed = coded_records(con, "d", columns, prompt_key=True)
-    pd.testing.assert_frame_equal(new, old[columns[:-1]])
+    pd.testing.assert_frame_equal(new, old[columns[:-1]], check_exact=True)
     assert new["query_id"].map(id).nunique() == new["query_id"].nunique()  # one string object per label
     expected = old["split"].fillna("").astype(str) + "/" + old["query_id"]
     assert "split" not in keyed and keyed["query_id"].tolist() == expected.tolist()
     with warehouse.connect(read_only=True) as con:  # stored in another order: read in the extract's
         unsorted = coded_records(con, "d", columns, table="datasets.shuffled")
-    pd.testing.assert_frame_equal(unsorted, new)
+    pd.testing.assert_frame_equal(unsorted, new, check_exact=True)
 
 
 @pytest.mark.parametrize("dataset", EMBEDDED)
@@ -78,12 +78,13 @@ def test_the_readers_prepare_what_the_pandas_read_prepares(warehouse, dataset):
     if cascade is None:
         assert new_cascade is None
     else:
-        pd.testing.assert_frame_equal(new_cascade, cascade[[c for c in readers.CASCADE_COLUMNS if c in cascade]])
+        expected = cascade[[c for c in readers.CASCADE_COLUMNS if c in cascade]]
+        pd.testing.assert_frame_equal(new_cascade, expected, check_exact=True)
     before = prepare(old, readers.dataset_prices(warehouse, dataset), dataset)
     after = readers.oracle_dataset(warehouse, dataset)
     assert (after.meta, after.cost_basis, [s.name for s in after.sets]) == \
         (before.meta, before.cost_basis, [s.name for s in before.sets])
-    pd.testing.assert_series_equal(after.model_cost, before.model_cost)
+    pd.testing.assert_series_equal(after.model_cost, before.model_cost, check_exact=True)
     for a, b in [(after.full, before.full)] + [(x.arrays, y.arrays) for x, y in zip(after.sets, before.sets)]:
         for field in ("prompt_ids", "model_ids", "successes", "trials", "outcomes", "gen_cost", "topics"):
             x, y = getattr(a, field), getattr(b, field)
