@@ -14,7 +14,11 @@ included: the measure that holds while other work shares the machine) are its ow
             publish raw.query_records with history
   extract   the datasets/records[synthetic] asset body: publish datasets.query_records
   oracle    `readers.oracle_dataset` (the records and prices every oracle asset prepares)
+  oracle_fit  the same, then the bodies of oracle/single_models, oracle/curve and oracle/posthoc (their tables;
+            the estimators of oracle/estimates are `--stages oracle_estimates`: > 1 min at 1 M rows)
   cascade   `readers.cascade_records` (the records every cascade asset prepares)
+  cascade_fit  the same, then cascade/calibration's table (logistic calibrators on a sample, eqs. 2.16-2.17) and
+            cascade/marginals' EM fit (eq. 2.7) on the calibrated train rows
   reject    the raw asset on the same records with one bad cell (`correct` = 7 at 60 % of the file): its error
             line, whether raw.query_records stayed as it was, time and peak memory
 
@@ -53,7 +57,8 @@ sys.path.insert(0, str(ROOT))
 
 DATASET = "synthetic"
 N_MODELS = 10
-STAGES = ("ingest", "extract", "oracle", "cascade")
+STAGES = ("ingest", "extract", "oracle", "oracle_fit", "cascade", "cascade_fit")
+OPTIONAL = ("oracle_estimates",)  # run only when named in --stages
 BAD_ROW = 0.6  # where in the file `reject`'s one bad cell lies (a fraction of the rows)
 TIME_TARGET_S = 300.0
 MEMORY_TARGET_GB = 3.0
@@ -141,14 +146,42 @@ def run_stage(stage: str, work: Path, days: int) -> dict:
         dataset_records.op.compute_fn.decorated_fn(_context(), wh_resource)
     elif stage == "oracle":
         readers.oracle_dataset(wh, DATASET)
+    elif stage == "oracle_fit":
+        _oracle_fit(readers.oracle_dataset(wh, DATASET))
+    elif stage == "oracle_estimates":
+        from compass.oracle.prepare import analysis_tables
+        analysis_tables(readers.oracle_dataset(wh, DATASET), n_boot=0)
     elif stage == "cascade":
         readers.cascade_records(wh, DATASET)
+    elif stage == "cascade_fit":
+        _cascade_fit(readers.cascade_records(wh, DATASET))
     elif stage == "reject":
         extra = _reject(wh, wh_resource, work)
     seconds = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {"stage": stage, "seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime - cpu0, "peak_gb": _peak_gb(),
             **(extra if stage == "reject" else {})}
+
+
+def _oracle_fit(prep) -> None:
+    """What oracle/single_models, oracle/curve and oracle/posthoc compute from the prepared dataset."""
+    from compass.oracle import prepare as op
+    from compass.oracle.naive import naive_curve
+    from compass.oracle.posthoc import posthoc_curve
+
+    op.single_models_table(prep)
+    op.per_set_table(prep, naive_curve)
+    op.per_set_table(prep, posthoc_curve)
+
+
+def _cascade_fit(records) -> None:
+    """What cascade/calibration computes, then cascade/marginals' fit (no goodness of fit bootstrap)."""
+    from compass.cascades import study as cs
+    from compass.cascades.marginals import fit_marginals
+
+    cs.calibration_table(records, DATASET)
+    cal, _ = cs.calibrated_records(records, DATASET)
+    fit_marginals(cal)
 
 
 def _reject(wh, wh_resource, work: Path) -> dict:
@@ -274,7 +307,7 @@ def main() -> int:
     parser.add_argument("--appends", type=int, default=0, help="daily 1 %% appends to measure storage")
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--stages", default=",".join(STAGES), help="comma-separated stages, in order (default: all)")
-    parser.add_argument("--stage", choices=(*STAGES, "reject"), help=argparse.SUPPRESS)
+    parser.add_argument("--stage", choices=(*STAGES, *OPTIONAL, "reject"), help=argparse.SUPPRESS)
     parser.add_argument("--days", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.stage:

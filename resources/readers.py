@@ -41,6 +41,7 @@ from compass.oracle.prepare import Prepared, prepare
 from compass.embeddings import Embedder
 from resources.configs import scenario_files
 from resources.query_extract import read_records
+from resources.query_frames import coded_records
 from resources.warehouse import STAMP_COLUMNS, Warehouse
 
 
@@ -122,9 +123,29 @@ def dataset_prices(wh: Warehouse, dataset: str) -> pd.DataFrame:
 # ---------------------------------------------------------------- cascade
 
 
+# The record columns the cascade science reads (compass.cascades); the rest of the extract stays in DuckDB.
+CASCADE_COLUMNS = ("split", "query_id", "model_id", "generation", "correct", "confidence", "cost_usd", "latency_ms",
+                   "tokens_in", "tokens_out", "category")
+# What `compass.oracle.prepare.prepare` reads; the tokens only when some record lacks a cost (`record_costs`).
+ORACLE_COLUMNS = ("split", "query_id", "model_id", "generation", "correct", "cost_usd", "category")
+
+
+def _coded_records(wh: Warehouse, dataset: str, columns: tuple[str, ...], prompt_key: bool = False) -> pd.DataFrame:
+    """`query_frames.coded_records` of datasets.query_records (ValueError naming the asset when it has no rows)."""
+    with wh.connect(read_only=True) as con:
+        if not wh.table_exists("datasets.query_records"):
+            records = pd.DataFrame()
+        else:
+            records = coded_records(con, dataset, columns, prompt_key=prompt_key)
+    if records.empty:
+        raise ValueError(f"dataset {dataset!r}: no rows in datasets.query_records; materialize datasets/records first")
+    return records
+
+
+@one_connection
 def cascade_records(wh: Warehouse, dataset: str) -> pd.DataFrame | None:
     """The dataset's canonical cascade records, or None when none carries a confidence (`prepare_records`)."""
-    return prepare_records(dataset_records(wh, dataset), dataset)
+    return prepare_records(_coded_records(wh, dataset, CASCADE_COLUMNS), dataset)
 
 
 def cascade_marginals(wh: Warehouse, dataset: str, models: list[str]) -> dict[str, MixedBetaMarginal]:
@@ -135,9 +156,14 @@ def cascade_marginals(wh: Warehouse, dataset: str, models: list[str]) -> dict[st
 # ---------------------------------------------------------------- oracle
 
 
+@one_connection
 def oracle_dataset(wh: Warehouse, dataset: str) -> Prepared:
-    """One dataset's records and prices, prepared for the oracle (`compass.oracle.prepare.prepare`)."""
-    return prepare(dataset_records(wh, dataset), dataset_prices(wh, dataset), dataset)
+    """One dataset's records and prices, prepared for the oracle (`compass.oracle.prepare.prepare`); the records as
+    `query_frames.coded_records` reads them, keyed by prompt in DuckDB."""
+    records = _coded_records(wh, dataset, ORACLE_COLUMNS, prompt_key=True)
+    if "cost_usd" not in records or records["cost_usd"].isna().any():  # priced from tokens (`record_costs`)
+        records = _coded_records(wh, dataset, ORACLE_COLUMNS + ("tokens_in", "tokens_out"), prompt_key=True)
+    return prepare(records, dataset_prices(wh, dataset), dataset)
 
 
 # ---------------------------------------------------------------- ML Compass

@@ -26,7 +26,7 @@ import pandas as pd
 import pyvinecopulib as pv
 from scipy import stats
 
-from compass.cascades.calibration import logistic_fit
+from compass.cascades.calibration import fit_rows, logistic_fit
 from compass.cascades.marginals import MixedBetaMarginal
 
 THESIS_FAMILY = "gumbel_tau"
@@ -35,6 +35,14 @@ PV_FAMILIES: dict[str, pv.BicopFamily] = {
     "gaussian": pv.BicopFamily.gaussian, "student": pv.BicopFamily.student,
 }
 MIN_COPULA_ROWS = 5
+# Table 2.4 fits and tests each pair on at most this many interior rows (issue 45: the Kendall CvM compares every
+# pair of points, n^2 memory: 70,000 train queries would take 10 GB), drawn without replacement with a fixed seed
+# (`calibration.fit_rows`), their pseudo-observations ranked within the sample; `n_fit` says how many. The cvm and p
+# are the statistic at that size. Stated error of the fitted Kendall tau against the fit on every interior row:
+# COPULA_SAMPLE_ERROR (3 standard errors at this size), tested on a Gumbel world with 3x as many rows
+# (tests/compass/cascades/model/test_copula_sample.py). The thesis' datasets (<= 2,700 train queries) use every row.
+COPULA_SAMPLE = 5_000
+COPULA_SAMPLE_ERROR = 0.03
 _K_GRID = np.linspace(0.0, 1.0, 1001)
 
 
@@ -268,13 +276,15 @@ def copula_gof(uv: np.ndarray, family: str, *, n_boot: int = 50, rng: np.random.
 
 
 def copula_table(phi: pd.DataFrame, marginals: dict[str, MixedBetaMarginal], pairs: Sequence[tuple[str, str]], *,
-                 n_boot: int = 50, seed: int = 0, phi_test: pd.DataFrame | None = None) -> pd.DataFrame:
+                 n_boot: int = 50, seed: int = 0, phi_test: pd.DataFrame | None = None,
+                 sample: int = COPULA_SAMPLE) -> pd.DataFrame:
     """Table 2.4 shape, one row per fitted family per pair.
 
     ``phi``: wide (query x model) calibrated confidences the copulas are fitted on (train);
     ``phi_test``: those the goodness of fit is tested on (the thesis' test split; None tests on ``phi``).
-    Columns: ``model_a, model_b, family, parameter, tau, aic, cvm, p_value, selected, n_interior, gof_split``
-    (AIC and the fit on ``phi``; cvm and p_value on ``gof_split``);
+    Columns: ``model_a, model_b, family, parameter, tau, aic, cvm, p_value, selected, n_interior, n_fit, gof_split``
+    (AIC and the fit on ``phi``; cvm and p_value on ``gof_split``; all on at most ``sample`` interior rows of each
+    split, ``n_fit`` of them, see COPULA_SAMPLE);
     ``parameter`` is the first copula parameter (theta / rho / ...), NaN for independence;
     ``tau`` the fitted copula's Kendall tau (empirical tau for the thesis row); ``selected`` marks
     the lowest AIC of the pair.
@@ -285,8 +295,8 @@ def copula_table(phi: pd.DataFrame, marginals: dict[str, MixedBetaMarginal], pai
         for m in (a, b):
             if m not in phi.columns or m not in marginals:
                 raise ValueError(f"unknown model {m!r} in copula pair ({a}, {b})")
-        uv = _interior_uv(phi, a, b, marginals)
-        uv_test = None if phi_test is None else _interior_uv(phi_test, a, b, marginals, "test ")
+        uv, n_interior = _interior_uv(phi, a, b, marginals, sample=sample)
+        uv_test = None if phi_test is None else _interior_uv(phi_test, a, b, marginals, "test ", sample)[0]
         tau_emp = float(stats.kendalltau(uv[:, 0], uv[:, 1]).statistic)
         pair_rows = []
         for fam in (THESIS_FAMILY, *PV_FAMILIES):
@@ -296,7 +306,7 @@ def copula_table(phi: pd.DataFrame, marginals: dict[str, MixedBetaMarginal], pai
                 "parameter": cop.parameters[0] if cop.parameters else np.nan,
                 "tau": tau_emp if fam == THESIS_FAMILY else float(cop.bicop.parameters_to_tau(cop.bicop.parameters))
                 if cop.family != "indep" else 0.0,
-                "aic": cop.aic(uv), "cvm": stat, "p_value": p, "n_interior": len(uv),
+                "aic": cop.aic(uv), "cvm": stat, "p_value": p, "n_interior": n_interior, "n_fit": len(uv),
                 "gof_split": "train" if uv_test is None else "test",
             })
         best = int(np.argmin([r["aic"] for r in pair_rows]))
@@ -307,13 +317,15 @@ def copula_table(phi: pd.DataFrame, marginals: dict[str, MixedBetaMarginal], pai
 
 
 def _interior_uv(phi: pd.DataFrame, a: str, b: str, marginals: dict[str, MixedBetaMarginal],
-                 label: str = "") -> np.ndarray:
-    """Pseudo-observations of the pair's rows that are interior for both marginals."""
+                 label: str = "", sample: int = COPULA_SAMPLE) -> tuple[np.ndarray, int]:
+    """Pseudo-observations of (at most `sample` of) the pair's rows that are interior for both marginals, and the
+    number of interior rows."""
     x, y = phi[a].to_numpy(dtype=float), phi[b].to_numpy(dtype=float)
-    inner = (_cases(x, marginals[a]) == 1) & (_cases(y, marginals[b]) == 1)
-    if inner.sum() < MIN_COPULA_ROWS:
-        raise ValueError(f"pair ({a}, {b}) has {int(inner.sum())} interior {label}rows; need {MIN_COPULA_ROWS}")
-    return pseudo_observations(x[inner], y[inner])
+    inner = np.flatnonzero((_cases(x, marginals[a]) == 1) & (_cases(y, marginals[b]) == 1))
+    if inner.size < MIN_COPULA_ROWS:
+        raise ValueError(f"pair ({a}, {b}) has {int(inner.size)} interior {label}rows; need {MIN_COPULA_ROWS}")
+    rows = inner[fit_rows(inner.size, sample)]
+    return pseudo_observations(x[rows], y[rows]), int(inner.size)
 
 
 def markov_test(phi: pd.DataFrame, correct: pd.DataFrame, chain: Sequence[str]) -> pd.DataFrame:

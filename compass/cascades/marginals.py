@@ -394,10 +394,12 @@ def fit_marginals(calibrated: pd.DataFrame, *, split: str = "train", **em) -> di
     """Fit one marginal per model to column ``p_correct`` of ``split`` rows."""
     if "p_correct" not in calibrated.columns:
         raise ValueError("calibrated records need a 'p_correct' column (run calibrate first)")
-    rows = calibrated[calibrated["split"] == split]
-    if rows.empty:
+    keep = (calibrated["split"] == split).to_numpy()
+    if not keep.any():
         raise ValueError(f"no {split!r} rows to fit marginals on")
-    return fit_marginal_batch({str(m): g["p_correct"].to_numpy() for m, g in rows.groupby("model_id", sort=True)}, **em)
+    phi = calibrated["p_correct"].to_numpy()[keep]  # the split's values only, not a copy of its rows (10 M rows)
+    models = pd.Series(calibrated["model_id"].to_numpy()[keep])
+    return fit_marginal_batch({str(m): phi[at] for m, at in models.groupby(models, sort=True).indices.items()}, **em)
 
 
 def marginal_params_frame(marginals: dict[str, MixedBetaMarginal]) -> pd.DataFrame:

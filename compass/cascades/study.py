@@ -101,14 +101,20 @@ def prepare_records(records: pd.DataFrame, dataset: str) -> pd.DataFrame | None:
     if "confidence" not in records.columns or records["confidence"].isna().all():
         return None
     if "generation" in records.columns:
-        records = records[records["generation"].fillna(0) == records["generation"].fillna(0).min()]
-    records = records.assign(split=records["split"].fillna("train"), query_id=records["query_id"].astype(str),
-                             correct=records["correct"].astype(float))
+        generation = records["generation"].fillna(0)
+        first = (generation == generation.min()).to_numpy()
+        records = records if first.all() else records[first]
+    # Columns replaced on a shallow copy and a fresh index: no copy of the other columns (10 M rows: ~0.9 GB each).
+    records = records.copy(deep=False)
+    records["split"] = records["split"].fillna("train")
+    records["query_id"] = records["query_id"].astype(str)
+    records["correct"] = records["correct"].astype(float)
+    records.index = pd.RangeIndex(len(records))
     try:
         validate_records(records)
     except ValueError as exc:
         raise ValueError(f"dataset {dataset!r}: {exc}") from None
-    return records.reset_index(drop=True)
+    return records
 
 
 def lacks(records: pd.DataFrame, columns: list[str]) -> bool:

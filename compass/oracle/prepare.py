@@ -73,13 +73,14 @@ def complete_cases(records: pd.DataFrame, dataset: str, min_coverage: float = MI
     """
     coverage = records.groupby("model_id")["query_id"].nunique()
     dropped = sorted(coverage.index[coverage < min_coverage * coverage.max()])
-    kept = records[~records["model_id"].isin(dropped)]
+    kept = records[~records["model_id"].isin(dropped)] if dropped else records  # a copy only when needed
     n_models = kept["model_id"].nunique()
     answered = kept.groupby("query_id")["model_id"].nunique()
     full = answered.index[answered == n_models]
     if len(full) == 0:
         raise ValueError(f"{dataset}: no prompt is answered by every model {sorted(kept['model_id'].unique())}")
-    return kept[kept["query_id"].isin(full)], dropped, int(len(answered) - len(full))
+    complete = kept if len(full) == len(answered) else kept[kept["query_id"].isin(full)]
+    return complete, dropped, int(len(answered) - len(full))
 
 
 def record_costs(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> tuple[pd.DataFrame, pd.Series | None, str, list[str]]:

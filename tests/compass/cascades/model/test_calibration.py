@@ -60,7 +60,7 @@ def _miscalibrated(n_train=2000, n_test=3000, seed=0, models=("small", "large"))
 def test_calibration_reduces_ece_and_recovers_truth():
     df = _miscalibrated()
     cal, params = calibrate(df, "mc")
-    assert list(params.columns) == ["model_id", "a", "b", "xi_fill_min", "xi_fill_max", "n_train",
+    assert list(params.columns) == ["model_id", "a", "b", "xi_fill_min", "xi_fill_max", "n_train", "n_fit",
                                     "ece", "ece_no_transform", "ece_split"]
     test = cal[cal.split == "test"]
     for m, grp in test.groupby("model_id"):

@@ -1,0 +1,96 @@
+"""resources.query_frames and the readers built on it (issue 45): the oracle and cascade preparations read
+datasets.query_records as int32 codes into shared label strings, yet get the frame, the `Prepared` arrays and the
+cascade records the pandas read (`Warehouse.read` + `.df()`) gives: the same values, dtypes, rows and row order, on
+a frame with nulls, non-ASCII ids and ids reused across splits, and on embedded datasets."""
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from compass.cascades.study import prepare_records
+from compass.oracle.prepare import prepare
+from resources import readers
+from resources.query_frames import coded_records
+from resources.warehouse import STAMP_COLUMNS, Warehouse
+from tests.paths import ROOT
+
+EMBEDDED = ("matharena_aime_2025_i", "truthfulqa")  # G = 4 without a split; a train/test split reusing ids
+ORDER = "order by dataset, split nulls first, query_id nulls first, model_id nulls first, generation nulls first"
+
+
+def _tricky() -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    n = 60
+    return pd.DataFrame({
+        "dataset": np.where(np.arange(n) < 48, "d", "other"),
+        "split": pd.Series(np.where(np.arange(n) % 12 == 0, None, np.where(np.arange(n) % 2, "train", "test")),
+                           dtype=object),
+        "query_id": [f"q{i % 6}" if i % 5 else f"Ω{i % 3}" for i in range(n)],  # reused across splits, non-ASCII
+        "model_id": np.where(np.arange(n) % 3 == 0, "b-model", np.where(np.arange(n) % 3 == 1, "a-model", "é-model")),
+        "generation": np.arange(n) // 6,
+        "correct": rng.integers(0, 2, n).astype(float),
+        "confidence": np.where(np.arange(n) % 7 == 0, np.nan, -rng.random(n)),
+        "category": np.where(np.arange(n) % 4 == 0, None, "cat"),
+        "source": "s",
+    })
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory) -> Warehouse:
+    wh = Warehouse(tmp_path_factory.mktemp("frames") / "w.duckdb")
+    marks = ", ".join(f"'{d}'" for d in EMBEDDED)
+    with wh.connect() as con:
+        con.execute("create schema datasets")
+        con.register("tricky", _tricky())
+        con.execute(f"create table datasets.query_records as select * from ("
+                    f"select * from '{ROOT / 'data' / 'query_records.parquet'}' where dataset in ({marks}) "
+                    f"union all by name select * from tricky) {ORDER}")
+        con.register("shuffled", _tricky().sample(frac=1.0, random_state=2))
+        con.execute("create table datasets.shuffled as select * from shuffled")
+        con.execute("create table datasets.model_prices (dataset varchar, model_id varchar, provider varchar, "
+                    "input_usd_per_mtok double, output_usd_per_mtok double, blended_usd_per_mtok double)")
+        con.execute("insert into datasets.model_prices select distinct dataset, model_id, 'p', 1.0, 2.0, 1.5 "
+                    f"from datasets.query_records where dataset in ({marks})")
+    return wh
+
+
+def test_the_coded_frame_is_the_pandas_frame(warehouse):
+    columns = ["split", "query_id", "model_id", "generation", "correct", "confidence", "category", "absent"]
+    old = warehouse.read("datasets.query_records", {"dataset": "d"}, exclude=STAMP_COLUMNS)
+    with warehouse.connect(read_only=True) as con:
+        new = coded_records(con, "d", columns)
+        keyed = coded_records(con, "d", columns, prompt_key=True)
+    pd.testing.assert_frame_equal(new, old[columns[:-1]], check_exact=True)
+    assert new["query_id"].map(id).nunique() == new["query_id"].nunique()  # one string object per label
+    expected = old["split"].fillna("").astype(str) + "/" + old["query_id"]
+    assert "split" not in keyed and keyed["query_id"].tolist() == expected.tolist()
+    with warehouse.connect(read_only=True) as con:  # stored in another order: read in the extract's
+        unsorted = coded_records(con, "d", columns, table="datasets.shuffled")
+    pd.testing.assert_frame_equal(unsorted, new, check_exact=True)
+
+
+@pytest.mark.parametrize("dataset", EMBEDDED)
+def test_the_readers_prepare_what_the_pandas_read_prepares(warehouse, dataset):
+    old = warehouse.read("datasets.query_records", {"dataset": dataset}, exclude=STAMP_COLUMNS)
+    cascade = prepare_records(old, dataset)
+    new_cascade = readers.cascade_records(warehouse, dataset)
+    if cascade is None:
+        assert new_cascade is None
+    else:
+        expected = cascade[[c for c in readers.CASCADE_COLUMNS if c in cascade]]
+        pd.testing.assert_frame_equal(new_cascade, expected, check_exact=True)
+    before = prepare(old, readers.dataset_prices(warehouse, dataset), dataset)
+    after = readers.oracle_dataset(warehouse, dataset)
+    assert (after.meta, after.cost_basis, [s.name for s in after.sets]) == \
+        (before.meta, before.cost_basis, [s.name for s in before.sets])
+    pd.testing.assert_series_equal(after.model_cost, before.model_cost, check_exact=True)
+    for a, b in [(after.full, before.full)] + [(x.arrays, y.arrays) for x, y in zip(after.sets, before.sets)]:
+        for field in ("prompt_ids", "model_ids", "successes", "trials", "outcomes", "gen_cost", "topics"):
+            x, y = getattr(a, field), getattr(b, field)
+            assert (x is None) == (y is None) and (x is None or np.array_equal(x, y, equal_nan=x.dtype.kind == "f"))
+
+
+def test_a_dataset_without_rows_names_the_asset(warehouse):
+    with pytest.raises(ValueError, match="no rows in datasets.query_records; materialize datasets/records"):
+        readers.cascade_records(warehouse, "nope")
