@@ -26,7 +26,9 @@ SCHEMA = RAW_TABLES["query_records"]
 ORDER = ("split", "query_id", "model_id", "generation")
 EXTRACT = "datasets.query_records"
 RAW = "raw.query_records"
-PINS, PINNED_SEQ = RANGED_PINS[RAW]
+PINS, PINNED_SEQ, _ = RANGED_PINS[RAW]
+# full-copy history tables of the layout before ranged history (dropped by `ensure_stored_once`)
+OLD_HISTORY = ("history.raw_query_records", "history.datasets_query_records")
 
 
 def own_columns(con: duckdb.DuckDBPyConnection, dataset: str, table: str = "raw.query_records") -> list[str]:
@@ -75,6 +77,7 @@ def publish_records_view(context: dg.AssetExecutionContext, wh: Warehouse, datas
     rows_table, versions = ranged_tables(RAW)
     with wh.connect() as con:
         configure(con, wh.path.with_name(wh.path.name + ".spill"))
+        ensure_stored_once(wh, con)
         relation = records_stager(dataset)(con)
         version = relation_version(con, relation)
         rows = con.execute(f"select count(*) from {relation}").fetchone()[0]
@@ -82,9 +85,8 @@ def publish_records_view(context: dg.AssetExecutionContext, wh: Warehouse, datas
         live_seq = con.execute(f"select max(seq) from {versions} where scope = '[]'").fetchone()[0]
         con.execute("begin transaction")
         try:
-            con.execute("create schema if not exists datasets")
-            con.execute(f"create table if not exists {PINS} (dataset varchar, {PINNED_SEQ} bigint, data_version varchar, "
-                        f"run_id varchar, refreshed_at timestamp)")
+            _create_pins(con)
+            con.execute(f"delete from {PINS} where dataset not in (select distinct dataset from {RAW})")  # gone
             pinned = con.execute(f"select data_version from {PINS} where dataset = ?", [dataset]).fetchall()
             unchanged = bool(pinned) and pinned[0][0] == version
             if unchanged:
@@ -108,18 +110,54 @@ def publish_records_view(context: dg.AssetExecutionContext, wh: Warehouse, datas
     return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(version))
 
 
+def _create_pins(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("create schema if not exists datasets")
+    con.execute(f"create table if not exists {PINS} (dataset varchar, {PINNED_SEQ} bigint, data_version varchar, "
+                f"run_id varchar, refreshed_at timestamp)")
+
+
+def _table_type(con: duckdb.DuckDBPyConnection, table: str) -> str | None:
+    schema, name = table.split(".")
+    kind = con.execute("select table_type from information_schema.tables where table_catalog = current_database() "
+                       "and table_schema = ? and table_name = ?", [schema, name]).fetchall()
+    return kind[0][0] if kind else None
+
+
+def ensure_stored_once(wh: Warehouse, con: duckdb.DuckDBPyConnection) -> None:
+    """Convert a warehouse written before issue 45's single copy, in one transaction (idempotent; the caller holds
+    the write lock): a base table raw.query_records becomes a new version of the ranges (the layout of 692a596
+    also loses its stored row_hash) and a view; every dataset of a base table datasets.query_records is pinned to
+    that version with its stored data_version before the table is dropped (so no dataset leaves the view before
+    its own extract runs again); the full-copy history tables go."""
+    con.execute("begin transaction")
+    try:
+        if _table_type(con, RAW) == "BASE TABLE":
+            stamped = "data_version" in {c for (c, *_) in con.execute(f"describe {RAW}").fetchall()}
+            version = con.execute(f"select any_value(data_version) from {RAW}").fetchone()[0] if stamped else None
+            wh.write_relation(con, RAW, RAW, None, version or relation_version(con, RAW))
+        if _table_type(con, EXTRACT) == "BASE TABLE":
+            _create_pins(con)
+            live_seq = con.execute(f"select max(seq) from {ranged_tables(RAW)[1]} where scope = '[]'").fetchone()[0]
+            con.execute(f"insert into {PINS} select dataset, ?, any_value(data_version), any_value(run_id), "
+                        f"any_value(refreshed_at) from {EXTRACT} where dataset in (select distinct dataset from {RAW}) "
+                        f"and dataset not in (select dataset from {PINS}) group by dataset", [live_seq])
+            con.execute(f"drop table {EXTRACT}")
+            _records_view(con, ranged_tables(RAW)[0])
+        for table in OLD_HISTORY:
+            con.execute(f"drop table if exists {table}")
+        con.execute("commit")
+    except Exception:
+        con.execute("rollback")
+        raise
+
+
 def _records_view(con: duckdb.DuckDBPyConnection, rows_table: str) -> None:
     """datasets.query_records: each pinned dataset's rows of raw.query_records at its pinned seq, stamped with its
-    extract's version, in datasets/records' order (a table published before issue 45's single copy is dropped)."""
-    kind = con.execute("select table_type from information_schema.tables where table_catalog = current_database() "
-                       "and table_schema = 'datasets' and table_name = 'query_records'").fetchall()
-    if kind and kind[0][0] == "BASE TABLE":
-        con.execute(f"drop table {EXTRACT}")
-    order = ", ".join(f'r."{c}" nulls first' for c in ("dataset", *ORDER))
+    extract's version (in no order: `read_records` sorts one dataset's rows, not every read the whole view)."""
     con.execute(f"create or replace view {EXTRACT} as select r.* exclude ({', '.join(RANGE_COLUMNS)}), "
                 f"p.data_version, p.run_id, p.refreshed_at from {rows_table} r join {PINS} p on r.dataset = p.dataset "
                 f"where r.scope = '[]' and r.valid_from <= p.{PINNED_SEQ} "
-                f"and coalesce(r.valid_to, p.{PINNED_SEQ} + 1) > p.{PINNED_SEQ} order by {order}")
+                f"and coalesce(r.valid_to, p.{PINNED_SEQ} + 1) > p.{PINNED_SEQ}")
 
 
 def read_records(con: duckdb.DuckDBPyConnection, dataset: str, exclude: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -130,5 +168,6 @@ def read_records(con: duckdb.DuckDBPyConnection, dataset: str, exclude: tuple[st
         cols = [c for c in own_columns(con, dataset, EXTRACT) if c not in exclude]
     except (ValueError, duckdb.CatalogException):
         return pd.DataFrame()
-    return con.execute(f"select {', '.join(chr(34) + c + chr(34) for c in cols)} from {EXTRACT} where dataset = ?",
-                       [dataset]).df()
+    order = ", ".join(f'"{c}" nulls first' for c in ORDER)
+    return con.execute(f"select {', '.join(chr(34) + c + chr(34) for c in cols)} from {EXTRACT} where dataset = ? "
+                       f"order by {order}", [dataset]).df()

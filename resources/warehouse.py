@@ -40,9 +40,10 @@ STAMP_COLUMNS = ["data_version", "run_id", "refreshed_at"]
 # row that left the table more than this many versions ago is dropped (retention).
 RANGED_HISTORY = ("raw.query_records",)
 HISTORY_VERSIONS_KEPT = 30
-# Views that read a ranged table at a pinned version (ranged table -> (pins table, its seq column), e.g. the dataset
-# extracts, `resources.query_extract.publish_records_view`): retention keeps every row live at a pinned seq.
-RANGED_PINS = {"raw.query_records": ("datasets.query_records_versions", "raw_seq")}
+# Views that read a ranged table at a pinned version (ranged table -> (pins table, its seq column, the column a pin
+# and a row share), e.g. the dataset extracts, `resources.query_extract.publish_records_view`): retention keeps every
+# row live at a pin of its own dataset (one stale pin holds back only its dataset's rows).
+RANGED_PINS = {"raw.query_records": ("datasets.query_records_versions", "raw_seq", "dataset")}
 RANGE_COLUMNS = ("valid_from", "valid_to", "scope")
 
 
@@ -369,13 +370,15 @@ class Warehouse:
         were not live and closes the ranges of the rows it dropped, so a 1 % append stores 1 %; rows are matched by
         the hash of their values, computed when compared (a stored hash cost 8 bytes a row, a third of the rest).
         Version `seq` of a scope is the rows with valid_from <= seq < coalesce(valid_to, seq + 1) (`read_version`).
-        Retention: rows closed at or before the oldest of the scope's last HISTORY_VERSIONS_KEPT versions, and before
-        every pinned seq (RANGED_PINS), go."""
+        Retention: rows closed at or before the oldest of the scope's last HISTORY_VERSIONS_KEPT versions go, unless
+        a pin of their own dataset (RANGED_PINS) reads them."""
         rows, versions = ranged_tables(table)
         scope = repr(sorted((where or {}).items()))
         con.execute("create schema if not exists history")
         con.execute(f"create table if not exists {versions} (seq bigint, data_version varchar, run_id varchar, "
                     f"refreshed_at timestamp, scope varchar)")
+        if Warehouse._exists(con, rows) and "row_hash" in _column_names(con, rows):  # 692a596's layout stored it
+            con.execute(f"alter table {rows} drop column row_hash")
         live = con.execute(f"select data_version from {versions} where scope = ? order by seq desc limit 1",
                            [scope]).fetchall()
         if live and live[0][0] == version:
@@ -384,8 +387,6 @@ class Warehouse:
         incoming = [c for c in _column_names(con, relation) if c not in STAMP_COLUMNS]
         con.execute(f"create table if not exists {rows} as select {_quoted(incoming)}, 0::bigint as valid_from, "
                     f"null::bigint as valid_to, ''::varchar as scope from {relation} limit 0")
-        if "row_hash" in _column_names(con, rows):  # the layout before issue 45's single copy stored the hash
-            con.execute(f"alter table {rows} drop column row_hash")
         con.execute(f"create or replace temp view ranged_own as select {_quoted(incoming)} from {relation}")
         _add_missing_columns(con, rows, "ranged_own")
         types = {name: kind for name, kind, *_ in con.execute(f"describe {rows}").fetchall()
@@ -409,8 +410,7 @@ class Warehouse:
         con.execute("drop view ranged_own")
         oldest = con.execute(f"select min(seq) from (select seq from {versions} where scope = ? order by seq desc "
                              f"limit {HISTORY_VERSIONS_KEPT})", [scope]).fetchall()[0][0]
-        floor = min([oldest, *_pinned_seqs(con, table)])
-        con.execute(f"delete from {rows} where scope = ? and valid_to <= ?", [scope, floor])
+        con.execute(f"delete from {rows} where scope = ? and valid_to <= ?{_unpinned(con, table, rows)}", [scope, oldest])
         con.execute(f"delete from {versions} where scope = ? and seq < ?", [scope, oldest])
 
     def read_version(self, table: str, version: str, where: Mapping[str, object] | None = None) -> pd.DataFrame:
@@ -438,9 +438,12 @@ def clone_file(source: Path, target: Path) -> None:
     docs/benchmarks.md, issue 45)."""
     with open(source, "rb") as src, open(target, "wb") as dst:
         left = os.fstat(src.fileno()).st_size
+        copy_range = getattr(os, "copy_file_range", None)  # Linux only
         try:
+            if copy_range is None:
+                raise OSError("copy_file_range is not available here")
             while left > 0:
-                done = os.copy_file_range(src.fileno(), dst.fileno(), left)
+                done = copy_range(src.fileno(), dst.fileno(), left)
                 if done == 0:
                     break
                 left -= done
@@ -464,12 +467,14 @@ def _quoted(columns: Iterable[str]) -> str:
     return ", ".join(f'"{c}"' for c in columns)
 
 
-def _pinned_seqs(con: duckdb.DuckDBPyConnection, table: str) -> list[int]:
-    """The seqs of `table`'s ranges that a view reads at a pinned version (RANGED_PINS)."""
+def _unpinned(con: duckdb.DuckDBPyConnection, table: str, rows: str) -> str:
+    """SQL condition (after `and`) on `rows`: no pin of the row's own dataset reads it (RANGED_PINS); empty when
+    `table` has no pins."""
     if table not in RANGED_PINS or not Warehouse._exists(con, RANGED_PINS[table][0]):
-        return []
-    pins, column = RANGED_PINS[table]
-    return [seq for (seq,) in con.execute(f"select distinct {column} from {pins}").fetchall() if seq is not None]
+        return ""
+    pins, seq, key = RANGED_PINS[table]
+    return (f" and not exists (select 1 from {pins} p where p.{key} = {rows}.{key} and {rows}.valid_from <= p.{seq} "
+            f"and {rows}.valid_to > p.{seq})")
 
 
 def _live_view(con: duckdb.DuckDBPyConnection, table: str) -> None:
