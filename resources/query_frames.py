@@ -14,7 +14,9 @@ the dataset has a split) computed in DuckDB, as `query_id`, and leaves `split` o
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 import uuid
 from collections.abc import Sequence
@@ -69,7 +71,7 @@ def coded_records(con: duckdb.DuckDBPyConnection, dataset: str, columns: Sequenc
             columns = _columns(result)
             del result
         finally:
-            con.execute(f"set memory_limit = '{limit}'")
+            _restore_memory_limit(con, limit)
         for col in list(columns):
             source = "_prompt" if prompt_key and col == "query_id" else col
             if source in labels and col in strings:
@@ -82,12 +84,24 @@ def coded_records(con: duckdb.DuckDBPyConnection, dataset: str, columns: Sequenc
 
 
 def _spill_to(con: duckdb.DuckDBPyConnection) -> None:
-    """The connection spills to this process' own folder under the system's temporary one (an in-memory DuckDB
-    would use `.tmp` in the working folder; DuckDB cannot switch folders once it has spilled, so it is set once)."""
-    spill = Path(tempfile.gettempdir()) / f"compass-sort-{os.getpid()}"
+    """The connection spills to this process' own folder beside the warehouse file (not the system's temporary one,
+    which may be memory: tmpfs), removed when the process exits; DuckDB cannot switch folders once it has spilled,
+    so it is set once per connection."""
+    path = con.execute("select path from duckdb_databases() where database_name = current_database()").fetchone()[0]
+    base = Path(path).with_name(Path(path).name + ".spill") if path else Path(tempfile.gettempdir())
+    spill = base / f"compass-sort-{os.getpid()}"
     if con.execute("select current_setting('temp_directory')").fetchone()[0] != str(spill):
-        spill.mkdir(exist_ok=True)
+        spill.mkdir(parents=True, exist_ok=True)
+        atexit.register(shutil.rmtree, spill, ignore_errors=True)
         con.execute(f"set temp_directory = '{spill}'")
+
+
+def _restore_memory_limit(con: duckdb.DuckDBPyConnection, limit: str) -> None:
+    """Back to the limit printed as `limit`: DuckDB's default exactly (`reset`: setting the printed, truncated string
+    back would lower it a step per read, 18.8 → 18.7 GiB), a limit the caller set to its printed precision."""
+    con.execute("reset memory_limit")
+    if con.execute("select current_setting('memory_limit')").fetchone()[0] != limit:
+        con.execute(f"set memory_limit = '{limit}'")
 
 
 def _columns(result: duckdb.DuckDBPyConnection) -> dict[str, pd.Series]:
