@@ -51,8 +51,8 @@ def next_evaluations_section(wh: Warehouse, case_id: str, scenario: str) -> str:
         return out + ('<p class="note">No unmeasured benchmark score is expected to change this decision (expected '
                       "regret drop 0 for every cell).</p>")
     now = pct(cells["p_wrong_now"].iloc[0], default_decimals=0)  # nothing measured: exact over the nodes
-    after = (f", P(wrong pick) {now} → {pct(wrong, p_wrong_se(chosen, None), default_decimals=0)} (± the standard "
-             "error over the preposterior's nodes)" if wrong is not None else "")
+    after = (f", P(wrong pick) {now} → {pct(wrong, p_wrong_se(chosen, None), default_decimals=0)} (± node error "
+             "only, bootstrap draws held fixed)" if wrong is not None else "")
     shown = pd.DataFrame({
         "model": chosen["model_id"], "benchmark": chosen["benchmark"], "predicted": chosen["predicted"].map(number),
         "expected regret drop": chosen["expected_reduction"].map(lambda v: number(v, 2)),
