@@ -21,7 +21,7 @@ knows it; default 0, independent cells; frontier_api's leave-pattern-out estimat
 --sd-scale s (the truth's deviations s times the agent's predictive sd).
 
 Usage: PYTHONPATH=. .venv/bin/python scripts/mlcompass_next_evaluations.py [--seeds N] [--lam 0.1] [--ks 5 10 20]
-       [--correlation 0.26] [--agent-correlation 0] [--sd-scale 1.5]
+       [--correlation 0.26] [--agent-correlation 0] [--sd-scale 1.5] [--sell-all]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from compass.mlcompass.case_study import CaseStudy
-from compass.mlcompass.evaluation_costs import benchmark_profiles, cell_costs, token_prices
+from compass.mlcompass.evaluation_costs import NOT_PURCHASABLE, benchmark_profiles, cell_costs, token_prices
 from compass.mlcompass.next_evaluations import clip_correlation
 from compass.mlcompass.next_evaluations_simulation import compare, run_seed
 
@@ -47,8 +47,9 @@ RANK = 3  # fixed: the rank CV costs minutes on this catalog on 2 shared cores
 MAX_ITER = 100
 
 
-def catalog(heavy: bool) -> tuple[pd.DataFrame, pd.Series, pd.DataFrame]:
-    """(x_raw of priced models, blended price per model, USD per cell)."""
+def catalog(heavy: bool, sell_all: bool = False) -> tuple[pd.DataFrame, pd.Series, pd.DataFrame]:
+    """(x_raw of priced models, blended price per model, USD per cell); sell_all: the ablation pricing vote and
+    agentic columns as typical questions (the rule before the second review of issue 49)."""
     scores = pd.read_parquet(ROOT / "data" / "benchmark_scores.parquet")
     costs = pd.read_parquet(ROOT / "data" / "model_costs.parquet")
     price = costs.groupby("model_id")["blended_usd_per_mtok"].median()
@@ -64,7 +65,8 @@ def catalog(heavy: bool) -> tuple[pd.DataFrame, pd.Series, pd.DataFrame]:
     if not heavy:  # a uniform random subset of the models (seeded): keeps the real sparsity
         x = x.loc[np.sort(np.random.default_rng(0).choice(x.index.to_numpy(), LIGHT_MODELS, replace=False))]
         x = x.loc[:, x.notna().sum() >= 5]
-    usd = cell_costs(benchmark_profiles(x.columns, scores), token_prices(costs, x.index))
+    profiles = benchmark_profiles(x.columns, scores, not_purchasable=() if sell_all else NOT_PURCHASABLE)
+    usd = cell_costs(profiles, token_prices(costs, x.index))
     return x, price.reindex(x.index), usd
 
 
@@ -77,11 +79,13 @@ def main() -> None:
     parser.add_argument("--correlation", type=float, default=0.0, help="within-model correlation r of the world")
     parser.add_argument("--agent-correlation", type=float, default=None, help="the r the agent assumes (misspecified)")
     parser.add_argument("--sd-scale", type=float, default=1.0, help="truth's deviations / agent's sd (misspecified)")
+    parser.add_argument("--sell-all", action="store_true",
+                        help="ablation: price vote and agentic columns as typical questions (the earlier rule)")
     args = parser.parse_args()
     r = clip_correlation(args.correlation)
     agent_r = None if args.agent_correlation is None else clip_correlation(args.agent_correlation)
     start = time.time()
-    x, price, usd = catalog(heavy)
+    x, price, usd = catalog(heavy, args.sell_all)
     rank = RANK
     for_sale = x.isna().to_numpy() & np.isfinite(usd.to_numpy())
     budget = float(np.round(10 * np.median(usd.to_numpy()[for_sale]), -1))
@@ -90,7 +94,8 @@ def main() -> None:
           f"{x.isna().to_numpy().mean():.0%} missing ({for_sale.sum()} cells for sale), "
           f"imputation rank {rank} (fixed), {MAX_ITER} PCA-EM passes, lam {args.lam}, r {r:g} (agent {r if agent_r is None else agent_r:g}), "
           f"sd scale {args.sd_scale:g}, budget ${budget:g} (10 median cells); {args.seeds} seeds; "
-          f"{'heavy' if heavy else 'light'}; columns {', '.join(x.columns)}")
+          f"{'heavy' if heavy else 'light'}{'; ABLATION: every column for sale' if args.sell_all else ''}; "
+          f"columns {', '.join(x.columns)}")
     runs = pd.concat([run_seed(x, usd, np.log10(price), args.lam, rank, seed, ks=ks, budgets=(budget,),
                                max_iter=MAX_ITER, correlation=r, sd_scale=args.sd_scale,
                                agent_correlation=agent_r)

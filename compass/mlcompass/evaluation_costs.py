@@ -66,15 +66,17 @@ DEFAULT_PROFILE = (50.0, 1500.0, 500.0)  # no LiveBench cost data: q, T^in, T^ou
 TASK_PREFIX = "livebench_task_"  # the connector's names of single LiveBench tasks
 
 
-def purchasable(benchmark: str) -> bool:
-    """False for a column matching `NOT_PURCHASABLE` (module docstring)."""
-    return not any(fnmatch.fnmatch(benchmark, p) for p in NOT_PURCHASABLE)
+def purchasable(benchmark: str, patterns: tuple[str, ...] = NOT_PURCHASABLE) -> bool:
+    """False for a column matching one of `patterns` (`NOT_PURCHASABLE`, module docstring)."""
+    return not any(fnmatch.fnmatch(benchmark, p) for p in patterns)
 
 
 def benchmark_profiles(benchmarks: list[str] | pd.Index, scores: pd.DataFrame | None = None,
-                       known: Mapping[str, int] | None = None) -> pd.DataFrame:
+                       known: Mapping[str, int] | None = None,
+                       not_purchasable: tuple[str, ...] = NOT_PURCHASABLE) -> pd.DataFrame:
     """q_j, T^in_j, T^out_j of (1) for every benchmark (module docstring's rules): benchmark -> PROFILE_COLUMNS,
-    NaN for a column not for sale (`purchasable`, unless LiveBench's cost data price it). scores: long rows
+    NaN for a column not for sale (`purchasable` against `not_purchasable`, unless LiveBench's cost data price it;
+    () restores the earlier rule, every column at the median task's profile: an ablation). scores: long rows
     [benchmark, n_questions, input_tokens_per_question, output_tokens_per_question] (raw.benchmark_scores; rows
     without them are ignored)."""
     have = scores is not None and set(TASK_COLUMNS) <= set(scores.columns)
@@ -85,7 +87,7 @@ def benchmark_profiles(benchmarks: list[str] | pd.Index, scores: pd.DataFrame | 
     sizes = dict(KNOWN_QUESTIONS if known is None else known)
     out = pd.DataFrame([typical.to_numpy()] * len(benchmarks), index=pd.Index(benchmarks), columns=PROFILE_COLUMNS)
     out["questions"] = [float(sizes.get(b, typical["questions"])) for b in out.index]
-    out.loc[[not purchasable(b) for b in out.index]] = np.nan
+    out.loc[[not purchasable(b, not_purchasable) for b in out.index]] = np.nan
     live = out.index.intersection(tasks.index)
     out.loc[live] = tasks.loc[live].to_numpy()
     return out.astype(float)
