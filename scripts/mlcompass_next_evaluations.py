@@ -101,6 +101,8 @@ def main() -> None:
                                agent_correlation=agent_r)
                       for seed in range(args.seeds)], ignore_index=True)
     table = compare(runs)
+    wrong = int((runs.groupby("seed")["regret_none"].first() > 0).sum())
+    print(f"seeds whose pick with nothing measured is not the true best: {wrong} of {args.seeds}")
     with pd.option_context("display.width", 250, "display.max_columns", 30, "display.float_format", "{:.4g}".format):
         print(table.to_string(index=False))
     print(f"{time.time() - start:.1f} s")
