@@ -82,7 +82,7 @@ def cmd_next_evals(args: argparse.Namespace) -> int:
     table = wh.read("compass.next_evaluations", where)
     if table.empty:
         raise UsageError(f"case {args.case!r}, scenario {args.scenario!r}: every benchmark of every ranked model "
-                         "is measured; nothing to suggest")
+                         "is measured or not for sale (votes, unpriced agentic runs); nothing to suggest")
     print(report(args.case, args.scenario, table, k, budget))
     return 0
 

@@ -45,7 +45,8 @@ def next_evaluations_section(wh: Warehouse, case_id: str, scenario: str) -> str:
     if len(done):
         out += answered_text(done)
     if cells.empty:
-        return out + '<p class="note">Every benchmark of every ranked model is measured: nothing to suggest.</p>'
+        return out + ('<p class="note">Every benchmark of every ranked model is measured or not for sale (votes, '
+                      "unpriced agentic runs): nothing to suggest.</p>")
     chosen, wrong = short_list(cells, SHOWN)
     if chosen.empty:
         return out + ('<p class="note">No unmeasured benchmark score is expected to change this decision (expected '
