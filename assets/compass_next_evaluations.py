@@ -24,8 +24,9 @@ from resources.publish import publish_many
 from resources.warehouse import WarehouseResource
 
 # 2: per-model slopes shrunk toward the pooled slope; 3: per-task LiveBench prices from the case's own price table,
-# correlated cells, P(wrong)'s standard error (review of issue 49)
-CODE_VERSION = "compass-next-evaluations-3"
+# correlated cells, P(wrong)'s standard error (review of issue 49); 4: vote / agentic columns not for sale, P(wrong)'s
+# SE without the finite-population correction, r clipped where read (second review of issue 49)
+CODE_VERSION = "compass-next-evaluations-4"
 KEY = dg.AssetKey(["compass", "next_evaluations"])
 TABLES = ("compass.next_evaluations", "compass.next_evaluations_answered")
 ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured", "pick_before", "p_rank1_before",

@@ -57,8 +57,8 @@ def report(case: str, scenario: str, table: pd.DataFrame, k: int, budget: float 
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in [header, *rows]]
     total = usd(chosen["cost_usd"].sum())
     after = (f"; P(wrong pick) {pct(head['p_wrong_now'], default_decimals=0)} -> "
-             f"{pct(wrong, p_wrong_se(chosen, budget), default_decimals=0)} (± its standard error over the "
-             "preposterior's nodes)" if wrong is not None else "")
+             f"{pct(wrong, p_wrong_se(chosen, budget), default_decimals=0)} (± node error only, bootstrap "
+             "draws held fixed)" if wrong is not None else "")
     lines.append(f"{len(chosen)} evaluations, {total} in all"
                  + (f" (budget {usd(budget)})" if budget is not None else "") + after + ".")
     if len(chosen) < k:
@@ -82,7 +82,7 @@ def cmd_next_evals(args: argparse.Namespace) -> int:
     table = wh.read("compass.next_evaluations", where)
     if table.empty:
         raise UsageError(f"case {args.case!r}, scenario {args.scenario!r}: every benchmark of every ranked model "
-                         "is measured; nothing to suggest")
+                         "is measured or not for sale (votes, unpriced agentic runs); nothing to suggest")
     print(report(args.case, args.scenario, table, k, budget))
     return 0
 

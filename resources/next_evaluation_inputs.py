@@ -17,7 +17,8 @@ import pandas as pd
 from compass.mlcompass import decisions as dec
 from compass.mlcompass.case_inputs import build_x_raw
 from compass.mlcompass.case_study import CaseStudy
-from compass.mlcompass.evaluation_costs import benchmark_profiles, cell_costs, own_runs, token_prices
+from compass.mlcompass.evaluation_costs import benchmark_profiles, cell_costs, token_prices
+from compass.mlcompass.next_evaluations import clip_correlation
 from compass.mlcompass.next_evaluations_decision import measure_slopes, score_gradient
 from compass.mlcompass.rank_uncertainty import imputation_noise, replicate_scores
 from resources import readers
@@ -36,7 +37,7 @@ class NextEvaluationInputs:
     cell_sd: pd.DataFrame | None
     gradient: pd.DataFrame | None
     cell_usd: pd.DataFrame | None
-    correlation: float  # r of eq. (2r) of `next_evaluations`: the case's within-model imputation-error correlation
+    correlation: float  # r of (2r) of `next_evaluations`: the case's within-model error correlation, clipped once here
     pick: dict  # the decision now: model_id, p_rank1, rank_lo, rank_hi of the board's rank 1
 
 
@@ -62,9 +63,9 @@ def read_inputs(wh: Warehouse, case: CaseStudy, scenario_name: str) -> NextEvalu
     slopes = measure_slopes(draws, replicates.measures[:, replicates.model_ids.get_indexer(models), :])
     gradient = score_gradient(completed, readers.measures(wh, case.case_id).loc[models], slopes)
     prices = token_prices(wh.read("compass.case_prices", {"case_id": case.case_id}), models)
-    usd = cell_costs(benchmark_profiles(x.columns, scores), prices, own_runs(scores, models, x.columns))
-    return NextEvaluationInputs(board, draws, observed, completed, sd, gradient, usd,
-                                np.nan_to_num(readers.noise_correlation(wh, case.case_id)), _pick(wh, where, models[0]))
+    usd = cell_costs(benchmark_profiles(x.columns, scores), prices)
+    r = clip_correlation(readers.noise_correlation(wh, case.case_id))
+    return NextEvaluationInputs(board, draws, observed, completed, sd, gradient, usd, r, _pick(wh, where, models[0]))
 
 
 def _pick(wh: Warehouse, where: dict, leader: str) -> dict:

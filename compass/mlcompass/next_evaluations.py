@@ -48,8 +48,11 @@ P(wrong). With A measured, the posterior draws become S'_b(m) = mu_m + tau_m Z_m
 rho_m = sqrt(1 - tau_m^2 / sigma_m^2) (the measured part of the spread is replaced by its realization), and the
 probability that the new pick is not the best is averaged over the same nodes: P_wrong(A) = E_Z[ mean_b
 1{S'_b(pick_Z) < max_m S'_b(m)} ]. Reported along the greedy path on L' = `p_wrong_nodes` of the L nodes, drawn
-without replacement, with its standard error sqrt((1 - L'/L) v / L'), v the variance over the L' nodes of the
-inner mean (finite-population correction; the bootstrap's own B draws are held fixed).
+without replacement, with its standard error sqrt(v / L'), v the variance over the L' nodes of the inner mean: the
+error of the node sample only (the bootstrap's own B draws are held fixed). No finite-population correction: the
+L nodes are themselves a random sample (a fresh Latin hypercube per call), so the error to report is against
+E_Z, not against the mean over these L nodes (second review of issue 49: over 200 fresh node sets the estimate
+spread 0.031, the corrected SE said 0.029, sqrt(v / L') 0.033).
 
 Approximations (documented, tested): the linearization (2) (exact for a utility linear in the benchmark
 columns with fixed factor loadings), Gaussian cell predictive distributions, the equicorrelation (2r) (one r per
@@ -67,8 +70,22 @@ from scipy.stats import norm
 
 CELL_COLUMNS = ["model_id", "benchmark", "cell_sd", "gradient", "tau", "cost_usd", "value", "value_per_usd",
                 "rank_value", "rank_per_usd"]
-BATCH_COLUMNS = ["step", "model_id", "benchmark", "cost_usd", "gain", "value", "spend_usd", "p_wrong", "p_wrong_se"]
-MAX_CORRELATION = 0.95  # r is clipped to [0, MAX_CORRELATION]: (2r) divides by 1 - r
+BATCH_COLUMNS = ["step", "model_id", "benchmark", "cost_usd", "gain", "value", "spend_usd", "p_wrong", "p_wrong_se",
+                 "tau_model"]  # tau_model: tau_m(A) of (2r) of the chosen cell's model after the step
+MAX_CORRELATION = 0.95  # r is clipped to [0, MAX_CORRELATION] where read (`clip_correlation`): (2r) divides by 1 - r
+
+
+def clip_correlation(r: float) -> float:
+    """r of (2r) as the ranking and every update use it: NaN (not estimated) -> 0, then clipped to [0,
+    MAX_CORRELATION]. Applied once where r is read, so the ranking and the agent's update agree."""
+    return float(np.clip(np.nan_to_num(float(r)), 0.0, MAX_CORRELATION))
+
+
+def check_correlation(r: float) -> float:
+    """r unchanged if already clipped (`clip_correlation`), else ValueError: no function clips it on its own."""
+    if not 0.0 <= r <= MAX_CORRELATION:
+        raise ValueError(f"correlation must be in [0, {MAX_CORRELATION}] (clip it where it is read), got {r!r}")
+    return float(r)
 
 
 def linear_gradient(weights: pd.Series, models: pd.Index, benchmarks: pd.Index) -> pd.DataFrame:
@@ -116,7 +133,7 @@ def _posterior(score_draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def shift_variance(s1: np.ndarray, s2: np.ndarray, n: np.ndarray, total: np.ndarray, r: float) -> np.ndarray:
     """tau_m(A)^2 of (2r) before the cap, from the running sums S1 = sum_A t_a, S2 = sum_A t_a^2, n = |A| and
     T_m = sum_{U_m} t_c (arrays broadcast together)."""
-    r = float(np.clip(r, 0.0, MAX_CORRELATION))
+    r = check_correlation(r)
     sum_b = (1 - r) * s1 + r * n * total
     b_b = (1 - r) ** 2 * s2 + 2 * r * (1 - r) * total * s1 + n * r ** 2 * total ** 2
     return np.maximum(b_b - r * sum_b ** 2 / (1 - r + r * n), 0.0) / (1 - r)
@@ -124,13 +141,16 @@ def shift_variance(s1: np.ndarray, s2: np.ndarray, n: np.ndarray, total: np.ndar
 
 def _candidates(cell_sd: pd.DataFrame, gradient: pd.DataFrame, costs: pd.DataFrame, sigma: np.ndarray,
                 correlation: float) -> tuple[np.ndarray, ...]:
-    """Unmeasured cells (sd > 0): (row, col, sd, g, t = g s of (2), single-cell tau_c of (2r), cost, T_m per model)."""
+    """Candidate cells: unmeasured (sd > 0) with a price (a NaN cost is a column that cannot be bought, e.g. a vote
+    tally: `evaluation_costs`); (row, col, sd, g, t = g s of (2), single-cell tau_c of (2r), cost, T_m per model).
+    T_m sums over every unmeasured cell of m, priced or not (they all carry its score's error)."""
     sd = cell_sd.to_numpy(dtype=float)
     g = gradient.reindex(index=cell_sd.index, columns=cell_sd.columns).to_numpy(dtype=float)
     usd = costs.reindex(index=cell_sd.index, columns=cell_sd.columns).to_numpy(dtype=float)
-    rows, cols = np.nonzero(sd > 0)
+    all_rows, all_cols = np.nonzero(sd > 0)
+    total = np.bincount(all_rows, weights=g[all_rows, all_cols] * sd[all_rows, all_cols], minlength=len(cell_sd))
+    rows, cols = np.nonzero((sd > 0) & np.isfinite(usd))
     t = g[rows, cols] * sd[rows, cols]
-    total = np.bincount(rows, weights=t, minlength=len(cell_sd))
     var = shift_variance(t, t ** 2, np.ones_like(t), total[rows], correlation)
     tau = np.sqrt(np.minimum(var, sigma[rows] ** 2))
     return rows, cols, sd[rows, cols], g[rows, cols], t, tau, usd[rows, cols], total
@@ -156,11 +176,9 @@ def cell_values(score_draws: np.ndarray, cell_sd: pd.DataFrame, gradient: pd.Dat
     return table.sort_values("rank_value").reset_index(drop=True)[CELL_COLUMNS]
 
 
-def p_wrong(score_draws: np.ndarray, tau_model: np.ndarray, nodes_by_model: np.ndarray, population: int | None = None,
-            ) -> tuple[float, float]:
-    """P_wrong(A) of the module docstring and its standard error over the nodes: E_Z mean_b 1{S'_b(pick_Z) < max
-    S'_b}, Z_lm = nodes_by_model[l, m]; population: L when the rows are L' of L nodes drawn without replacement
-    (finite-population correction), None for an infinite population."""
+def p_wrong(score_draws: np.ndarray, tau_model: np.ndarray, nodes_by_model: np.ndarray) -> tuple[float, float]:
+    """P_wrong(A) of the module docstring and its standard error over the nodes, node error only (the bootstrap
+    draws held fixed): E_Z mean_b 1{S'_b(pick_Z) < max S'_b}, Z_lm = nodes_by_model[l, m], SE sqrt(v / L')."""
     s = np.asarray(score_draws, dtype=float)
     mu, sigma = _posterior(s)
     rho = np.sqrt(np.clip(1.0 - tau_model ** 2 / np.maximum(sigma ** 2, 1e-300), 0.0, 1.0))
@@ -172,8 +190,7 @@ def p_wrong(score_draws: np.ndarray, tau_model: np.ndarray, nodes_by_model: np.n
         draws = centred + means
         inner[i] = float((draws[:, pick] < draws.max(axis=1)).mean())
     n = inner.size
-    fpc = 1.0 - n / population if population else 1.0
-    se = float(np.sqrt(max(fpc, 0.0) * inner.var(ddof=1) / n)) if n > 1 else float("nan")
+    se = float(np.sqrt(inner.var(ddof=1) / n)) if n > 1 else float("nan")
     return float(inner.mean()), se
 
 
@@ -184,8 +201,9 @@ def greedy_batch(score_draws: np.ndarray, cell_sd: pd.DataFrame, gradient: pd.Da
     total cost stays within budget_usd (a cell that does not fit is skipped), each step taking the largest
     marginal gain V(A + c) - V(A) (per USD with per_dollar), never a chosen cell, a model's shift of variance
     tau_m(A + c)^2 of (2r) with correlation r; stops early when no cell adds value. Returns BATCH_COLUMNS, one row
-    per chosen cell: gain, the batch value V(A) after it, the cumulative spend and P_wrong(A) with its standard
-    error (step 0 = nothing measured, no cell)."""
+    per chosen cell: gain, the batch value V(A) after it, the cumulative spend, P_wrong(A) with its standard
+    error and tau_m(A) of the cell's model (step 0 = nothing measured, no cell). A cell without a price is no
+    candidate."""
     if k is None and budget_usd is None:
         raise ValueError("greedy_batch needs k, budget_usd or both")
     mu, sigma = _posterior(score_draws)
@@ -203,9 +221,9 @@ def greedy_batch(score_draws: np.ndarray, cell_sd: pd.DataFrame, gradient: pd.Da
     value = 0.0
     chosen = np.zeros(rows.size, dtype=bool)
     spend = 0.0
-    wrong = p_wrong(score_draws, np.zeros(n), zp, population=n_nodes)
+    wrong = p_wrong(score_draws, np.zeros(n), zp)
     out = [{"step": 0, "model_id": None, "benchmark": None, "cost_usd": 0.0, "gain": 0.0, "value": 0.0,
-            "spend_usd": 0.0, "p_wrong": wrong[0], "p_wrong_se": wrong[1]}]
+            "spend_usd": 0.0, "p_wrong": wrong[0], "p_wrong_se": wrong[1], "tau_model": 0.0}]
     limit = rows.size if k is None else min(k, rows.size)
     while len(out) - 1 < limit:
         means = mu + np.sqrt(tau2_model) * z  # (L, n)
@@ -238,10 +256,11 @@ def greedy_batch(score_draws: np.ndarray, cell_sd: pd.DataFrame, gradient: pd.Da
         s1[rows[c]] += t[c]
         s2[rows[c]] += t[c] ** 2
         count[rows[c]] += 1
-        wrong = p_wrong(score_draws, np.sqrt(tau2_model), zp, population=n_nodes)
+        wrong = p_wrong(score_draws, np.sqrt(tau2_model), zp)
         value += gains[pick]
         spend += usd[c]
         out.append({"step": len(out), "model_id": cell_sd.index[rows[c]], "benchmark": cell_sd.columns[cols[c]],
                     "cost_usd": float(usd[c]), "gain": float(gains[pick]), "value": float(value),
-                    "spend_usd": float(spend), "p_wrong": wrong[0], "p_wrong_se": wrong[1]})
+                    "spend_usd": float(spend), "p_wrong": wrong[0], "p_wrong_se": wrong[1],
+                    "tau_model": float(new_tau[pick])})
     return pd.DataFrame(out, columns=BATCH_COLUMNS)

@@ -17,12 +17,19 @@ One run: a strategy orders unmeasured cells; the first k (or, under a dollar bud
 still fit) are revealed at their true value and replace their imputed values; a model's other unmeasured cells move
 by their conditional mean, s_c r / (1 - r + r n) sum_A u_a (u_a = the revealed standardized errors, n of them; none
 when r = 0), and the agent picks argmax of its posterior-mean score;
-regret = max_m Score_true(m) - Score_true(pick), spend = the revealed cells' USD (`evaluation_costs`).
-Strategies: "voi" (`next_evaluations.greedy_batch`, by value for k, by value per USD under a budget), "random"
-(uniform), "uncertain" (largest predictive sd over the column's sd), "top2" (the current #1 and #2's unmeasured
-cells, alternating), "cheapest" (lowest USD); with r > 0 also "voi_r0", the VOI ranking with r forced to 0 (the
-agent's update still knows r: the ablation of eq. (2r)). Every strategy sees the `World` only through `AgentView`
-(observed cells, posterior, costs): none reads the truth (tested).
+regret = max_m Score_true(m) - Score_true(pick), spend = the revealed cells' USD (`evaluation_costs`), changed = the
+pick differs from the pick with nothing revealed. Candidates: unmeasured cells with a price (a NaN cost is not for
+sale: `evaluation_costs.NOT_PURCHASABLE`). Strategies: "voi" (`next_evaluations.greedy_batch`, by value for k, by
+value per USD under a budget), "random" (uniform), "uncertain" (largest predictive sd over the column's sd), "top2"
+(the current #1 and #2's unmeasured cells, alternating), "top5" (uniform among the current top 5's unmeasured
+cells: a reference that can move the decision), "cheapest" (lowest USD); with r > 0 also "voi_r0", the VOI ranking
+with r forced to 0 (the agent's update still knows r: the ablation of eq. (2r)). Every strategy sees the `World` only
+through `AgentView` (observed cells, posterior, costs): none reads the truth (tested).
+
+Well-specified by construction: the world draws the truth from exactly the distribution the agent's posterior
+assumes (same imputation, same predictive sd, same r), which is the setting VOI is optimal in. Misspecified worlds
+(`make_world`'s sd_scale, agent_correlation): the truth's deviations are sd_scale times wider than the agent's
+predictive sd, or the agent assumes a correlation other than the world's.
 """
 
 from __future__ import annotations
@@ -33,11 +40,12 @@ import numpy as np
 import pandas as pd
 
 from compass.mlcompass.imputation import impute_low_rank, predictive_sd
-from compass.mlcompass.next_evaluations import greedy_batch, linear_gradient
+from compass.mlcompass.next_evaluations import check_correlation, greedy_batch, linear_gradient
 from compass.mlcompass.rank_uncertainty import imputation_draw
 
-STRATEGIES = ("voi", "random", "uncertain", "top2", "cheapest")
-RUN_COLUMNS = ["seed", "setting", "strategy", "n_revealed", "spend_usd", "regret", "regret_none"]
+STRATEGIES = ("voi", "random", "uncertain", "top2", "top5", "cheapest")
+RUN_COLUMNS = ["seed", "setting", "strategy", "n_revealed", "spend_usd", "regret", "regret_none", "changed"]
+TOP_MODELS = 5  # "top5": the current top this many models
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,7 @@ class World:
     rank: int
     max_iter: int = 500
     correlation: float = 0.0  # r: within-model correlation of the truth's deviations from the imputation
+    agent_correlation: float = 0.0  # the r the agent assumes (= correlation when well-specified)
 
     def true_scores(self) -> np.ndarray:
         return self.truth.to_numpy() @ self.weights.to_numpy() - self.penalty.to_numpy()
@@ -78,16 +87,21 @@ def streams(seed: int) -> list[np.random.SeedSequence]:
 
 
 def make_world(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, lam: float, rank: int,
-               seed: int, max_iter: int = 500, correlation: float = 0.0) -> World:
-    """The world of one seed (module docstring): missing cells of x_raw filled with imputation + N(0, sd^2),
-    equicorrelated within a model (r = correlation). max_iter: PCA-EM passes of every imputation (the agent's too)."""
+               seed: int, max_iter: int = 500, correlation: float = 0.0, sd_scale: float = 1.0,
+               agent_correlation: float | None = None) -> World:
+    """The world of one seed (module docstring): missing cells of x_raw filled with imputation + N(0, (sd_scale
+    sd)^2), equicorrelated within a model (r = correlation, in [0, MAX_CORRELATION]: clip it where it is read); the
+    agent assumes agent_correlation (None: the world's). max_iter: PCA-EM passes of every imputation (the agent's
+    too)."""
+    r = check_correlation(correlation)
     imp = impute_low_rank(x_raw, rank=rank, max_iter=max_iter)
     sd = predictive_sd(x_raw, imp.completed, rank)
     rng = np.random.default_rng(streams(seed)[0])
-    truth = imp.completed + imputation_draw(sd, correlation, rng)
+    truth = imp.completed + imputation_draw(sd * sd_scale, r, rng)
     truth = truth.where(x_raw.isna(), x_raw)
     weights = 1.0 / (x_raw.shape[1] * x_raw.std(axis=0))
-    return World(truth, x_raw, cell_usd, weights, lam * log_price.reindex(x_raw.index), rank, max_iter, correlation)
+    assumed = r if agent_correlation is None else check_correlation(agent_correlation)
+    return World(truth, x_raw, cell_usd, weights, lam * log_price.reindex(x_raw.index), rank, max_iter, r, assumed)
 
 
 def agent_view(world: World, observed: pd.DataFrame, n_draws: int, seed: int) -> AgentView:
@@ -97,7 +111,7 @@ def agent_view(world: World, observed: pd.DataFrame, n_draws: int, seed: int) ->
     w = world.weights.to_numpy()
     mu = imp.completed.to_numpy() @ w - world.penalty.to_numpy()
     rng = np.random.default_rng(streams(seed)[1])
-    r = world.correlation
+    r = world.agent_correlation
     noise = rng.standard_normal((n_draws,) + observed.shape)
     if r > 0:  # the shared part of each model's cells (rank_uncertainty.imputation_draw, B at once)
         noise = np.sqrt(r) * rng.standard_normal((n_draws, observed.shape[0], 1)) + np.sqrt(1 - r) * noise
@@ -109,7 +123,7 @@ def agent_view(world: World, observed: pd.DataFrame, n_draws: int, seed: int) ->
 def order_cells(strategy: str, view: AgentView, limit: int | None, budget_usd: float | None,
                 seed: int) -> list[tuple[int, int]]:
     """Unmeasured cells (row, col) in the order `strategy` would measure them (module docstring)."""
-    missing = view.observed.isna().to_numpy()
+    missing = view.observed.isna().to_numpy() & np.isfinite(view.cell_usd.to_numpy())  # for sale
     rows, cols = np.nonzero(missing)
     usd = view.cell_usd.to_numpy()[rows, cols]
     if strategy in ("voi", "voi_r0"):
@@ -129,6 +143,9 @@ def order_cells(strategy: str, view: AgentView, limit: int | None, budget_usd: f
         first, second = np.argsort(-view.mu, kind="stable")[:2]
         a, b = np.flatnonzero(rows == first), np.flatnonzero(rows == second)
         order = np.array([i for pair in zip(a, b) for i in pair] + list(a[len(b):]) + list(b[len(a):]), dtype=int)
+    elif strategy == "top5":
+        top = np.flatnonzero(np.isin(rows, np.argsort(-view.mu, kind="stable")[:TOP_MODELS]))
+        order = np.random.default_rng(seed).permutation(top)
     else:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     return list(zip(rows[order], cols[order]))
@@ -167,15 +184,19 @@ def reveal(view: AgentView, truth: pd.DataFrame, cells: list[tuple[int, int]]) -
 
 def run_seed(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, lam: float, rank: int, seed: int,
              ks: tuple[int, ...] = (5, 10, 20), budgets: tuple[float, ...] = (), n_draws: int = 200,
-             strategies: tuple[str, ...] = STRATEGIES, max_iter: int = 500, correlation: float = 0.0) -> pd.DataFrame:
-    """Every strategy x setting (each k, each USD budget) on the world of one seed: RUN_COLUMNS rows; with
-    correlation > 0 the ablation "voi_r0" too."""
-    strategies = (*strategies, "voi_r0") if correlation > 0 and "voi_r0" not in strategies else strategies
-    world = make_world(x_raw, cell_usd, log_price, lam, rank, seed, max_iter, correlation)
+             strategies: tuple[str, ...] = STRATEGIES, max_iter: int = 500, correlation: float = 0.0,
+             sd_scale: float = 1.0, agent_correlation: float | None = None) -> pd.DataFrame:
+    """Every strategy x setting (each k, each USD budget) on the world of one seed (`make_world`'s arguments):
+    RUN_COLUMNS rows; when the agent assumes r > 0 the ablation "voi_r0" too."""
+    world = make_world(x_raw, cell_usd, log_price, lam, rank, seed, max_iter, correlation, sd_scale,
+                       agent_correlation)
+    if world.agent_correlation > 0 and "voi_r0" not in strategies:
+        strategies = (*strategies, "voi_r0")
     true = world.true_scores()
     view = agent_view(world, world.observed, n_draws, seed)
     strategy_seed = int(streams(seed)[2].generate_state(1)[0])
-    regret_none = float(true.max() - true[int(np.argmax(view.mu))])
+    pick_none = int(np.argmax(view.mu))
+    regret_none = float(true.max() - true[pick_none])
     settings = [(f"k={k}", k, None) for k in ks] + [(f"usd={b:g}", None, b) for b in budgets]
     rows = []
     for strategy in strategies:
@@ -188,13 +209,14 @@ def run_seed(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, 
             pick = int(np.argmax(mu))
             spend = float(sum(cell_usd.iat[r, c] for r, c in cells))
             rows.append({"seed": seed, "setting": name, "strategy": strategy, "n_revealed": len(cells),
-                         "spend_usd": spend, "regret": float(true.max() - true[pick]), "regret_none": regret_none})
+                         "spend_usd": spend, "regret": float(true.max() - true[pick]), "regret_none": regret_none,
+                         "changed": pick != pick_none})
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
 
 def compare(runs: pd.DataFrame, reference: str = "voi") -> pd.DataFrame:
-    """Per setting and strategy: mean regret, spend, and the paired (same seed) difference against `reference` in
-    regret and in regret reduction per USD, (regret_none - regret) / spend (0 when nothing was spent), with 2 SE
+    """Per setting and strategy: mean regret, spend, how many seeds' picks the reveals changed (n_changed), and the
+    paired (same seed) difference against `reference` in regret and in regret reduction per USD, (regret_none - regret) / spend (0 when nothing was spent), with 2 SE
     and a verdict: "voi better" / "voi worse" when the mean paired difference is beyond 2 SE, else "tie"."""
     r = runs.assign(gain_per_usd=np.where(runs["spend_usd"] > 0,
                                           (runs["regret_none"] - runs["regret"]) / runs["spend_usd"].where(
@@ -213,7 +235,8 @@ def compare(runs: pd.DataFrame, reference: str = "voi") -> pd.DataFrame:
         def verdict(d: float, se: float) -> str:
             return "—" if strategy == reference else ("voi better" if d > 2 * se else "voi worse" if d < -2 * se
                                                        else "tie")
-        out.append({"setting": setting, "strategy": strategy, "n_seeds": n, "regret": g["regret"].mean(),
+        out.append({"setting": setting, "strategy": strategy, "n_seeds": n, "n_changed": int(g["changed"].sum()),
+                    "regret": g["regret"].mean(),
                     "spend_usd": g["spend_usd"].mean(), "n_revealed": g["n_revealed"].mean(),
                     "regret_minus_voi": d_regret.mean(), "se_regret": se_r,
                     "regret_verdict": verdict(d_regret.mean(), se_r),

@@ -45,14 +45,15 @@ def next_evaluations_section(wh: Warehouse, case_id: str, scenario: str) -> str:
     if len(done):
         out += answered_text(done)
     if cells.empty:
-        return out + '<p class="note">Every benchmark of every ranked model is measured: nothing to suggest.</p>'
+        return out + ('<p class="note">Every benchmark of every ranked model is measured or not for sale (votes, '
+                      "unpriced agentic runs): nothing to suggest.</p>")
     chosen, wrong = short_list(cells, SHOWN)
     if chosen.empty:
         return out + ('<p class="note">No unmeasured benchmark score is expected to change this decision (expected '
                       "regret drop 0 for every cell).</p>")
     now = pct(cells["p_wrong_now"].iloc[0], default_decimals=0)  # nothing measured: exact over the nodes
-    after = (f", P(wrong pick) {now} → {pct(wrong, p_wrong_se(chosen, None), default_decimals=0)} (± the standard "
-             "error over the preposterior's nodes)" if wrong is not None else "")
+    after = (f", P(wrong pick) {now} → {pct(wrong, p_wrong_se(chosen, None), default_decimals=0)} (± node error "
+             "only, bootstrap draws held fixed)" if wrong is not None else "")
     shown = pd.DataFrame({
         "model": chosen["model_id"], "benchmark": chosen["benchmark"], "predicted": chosen["predicted"].map(number),
         "expected regret drop": chosen["expected_reduction"].map(lambda v: number(v, 2)),

@@ -2,12 +2,15 @@
 
 Mutations applied by hand, each red: the agent's predictive sd widened by |truth - imputation| (every strategy,
 references included, then sees the truth); `take` ignoring the budget; `run_seed` scoring the pick on the agent's
-imputation instead of the truth (regret 0 everywhere)."""
+imputation instead of the truth (regret 0 everywhere); the agent's predictive sd widened by |truth - imputation| in a
+world with r = 0.26 (red for voi and voi_r0 too); `reveal` without the 1 / (1 - r + r n) of the conditional mean
+(second review of issue 49); `order_cells` keeping cells without a price."""
 
 import dataclasses
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from compass.mlcompass.next_evaluations_simulation import (
     RUN_COLUMNS,
@@ -35,16 +38,21 @@ def _catalog(n: int = 30, k: int = 8, seed: int = 0):
 
 
 def test_strategies_do_not_see_the_truth():
+    """Every strategy (voi_r0 included) orders the same cells whatever the truth, independent (r = 0) or
+    correlated (r = 0.26) world; only unmeasured cells with a price (column b3 is not for sale)."""
     x, usd, lp = _catalog()
-    world = make_world(x, usd, lp, 0.1, 2, seed=0)
-    other = dataclasses.replace(world, truth=world.truth.where(x.notna(), world.truth + 5.0 * np.sign(
-        np.random.default_rng(9).standard_normal(x.shape))))
-    for strategy in STRATEGIES:
-        for k, budget in ((6, None), (None, 40.0)):
-            a = order_cells(strategy, agent_view(world, world.observed, 100, 1), k, budget, 1)
-            b = order_cells(strategy, agent_view(other, other.observed, 100, 1), k, budget, 1)
-            assert a == b, strategy
-            assert all(np.isnan(x.iat[r, c]) for r, c in a)
+    usd = usd.copy()
+    usd["b3"] = np.nan
+    for r in (0.0, 0.26):
+        world = make_world(x, usd, lp, 0.1, 2, seed=0, correlation=r)
+        other = dataclasses.replace(world, truth=world.truth.where(x.notna(), world.truth + 5.0 * np.sign(
+            np.random.default_rng(9).standard_normal(x.shape))))
+        for strategy in (*STRATEGIES, "voi_r0"):
+            for k, budget in ((6, None), (None, 40.0)):
+                a = order_cells(strategy, agent_view(world, world.observed, 100, 1), k, budget, 1)
+                b = order_cells(strategy, agent_view(other, other.observed, 100, 1), k, budget, 1)
+                assert a == b, (r, strategy)
+                assert a and all(np.isnan(x.iat[i, c]) and np.isfinite(usd.iat[i, c]) for i, c in a), (r, strategy)
 
 
 def test_run_seed_reveals_measures_and_compares():
@@ -56,8 +64,10 @@ def test_run_seed_reveals_measures_and_compares():
     assert (budget["spend_usd"] <= 30.0 + 1e-9).all()
     assert (runs.loc[runs["setting"] == "k=3", "n_revealed"] <= 3).all()
     assert (runs.loc[(runs["setting"] == "k=3") & (runs["strategy"] == "random"), "n_revealed"] == 3).all()
+    assert runs.loc[~np.isclose(runs["regret"], runs["regret_none"]), "changed"].all()  # other regret: other pick
     table = compare(runs)
     assert set(table["strategy"]) == set(STRATEGIES) and (table["n_seeds"] == 3).all()
+    assert (table["n_changed"] == runs.groupby(["setting", "strategy"], sort=False)["changed"].sum().to_numpy()).all()
     assert set(table["regret_verdict"]) <= {"—", "voi better", "voi worse", "tie"}
     order = [(0, 1), (1, 1), (2, 1)]
     cheap = pd.DataFrame(1.0, index=x.index, columns=x.columns)
@@ -75,25 +85,27 @@ def test_the_agents_posterior_draws_are_not_the_truth_under_one_seed():
     assert min(np.abs(draw - true).max() for draw in view.draws) > 1e-6
 
 
-
-def test_a_reveal_moves_the_models_other_cells_toward_the_truth_when_they_are_correlated():
-    """A world whose cells are correlated r = 0.6 within a model: after one cell per model comes back, the agent's
-    other unmeasured cells (conditional mean of the module docstring) are closer to the truth than the imputation;
-    red with the update dropped (only the revealed cell replaced)."""
+def test_a_reveal_moves_the_models_other_cells_by_their_conditional_mean():
+    """r = 0.6: 1 to 3 cells per model come back (so 1 - r + r n is not 1); every other unmeasured cell c of the
+    model moves to x^_c + s_c E[u_c | u_A], E[u_c | u_A] = Cov(u_c, u_A) R_A^-1 u_A computed with explicit matrices,
+    and the moved cells are closer to the truth than the imputation. Red without the 1 / (1 - r + r n)."""
     x, usd, lp = _catalog(n=60, k=8)
-    errors = []
+    r, errors = 0.6, []
     for seed in range(3):
-        world = make_world(x, usd, lp, 0.1, 2, seed=seed, correlation=0.6)
+        world = make_world(x, usd, lp, 0.1, 2, seed=seed, correlation=r)
         view = agent_view(world, world.observed, 20, seed)
         missing = x.isna().to_numpy()
-        first = {r: int(np.flatnonzero(missing[r])[0]) for r in range(len(x)) if missing[r].sum() >= 2}
-        seen = reveal(view, world.truth, list(first.items()))
-        rest = missing.copy()
-        for r, c in first.items():
-            rest[r, c] = False
-        rest[[r for r in range(len(x)) if r not in first]] = False
-        truth = world.truth.to_numpy()
-        errors.append((np.abs(seen - truth)[rest].mean(), np.abs(view.completed.to_numpy() - truth)[rest].mean()))
-        assert all(seen[r, c] == truth[r, c] for r, c in first.items())
+        picks = {i: list(np.flatnonzero(missing[i])[:1 + i % 3]) for i in range(len(x)) if missing[i].sum() >= 2}
+        assert max(len(c) for c in picks.values()) == 3
+        seen = reveal(view, world.truth, [(i, c) for i, cols in picks.items() for c in cols])
+        truth, completed, sd = world.truth.to_numpy(), view.completed.to_numpy(), view.cell_sd.to_numpy()
+        for i, a in picks.items():
+            others = [c for c in np.flatnonzero(missing[i]) if c not in a]
+            u_a = (truth[i, a] - completed[i, a]) / sd[i, a]
+            corr_a = (1 - r) * np.eye(len(a)) + r
+            conditional = np.full(len(a), r) @ np.linalg.solve(corr_a, u_a)  # Cov(u_c, u_A) = r 1'
+            assert seen[i, others] == pytest.approx(completed[i, others] + sd[i, others] * conditional, abs=1e-12)
+            assert (seen[i, a] == truth[i, a]).all()
+            errors += [(abs(seen[i, c] - truth[i, c]), abs(completed[i, c] - truth[i, c])) for c in others]
     after, before = np.mean(errors, axis=0)
     assert after < 0.93 * before
