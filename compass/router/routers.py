@@ -60,9 +60,11 @@ class FittedRouter:
     cv_errors: dict[str, float] | None = None  # meta_cv: each candidate's held-out squared gold error (not the rule)
     cv_scores: dict[str, float] | None = None  # meta_cv: each candidate's CV_CRITERION, the larger the better
     cv_criterion: str | None = None  # meta_cv: CV_CRITERION
+    calibration: tuple[float, float] = (0.0, 1.0)  # meta_cv: (a, b) of ψ̂ = a + b·model(x) in gold units (`calibrate`)
 
     def psi(self, X: np.ndarray) -> np.ndarray:
-        return self.model.predict(X)
+        a, b = self.calibration
+        return a + b * self.model.predict(X)
 
 
 def _propensity(spec: LearnerSpec, S: np.ndarray, T: np.ndarray, mode: str,
@@ -183,17 +185,32 @@ def cv_scores(predictions: dict[str, np.ndarray], r: np.ndarray, seed: int = 0) 
     return {name: float(interior_mean(efficiency_gain(psi, r, seed=seed))) for name, psi in predictions.items()}
 
 
+def calibrate(psi_oof: np.ndarray, r: np.ndarray) -> tuple[float, float]:
+    """(a, b) of the least-squares line r ≈ a + b·ψ̂ over the gold rows' out-of-fold ψ̂ (b > 0): the chosen member's ψ̂
+    mapped to the gold scale of eq. 1. The rank-based choice (`cv_scores`) may pick preference-only, whose ψ̂ is η of
+    eq. 2 (an offset Δ̄ and a scale away from ψ), but a deployment reads ψ̂ as a gold gain: the dollar-cost rule
+    ψ̂ > w·(C_p − C_a) (Remark 2) is not offset-invariant, w ≥ 0, and `compass route` prints ψ̂ as the expected gain.
+    A non-positive or undefined slope keeps the ranking and corrects the offset only: (mean r − mean ψ̂, 1)."""
+    psi, r = np.asarray(psi_oof, dtype=float), np.asarray(r, dtype=float)
+    spread = np.var(psi)
+    slope = float(np.cov(psi, r, bias=True)[0, 1] / spread) if spread > 0 else 0.0
+    slope = slope if slope > 0 else 1.0
+    return float(r.mean() - slope * psi.mean()), slope
+
+
 def fit_cv_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
                   folds: int = CV_FOLDS, **meta) -> tuple[FittedRouter, np.ndarray]:
-    """meta_cv: the candidate of largest CV_CRITERION (`cv_scores`; ties to the simpler), refitted on all rows; and
-    that candidate's out-of-fold ψ̂ of the gold rows (held-out predictions of the chosen member, which a deployment
-    chooses App. A.1's w on without refitting anything)."""
+    """meta_cv: the candidate of largest CV_CRITERION (`cv_scores`; ties to the simpler), refitted on all rows and
+    calibrated to gold units on its out-of-fold ψ̂ (`calibrate`, gold rows only); and that candidate's calibrated
+    out-of-fold ψ̂ of the gold rows (held-out predictions of the chosen member, which a deployment chooses App. A.1's
+    w on without refitting anything)."""
     predictions = cv_predictions(spec, X_g, r, X_p, y, folds=folds, **meta)
     scores = cv_scores(predictions, r, spec.seed)
     chosen = max(scores, key=scores.__getitem__)  # dicts keep CV_CANDIDATES' order: the first maximum is the simplest
     fitted = fit_router(chosen, spec, X_g, r, X_p, y, **(meta if chosen.startswith("meta") else {}))
+    a, b = calibrate(predictions[chosen], r)
     return replace(fitted, name="meta_cv", chosen=chosen, cv_errors=squared_errors(predictions, r), cv_scores=scores,
-                   cv_criterion=CV_CRITERION), predictions[chosen]
+                   cv_criterion=CV_CRITERION, calibration=(a, b)), a + b * predictions[chosen]
 
 
 def fit_router(name: str, spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,

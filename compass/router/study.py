@@ -216,7 +216,8 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
     each member's out-of-fold ψ̂ (`routers.cv_scores`), exported with the router (`chosen`, `cv_criterion`,
     `cv_scores` and, for reference, the squared errors `cv_errors` in the facts), here over the HOLDOUT_FOLDS folds;
     its held-out ψ̂ are the chosen member's out-of-fold predictions from those folds (no refit; w is conditional on
-    the choice)."""
+    the choice). Its ψ̂ is calibrated to gold units (`routers.calibrate` on those out-of-fold predictions, facts
+    `calibration_offset`, `calibration_slope`), baked into the exported node values and the held-out ψ̂."""
     if design.learner.kind != "random_forest":
         raise ValueError("only random-forest routers are exported as node arrays; use learner kind 'random_forest'")
     data = split_labels(labels)
@@ -240,8 +241,9 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
              "scale_c": c, "n_gold": len(r), "n_preference": len(y), "preference_used": fitted.preference_used,
              "n_trees": len(fitted.model.estimators_), "holdout_folds": HOLDOUT_FOLDS, "chosen": member,
              "cv_errors": _rounded_json(fitted.cv_errors), "cv_criterion": fitted.cv_criterion or "",
-             "cv_scores": _rounded_json(fitted.cv_scores)}
-    return Deployment(embedder, forest_nodes(fitted.model), facts, holdout)
+             "cv_scores": _rounded_json(fitted.cv_scores), "calibration_offset": fitted.calibration[0],
+             "calibration_slope": fitted.calibration[1]}
+    return Deployment(embedder, forest_nodes(fitted.model, *fitted.calibration), facts, holdout)
 
 
 def _rounded_json(values: dict[str, float] | None) -> str:

@@ -30,7 +30,8 @@ def test_useless_preferences_are_not_chosen_and_the_choice_is_refitted_on_all_ro
     assert fitted.chosen != "preference_only" and set(fitted.cv_scores) == set(fitted.cv_errors) == set(CV_CANDIDATES)
     assert fitted.cv_criterion == CV_CRITERION
     alone = fit_router(fitted.chosen, SPEC, X_g, r, X_p, y)
-    assert np.allclose(fitted.psi(X_g), alone.psi(X_g))  # the chosen candidate, fitted on every row
+    a, b = fitted.calibration
+    assert np.allclose(fitted.psi(X_g), a + b * alone.psi(X_g))  # the chosen candidate, fitted on every row
 
 
 def test_the_errors_are_measured_on_gold_rows_the_candidates_did_not_see():
@@ -86,7 +87,8 @@ def test_the_held_out_predictions_are_the_chosen_members_out_of_fold_ones():
     X_g, r, X_p, y = world(60, useless_preferences=False)
     fitted, held_out = routers.fit_cv_router(SPEC, X_g, r, X_p, y, folds=3)
     oof = routers.cv_predictions(SPEC, X_g, r, X_p, y, candidates=(fitted.chosen,), folds=3)[fitted.chosen]
-    np.testing.assert_allclose(held_out, oof)
+    a, b = fitted.calibration
+    np.testing.assert_allclose(held_out, a + b * oof)
     assert not np.allclose(held_out, fitted.psi(X_g))
 
 
@@ -104,3 +106,23 @@ def test_the_synthetic_rounds_record_the_member_meta_cv_served():
         assert row.chosen == max(scores, key=scores.__getitem__)
         member = rounds[(rounds["router"] == row.chosen) & (rounds["round"] == row.round)]
         assert member["mean_gain"].item() == pytest.approx(row.mean_gain)
+
+
+def test_the_served_psi_hat_is_in_gold_units_when_preference_only_is_chosen():
+    """Issue 46 second review (blocker): preference-only's ψ̂ is η, a constant 0.47 below ψ. The rank-based choice
+    serves it, and a deployment reads ψ̂ as a gold gain (dollar-cost rule, w ≥ 0, the CLI's gold units): after the
+    calibration on the chosen member's out-of-fold ψ̂ the served ψ̂ averages the gold labels, in the exported nodes
+    too (red without the calibration: mean ≈ mean(r) − 0.47). Preference-only never sees the gold rows, so its ψ̂ of
+    the gold queries is a fair serving of them."""
+    from compass.router.export import forest_nodes, forest_predict
+
+    rng = np.random.default_rng(5)
+    X_g, X_p, X_t = rng.standard_normal((60, 3)), rng.standard_normal((800, 3)), rng.standard_normal((400, 3))
+    r = 0.5 + X_g[:, 0] + 2.0 * rng.standard_normal(60)
+    y = 0.5 + X_p[:, 0] - 0.47
+    fitted, held_out = routers.fit_cv_router(SPEC, X_g, r, X_p, y, folds=3)
+    assert fitted.chosen == "preference_only"
+    assert np.mean(fitted.psi(X_g)) == pytest.approx(r.mean(), abs=0.05)  # served on the gold queries
+    assert np.mean(held_out) == pytest.approx(r.mean(), abs=1e-9)
+    served = forest_predict(forest_nodes(fitted.model, *fitted.calibration), X_t)
+    np.testing.assert_allclose(served, fitted.psi(X_t), atol=1e-9)
