@@ -34,6 +34,7 @@ from sklearn.preprocessing import StandardScaler
 
 from compass.router.evaluation import efficiency_gain, interior_mean
 from compass.router.learners import LearnerSpec, out_of_sample, predict
+from compass.router.normalize import scale_constant
 from compass.router.routellm import MatrixFactorizationRouter, SimilarityWeightedRouter
 
 ROUTERS = ("oracle", "pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap",
@@ -146,13 +147,17 @@ def _fit_overlap_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: 
 
 
 def cv_predictions(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
-                   candidates: tuple[str, ...] = CV_CANDIDATES, folds: int = CV_FOLDS, **meta) -> dict[str, np.ndarray]:
+                   candidates: tuple[str, ...] = CV_CANDIDATES, folds: int = CV_FOLDS, normalization: str = "none",
+                   **meta) -> dict[str, np.ndarray]:
     """Each candidate's out-of-fold ψ̂ of every gold row: K folds of D_G, each candidate refitted on the other gold
-    rows and every preference row."""
+    rows and every preference row. Remark 1's scale constant is refitted per fold on its training rows only
+    (`normalization`): r may arrive as c·r with c from every gold row, and scale_constant(c·r[train], y) = c_k/c for
+    every mode (each is scale-equivariant), so a fold learns on c_k·r[train] without its held-out rows' labels."""
     predictions = {name: np.empty(len(r)) for name in candidates}
     for train, held in KFold(folds, shuffle=True, random_state=spec.seed).split(X_g):
+        r_train = scale_constant(r[train], y, normalization) * r[train]
         for name in candidates:
-            router = fit_router(name, spec, X_g[train], r[train], X_p, y, **(meta if name.startswith("meta") else {}))
+            router = fit_router(name, spec, X_g[train], r_train, X_p, y, **(meta if name.startswith("meta") else {}))
             predictions[name][held] = router.psi(X_g[held])
     return predictions
 
@@ -199,12 +204,13 @@ def calibrate(psi_oof: np.ndarray, r: np.ndarray) -> tuple[float, float]:
 
 
 def fit_cv_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
-                  folds: int = CV_FOLDS, **meta) -> tuple[FittedRouter, np.ndarray]:
+                  folds: int = CV_FOLDS, normalization: str = "none", **meta) -> tuple[FittedRouter, np.ndarray]:
     """meta_cv: the candidate of largest CV_CRITERION (`cv_scores`; ties to the simpler), refitted on all rows and
     calibrated to gold units on its out-of-fold ψ̂ (`calibrate`, gold rows only); and that candidate's calibrated
     out-of-fold ψ̂ of the gold rows (held-out predictions of the chosen member, which a deployment chooses App. A.1's
-    w on without refitting anything)."""
-    predictions = cv_predictions(spec, X_g, r, X_p, y, folds=folds, **meta)
+    w on without refitting anything). `normalization`: Remark 1's scale constant, refitted within each fold
+    (`cv_predictions`); r arrives normalized on every gold row, the units of the refit and of the calibration."""
+    predictions = cv_predictions(spec, X_g, r, X_p, y, folds=folds, normalization=normalization, **meta)
     scores = cv_scores(predictions, r, spec.seed)
     chosen = max(scores, key=scores.__getitem__)  # dicts keep CV_CANDIDATES' order: the first maximum is the simplest
     fitted = fit_router(chosen, spec, X_g, r, X_p, y, **(meta if chosen.startswith("meta") else {}))

@@ -63,10 +63,11 @@ def split_labels(labels: pd.DataFrame) -> Split:
 
 
 def _cate_kwargs(name: str, design: StudyDesign, seed: int) -> dict:
+    """A meta-router's smoother CATE learner; meta_cv also refits the scale constant within its folds."""
     if not name.startswith("meta"):
         return {}
     cate = replace(design.learner, min_samples_leaf=design.cate_min_leaf, seed=seed, params={})
-    return {"cate": cate}
+    return {"cate": cate, **({"normalization": design.normalization} if name == "meta_cv" else {})}
 
 
 class Evaluation(NamedTuple):
@@ -293,7 +294,7 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
                 d = world.apply(make_data(n_gs=n, N=N, D=D, seed=seed + rnd, preset=preset), seed + rnd)
                 c = scale_constant(d.r, d.y, normalization)
                 spec = replace(learner, seed=seed + rnd)
-                design = StudyDesign(learner=spec, cate_min_leaf=cate_min_leaf)
+                design = StudyDesign(learner=spec, cate_min_leaf=cate_min_leaf, normalization=normalization)
                 for name in routers:
                     router = fit_router(name, spec, d.X_g, c * d.r, d.X_p, d.y, r_p=c * d.r_p,
                                         **_cate_kwargs(name, design, seed + rnd))

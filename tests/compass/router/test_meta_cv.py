@@ -126,3 +126,21 @@ def test_the_served_psi_hat_is_in_gold_units_when_preference_only_is_chosen():
     assert np.mean(held_out) == pytest.approx(r.mean(), abs=1e-9)
     served = forest_predict(forest_nodes(fitted.model, *fitted.calibration), X_t)
     np.testing.assert_allclose(served, fitted.psi(X_t), atol=1e-9)
+
+
+def test_each_fold_normalizes_the_gold_labels_on_its_training_rows_only():
+    """Remark 1's c is refitted per fold (review item 6): one gold label of 40 inflates sd(r); each fold's gold-only
+    ψ̂ is the forest fitted on c_k·r[train] with c_k from that fold's training rows, so the fold that holds the
+    outlier out learns on a far larger scale (red with c from every gold row, as before)."""
+    from sklearn.model_selection import KFold
+
+    from compass.router.normalize import scale_constant
+
+    X_g, r, X_p, y = world(40, useless_preferences=False)
+    r[0] = 40.0
+    oof = routers.cv_predictions(SPEC, X_g, r, X_p, y, candidates=("gold_only",), folds=4,
+                                 normalization="variance")["gold_only"]
+    for train, held in KFold(4, shuffle=True, random_state=SPEC.seed).split(X_g):
+        labels = scale_constant(r[train], y) * r[train]
+        expected = fit_router("gold_only", SPEC, X_g[train], labels, X_p, y).psi(X_g[held])
+        np.testing.assert_allclose(oof[held], expected, rtol=1e-12)
