@@ -242,7 +242,8 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
              "scale_c": c, "n_gold": len(r), "n_preference": len(y), "preference_used": fitted.preference_used,
              "n_trees": len(fitted.model.estimators_), "holdout_folds": HOLDOUT_FOLDS, "chosen": member,
              "cv_errors": _rounded_json(fitted.cv_errors), "cv_criterion": fitted.cv_criterion or "",
-             "cv_scores": _rounded_json(fitted.cv_scores), "calibration_offset": fitted.calibration[0],
+             "cv_scores": _rounded_json(fitted.cv_scores), "cv_score_se": _rounded_json(fitted.cv_score_se),
+             "calibration_offset": fitted.calibration[0],
              "calibration_slope": fitted.calibration[1]}
     return Deployment(embedder, forest_nodes(fitted.model, *fitted.calibration), facts, holdout)
 
@@ -262,6 +263,7 @@ def _summarize(gains: dict[tuple, list[np.ndarray]], keys: tuple[str, ...]) -> p
     return pd.concat(rows, ignore_index=True)
 
 
+CHOICE_COLUMNS = ("chosen", "cv_scores", "cv_errors", "cv_score_se")  # what meta_cv chose and by which scores
 SYNTHETIC_ROUTERS = ("oracle",) + REAL_ROUTERS[:-1]  # the truncation variant needs distinct pools; here they are one
 
 
@@ -283,10 +285,10 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
     intervals need no resampling correction); EG is in units of the true ψ.
     `learner.kind`, `normalization` and `world` (gold label scale, embedding dimension) carry the paper's ablations
     (`compass.router.ablations`); every configuration draws the same data from the same seeds.
-    The rounds say what `meta_cv` chose in each round and the scores it chose by (`chosen`, `cv_scores`, and the
-    squared errors `cv_errors`; empty for the other routers)."""
+    The rounds say what `meta_cv` chose in each round and the scores it chose by (`chosen`, `cv_scores` with their
+    standard errors `cv_score_se`, and the squared errors `cv_errors`; empty for the other routers)."""
     gains: dict[tuple, list[np.ndarray]] = {}
-    choices: dict[tuple, list[tuple[str | None, str | None, str | None]]] = {}
+    choices: dict[tuple, list[tuple[str | None, ...]]] = {}
     steps, done = len(presets) * len(n_gold) * mc_rounds, 0
     for preset in presets:
         for n in n_gold:
@@ -301,8 +303,8 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
                     gains.setdefault((preset, name, n), []).append(
                         efficiency_gain(router.psi(d.X_test), d.psi_test, seed=seed + rnd))
                     choices.setdefault((preset, name, n), []).append(
-                        (router.chosen, _rounded_json(router.cv_scores), _rounded_json(router.cv_errors))
-                        if router.chosen else (None, None, None))
+                        (router.chosen, _rounded_json(router.cv_scores), _rounded_json(router.cv_errors),
+                         _rounded_json(router.cv_score_se)) if router.chosen else (None,) * len(CHOICE_COLUMNS))
                 done += 1
                 if progress is not None:
                     progress(done, steps)
@@ -312,9 +314,9 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
         dim_features=features)
     rounds = pd.DataFrame([{"preset": preset, "router": name, "n_gold": n, "round": i,
                             "mean_gain": float(interior_mean(g)), "D": D, "dim_features": features,
-                            **dict(zip(("chosen", "cv_scores", "cv_errors"), choices[preset, name, n][i]))}
+                            **dict(zip(CHOICE_COLUMNS, choices[preset, name, n][i]))}
                            for (preset, name, n), runs in gains.items() for i, g in enumerate(runs)])
-    rounds = rounds.astype({"chosen": "string", "cv_scores": "string", "cv_errors": "string"})  # VARCHAR if all empty
+    rounds = rounds.astype({column: "string" for column in CHOICE_COLUMNS})  # VARCHAR if all empty
     return SyntheticEvaluation(table, rounds)
 
 
