@@ -299,12 +299,15 @@ def rounds_line(rounds: pd.DataFrame) -> str:
 
 
 def choice_table(rounds: pd.DataFrame) -> pd.DataFrame:
-    """Per preset and n_gold: rounds in which meta_cv chose each member, by its criterion and by least squared error."""
+    """Per preset and n_gold: rounds in which meta_cv chose each member, by its criterion, by the largest routing
+    gain without the one-SE rule and by least squared error (the earlier rules, on the same out-of-fold ψ̂)."""
     cv = rounds[(rounds["router"] == "meta_cv") & rounds["chosen"].notna()]
     by_error = cv["cv_errors"].map(lambda text: min((errors := json.loads(text)), key=errors.__getitem__))
+    by_gain = cv["cv_scores"].map(lambda text: max((scores := json.loads(text)), key=scores.__getitem__))
     rows = []
-    for (preset, n_gold), part in cv.assign(by_error=by_error).groupby(["preset", "n_gold"], sort=True):
-        for rule, column in (("routing gain (now)", "chosen"), ("squared error (before)", "by_error")):
+    for (preset, n_gold), part in cv.assign(by_error=by_error, by_gain=by_gain).groupby(["preset", "n_gold"]):
+        for rule, column in (("routing gain (now)", "chosen"), ("largest routing gain", "by_gain"),
+                             ("squared error", "by_error")):
             counts = part[column].value_counts()
             rows.append({"preset": preset, "n_gold": n_gold, "rule": rule, "rounds": len(part),
                          **{NAMES.get(m, m): int(counts.get(m, 0)) for m in CV_CANDIDATES}})

@@ -46,8 +46,9 @@ def test_claims_table_reads_iii_against_gold_only_only_where_main_puts_the_meta_
 
 
 def test_choice_table_counts_each_rules_members():
-    """Three rounds: the routing-gain rule chose gold-only twice and preference-only once; the least squared error
-    would have been mean-shift twice and gold-only once (red if the two rules' columns are swapped)."""
+    """Three rounds: the routing-gain rule (one SE) chose gold-only twice and preference-only once; the least squared
+    error would have been mean-shift twice and gold-only once, the largest score meta (R) thrice (red if two rules'
+    columns are swapped)."""
     chosen = ["gold_only", "gold_only", "preference_only"]
     least = ["mean_shift", "gold_only", "mean_shift"]
     rows = [{"preset": "A", "n_gold": 100, "router": "meta_cv", "round": i, "chosen": c,
@@ -55,10 +56,12 @@ def test_choice_table_counts_each_rules_members():
                                                                               "mean_shift", "meta_dr", "meta_r")})}
             for i, (c, e) in enumerate(zip(chosen, least))]
     rows.append({"preset": "A", "n_gold": 100, "router": "gold_only", "round": 0, "chosen": None, "cv_errors": None})
+    for row in rows[:3]:
+        row["cv_scores"] = json.dumps({m: (0.5 if m == "meta_r" else 0.1) for m in json.loads(row["cv_errors"])})
     table = choice_table(pd.DataFrame(rows)).set_index("rule")
     assert table.loc["routing gain (now)", ["gold-only", "pref-only", "mean-shift"]].tolist() == [2, 1, 0]
-    assert table.loc["squared error (before)", ["gold-only", "pref-only", "mean-shift"]].tolist() == [1, 0, 2]
-    assert (table["rounds"] == 3).all()
+    assert table.loc["squared error", ["gold-only", "pref-only", "mean-shift"]].tolist() == [1, 0, 2]
+    assert table.loc["largest routing gain", "meta (R)"] == 3 and (table["rounds"] == 3).all()
 
 
 def test_ablations_table_refuses_arms_of_different_sizes(tmp_path, capsys):
