@@ -16,10 +16,11 @@ after PCA, spec §2.1), gold labels r already scale-normalized (`normalize`), pr
                     queries come from different distributions, keep every gold row and only the preference
                     rows inside the overlap region (the propensity p̂(s) = Pr(gold | s) inside `overlap`, i.e.
                     a bounded density ratio), re-normalize within the overlap and fit the DR meta-router there
-* meta_cv           ours (issue 46): the member of CV_CANDIDATES (preference-only, gold-only, mean-shift, DR, R)
-                    whose out-of-fold ψ̂ routes the held-out gold rows best (CV_CRITERION, `cv_scores`), chosen at
-                    fit time and refitted on all rows; a CATE stage that adds more noise than the bias it removes
-                    loses to a simpler member
+* meta_cv           ours (issue 46): the simplest member of CV_CANDIDATES (preference-only, gold-only, mean-shift,
+                    DR, R) whose out-of-fold ψ̂ routes the held-out gold rows within one SE of the best (CV_CRITERION,
+                    `cv_scores`, `one_se_choice`), chosen at fit time, refitted on all rows and calibrated to gold
+                    units (`calibrate`); a CATE stage that adds more noise than the bias it removes loses to a simpler
+                    member
 """
 
 from __future__ import annotations
