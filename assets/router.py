@@ -137,7 +137,10 @@ def router_policies(context: dg.AssetExecutionContext, warehouse: WarehouseResou
                         metadata={"priced": prices is not None})
 
 
-@dg.asset(key=["router", "deployment"], deps=_labels, **{**_common, "code_version": f"{CODE_VERSION}-meta-cv-gain-calibrated"})
+DEPLOYMENT_CODE_VERSION = f"{CODE_VERSION}-meta-cv-gain-calibrated"  # issue 46 second review: ψ̂ in gold units
+
+
+@dg.asset(key=["router", "deployment"], deps=_labels, **{**_common, "code_version": DEPLOYMENT_CODE_VERSION})
 def router_deployment(context: dg.AssetExecutionContext, config: RouterStudyConfig,
                       warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The router `compass route` serves: the meta-router whose CATE stage is chosen by the held-out gold gain of

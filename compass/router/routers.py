@@ -194,7 +194,8 @@ def fold_scores(predictions: dict[str, np.ndarray], r: np.ndarray, folds: int = 
 def one_se_choice(scores: dict[str, np.ndarray]) -> str:
     """The one-standard-error rule (Hastie, Tibshirani & Friedman, ESL §7.10): the first candidate, in the order
     given (simplest first, CV_CANDIDATES), whose mean fold score is within one standard error (of the best
-    candidate's fold scores) of the best mean. Differences within noise go to the simpler member, not only exact ties."""
+    candidate's fold scores) of the best mean. Differences within noise go to the simpler member, not only
+    exact ties."""
     means = {name: float(np.mean(v)) for name, v in scores.items()}
     best = max(means, key=means.__getitem__)
     se = float(np.std(scores[best], ddof=1) / np.sqrt(len(scores[best]))) if len(scores[best]) > 1 else 0.0

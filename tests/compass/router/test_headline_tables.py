@@ -27,7 +27,8 @@ def test_verdict_on_each_side_and_on_straddling_intervals(lo, hi, side, expected
 
 def _rounds(configuration, gains):
     return pd.DataFrame([{"configuration": configuration, "preset": "B", "n_gold": 100, "router": router,
-                          "round": i, "mean_gain": g} for router, values in gains.items() for i, g in enumerate(values)])
+                          "round": i, "mean_gain": g}
+                         for router, values in gains.items() for i, g in enumerate(values)])
 
 
 def test_claims_table_reads_iii_against_gold_only_only_where_main_puts_the_meta_router_above():
