@@ -137,7 +137,10 @@ def router_policies(context: dg.AssetExecutionContext, warehouse: WarehouseResou
                         metadata={"priced": prices is not None})
 
 
-@dg.asset(key=["router", "deployment"], deps=_labels, **{**_common, "code_version": f"{CODE_VERSION}-meta-cv-gain"})
+DEPLOYMENT_CODE_VERSION = f"{CODE_VERSION}-meta-cv-gain-calibrated"  # issue 46 second review: ψ̂ in gold units
+
+
+@dg.asset(key=["router", "deployment"], deps=_labels, **{**_common, "code_version": DEPLOYMENT_CODE_VERSION})
 def router_deployment(context: dg.AssetExecutionContext, config: RouterStudyConfig,
                       warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The router `compass route` serves: the meta-router whose CATE stage is chosen by the held-out gold gain of
@@ -166,8 +169,9 @@ SYNTHETIC_SIZES = {
               "n_estimators": 500},
 }
 # The synthetic study's own version, so changing it leaves the real-data router assets fresh.
-# 2: paired comparisons; light 4 rounds, n 50/200; heavy n 50-1,000. 3: the rounds say what meta_cv chose
-SYNTHETIC_CODE_VERSION = "router-5-synthetic-3"  # text-free: the query embedder (router-6) does not touch it
+# 2: paired comparisons; light 4 rounds, n 50/200; heavy n 50-1,000. 3: the rounds say what meta_cv chose.
+# 4: meta_cv refits the scale constant per fold and calibrates its ψ̂ (issue 46 second review)
+SYNTHETIC_CODE_VERSION = "router-5-synthetic-4"  # text-free: the query embedder (router-6) does not touch it
 
 
 class SyntheticRouterConfig(dg.Config):
@@ -247,7 +251,7 @@ class SyntheticAblationConfig(dg.Config):
         return {k: getattr(self, k) or default for k, default in base.items()}
 
 
-@dg.asset(key=["router", "synthetic_ablations"], group_name="router", code_version="router-synthetic-ablations-2",
+@dg.asset(key=["router", "synthetic_ablations"], group_name="router", code_version="router-synthetic-ablations-3",
           pool=settings.writer_pool())
 def router_synthetic_ablations(context: dg.AssetExecutionContext, config: SyntheticAblationConfig,
                                warehouse: WarehouseResource) -> dg.MaterializeResult:

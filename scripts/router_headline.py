@@ -188,38 +188,43 @@ def paper_ablations(args: argparse.Namespace) -> None:
 
 
 # The paper's claims about each ablation (§4.1 "Ablation Studies"; Figs. 2, S4, S3 are curves without numbers or
-# intervals): (configuration, router, baselines it is compared with, the side the paper puts it on).
+# intervals): (configuration, router, baselines it is compared with, the side the paper puts it on, the claim, and
+# whether it reads against main's ordering: (iii) "do not significantly outperform" gold-only and (iv) "also
+# outperform" presuppose Fig. 1's premise that the meta-routers beat those routers in the main run).
 PAPER_CLAIMS = [
     ("i_lightgbm", "every router", "itself in the main run", "below",
-     "(i) Fig. 2: \"the EGs in Figure 2 are not as high as the EGs in Figure 1\""),
+     "(i) Fig. 2: \"the EGs in Figure 2 are not as high as the EGs in Figure 1\"", False),
     ("i_lightgbm", "meta_r", "every other router", "above",
-     "(i) Fig. 2: \"the R-learner-based router consistently outperform[s] other routers\""),
+     "(i) Fig. 2: \"the R-learner-based router consistently outperform[s] other routers\"", False),
     ("iii_none", "meta_r meta_dr", "gold_only", "not above",
-     "(iii) Fig. S4: \"the meta-routers do not significantly outperform the router trained via GS data only\""),
+     "(iii) Fig. S4: \"the meta-routers do not significantly outperform the router trained via GS data only\"", True),
     ("iii_none", "meta_r meta_dr", "itself in the main run", "below",
-     "(iii) implied: \"highlighting the importance of pre-normalization for meta-routers\""),
+     "(iii) implied: \"highlighting the importance of pre-normalization for meta-routers\"", False),
     ("iv_d100", "meta_r meta_dr", "every other router", "above",
-     "(iv) Fig. S3: \"the meta-routers also outperform other routers\""),
+     "(iv) Fig. S3: \"the meta-routers also outperform other routers\"", True),
 ]
 OTHER_ROUTERS = ("pooled", "preference_only", "gold_only", "mean_shift")
+NOT_TESTABLE = "not testable (main: not above)"
 
 
 def verdict(lo: float, hi: float, side: str) -> str:
     """The tolerance: the paper gives a direction, no number; our 95 % paired interval reproduces it when it excludes 0
     on the paper's side, ties when it contains 0, contradicts when it excludes 0 on the other side. A "not above"
-    claim (no significant gain) reproduces unless the interval lies above 0."""
+    claim (no significant gain) reproduces when the interval lies below 0, contradicts when above, and is "tie (not
+    significant)" when it contains 0: a wide interval over 0 cannot tell "no gain" from an undetected one."""
     if side == "not above":
-        return "contradicts" if lo > 0 else "reproduces"
+        return "contradicts" if lo > 0 else "reproduces" if hi < 0 else "tie (not significant)"
     if (lo > 0 and side == "above") or (hi < 0 and side == "below"):
         return "reproduces"
     return "tie" if lo <= 0 <= hi else "contradicts"
 
 
 def claims_table(rounds: pd.DataFrame) -> pd.DataFrame:
-    """Each of the paper's claims per preset: our paired difference(s) with 95 % t-intervals and the verdict."""
+    """Each of the paper's claims per preset: our paired difference(s) with 95 % t-intervals and the verdict. A claim
+    read against main's ordering is "not testable" for a (router, baseline) pair that main does not put above."""
     rows = []
     main_rounds = rounds[rounds["configuration"] == "main"]
-    for configuration, router, against, side, claim in PAPER_CLAIMS:
+    for configuration, router, against, side, claim, needs_main_above in PAPER_CLAIMS:
         part = rounds[rounds["configuration"] == configuration]
         if part.empty:
             continue
@@ -229,12 +234,20 @@ def claims_table(rounds: pd.DataFrame) -> pd.DataFrame:
             others = OTHER_ROUTERS + (("meta_dr",) if router == "meta_r" else ())
             baselines = others if against == "every other router" else (against,)
             table = synthetic_comparisons(part, baselines=baselines)
+            main_table = synthetic_comparisons(main_rounds, baselines=baselines).set_index(
+                ["preset", "n_gold", "router", "baseline"])
         chosen = table if router == "every router" else table[table["router"].isin(router.split())]
         for d in chosen.sort_values(["preset", "router", "baseline"]).itertuples(index=False):
+            result = verdict(d.lo, d.hi, side)
+            if needs_main_above:
+                key = (d.preset, d.n_gold, d.router, d.baseline)
+                in_main = main_table.loc[key] if key in main_table.index else None
+                if in_main is None or verdict(in_main["lo"], in_main["hi"], "above") != "reproduces":
+                    result = NOT_TESTABLE
             rows.append({"claim": claim, "preset": d.preset, "router": NAMES.get(d.router, d.router),
                          "against": "main run" if d.baseline == "main" else NAMES.get(d.baseline, d.baseline),
                          "rounds": d.mc_rounds, "ours": cell(d.mean_difference, d.lo, d.hi, d.distinguishable),
-                         "verdict": verdict(d.lo, d.hi, side)})
+                         "verdict": result})
     return pd.DataFrame(rows)
 
 
@@ -262,18 +275,39 @@ def summary_table(rounds: pd.DataFrame) -> pd.DataFrame:
     return table[["preset", "router"] + [c for c in first if c in table]]
 
 
+def mismatched_sizes(rounds: pd.DataFrame) -> str | None:
+    """Why the configurations of `ablations` CSVs do not pair (None if they do): trees, N and D must agree across
+    configurations, and boosting_rounds within (i) (its other arms ignore it); a pair of arms of different sizes
+    would read a size change as the ablation's effect."""
+    for column in ("trees", "N", "D"):
+        if column in rounds:
+            values = rounds.groupby("configuration")[column].unique()
+            if rounds[column].nunique(dropna=False) > 1:
+                found = "; ".join(f"{c}: {', '.join(map(str, v))}" for c, v in values.items())
+                return f"column {column} differs across configurations ({found}); pair runs of one size"
+    if "boosting_rounds" in rounds:
+        lightgbm = rounds.loc[rounds["configuration"] == "i_lightgbm", "boosting_rounds"]
+        if lightgbm.nunique(dropna=False) > 1:
+            return (f"column boosting_rounds differs within i_lightgbm ({', '.join(map(str, lightgbm.unique()))}); "
+                    "pair runs of one size")
+    return None
+
+
 def rounds_line(rounds: pd.DataFrame) -> str:
     counts = rounds.groupby(["configuration", "preset"])["round"].nunique()
     return "Rounds: " + "; ".join(f"{c} {p}: {n}" for (c, p), n in counts.items())
 
 
 def choice_table(rounds: pd.DataFrame) -> pd.DataFrame:
-    """Per preset and n_gold: rounds in which meta_cv chose each member, by its criterion and by least squared error."""
+    """Per preset and n_gold: rounds in which meta_cv chose each member, by its criterion, by the largest routing
+    gain without the one-SE rule and by least squared error (the earlier rules, on the same out-of-fold ψ̂)."""
     cv = rounds[(rounds["router"] == "meta_cv") & rounds["chosen"].notna()]
     by_error = cv["cv_errors"].map(lambda text: min((errors := json.loads(text)), key=errors.__getitem__))
+    by_gain = cv["cv_scores"].map(lambda text: max((scores := json.loads(text)), key=scores.__getitem__))
     rows = []
-    for (preset, n_gold), part in cv.assign(by_error=by_error).groupby(["preset", "n_gold"], sort=True):
-        for rule, column in (("routing gain (now)", "chosen"), ("squared error (before)", "by_error")):
+    for (preset, n_gold), part in cv.assign(by_error=by_error, by_gain=by_gain).groupby(["preset", "n_gold"]):
+        for rule, column in (("routing gain (now)", "chosen"), ("largest routing gain", "by_gain"),
+                             ("squared error", "by_error")):
             counts = part[column].value_counts()
             rows.append({"preset": preset, "n_gold": n_gold, "rule": rule, "rounds": len(part),
                          **{NAMES.get(m, m): int(counts.get(m, 0)) for m in CV_CANDIDATES}})
@@ -309,6 +343,10 @@ def main(argv: list[str]) -> None:
         print(paired_table(rounds).to_markdown(index=False))
     elif args.command == "ablations-table":
         rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
+        mismatch = mismatched_sizes(rounds)
+        if mismatch:
+            print(f"error: ablations-table: {mismatch}", file=sys.stderr)
+            sys.exit(2)
         ablated = [part.assign(tag=tag) for tag, part in rounds.groupby("configuration") if tag != "main"]
         differences = ablation_table(rounds[rounds["configuration"] == "main"], ablated)
         print(rounds_line(rounds), "", summary_table(rounds).to_markdown(index=False), "",

@@ -12,15 +12,16 @@ from sklearn.ensemble import RandomForestRegressor
 NODE_COLUMNS = ("tree", "node", "left", "right", "feature", "threshold", "value")
 
 
-def forest_nodes(model: RandomForestRegressor) -> pd.DataFrame:
+def forest_nodes(model: RandomForestRegressor, offset: float = 0.0, slope: float = 1.0) -> pd.DataFrame:
     """Every node of every tree: children (−1 at leaves), split feature and threshold (go left when
-    x[feature] <= threshold), and the node's mean target."""
+    x[feature] <= threshold), and the node's mean target mapped by offset + slope·value (a calibration of the
+    forest's output, `routers.calibrate`: the mean over trees of the mapped leaves is the mapped prediction)."""
     frames = []
     for t, est in enumerate(model.estimators_):
         tree = est.tree_
         frames.append(pd.DataFrame({"tree": t, "node": np.arange(tree.node_count), "left": tree.children_left,
                                     "right": tree.children_right, "feature": tree.feature,
-                                    "threshold": tree.threshold, "value": tree.value[:, 0, 0]}))
+                                    "threshold": tree.threshold, "value": offset + slope * tree.value[:, 0, 0]}))
     return pd.concat(frames, ignore_index=True)
 
 

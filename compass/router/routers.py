@@ -16,10 +16,11 @@ after PCA, spec §2.1), gold labels r already scale-normalized (`normalize`), pr
                     queries come from different distributions, keep every gold row and only the preference
                     rows inside the overlap region (the propensity p̂(s) = Pr(gold | s) inside `overlap`, i.e.
                     a bounded density ratio), re-normalize within the overlap and fit the DR meta-router there
-* meta_cv           ours (issue 46): the member of CV_CANDIDATES (preference-only, gold-only, mean-shift, DR, R)
-                    whose out-of-fold ψ̂ routes the held-out gold rows best (CV_CRITERION, `cv_scores`), chosen at
-                    fit time and refitted on all rows; a CATE stage that adds more noise than the bias it removes
-                    loses to a simpler member
+* meta_cv           ours (issue 46): the simplest member of CV_CANDIDATES (preference-only, gold-only, mean-shift,
+                    DR, R) whose out-of-fold ψ̂ routes the held-out gold rows within one SE of the best (CV_CRITERION,
+                    `cv_scores`, `one_se_choice`), chosen at fit time, refitted on all rows and calibrated to gold
+                    units (`calibrate`); a CATE stage that adds more noise than the bias it removes loses to a simpler
+                    member
 """
 
 from __future__ import annotations
@@ -34,16 +35,20 @@ from sklearn.preprocessing import StandardScaler
 
 from compass.router.evaluation import efficiency_gain, interior_mean
 from compass.router.learners import LearnerSpec, out_of_sample, predict
+from compass.router.normalize import scale_constant
 from compass.router.routellm import MatrixFactorizationRouter, SimilarityWeightedRouter
 
 ROUTERS = ("oracle", "pooled", "preference_only", "gold_only", "mean_shift", "meta_r", "meta_dr", "meta_dr_overlap",
            "routellm_mf", "routellm_sw", "meta_cv")
-# meta_cv's candidates, simplest first (a tie goes to the simpler), and its folds of the gold rows.
+# meta_cv's candidates, simplest first: one regression on one label source (preference-only, then gold-only), one
+# on both with a constant shift (mean-shift), then eq. 6 with a CATE stage (DR, then R, whose weights t̃² are
+# the further nuisance); the one-standard-error rule takes the first within one SE of the best. Its gold folds.
 CV_CANDIDATES = ("preference_only", "gold_only", "mean_shift", "meta_dr", "meta_r")
 CV_FOLDS = 5
-# What meta_cv ranks its candidates by (exported with the router): the realized gold gain of routing the held-out
-# gold rows by each candidate's out-of-fold ψ̂ (`cv_scores`). The squared error it replaced is still reported.
-CV_CRITERION = "oof_routing_gain"
+# What meta_cv ranks its candidates by (exported with the router): the realized gold gain of routing each fold's
+# held-out gold rows by each candidate's out-of-fold ψ̂, averaged over folds (`cv_scores`), and the simplest member
+# within one standard error of the best (`one_se_choice`). The squared error it replaced is still reported.
+CV_CRITERION = "oof_routing_gain_one_se"
 # §2.11 overlap region: the density ratio f_gold(s) / f_pref(s) within [1/19, 19]. It is p̂/(1 − p̂) · (1 − κ)/κ with
 # κ = n/(n + m), so the region does not move with the gold share (at κ = 1/2 it is p̂ ∈ [0.05, 0.95]).
 OVERLAP_RATIO = 19.0
@@ -60,9 +65,12 @@ class FittedRouter:
     cv_errors: dict[str, float] | None = None  # meta_cv: each candidate's held-out squared gold error (not the rule)
     cv_scores: dict[str, float] | None = None  # meta_cv: each candidate's CV_CRITERION, the larger the better
     cv_criterion: str | None = None  # meta_cv: CV_CRITERION
+    cv_score_se: dict[str, float] | None = None  # meta_cv: each candidate's standard error of its fold scores
+    calibration: tuple[float, float] = (0.0, 1.0)  # meta_cv: (a, b) of ψ̂ = a + b·model(x) in gold units (`calibrate`)
 
     def psi(self, X: np.ndarray) -> np.ndarray:
-        return self.model.predict(X)
+        a, b = self.calibration
+        return a + b * self.model.predict(X)
 
 
 def _propensity(spec: LearnerSpec, S: np.ndarray, T: np.ndarray, mode: str,
@@ -144,15 +152,24 @@ def _fit_overlap_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: 
 
 
 def cv_predictions(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
-                   candidates: tuple[str, ...] = CV_CANDIDATES, folds: int = CV_FOLDS, **meta) -> dict[str, np.ndarray]:
+                   candidates: tuple[str, ...] = CV_CANDIDATES, folds: int = CV_FOLDS, normalization: str = "none",
+                   **meta) -> dict[str, np.ndarray]:
     """Each candidate's out-of-fold ψ̂ of every gold row: K folds of D_G, each candidate refitted on the other gold
-    rows and every preference row."""
+    rows and every preference row. Remark 1's scale constant is refitted per fold on its training rows only
+    (`normalization`): r may arrive as c·r with c from every gold row, and scale_constant(c·r[train], y) = c_k/c for
+    every mode (each is scale-equivariant), so a fold learns on c_k·r[train] without its held-out rows' labels."""
     predictions = {name: np.empty(len(r)) for name in candidates}
-    for train, held in KFold(folds, shuffle=True, random_state=spec.seed).split(X_g):
+    for train, held in cv_folds(len(r), folds, spec.seed):
+        r_train = scale_constant(r[train], y, normalization) * r[train]
         for name in candidates:
-            router = fit_router(name, spec, X_g[train], r[train], X_p, y, **(meta if name.startswith("meta") else {}))
+            router = fit_router(name, spec, X_g[train], r_train, X_p, y, **(meta if name.startswith("meta") else {}))
             predictions[name][held] = router.psi(X_g[held])
     return predictions
+
+
+def cv_folds(n: int, folds: int = CV_FOLDS, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(training, held-out) indices of the K gold folds; the same split for the fits and the per-fold scores."""
+    return list(KFold(folds, shuffle=True, random_state=seed).split(np.zeros((n, 1))))
 
 
 def cv_errors(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
@@ -166,10 +183,30 @@ def squared_errors(predictions: dict[str, np.ndarray], r: np.ndarray) -> dict[st
     return {name: float(np.mean((psi - r) ** 2)) for name, psi in predictions.items()}
 
 
-def cv_scores(predictions: dict[str, np.ndarray], r: np.ndarray, seed: int = 0) -> dict[str, float]:
-    """CV_CRITERION: each candidate's realized gold gain over random routing when the held-out gold rows are routed
-    by its out-of-fold ψ̂, averaged over the primary-usage grid (`evaluation.interior_mean` of `efficiency_gain`,
-    the quantity Fig. 1 plots and the study compares).
+def fold_scores(predictions: dict[str, np.ndarray], r: np.ndarray, folds: int = CV_FOLDS,
+                seed: int = 0) -> dict[str, np.ndarray]:
+    """Each candidate's score on each fold's held-out gold rows (`cv_scores`' quantity, one number per fold)."""
+    split = cv_folds(len(r), folds, seed)
+    return {name: np.array([interior_mean(efficiency_gain(psi[held], r[held], seed=seed)) for _, held in split])
+            for name, psi in predictions.items()}
+
+
+def one_se_choice(scores: dict[str, np.ndarray]) -> str:
+    """The one-standard-error rule (Hastie, Tibshirani & Friedman, ESL §7.10): the first candidate, in the order
+    given (simplest first, CV_CANDIDATES), whose mean fold score is within one standard error (of the best
+    candidate's fold scores) of the best mean. Differences within noise go to the simpler member, not only
+    exact ties."""
+    means = {name: float(np.mean(v)) for name, v in scores.items()}
+    best = max(means, key=means.__getitem__)
+    se = float(np.std(scores[best], ddof=1) / np.sqrt(len(scores[best]))) if len(scores[best]) > 1 else 0.0
+    return next(name for name in scores if means[name] >= means[best] - se)
+
+
+def cv_scores(predictions: dict[str, np.ndarray], r: np.ndarray, seed: int = 0,
+              folds: int = CV_FOLDS) -> dict[str, float]:
+    """CV_CRITERION: each candidate's realized gold gain over random routing when each fold's held-out gold rows are
+    routed by its out-of-fold ψ̂, averaged over the primary-usage grid (`evaluation.interior_mean` of
+    `efficiency_gain`, the quantity Fig. 1 plots and the study compares) and over the folds (`fold_scores`).
 
     Why not the squared error against r: routing uses ψ̂ only through the rule ψ̂(q) > w (eq. 4 with the binary
     costs of eq. 3), and App. A.1 chooses w as the held-out gold queries' quantile at the deployment's budget, so
@@ -179,21 +216,40 @@ def cv_scores(predictions: dict[str, np.ndarray], r: np.ndarray, seed: int = 0) 
     With per-query dollar costs (Remark 2) the rule ψ̂(q) > w·(C_p(q) − C_a(q)) is invariant to ψ̂'s scale, not its
     offset; the criterion ranks candidates for the paper's binary costs.
     Only held-out rows enter (each ψ̂ from a fit that did not see its row's label); ties in ψ̂ are broken by a key
-    seeded with `seed`, as in the evaluation."""
-    return {name: float(interior_mean(efficiency_gain(psi, r, seed=seed))) for name, psi in predictions.items()}
+    seeded with `seed`, as in the evaluation; `seed` also draws the folds (`cv_folds`, as in `cv_predictions`)."""
+    return {name: float(np.mean(v)) for name, v in fold_scores(predictions, r, folds, seed).items()}
+
+
+def calibrate(psi_oof: np.ndarray, r: np.ndarray) -> tuple[float, float]:
+    """(a, b) of the least-squares line r ≈ a + b·ψ̂ over the gold rows' out-of-fold ψ̂ (b > 0): the chosen member's ψ̂
+    mapped to the gold scale of eq. 1. The rank-based choice (`cv_scores`) may pick preference-only, whose ψ̂ is η of
+    eq. 2 (an offset Δ̄ and a scale away from ψ), but a deployment reads ψ̂ as a gold gain: the dollar-cost rule
+    ψ̂ > w·(C_p − C_a) (Remark 2) is not offset-invariant, w ≥ 0, and `compass route` prints ψ̂ as the expected gain.
+    A non-positive or undefined slope keeps the ranking and corrects the offset only: (mean r − mean ψ̂, 1)."""
+    psi, r = np.asarray(psi_oof, dtype=float), np.asarray(r, dtype=float)
+    spread = np.var(psi)
+    slope = float(np.cov(psi, r, bias=True)[0, 1] / spread) if spread > 0 else 0.0
+    slope = slope if slope > 0 else 1.0
+    return float(r.mean() - slope * psi.mean()), slope
 
 
 def fit_cv_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,
-                  folds: int = CV_FOLDS, **meta) -> tuple[FittedRouter, np.ndarray]:
-    """meta_cv: the candidate of largest CV_CRITERION (`cv_scores`; ties to the simpler), refitted on all rows; and
-    that candidate's out-of-fold ψ̂ of the gold rows (held-out predictions of the chosen member, which a deployment
-    chooses App. A.1's w on without refitting anything)."""
-    predictions = cv_predictions(spec, X_g, r, X_p, y, folds=folds, **meta)
-    scores = cv_scores(predictions, r, spec.seed)
-    chosen = max(scores, key=scores.__getitem__)  # dicts keep CV_CANDIDATES' order: the first maximum is the simplest
+                  folds: int = CV_FOLDS, normalization: str = "none", **meta) -> tuple[FittedRouter, np.ndarray]:
+    """meta_cv: the simplest candidate within one standard error of the largest CV_CRITERION (`cv_scores`,
+    `one_se_choice`), refitted on all rows and
+    calibrated to gold units on its out-of-fold ψ̂ (`calibrate`, gold rows only); and that candidate's calibrated
+    out-of-fold ψ̂ of the gold rows (held-out predictions of the chosen member, which a deployment chooses App. A.1's
+    w on without refitting anything). `normalization`: Remark 1's scale constant, refitted within each fold
+    (`cv_predictions`); r arrives normalized on every gold row, the units of the refit and of the calibration."""
+    predictions = cv_predictions(spec, X_g, r, X_p, y, folds=folds, normalization=normalization, **meta)
+    per_fold = fold_scores(predictions, r, folds, spec.seed)
+    scores = {name: float(np.mean(v)) for name, v in per_fold.items()}
+    chosen = one_se_choice(per_fold)  # dicts keep CV_CANDIDATES' order, simplest first
+    se = {name: float(np.std(v, ddof=1) / np.sqrt(len(v))) for name, v in per_fold.items()}
     fitted = fit_router(chosen, spec, X_g, r, X_p, y, **(meta if chosen.startswith("meta") else {}))
+    a, b = calibrate(predictions[chosen], r)
     return replace(fitted, name="meta_cv", chosen=chosen, cv_errors=squared_errors(predictions, r), cv_scores=scores,
-                   cv_criterion=CV_CRITERION), predictions[chosen]
+                   cv_criterion=CV_CRITERION, cv_score_se=se, calibration=(a, b)), a + b * predictions[chosen]
 
 
 def fit_router(name: str, spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,

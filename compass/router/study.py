@@ -63,10 +63,11 @@ def split_labels(labels: pd.DataFrame) -> Split:
 
 
 def _cate_kwargs(name: str, design: StudyDesign, seed: int) -> dict:
+    """A meta-router's smoother CATE learner; meta_cv also refits the scale constant within its folds."""
     if not name.startswith("meta"):
         return {}
     cate = replace(design.learner, min_samples_leaf=design.cate_min_leaf, seed=seed, params={})
-    return {"cate": cate}
+    return {"cate": cate, **({"normalization": design.normalization} if name == "meta_cv" else {})}
 
 
 class Evaluation(NamedTuple):
@@ -216,7 +217,8 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
     each member's out-of-fold ψ̂ (`routers.cv_scores`), exported with the router (`chosen`, `cv_criterion`,
     `cv_scores` and, for reference, the squared errors `cv_errors` in the facts), here over the HOLDOUT_FOLDS folds;
     its held-out ψ̂ are the chosen member's out-of-fold predictions from those folds (no refit; w is conditional on
-    the choice)."""
+    the choice). Its ψ̂ is calibrated to gold units (`routers.calibrate` on those out-of-fold predictions, facts
+    `calibration_offset`, `calibration_slope`), baked into the exported node values and the held-out ψ̂."""
     if design.learner.kind != "random_forest":
         raise ValueError("only random-forest routers are exported as node arrays; use learner kind 'random_forest'")
     data = split_labels(labels)
@@ -240,8 +242,10 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
              "scale_c": c, "n_gold": len(r), "n_preference": len(y), "preference_used": fitted.preference_used,
              "n_trees": len(fitted.model.estimators_), "holdout_folds": HOLDOUT_FOLDS, "chosen": member,
              "cv_errors": _rounded_json(fitted.cv_errors), "cv_criterion": fitted.cv_criterion or "",
-             "cv_scores": _rounded_json(fitted.cv_scores)}
-    return Deployment(embedder, forest_nodes(fitted.model), facts, holdout)
+             "cv_scores": _rounded_json(fitted.cv_scores), "cv_score_se": _rounded_json(fitted.cv_score_se),
+             "calibration_offset": fitted.calibration[0],
+             "calibration_slope": fitted.calibration[1]}
+    return Deployment(embedder, forest_nodes(fitted.model, *fitted.calibration), facts, holdout)
 
 
 def _rounded_json(values: dict[str, float] | None) -> str:
@@ -259,6 +263,7 @@ def _summarize(gains: dict[tuple, list[np.ndarray]], keys: tuple[str, ...]) -> p
     return pd.concat(rows, ignore_index=True)
 
 
+CHOICE_COLUMNS = ("chosen", "cv_scores", "cv_errors", "cv_score_se")  # what meta_cv chose and by which scores
 SYNTHETIC_ROUTERS = ("oracle",) + REAL_ROUTERS[:-1]  # the truncation variant needs distinct pools; here they are one
 
 
@@ -280,10 +285,10 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
     intervals need no resampling correction); EG is in units of the true ψ.
     `learner.kind`, `normalization` and `world` (gold label scale, embedding dimension) carry the paper's ablations
     (`compass.router.ablations`); every configuration draws the same data from the same seeds.
-    The rounds say what `meta_cv` chose in each round and the scores it chose by (`chosen`, `cv_scores`, and the
-    squared errors `cv_errors`; empty for the other routers)."""
+    The rounds say what `meta_cv` chose in each round and the scores it chose by (`chosen`, `cv_scores` with their
+    standard errors `cv_score_se`, and the squared errors `cv_errors`; empty for the other routers)."""
     gains: dict[tuple, list[np.ndarray]] = {}
-    choices: dict[tuple, list[tuple[str | None, str | None, str | None]]] = {}
+    choices: dict[tuple, list[tuple[str | None, ...]]] = {}
     steps, done = len(presets) * len(n_gold) * mc_rounds, 0
     for preset in presets:
         for n in n_gold:
@@ -291,15 +296,15 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
                 d = world.apply(make_data(n_gs=n, N=N, D=D, seed=seed + rnd, preset=preset), seed + rnd)
                 c = scale_constant(d.r, d.y, normalization)
                 spec = replace(learner, seed=seed + rnd)
-                design = StudyDesign(learner=spec, cate_min_leaf=cate_min_leaf)
+                design = StudyDesign(learner=spec, cate_min_leaf=cate_min_leaf, normalization=normalization)
                 for name in routers:
                     router = fit_router(name, spec, d.X_g, c * d.r, d.X_p, d.y, r_p=c * d.r_p,
                                         **_cate_kwargs(name, design, seed + rnd))
                     gains.setdefault((preset, name, n), []).append(
                         efficiency_gain(router.psi(d.X_test), d.psi_test, seed=seed + rnd))
                     choices.setdefault((preset, name, n), []).append(
-                        (router.chosen, _rounded_json(router.cv_scores), _rounded_json(router.cv_errors))
-                        if router.chosen else (None, None, None))
+                        (router.chosen, _rounded_json(router.cv_scores), _rounded_json(router.cv_errors),
+                         _rounded_json(router.cv_score_se)) if router.chosen else (None,) * len(CHOICE_COLUMNS))
                 done += 1
                 if progress is not None:
                     progress(done, steps)
@@ -309,9 +314,9 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
         dim_features=features)
     rounds = pd.DataFrame([{"preset": preset, "router": name, "n_gold": n, "round": i,
                             "mean_gain": float(interior_mean(g)), "D": D, "dim_features": features,
-                            **dict(zip(("chosen", "cv_scores", "cv_errors"), choices[preset, name, n][i]))}
+                            **dict(zip(CHOICE_COLUMNS, choices[preset, name, n][i]))}
                            for (preset, name, n), runs in gains.items() for i, g in enumerate(runs)])
-    rounds = rounds.astype({"chosen": "string", "cv_scores": "string", "cv_errors": "string"})  # VARCHAR if all empty
+    rounds = rounds.astype({column: "string" for column in CHOICE_COLUMNS})  # VARCHAR if all empty
     return SyntheticEvaluation(table, rounds)
 
 

@@ -68,9 +68,11 @@ def test_served_router_and_the_route_command(warehouse, tmp_path, capsys):
     embedder, nodes, facts = readers.router_deployment(wh, "arena_small")
     assert facts["router"] == "meta_cv" and facts["n_gold"] == 90 and facts["n_preference"] == 180
     # issue 46: the CATE stage chosen at fit time by the held-out gold gain of routing, exported with the router
-    scores, errors = json.loads(facts["cv_scores"]), json.loads(facts["cv_errors"])
-    assert set(scores) == set(errors) == set(CV_CANDIDATES) and facts["chosen"] == max(scores, key=scores.__getitem__)
-    assert facts["cv_criterion"] == CV_CRITERION
+    scores, errors, se = (json.loads(facts[k]) for k in ("cv_scores", "cv_errors", "cv_score_se"))
+    assert set(scores) == set(errors) == set(se) == set(CV_CANDIDATES)
+    best = max(scores, key=scores.__getitem__)  # one-SE rule: the simplest member within one SE of the best
+    assert facts["chosen"] == next(c for c in CV_CANDIDATES if scores[c] >= scores[best] - se[best] - 1e-5)
+    assert facts["cv_criterion"] == CV_CRITERION and facts["calibration_slope"] > 0
     queries = pd.read_csv(FIXTURE / "route_labels.csv").head(20)[["query_id", "query_text"]]
     path, out = tmp_path / "q.csv", tmp_path / "routes.csv"
     queries.to_csv(path, index=False)
@@ -85,6 +87,8 @@ def test_served_router_and_the_route_command(warehouse, tmp_path, capsys):
     # App. A.1: w was chosen on the held-out gold queries at fit time, the same for any batch
     holdout = readers.router_holdout(wh, "arena_small")
     assert len(holdout) == 90 and holdout["psi_hat"].notna().all()
+    # issue 46 second review: ψ̂ calibrated to the gold labels (normalized units c·r) on the held-out predictions
+    assert holdout["psi_hat"].mean() == pytest.approx(facts["scale_c"] * holdout["outcome"].mean(), abs=1e-6)
     (in_p, out_p), (in_a, out_a) = readers.router_pair_prices(wh, "arena_small")
     held_p, held_a = query_costs(holdout, (in_p, out_p), (in_a, out_a))  # the gold rows' own output tokens
     w = choose_w(holdout["psi_hat"], held_p - held_a, max_primary_share=0.3)

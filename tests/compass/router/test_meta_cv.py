@@ -23,14 +23,21 @@ def world(n_gold: int, useless_preferences: bool, seed: int = 0):
     return X_g, r, X_p, y
 
 
+def _one_se(scores, se, tolerance=0.0):
+    """The first candidate (simplest first) whose mean fold score is within one SE of the best's."""
+    best = max(scores, key=scores.get)
+    return next(c for c in CV_CANDIDATES if scores[c] >= scores[best] - se[best] - tolerance)
+
+
 def test_useless_preferences_are_not_chosen_and_the_choice_is_refitted_on_all_rows():
     X_g, r, X_p, y = world(120, useless_preferences=True)
     fitted = fit_router("meta_cv", SPEC, X_g, r, X_p, y)
-    assert fitted.name == "meta_cv" and fitted.chosen == max(fitted.cv_scores, key=fitted.cv_scores.get)
+    assert fitted.name == "meta_cv" and fitted.chosen == _one_se(fitted.cv_scores, fitted.cv_score_se)
     assert fitted.chosen != "preference_only" and set(fitted.cv_scores) == set(fitted.cv_errors) == set(CV_CANDIDATES)
     assert fitted.cv_criterion == CV_CRITERION
     alone = fit_router(fitted.chosen, SPEC, X_g, r, X_p, y)
-    assert np.allclose(fitted.psi(X_g), alone.psi(X_g))  # the chosen candidate, fitted on every row
+    a, b = fitted.calibration
+    assert np.allclose(fitted.psi(X_g), a + b * alone.psi(X_g))  # the chosen candidate, fitted on every row
 
 
 def test_the_errors_are_measured_on_gold_rows_the_candidates_did_not_see():
@@ -82,11 +89,14 @@ def test_a_constant_offset_of_psi_hat_does_not_count_against_a_member(monkeypatc
 
 def test_the_held_out_predictions_are_the_chosen_members_out_of_fold_ones():
     """What App. A.1's w is chosen on (`fit_deployment`): the chosen member's ψ̂ of each gold row from the fold that
-    did not see it, not the refitted router's in-sample ψ̂ (red with the in-sample predictions returned)."""
-    X_g, r, X_p, y = world(60, useless_preferences=False)
+    did not see it, not the refitted router's in-sample ψ̂ (red with the in-sample predictions returned). Useless
+    preferences, so the member learns from the gold rows (preference-only's ψ̂ is the same in and out of fold)."""
+    X_g, r, X_p, y = world(60, useless_preferences=True)
     fitted, held_out = routers.fit_cv_router(SPEC, X_g, r, X_p, y, folds=3)
+    assert fitted.chosen != "preference_only"
     oof = routers.cv_predictions(SPEC, X_g, r, X_p, y, candidates=(fitted.chosen,), folds=3)[fitted.chosen]
-    np.testing.assert_allclose(held_out, oof)
+    a, b = fitted.calibration
+    np.testing.assert_allclose(held_out, a + b * oof)
     assert not np.allclose(held_out, fitted.psi(X_g))
 
 
@@ -100,7 +110,55 @@ def test_the_synthetic_rounds_record_the_member_meta_cv_served():
     served = rounds[rounds["router"] == "meta_cv"]
     assert rounds.loc[rounds["router"] != "meta_cv", "chosen"].isna().all() and served["chosen"].notna().all()
     for row in served.itertuples():
-        scores = json.loads(row.cv_scores)
-        assert row.chosen == max(scores, key=scores.__getitem__)
+        assert row.chosen == _one_se(json.loads(row.cv_scores), json.loads(row.cv_score_se), tolerance=1e-5)
         member = rounds[(rounds["router"] == row.chosen) & (rounds["round"] == row.round)]
         assert member["mean_gain"].item() == pytest.approx(row.mean_gain)
+
+
+def test_the_served_psi_hat_is_in_gold_units_when_preference_only_is_chosen():
+    """Issue 46 second review (blocker): preference-only's ψ̂ is η, a constant 0.47 below ψ. The rank-based choice
+    serves it, and a deployment reads ψ̂ as a gold gain (dollar-cost rule, w ≥ 0, the CLI's gold units): after the
+    calibration on the chosen member's out-of-fold ψ̂ the served ψ̂ averages the gold labels, in the exported nodes
+    too (red without the calibration: mean ≈ mean(r) − 0.47). Preference-only never sees the gold rows, so its ψ̂ of
+    the gold queries is a fair serving of them."""
+    from compass.router.export import forest_nodes, forest_predict
+
+    rng = np.random.default_rng(5)
+    X_g, X_p, X_t = rng.standard_normal((60, 3)), rng.standard_normal((800, 3)), rng.standard_normal((400, 3))
+    r = 0.5 + X_g[:, 0] + 2.0 * rng.standard_normal(60)
+    y = 0.5 + X_p[:, 0] - 0.47
+    fitted, held_out = routers.fit_cv_router(SPEC, X_g, r, X_p, y, folds=3)
+    assert fitted.chosen == "preference_only"
+    assert np.mean(fitted.psi(X_g)) == pytest.approx(r.mean(), abs=0.05)  # served on the gold queries
+    assert np.mean(held_out) == pytest.approx(r.mean(), abs=1e-9)
+    served = forest_predict(forest_nodes(fitted.model, *fitted.calibration), X_t)
+    np.testing.assert_allclose(served, fitted.psi(X_t), atol=1e-9)
+
+
+def test_each_fold_normalizes_the_gold_labels_on_its_training_rows_only():
+    """Remark 1's c is refitted per fold (review item 6): one gold label of 40 inflates sd(r); each fold's gold-only
+    ψ̂ is the forest fitted on c_k·r[train] with c_k from that fold's training rows, so the fold that holds the
+    outlier out learns on a far larger scale (red with c from every gold row, as before)."""
+    from sklearn.model_selection import KFold
+
+    from compass.router.normalize import scale_constant
+
+    X_g, r, X_p, y = world(40, useless_preferences=False)
+    r[0] = 40.0
+    oof = routers.cv_predictions(SPEC, X_g, r, X_p, y, candidates=("gold_only",), folds=4,
+                                 normalization="variance")["gold_only"]
+    for train, held in KFold(4, shuffle=True, random_state=SPEC.seed).split(X_g):
+        labels = scale_constant(r[train], y) * r[train]
+        expected = fit_router("gold_only", SPEC, X_g[train], labels, X_p, y).psi(X_g[held])
+        np.testing.assert_allclose(oof[held], expected, rtol=1e-12)
+
+
+def test_the_one_standard_error_rule_prefers_the_simpler_member_within_noise():
+    """Review item 7: a CATE member ahead by less than one SE of its fold scores loses to the simplest member within
+    that SE; ahead by more, it wins (red with the plain maximum, which serves the noisier member)."""
+    best = np.array([0.30, 0.20, 0.25, 0.35, 0.40])  # mean 0.30, SE 0.035
+    close = {"preference_only": best - 0.2, "gold_only": best - 0.02, "mean_shift": best - 0.01,
+             "meta_dr": best, "meta_r": best - 0.05}
+    assert routers.one_se_choice(close) == "gold_only"
+    far = {**close, "gold_only": best - 0.1, "mean_shift": best - 0.08}
+    assert routers.one_se_choice(far) == "meta_dr"

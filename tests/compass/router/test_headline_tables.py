@@ -1,0 +1,84 @@
+"""The verdict tables of `scripts/router_headline.py` (issue 46 second review, items 4-5) on hand-made rounds with
+known answers: the verdict rule on each side and on intervals straddling 0, claims read against main's ordering
+only where main reproduces Fig. 1's premise, the member counts of `choice_table`, and arms of different sizes
+refused by `ablations-table`."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scripts.router_headline import NOT_TESTABLE, choice_table, claims_table, main, mismatched_sizes, verdict
+
+BASE = np.array([0.10, 0.12, 0.11, 0.13])
+JITTER = np.array([0.01, -0.01, 0.02, -0.02])  # mean 0: an interval around a zero difference straddles 0
+
+
+@pytest.mark.parametrize("lo, hi, side, expected", [
+    (0.01, 0.03, "above", "reproduces"), (-0.01, 0.03, "above", "tie"), (-0.03, -0.01, "above", "contradicts"),
+    (-0.03, -0.01, "below", "reproduces"), (-0.01, 0.03, "below", "tie"), (0.01, 0.03, "below", "contradicts"),
+    (-0.03, -0.01, "not above", "reproduces"), (-0.01, 0.03, "not above", "tie (not significant)"),
+    (0.01, 0.03, "not above", "contradicts"),
+])
+def test_verdict_on_each_side_and_on_straddling_intervals(lo, hi, side, expected):
+    assert verdict(lo, hi, side) == expected
+
+
+def _rounds(configuration, gains):
+    return pd.DataFrame([{"configuration": configuration, "preset": "B", "n_gold": 100, "router": router,
+                          "round": i, "mean_gain": g}
+                         for router, values in gains.items() for i, g in enumerate(values)])
+
+
+def test_claims_table_reads_iii_against_gold_only_only_where_main_puts_the_meta_router_above():
+    """Main: meta (R) clearly above gold-only, meta (DR) tied with it. In (iii) meta (R) ties gold-only (the paper's
+    "not significantly above": a tie, since the premise holds) and meta (DR) is far above it, which is not testable
+    because main never put it above (red without the premise check: "contradicts"); against main, (iii)'s meta (R)
+    lies below (reproduces) and meta (DR) above (contradicts)."""
+    rounds = pd.concat([
+        _rounds("main", {"gold_only": BASE, "meta_r": BASE + 0.1 + 0.1 * JITTER, "meta_dr": BASE + JITTER}),
+        _rounds("iii_none", {"gold_only": BASE, "meta_r": BASE + JITTER, "meta_dr": BASE + 0.1 + 0.1 * JITTER}),
+    ], ignore_index=True)
+    table = claims_table(rounds).set_index(["against", "router"])["verdict"]
+    assert table.to_dict() == {("gold-only", "meta (DR)"): NOT_TESTABLE,
+                               ("gold-only", "meta (R)"): "tie (not significant)",
+                               ("main run", "meta (DR)"): "contradicts", ("main run", "meta (R)"): "reproduces"}
+
+
+def test_choice_table_counts_each_rules_members():
+    """Three rounds: the routing-gain rule (one SE) chose gold-only twice and preference-only once; the least squared
+    error would have been mean-shift twice and gold-only once, the largest score meta (R) thrice (red if two rules'
+    columns are swapped)."""
+    chosen = ["gold_only", "gold_only", "preference_only"]
+    least = ["mean_shift", "gold_only", "mean_shift"]
+    rows = [{"preset": "A", "n_gold": 100, "router": "meta_cv", "round": i, "chosen": c,
+             "cv_errors": json.dumps({m: (0.1 if m == e else 0.2) for m in ("preference_only", "gold_only",
+                                                                              "mean_shift", "meta_dr", "meta_r")})}
+            for i, (c, e) in enumerate(zip(chosen, least))]
+    rows.append({"preset": "A", "n_gold": 100, "router": "gold_only", "round": 0, "chosen": None, "cv_errors": None})
+    for row in rows[:3]:
+        row["cv_scores"] = json.dumps({m: (0.5 if m == "meta_r" else 0.1) for m in json.loads(row["cv_errors"])})
+    table = choice_table(pd.DataFrame(rows)).set_index("rule")
+    assert table.loc["routing gain (now)", ["gold-only", "pref-only", "mean-shift"]].tolist() == [2, 1, 0]
+    assert table.loc["squared error", ["gold-only", "pref-only", "mean-shift"]].tolist() == [1, 0, 2]
+    assert table.loc["largest routing gain", "meta (R)"] == 3 and (table["rounds"] == 3).all()
+
+
+def test_ablations_table_refuses_arms_of_different_sizes(tmp_path, capsys):
+    """Trees, N and D must agree across configurations and boosting_rounds within (i): one-line error, exit != 0
+    (red if the sizes are not checked: the table pairs a 25-tree main with a 50-tree ablation)."""
+    sizes = {"trees": 25, "N": 5000, "D": 50, "boosting_rounds": 25}
+    main_arm = _rounds("main", {"gold_only": BASE, "meta_r": BASE + 0.1}).assign(**sizes)
+    lightgbm = _rounds("i_lightgbm", {"gold_only": BASE, "meta_r": BASE + 0.1}).assign(**sizes)
+    assert mismatched_sizes(pd.concat([main_arm, lightgbm])) is None
+    other = lightgbm.assign(trees=50)
+    assert "trees" in mismatched_sizes(pd.concat([main_arm, other]))
+    boosted = pd.concat([lightgbm, lightgbm.assign(round=lightgbm["round"] + 4, boosting_rounds=100)])
+    assert "boosting_rounds" in mismatched_sizes(pd.concat([main_arm, boosted]))
+    path = tmp_path / "ablations.csv"
+    pd.concat([main_arm, other]).to_csv(path, index=False)
+    with pytest.raises(SystemExit) as stop:
+        main(["ablations-table", str(path)])
+    error = capsys.readouterr().err
+    assert stop.value.code == 2 and "trees" in error and error.count("\n") == 1
