@@ -159,6 +159,12 @@ def publish_staged(
                 raise
             con.execute("checkpoint")
             context.log.info(f"wrote {table} ({rows} rows)")
+    return published_result(table, rows, unchanged, preview, version, metadata)
+
+
+def published_result(table: str, rows: int, unchanged: bool, preview: pd.DataFrame, version: str,
+                     metadata: Mapping[str, object] | None = None) -> dg.MaterializeResult:
+    """What a publishing step reports: its row count, whether the data version was unchanged, a preview of its rows."""
     meta: dict[str, object] = {**(metadata or {}), f"rows:{table}": rows, "unchanged": unchanged,
                                "dagster/row_count": rows}
     if rows:

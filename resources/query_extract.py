@@ -19,6 +19,7 @@ import duckdb
 import pandas as pd
 
 from compass.ingest.schemas import RAW_TABLES
+from resources.publish import published_result
 from resources.query_ingest import configure
 from resources.warehouse import RANGE_COLUMNS, RANGED_PINS, STAMP_COLUMNS, Warehouse, ranged_tables, relation_version
 
@@ -103,11 +104,7 @@ def publish_records_view(context: dg.AssetExecutionContext, wh: Warehouse, datas
         con.execute("checkpoint")
         if not unchanged:
             context.log.info(f"wrote {EXTRACT} ({rows} rows of {RAW} version {live_seq}, read in place)")
-    meta: dict[str, object] = {**(metadata or {}), f"rows:{EXTRACT}": rows, "unchanged": unchanged,
-                               "dagster/row_count": rows}
-    if rows:
-        meta["preview"] = dg.MetadataValue.md(preview.to_markdown(index=False))
-    return dg.MaterializeResult(metadata=meta, data_version=dg.DataVersion(version))
+    return published_result(EXTRACT, rows, unchanged, preview, version, metadata)
 
 
 def _create_pins(con: duckdb.DuckDBPyConnection) -> None:
