@@ -1,11 +1,15 @@
 """A refresh through the run queue of a deployed instance (deploy profile): the same work as `compass run`, launched
 as queued runs that the daemon dequeues and whose steps Celery workers execute.
 
-It follows pipelines.refresh step for step (sources whose inputs changed, then automation ticks to a fixed point,
-one run per partition key) but, instead of executing each run in this process, it submits the run to the instance
-(`DagsterInstance.submit_run`: QueuedRunCoordinator, the daemon launches it through the code server) and waits for
-a tick's runs to finish before the next tick. A tick's runs are submitted together, so the queue's limits
-(deploy/dagster.yaml `concurrency.runs`) and the writer pool decide what runs at once.
+It follows pipelines.refresh (sources whose inputs changed, then automation ticks to a fixed point, one run per
+partition key) but, instead of executing each run in this process, it submits the run to the instance
+(`DagsterInstance.submit_run`: QueuedRunCoordinator, the daemon launches it through the code server), and it ticks
+again as soon as any run in flight finishes, as the daemon's sensor would, instead of waiting for all of a tick's
+runs: a partition's next runs start while other runs still execute, and the tick (seconds of Dagster evaluating
+every asset's condition) overlaps their steps. The refresh condition waits while any ancestor is requested or in
+progress (assets.automation: a queued run's assets count as in progress from its creation), so no asset runs before
+all its parents finished. The queue's limits (deploy/dagster.yaml `concurrency.runs`) and the workers decide what
+runs at once.
 
     python -m pipelines.queue_refresh -w deploy/workspace.yaml     # DAGSTER_HOME holds deploy/dagster.yaml
 """
@@ -29,11 +33,12 @@ from dagster._core.workspace.load_target import WorkspaceFileTarget
 from pipelines.definitions import defs, job_for_keys, with_inseparable
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.pg_connections import keep_connections
-from pipelines.refresh import RefreshReport, Run, sources_to_read, tick_until_quiet
+from pipelines.refresh import MAX_TICKS, RefreshReport, Run, sources_to_read, tick
 from resources.sources import SourcesResource
 from resources.warehouse import Warehouse
 
 LOCATION = "llm_compass"  # deploy/workspace.yaml
+POLL_S = 0.25  # how often the driver asks Postgres whether a run in flight finished (one query for all)
 FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 
 
@@ -43,12 +48,16 @@ class Queue:
     def __init__(self, instance: dg.DagsterInstance, workspace: WorkspaceProcessContext):
         self.instance, self.workspace = instance, workspace
 
+    def code_location(self, context=None):
+        """The code server's location (its repository snapshot is fetched on the first call in a process)."""
+        return (context or self.workspace.create_request_context()).get_code_location(LOCATION)
+
     def submit(self, keys: list[dg.AssetKey], partition: str | None, tags: dict[str, str] | None = None,
                run_config: dict | None = None) -> str:
         """Queue one run of `keys` (with their checks) for one partition key; its run id."""
         keys = with_inseparable(keys)
         context = self.workspace.create_request_context()
-        location = context.get_code_location(LOCATION)
+        location = self.code_location(context)
         repo = next(iter(location.get_repositories().values()))
         selector = JobSubsetSelector(location_name=LOCATION, repository_name=repo.name, job_name=job_for_keys(keys),
                                      op_selection=None, asset_selection=keys, asset_check_selection=None)
@@ -69,44 +78,94 @@ class Queue:
         self.instance.submit_run(run.run_id, context)
         return run.run_id
 
-    def wait(self, run_ids: Iterable[str], timeout_s: float) -> dict[str, dg.DagsterRunStatus]:
-        """Block until every run finished (success, failure, canceled); TimeoutError naming the others."""
+    def finished(self, run_ids: Iterable[str]) -> dict[str, dg.DagsterRunStatus]:
+        """The runs among `run_ids` that finished (success, failure, canceled), one query for all."""
+        return {run.run_id: run.status for run in self.instance.get_runs(dg.RunsFilter(run_ids=list(run_ids)))
+                if run.status in FINISHED}
+
+    def wait(self, run_ids: Iterable[str], timeout_s: float, any_of: bool = False) -> dict[str, dg.DagsterRunStatus]:
+        """Block until every run (`any_of`: at least one) finished: the finished ones' statuses; TimeoutError naming
+        the others."""
         pending, done = set(run_ids), {}
         deadline = time.monotonic() + timeout_s
-        while pending:
-            for run in self.instance.get_runs(dg.RunsFilter(run_ids=list(pending))):  # one query for all
-                run_id, status = run.run_id, run.status
-                if status in FINISHED:
-                    done[run_id] = status
-                    pending.discard(run_id)
-            if pending and time.monotonic() > deadline:
-                raise TimeoutError(f"runs not finished after {timeout_s:.0f} s: {', '.join(sorted(pending))}")
-            time.sleep(0.5)
+        while pending and not (any_of and done):
+            done.update(self.finished(pending))
+            pending -= set(done)
+            if pending and not (any_of and done):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"runs not finished after {timeout_s:.0f} s: {', '.join(sorted(pending))}")
+                time.sleep(POLL_S)
         return done
+
+
+def _requested_runs(requests: list[dg.RunRequest]) -> list[Run]:
+    """A tick's run requests as (partition key, asset keys), unpartitioned first."""
+    return sorted(((r.partition_key, list(r.asset_selection or [])) for r in requests if r.asset_selection),
+                  key=lambda run: (run[0] is not None, run[0] or ""))
+
+
+def _only_sinks(runs: list[Run]) -> bool:
+    """Only sinks (the report) ran: nothing they wrote can trigger another asset."""
+    graph = defs.resolve_asset_graph()
+    return all(not graph.get(key).child_keys for _, keys in runs for key in keys)
+
+
+def _not_in_flight(runs: list[Run], in_flight: dict[str, Run]) -> list[Run]:
+    """`runs` without the asset partitions a run in flight plans: a tick that overlaps a running run sees its steps
+    materialize part-way (an asset may count as updated, not in progress, in one condition and not in another)
+    and could request them again, which ran them twice (e.g. a dataset's oracle curve after its prices, in the
+    run that had just computed it from those prices)."""
+    planned = {(partition, key) for partition, keys in in_flight.values() for key in with_inseparable(keys)}
+    kept = [(partition, [key for key in keys if (partition, key) not in planned]) for partition, keys in runs]
+    return [(partition, keys) for partition, keys in kept if keys]
+
+
+def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
+                        progress: Callable[[str], None]) -> None:
+    """Automation ticks, each tick's runs submitted, the next tick as soon as a run in flight finished, until none is
+    in flight and a tick requests nothing, or only sinks (the report) finished since the last tick. TimeoutError when
+    no run finishes for `timeout_s`."""
+    instance, cursor = queue.instance, None
+    in_flight: dict[str, Run] = {}
+    for _ in range(MAX_TICKS * 4):  # a tick per finished run, not per layer of the graph
+        requests, cursor = tick(defs, instance, cursor)
+        report.ticks += 1
+        runs = _not_in_flight(_requested_runs(requests), in_flight)
+        in_flight.update({queue.submit(keys, partition): (partition, keys) for partition, keys in runs})
+        if runs:
+            progress(f"tick {report.ticks}: {len(runs)} queued run(s); {len(in_flight)} in flight, "
+                     f"{len(report.materialized)} done, {len(report.failed)} failed so far")
+        if not in_flight:
+            return
+        finished: list[Run] = []
+        while in_flight and (not finished or _only_sinks(finished)):
+            queue.wait(in_flight, timeout_s, any_of=True)
+            # Under the daemon, the daily schedule may write raw tables while this refresh runs (the inbox waits):
+            # their new datasets get partitions before the next tick (`compass run` syncs once).
+            sync_dynamic_partitions(instance)
+            for run_id in queue.finished(in_flight):  # all finished by now: the tick must not count them in flight
+                partition, keys = in_flight.pop(run_id)
+                report.add(defs, instance, run_id, with_inseparable(keys), partition)
+                finished.append((partition, keys))
+        if not in_flight and _only_sinks(finished):
+            return
+    raise RuntimeError(f"the refresh did not settle after {report.ticks} automation ticks")
 
 
 def refresh_through_queue(queue: Queue, source_keys: list[dg.AssetKey], timeout_s: float = 1800,
                           progress: Callable[[str], None] = lambda line: None) -> RefreshReport:
     """pipelines.refresh.refresh with every run submitted to the queue (see the module docstring)."""
     instance, report = queue.instance, RefreshReport()
-
-    def run_all(runs: list[Run]) -> None:
-        ids = [queue.submit(keys, partition) for partition, keys in runs]
-        queue.wait(ids, timeout_s)
-        for run_id, (partition, keys) in zip(ids, runs, strict=True):
-            report.add(defs, instance, run_id, with_inseparable(keys), partition)
-        # Under the daemon, the daily schedule may write raw tables while this refresh runs (the inbox waits): their new
-        # datasets get partitions before the next tick (`compass run` syncs once: nothing else writes during it).
-        sync_dynamic_partitions(instance)
-
     with Warehouse().refreshing():
         changed = sources_to_read(defs, instance, source_keys)
         if changed:
             SourcesResource().validate([key.path[-1] for key in changed])  # reject bad input before any write
-            run_all([(None, changed)])
+            run_id = queue.submit(changed, None)
+            queue.wait([run_id], timeout_s)
+            report.add(defs, instance, run_id, with_inseparable(changed), None)
         progress(f"sources: {len(changed)} of {len(source_keys)} raw tables changed, read and validated")
         sync_dynamic_partitions(instance)
-        tick_until_quiet(defs, instance, None, report, run_all, lambda runs: f"{len(runs)} queued run(s)", progress)
+        tick_as_runs_finish(queue, report, timeout_s, progress)
         Warehouse().publish_replica()
     return report
 
@@ -140,7 +199,12 @@ def _timeout(text: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipelines.queue_refresh", description=__doc__.split("\n")[0])
     parser.add_argument("-w", "--workspace", default="deploy/workspace.yaml")
-    parser.add_argument("--timeout", type=_timeout, default=1800, help="seconds to wait for a tick's runs")
+    parser.add_argument("--timeout", type=_timeout, default=1800,
+                        help="seconds to wait for one of the runs in flight to finish")
+    parser.add_argument("--start-on-input", action="store_true",
+                        help="load the definitions, the instance and the code location, print 'ready', and start the "
+                             "refresh when a line arrives on standard input (a warm driver: `make deploy-check` "
+                             "times the refresh from there and reports the start-up apart)")
     args = parser.parse_args(argv)
     try:
         logging.disable(logging.WARNING)  # dagster-postgres logs each connection retry; the outcome is one line below
@@ -150,8 +214,13 @@ def main(argv: list[str] | None = None) -> int:
             logging.disable(logging.NOTSET)
         with instance, WorkspaceProcessContext(instance, WorkspaceFileTarget(paths=[args.workspace])) as workspace:
             keys = [k for k in defs.resolve_asset_graph().materializable_asset_keys if k.path[0] == "raw"]
+            queue = Queue(instance, workspace)
+            if args.start_on_input:
+                queue.code_location()  # loaded from the code server once, here rather than at the first run
+                print("ready", flush=True)
+                sys.stdin.readline()
             started = time.monotonic()
-            report = refresh_through_queue(Queue(instance, workspace), keys, args.timeout,
+            report = refresh_through_queue(queue, keys, args.timeout,
                                            progress=lambda line: print(line, flush=True))
     except Exception as error:  # noqa: BLE001 - a missing service is one line, anything else re-raised
         message = unavailable_postgres(error)

@@ -158,6 +158,25 @@ def test_every_kind_of_step_ran_on_its_worker(instance):
                                                                          dg.DagsterRunStatus.SUCCESS]
 
 
+def test_each_asset_partition_materialized_once(instance):
+    """The cold refresh (the check's second; the first was wiped) materialized every asset partition exactly once:
+    the driver ticks while runs are in flight and must not request again what a run in flight plans
+    (pipelines.queue_refresh._not_in_flight). Red when that filter returns its input unchanged: seen on the live
+    stack, 2026-11-29, 73 materializations of 62 asset partitions (the oracle curve and post-hoc and the cascade
+    protocols of a dataset, a case x scenario's five decision tables and their children ran twice)."""
+    import collections
+
+    import dagster as dg
+
+    refresh_runs = {r.run_id for r in instance.get_runs() if "compass/test" not in r.tags}
+    counts = collections.Counter()
+    for run_id in refresh_runs:
+        for record in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION):
+            counts[(record.dagster_event.asset_key.to_user_string(), record.dagster_event.partition)] += 1
+    assert len(counts) >= 60, len(counts)  # the check's graph: 62 asset partitions
+    assert [label for label, n in counts.items() if n > 1] == []
+
+
 # ---- the writer pool and the faults, on runs of their own ------------------------------------------------------
 
 
