@@ -17,6 +17,7 @@ runs at once.
 from __future__ import annotations
 
 import argparse
+import collections
 import logging
 import math
 import os
@@ -124,13 +125,20 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                         progress: Callable[[str], None]) -> None:
     """Automation ticks, each tick's runs submitted, the next tick as soon as a run in flight finished, until none is
     in flight and a tick requests nothing, or only sinks (the report) finished since the last tick. TimeoutError when
-    no run finishes for `timeout_s`."""
+    no run finishes for `timeout_s`; RuntimeError when a partition key got more than MAX_TICKS runs (the layered
+    refresh's bound: a tick per layer, a run per partition key and tick), i.e. the refresh does not settle."""
     instance, cursor = queue.instance, None
     in_flight: dict[str, Run] = {}
-    for _ in range(MAX_TICKS * 4):  # a tick per finished run, not per layer of the graph
+    runs_per_partition: collections.Counter[str | None] = collections.Counter()
+    while True:  # a tick per finished run (or several finished at once), not per layer of the graph
         requests, cursor = tick(defs, instance, cursor)
         report.ticks += 1
         runs = _not_in_flight(_requested_runs(requests), in_flight)
+        runs_per_partition.update(partition for partition, _ in runs)
+        unsettled = [str(partition) for partition, n in runs_per_partition.items() if n > MAX_TICKS]
+        if unsettled:
+            raise RuntimeError(f"the refresh did not settle: more than {MAX_TICKS} runs of partition key(s) "
+                               f"{', '.join(unsettled)} (None: unpartitioned)")
         in_flight.update({queue.submit(keys, partition): (partition, keys) for partition, keys in runs})
         if runs:
             progress(f"tick {report.ticks}: {len(runs)} queued run(s); {len(in_flight)} in flight, "
@@ -149,7 +157,6 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                 finished.append((partition, keys))
         if not in_flight and _only_sinks(finished):
             return
-    raise RuntimeError(f"the refresh did not settle after {report.ticks} automation ticks")
 
 
 def refresh_through_queue(queue: Queue, source_keys: list[dg.AssetKey], timeout_s: float = 1800,
