@@ -287,7 +287,7 @@ class StagedWarehouse(Warehouse):
         columns = {name: kind for name, kind, *_ in con.execute(f"describe {relation}").fetchall()}
         data_version = history_version
         if data_version is None and "data_version" in columns:
-            data_version = con.execute(f"select any_value(data_version) from {relation}").fetchone()[0]
+            data_version = con.execute(f"select any_value(data_version) from {relation}").fetchall()[0][0]
         content = data_version or relation_version(con, relation)
         scope = hashlib.sha256(json.dumps(where or {}, sort_keys=True, default=str).encode()).hexdigest()[:16]
         path = f"tables/{table}/{content}/{scope}.parquet"
@@ -295,7 +295,7 @@ class StagedWarehouse(Warehouse):
                  "data_version": data_version, "history": history_version is not None}
         if {"run_id", "refreshed_at"} <= columns.keys():
             run_id, refreshed_at = con.execute(f"select any_value(run_id), any_value(refreshed_at)::varchar "
-                                               f"from {relation}").fetchone()
+                                               f"from {relation}").fetchall()[0]
             if run_id is not None:
                 write.update(run_id=run_id, refreshed_at=refreshed_at, refreshed_type=columns["refreshed_at"])
         try:

@@ -97,7 +97,11 @@ class Warehouse:
         self._publishing = False  # inside resources.stage.publish_pending
 
     def exists(self) -> bool:
-        """Whether there is anything to read yet (the file; resources.stage.StagedWarehouse: the stage)."""
+        """Whether there is anything to read yet (the file; resources.stage.StagedWarehouse: the stage), once what is
+        staged for it is committed (COMPASS_PUBLISH_FROM)."""
+        stage = _publishing_stage(self)
+        if stage is not None and self._session is None:
+            stage.publish_pending(self)
         return self.path.exists()
 
     def changed(self, *tables: str) -> None:

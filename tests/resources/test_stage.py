@@ -1,0 +1,141 @@
+"""Steps without the warehouse file (resources.stage, issue 44 item 2): what a step stages in stage mode and the
+warehouse host publishes is what the step would have written in place, once, all or nothing."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from resources import stage as stage_module
+from resources.publish import publish_many
+from resources.stage import PUBLISHES, StagedWarehouse, StageUnavailable
+from resources.warehouse import Warehouse
+
+CONTEXT = SimpleNamespace(run=SimpleNamespace(run_id="run-1"), log=logging.getLogger("test_stage"))
+A1 = pd.DataFrame({"model_id": ["m1", "m2"], "value": [0.5, 0.25], "n": [1, 2]})
+A2 = pd.DataFrame({"model_id": ["m3"], "value": [0.75], "n": [3], "extra": ["e"]})  # a column the first scope lacks
+W = pd.DataFrame({"k": ["x", "y"], "w": [None, None]})  # an all-null column: stored as a string
+TABLES = ("compass.a", "compass.w", "history.compass_a")
+
+
+def _publish_all(wh: Warehouse) -> list[str]:
+    """Scoped writes of two partitions and a whole table without history: their data versions."""
+    results = [publish_many(CONTEXT, wh, {"compass.a": A1}, {"case_id": "c1"}),
+               publish_many(CONTEXT, wh, {"compass.a": A2}, {"case_id": "c2"}),
+               publish_many(CONTEXT, wh, {"compass.w": W}, history=False)]
+    return [r.data_version.value for r in results]
+
+
+def _table(wh: Warehouse, table: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rows (publication time aside: two runs a second apart) and column types of a table."""
+    return wh.query(f"select * exclude (refreshed_at) from {table}"), wh.query(f"describe {table}")
+
+
+@pytest.fixture
+def stage(tmp_path, monkeypatch):
+    folder = tmp_path / "stage"
+    folder.mkdir()
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM", raising=False)
+    monkeypatch.delenv("COMPASS_STAGE", raising=False)
+    return folder
+
+
+def test_staged_then_published_is_the_direct_publish(stage, tmp_path, monkeypatch):
+    """Staged in stage mode and committed by the warehouse host: the same data versions as a direct publish, the same
+    rows, column types and history; the stage-mode step never creates a warehouse file. Red when the publisher skips
+    the incoming rows' cast to the table's types (`_replaced` with `moved` = the incoming columns as they are: seen
+    red on the reads below), or when history is not kept (`history` false in `write_relation`: seen red)."""
+    direct = Warehouse(tmp_path / "direct.duckdb")
+    expected = _publish_all(direct)
+    remote = StagedWarehouse(str(stage))
+    assert _publish_all(remote) == expected
+    assert not any(p.suffix == ".duckdb" for p in tmp_path.rglob("*")) or \
+        {p.name for p in tmp_path.rglob("*.duckdb")} == {"direct.duckdb"}
+    for table in ("compass.a", "compass.w"):  # stage-mode reads: the pending writes applied, before any publish
+        pd.testing.assert_frame_equal(remote.query(f"select * exclude (refreshed_at) from {table}"),
+                                      _table(direct, table)[0])
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    for table in TABLES:  # the first connection on the host commits them
+        for mine, theirs in zip(_table(host, table), _table(direct, table), strict=True):
+            pd.testing.assert_frame_equal(mine, theirs)
+    assert len(host.query(f"select * from {PUBLISHES}")) == 3 and not os.listdir(stage / "pending")
+    for table in ("compass.a", "compass.w"):  # and stage mode now reads the host's export
+        pd.testing.assert_frame_equal(remote.query(f"select * exclude (refreshed_at) from {table}"),
+                                      _table(direct, table)[0])
+
+
+def test_overlay_replaces_a_scope_and_deletes_and_republishing_is_a_no_op(stage, tmp_path, monkeypatch):
+    """Over a published snapshot, a pending scoped write replaces that scope's rows only and a pending delete removes
+    its rows; the same version staged again publishes nothing (no new history row). Red when the overlay drops
+    the other scopes (`_replaced` without the `kept` rows: seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    _publish_all(host)  # published in place: exported to the stage
+    remote = StagedWarehouse(str(stage))
+    changed = A1.assign(value=[0.1, 0.2])
+    publish_many(CONTEXT, remote, {"compass.a": changed}, {"case_id": "c1"})
+    read = remote.read("compass.a").sort_values(["case_id", "model_id"])
+    assert read["value"].tolist() == [0.1, 0.2, 0.75] and read["extra"].tolist()[-1] == "e"
+    remote.delete_rows(["compass.a"], {"case_id": "c2"})
+    assert remote.read("compass.a")["case_id"].unique().tolist() == ["c1"]
+    again = publish_many(CONTEXT, remote, {"compass.a": changed}, {"case_id": "c1"})
+    assert again.metadata["unchanged"] is True and len(os.listdir(stage / "pending")) == 2  # over the overlay
+    assert host.read("compass.a")["value"].sort_values().tolist() == [0.1, 0.2]  # published: c1 replaced, c2 gone
+    history, published = len(host.read("history.compass_a")), len(host.read(PUBLISHES))
+    rows = host.read("compass.a", {"case_id": "c1"})  # the same version staged again, e.g. by a re-executed step
+    remote.replace("compass.a", rows, {"case_id": "c1"}, rows["data_version"].iloc[0])
+    assert len(host.read(PUBLISHES)) == published + 1 and len(host.read("history.compass_a")) == history
+    assert host.read("compass.a")["value"].sort_values().tolist() == [0.1, 0.2]
+
+
+def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage, tmp_path, monkeypatch):
+    """A publisher failing in the middle of its transaction leaves the warehouse as it was and the entries pending;
+    the next commits them all, and entries it finds again after a kill between commit and cleanup are not applied
+    twice. Red when entries are committed one transaction each (seen red: compass.a published without compass.w)."""
+    remote = StagedWarehouse(str(stage))
+    _publish_all(remote)
+    kept = tmp_path / "kept"
+    shutil.copytree(stage / "pending", kept)
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    real, calls = stage_module._commit, []
+
+    def dies_on_the_third(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt("killed")
+        return real(*args)
+
+    monkeypatch.setattr(stage_module, "_commit", dies_on_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        host.table_exists("compass.a")
+    monkeypatch.setattr(stage_module, "_commit", real)
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM")
+    assert not host.table_exists("compass.a") and not host.table_exists("compass.w")
+    assert len(os.listdir(stage / "pending")) == 3
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    history = host.read("history.compass_a")
+    assert len(host.read("compass.a")) == 3 and len(host.read("compass.w")) == 2
+    for name in os.listdir(kept):  # a publisher killed after its commit, before it removed the entries
+        shutil.copy(kept / name, stage / "pending" / name)
+    assert len(host.read("history.compass_a")) == len(history) == 3
+    assert len(host.query(f"select * from {PUBLISHES}")) == 3 and not os.listdir(stage / "pending")
+
+
+def test_an_unreachable_stage_is_one_line_naming_it_and_nothing_is_published(stage, tmp_path, monkeypatch):
+    """Host and stage mode: one line naming the stage; the host's warehouse file is not even created."""
+    missing = str(tmp_path / "gone")
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", missing)
+    host = Warehouse(tmp_path / "host" / "warehouse.duckdb")
+    with pytest.raises(StageUnavailable) as raised:
+        host.query("select 1")
+    assert str(raised.value) == f"the stage {missing} is unreachable: no such folder"
+    assert not host.path.exists()
+    with pytest.raises(StageUnavailable, match=f"the stage {missing} is unreachable"):
+        StagedWarehouse(missing).read("compass.a")
