@@ -37,7 +37,7 @@ import duckdb
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from resources.warehouse import RANGED_HISTORY, Warehouse, ranged_tables, relation_version
+from resources.warehouse import RANGED_HISTORY, Warehouse, relation_version
 
 PUBLISHES = "stage.publishes"  # entry, table, data_version, published_at: what the warehouse committed, once each
 
@@ -55,7 +55,8 @@ class Stage:
         self.local = isinstance(self.fs, LocalFileSystem)
 
     def _unreachable(self, exc: BaseException) -> StageUnavailable:
-        return StageUnavailable(f"the stage {self.url} is unreachable: {' '.join(str(exc).split()) or type(exc).__name__}")
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        return StageUnavailable(f"the stage {self.url} is unreachable: {reason}")
 
     def _full(self, relative: str) -> str:
         return f"{self.root}/{relative}"
@@ -152,12 +153,13 @@ class Stage:
         return tables
 
     def export(self, con: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
-        """The current rows of `tables` (and of their history tables) to the snapshot, from the warehouse host's open
-        connection: unchanged content keeps its file (named by `relation_version`); a dropped table leaves it."""
+        """The current rows of `tables` to the snapshot, from the warehouse host's open connection: unchanged content
+        keeps its file (named by `relation_version`); a dropped table leaves it. History stays in the warehouse (a
+        step in stage mode that reads history.* finds none: none of the steps routed so far does)."""
         try:
             self.check()
-            for table in sorted({t for table in tables for t in _with_history(table)}):
-                if table.startswith("stage."):
+            for table in sorted(tables):
+                if table.startswith(("stage.", "history.")):
                     continue
                 pointer = f"snapshot/{table}.json"
                 if not Warehouse._exists(con, table):
@@ -251,6 +253,9 @@ class StagedWarehouse(Warehouse):
                          / "warehouse.duckdb")  # a scratch folder (spill files), never a DuckDB file
         self.stage = Stage(url)
         self._writes: list[dict] | None = None
+        # the snapshot, read once (binding ~60 Parquet views costs enough per connection), and every pending entry
+        # seen since: read again when one of them was published (gone from pending) meanwhile
+        self._snapshot: tuple[dict[str, str], set[str]] | None = None
 
     def exists(self) -> bool:
         self.stage.check()
@@ -269,7 +274,12 @@ class StagedWarehouse(Warehouse):
             con.execute("attach ':memory:' as warehouse")
             con.execute("use warehouse")
             self.stage.attach(con)
-            _create_views(con, self.stage)
+            entries = self.stage.pending()  # listed before the snapshot is read (`_create_views`)
+            names = {name for name, _ in entries}
+            if self._snapshot is None or self._snapshot[1] - names:
+                self._snapshot = (self.stage.snapshot(), names)
+            self._snapshot[1].update(names)
+            _create_views(con, self.stage, entries, self._snapshot[0])
             self._writes = []
             yield con
             if self._writes:
@@ -312,12 +322,12 @@ class StagedWarehouse(Warehouse):
         raise RuntimeError(f"stage mode ({self.stage.url}): the replica is published on the warehouse host")
 
 
-def _create_views(con: duckdb.DuckDBPyConnection, stage: Stage) -> None:
+def _create_views(con: duckdb.DuckDBPyConnection, stage: Stage, entries: list[tuple[str, dict]],
+                  snapshot: Mapping[str, str]) -> None:
     """Every published table as a view over the snapshot with the pending transactions applied in order. The pending
-    entries are listed before the snapshot: an entry published meanwhile is then applied twice (the same rows),
-    never missed."""
-    entries = stage.pending()
-    relations = {table: f"read_parquet('{path}')" for table, path in stage.snapshot().items()}
+    entries are listed before the snapshot is read: an entry published meanwhile is then applied twice (the same
+    rows), never missed."""
+    relations = {table: f"read_parquet('{path}')" for table, path in snapshot.items()}
     step = 0
     for _, entry in entries:
         for write in entry["writes"]:
@@ -355,15 +365,6 @@ def _replaced(con: duckdb.DuckDBPyConnection, base: str, incoming: str, where: M
 
 def _type(kind: str) -> str:
     return "varchar" if kind == "NULL" else kind
-
-
-def _with_history(table: str) -> list[str]:
-    """A table and the history tables its writes keep (resources.warehouse)."""
-    if table.startswith("history."):
-        return [table]
-    if table in RANGED_HISTORY:
-        return [table, *ranged_tables(table)]
-    return [table, "history." + table.replace(".", "_")]
 
 
 def _scope(where: Mapping[str, object] | None) -> str:
