@@ -39,7 +39,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from resources.warehouse import RANGED_HISTORY, Warehouse, relation_version
 
-PUBLISHES = "stage.publishes"  # entry, table, data_version, published_at: what the warehouse committed, once each
+PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 
 
 class StageUnavailable(RuntimeError):
@@ -189,7 +189,7 @@ class Stage:
                 self.attach(con)
                 con.execute("create schema if not exists stage")
                 con.execute(f"create table if not exists {PUBLISHES} (entry varchar, \"table\" varchar, "
-                            f"data_version varchar, published_at timestamp)")
+                            f"version varchar, published_at timestamp)")
                 done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
                 todo = [(name, entry) for name, entry in entries if name not in done]
                 con.execute("begin transaction")

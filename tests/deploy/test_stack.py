@@ -119,7 +119,8 @@ def test_same_data_versions_as_a_local_run(stack, tmp_path):
     """Every published table of the distributed refresh has the data versions of a local `compass run` on the same
     inputs. Red when a worker computes differently, e.g. the duckdb worker started without COMPASS_SMOKE=1."""
     env = {k: v for k, v in stack.env().items() if k not in ("COMPASS_EXECUTOR", "COMPASS_WRITER_POOL",
-                                                             "COMPASS_CELERY_CONFIG", "COMPASS_WRITE_LOG")}
+                                                             "COMPASS_CELERY_CONFIG", "COMPASS_WRITE_LOG",
+                                                             "COMPASS_PUBLISH_FROM", "COMPASS_REMOTE_STEPS")}
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text((ROOT / "dagster.yaml").read_text())
@@ -156,6 +157,35 @@ def test_every_kind_of_step_ran_on_its_worker(instance):
         any(p and "|" not in p for p in partitions), partitions
     assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs), [r.run_id for r in runs if r.status !=
                                                                          dg.DagsterRunStatus.SUCCESS]
+
+
+def test_remote_steps_ran_where_the_warehouse_is_not(stack, instance):
+    """Issue 44 item 2: the steps named in COMPASS_REMOTE_STEPS ran on `worker-remote` only, a worker whose working
+    folder holds no warehouse and whose COMPASS_DB cannot exist (its folder would be inside a file); what they staged
+    was committed by the warehouse host (stage.publishes lists each of their tables), and
+    test_same_data_versions_as_a_local_run compares those tables with a local run's. Red when the executor does not
+    route them (`route` without `remote`: no step on queue remote), and when a remote step opens the warehouse
+    (WarehouseResource.get ignoring COMPASS_STAGE: the step fails on the impossible path, the refresh fails)."""
+    from pipelines.stack import REMOTE_STEPS
+    from resources.warehouse import Warehouse
+
+    runs = [r.run_id for r in instance.get_runs() if "compass/test" not in r.tags]
+    steps = step_events(instance, runs)
+    remote = {key for (_, key), s in steps.items() if s["queue"] == "remote" and s["end"]}
+    assert remote == {k.replace("/", "__") for k in REMOTE_STEPS}, remote
+    workers = {w.split("@")[0] for s in steps.values() if s["queue"] == "remote" for w in s["workers"]}
+    assert workers == {"worker-remote"}, workers
+    pid = stack.pids["worker-remote"]
+    environ = dict(item.split("=", 1) for item in Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+                   if "=" in item)
+    db = Path(environ["COMPASS_DB"])
+    assert environ["COMPASS_STAGE"] == str(stack.stage) and "COMPASS_PUBLISH_FROM" not in environ
+    assert db.parent.is_file() and not db.exists(), db  # no warehouse there, and none can be made
+    cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    assert cwd != ROOT and not list(cwd.rglob("*.duckdb")), cwd
+    published = set(Warehouse(stack.env()["COMPASS_DB"]).query('select distinct "table" from stage.publishes')["table"])
+    assert {"compass.case_benchmarks", "compass.imputation_validation", "compass.variance_explained",
+            "compass.bootstrap_measures"} <= published, published
 
 
 # ---- the writer pool and the faults, on runs of their own ------------------------------------------------------
