@@ -18,7 +18,7 @@ from resources.warehouse import Warehouse
 
 CONTEXT = SimpleNamespace(run=SimpleNamespace(run_id="run-1"), log=logging.getLogger("test_stage"))
 A1 = pd.DataFrame({"model_id": ["m1", "m2"], "value": [0.5, 0.25], "n": [1, 2]})
-A2 = pd.DataFrame({"model_id": ["m3"], "value": [0.75], "n": [3], "extra": ["e"]})  # a column the first scope lacks
+A2 = pd.DataFrame({"model_id": ["m3"], "value": [0.75], "n": [3.0], "extra": ["e"]})  # n a float, a new column
 W = pd.DataFrame({"k": ["x", "y"], "w": [None, None]})  # an all-null column: stored as a string
 TABLES = ("compass.a", "compass.w", "history.compass_a")
 
@@ -47,9 +47,10 @@ def stage(tmp_path, monkeypatch):
 
 def test_staged_then_published_is_the_direct_publish(stage, tmp_path, monkeypatch):
     """Staged in stage mode and committed by the warehouse host: the same data versions as a direct publish, the same
-    rows, column types and history; the stage-mode step never creates a warehouse file. Red when the publisher skips
-    the incoming rows' cast to the table's types (`_replaced` with `moved` = the incoming columns as they are: seen
-    red on the reads below), or when history is not kept (`history` false in `write_relation`: seen red)."""
+    rows, column types and history; the stage-mode step never creates a warehouse file. Red when the stage-mode
+    overlay does not cast a scope's incoming rows to the table's column types (`_replaced` without its cast: `n`
+    read back as a float; seen red), and when the publisher keeps no history (`_commit` passing no version to
+    `write_relation`: seen red)."""
     direct = Warehouse(tmp_path / "direct.duckdb")
     expected = _publish_all(direct)
     remote = StagedWarehouse(str(stage))
@@ -72,8 +73,8 @@ def test_staged_then_published_is_the_direct_publish(stage, tmp_path, monkeypatc
 
 def test_overlay_replaces_a_scope_and_deletes_and_republishing_is_a_no_op(stage, tmp_path, monkeypatch):
     """Over a published snapshot, a pending scoped write replaces that scope's rows only and a pending delete removes
-    its rows; the same version staged again publishes nothing (no new history row). Red when the overlay drops
-    the other scopes (`_replaced` without the `kept` rows: seen red)."""
+    its rows; the same version staged again publishes nothing (no new history row). Red when the overlay keeps the
+    replaced scope's old rows (`_replaced` without its `where not`: seen red)."""
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     host = Warehouse(tmp_path / "host.duckdb")
     _publish_all(host)  # published in place: exported to the stage
@@ -97,7 +98,8 @@ def test_overlay_replaces_a_scope_and_deletes_and_republishing_is_a_no_op(stage,
 def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage, tmp_path, monkeypatch):
     """A publisher failing in the middle of its transaction leaves the warehouse as it was and the entries pending;
     the next commits them all, and entries it finds again after a kill between commit and cleanup are not applied
-    twice. Red when entries are committed one transaction each (seen red: compass.a published without compass.w)."""
+    twice. Red when each entry is committed in a transaction of its own (seen red: compass.a published without
+    compass.w), and when the publisher does not look committed entries up in stage.publishes (seen red)."""
     remote = StagedWarehouse(str(stage))
     _publish_all(remote)
     kept = tmp_path / "kept"
