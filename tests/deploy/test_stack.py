@@ -163,9 +163,11 @@ def test_remote_steps_ran_where_the_warehouse_is_not(stack, instance):
     """Issue 44 item 2: the steps named in COMPASS_REMOTE_STEPS ran on `worker-remote` only, a worker whose working
     folder holds no warehouse and whose COMPASS_DB cannot exist (its folder would be inside a file); what they staged
     was committed by the warehouse host (stage.publishes lists each of their tables), and
-    test_same_data_versions_as_a_local_run compares those tables with a local run's. Red when the executor does not
-    route them (`route` without `remote`: no step on queue remote), and when a remote step opens the warehouse
-    (WarehouseResource.get ignoring COMPASS_STAGE: the step fails on the impossible path, the refresh fails)."""
+    test_same_data_versions_as_a_local_run compares those tables with a local run's. Green in the check of
+    2026-11-29 10:16-10:36 UTC. Not seen red live (a check costs 20 minutes here): red by construction when the
+    executor does not route them (`route` ignoring `remote`: no step on queue remote); a remote step that opened the
+    warehouse (WarehouseResource.get ignoring COMPASS_STAGE) fails on the impossible path, seen red without the
+    stack in tests/pipelines/test_remote_steps.py ("FileExistsError: .../not-a-folder")."""
     from pipelines.stack import REMOTE_STEPS
     from resources.warehouse import Warehouse
 
