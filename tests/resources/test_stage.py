@@ -6,21 +6,39 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
-from resources import stage as stage_module
 from resources.publish import publish_many
 from resources.stage import PUBLISHES, StagedWarehouse, StageUnavailable
 from resources.warehouse import Warehouse
+from tests.paths import ROOT
 
 CONTEXT = SimpleNamespace(run=SimpleNamespace(run_id="run-1"), log=logging.getLogger("test_stage"))
 A1 = pd.DataFrame({"model_id": ["m1", "m2"], "value": [0.5, 0.25], "n": [1, 2]})
 A2 = pd.DataFrame({"model_id": ["m3"], "value": [0.75], "n": [3.0], "extra": ["e"]})  # n a float, a new column
 W = pd.DataFrame({"k": ["x", "y"], "w": [None, None]})  # an all-null column: stored as a string
 TABLES = ("compass.a", "compass.w", "history.compass_a")
+# A publisher (the first connection to the warehouse at argv[1]) SIGKILLed as it applies the third staged write, in
+# the middle of its one transaction.
+KILLED_PUBLISHER = """
+import os, signal, sys
+from resources import stage
+from resources.warehouse import Warehouse
+real, calls = stage._commit, []
+def dies_on_the_third(*args):
+    calls.append(1)
+    if len(calls) == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*args)
+stage._commit = dies_on_the_third
+Warehouse(sys.argv[1]).table_exists("compass.a")
+"""
 
 
 def _publish_all(wh: Warehouse) -> list[str]:
@@ -96,7 +114,7 @@ def test_overlay_replaces_a_scope_and_deletes_and_republishing_is_a_no_op(stage,
 
 
 def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage, tmp_path, monkeypatch):
-    """A publisher failing in the middle of its transaction leaves the warehouse as it was and the entries pending;
+    """A publisher SIGKILLed in the middle of its transaction leaves the warehouse as it was and the entries pending;
     the next commits them all, and entries it finds again after a kill between commit and cleanup are not applied
     twice. Red when each entry is committed in a transaction of its own (seen red: compass.a published without
     compass.w), and when the publisher does not look committed entries up in stage.publishes (seen red)."""
@@ -104,21 +122,10 @@ def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage,
     _publish_all(remote)
     kept = tmp_path / "kept"
     shutil.copytree(stage / "pending", kept)
-    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     host = Warehouse(tmp_path / "host.duckdb")
-    real, calls = stage_module._commit, []
-
-    def dies_on_the_third(*args):
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt("killed")
-        return real(*args)
-
-    monkeypatch.setattr(stage_module, "_commit", dies_on_the_third)
-    with pytest.raises(KeyboardInterrupt):
-        host.table_exists("compass.a")
-    monkeypatch.setattr(stage_module, "_commit", real)
-    monkeypatch.delenv("COMPASS_PUBLISH_FROM")
+    killed = subprocess.run([sys.executable, "-c", KILLED_PUBLISHER, str(host.path)], cwd=ROOT, capture_output=True,
+                            env={**os.environ, "COMPASS_PUBLISH_FROM": str(stage), "PYTHONPATH": str(ROOT)})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert not host.table_exists("compass.a") and not host.table_exists("compass.w")
     assert len(os.listdir(stage / "pending")) == 3
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
