@@ -193,6 +193,40 @@ def test_remote_steps_ran_where_the_warehouse_is_not(stack, instance):
 # ---- the writer pool and the faults, on runs of their own ------------------------------------------------------
 
 
+def _messages(error) -> str:
+    """A step failure's error with its causes, as text."""
+    parts = []
+    while error is not None:
+        parts.append(error.message)
+        error = error.cause
+    return " | ".join(parts)
+
+
+def test_stage_unreachable_fails_the_remote_step_in_one_line_and_publishes_nothing(stack, queue, instance):
+    """Shared storage gone (the stage's folder moved away) while a remote step runs: the step fails with one line
+    naming the stage, the run fails, and nothing published changed (checked once the stage is back). Red when stage
+    mode does not check its stage first (`Stage.check` a no-op: the step fails on a missing table, not naming the
+    stage; by construction, not seen live)."""
+    import dagster as dg
+
+    db = stack.env()["COMPASS_DB"]
+    before = versions(db)
+    away = stack.stage.with_name("stage-away")
+    stack.stage.rename(away)
+    try:
+        run_id = queue.submit([dg.AssetKey(["compass", "variance_explained"])], "small_open",
+                              tags={"compass/test": "stage"})
+        status = queue.wait([run_id], RUN_TIMEOUT_S)[run_id]
+    finally:
+        away.rename(stack.stage)
+    assert status == dg.DagsterRunStatus.FAILURE
+    failures = [_messages(r.dagster_event.step_failure_data.error)
+                for r in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_FAILURE)]
+    assert failures and all(f"the stage {stack.stage} is unreachable: no such folder" in f for f in failures), failures
+    assert differences(versions(db), before) == []
+
+
+
 def test_writes_never_overlap_while_steps_do(stack, instance):
     """Writes are serialized, steps are not: in the refresh with two workers on the duckdb queue, writer steps ran at
     the same time on both workers, yet no two exclusive holds of the warehouse lock (each publish transaction, logged
