@@ -94,7 +94,7 @@ class Warehouse:
         self.path = Path(path or settings.db_path())
         self._session: duckdb.DuckDBPyConnection | None = None  # see `reading`
         self._touched: set[str] = set()  # tables written on the open exclusive connection (`changed`)
-        self._publishing = False  # inside resources.stage.publish_pending
+        self._publishing = False  # inside resources.stage.Stage.publish_pending
 
     def exists(self) -> bool:
         """Whether there is anything to read yet (the file; resources.stage.StagedWarehouse: the stage), once what is
@@ -105,7 +105,7 @@ class Warehouse:
         return self.path.exists()
 
     def changed(self, *tables: str) -> None:
-        """Record tables written on the open exclusive connection: exported to the stage after it (`_export`)."""
+        """Record tables written on the open exclusive connection: exported to the stage after it (`Stage.export`)."""
         self._touched.update(tables)
 
     @contextlib.contextmanager
