@@ -4,7 +4,9 @@ every job and the automation dagster_celery's executor, with each warehouse writ
 Writers are the steps in the writer pool (COMPASS_WRITER_POOL, `duckdb` in the deploy profile). The pool keeps them
 to one at a time across all workers and hosts (its slot lives in Postgres); the queue puts them on the worker that
 runs next to the DuckDB file. Every other step (the asset checks, the ops jobs) goes to the default queue `dagster`,
-served by compute workers on any host. A step that already carries the tag `dagster-celery/queue` keeps it.
+served by compute workers on any host. The steps of the assets named in COMPASS_REMOTE_STEPS go to the queue
+`remote` instead, whose workers run in stage mode where the warehouse file is not (resources.stage, issue 44 item 2).
+A step that already carries the tag `dagster-celery/queue` keeps it.
 The executor's config is the `execution.config` of COMPASS_CELERY_CONFIG (deploy/run_config.celery.yaml), the
 file the workers are started with, so runs need no run config and broker settings live in one place.
 """
@@ -24,18 +26,25 @@ from dagster_celery.tags import DAGSTER_CELERY_QUEUE_TAG
 from resources import settings
 
 WRITER_QUEUE = "duckdb"
+REMOTE_QUEUE = "remote"
 # How often a run worker asks the result backend which of its steps' tasks finished (dagster_celery: every 1 s, so
 # each step of a chain waited 0.5 s on average before its successor was submitted). A Redis GET per in-flight step.
 RESULT_POLL_S = 0.1
 
 
-def route(plan: ExecutionPlan, writer_pool: str | None) -> ExecutionPlan:
-    """`plan` with the queue tag WRITER_QUEUE on every step in `writer_pool` that names no queue itself."""
-    if writer_pool is None:
+def route(plan: ExecutionPlan, writer_pool: str | None, remote: frozenset[str] = frozenset()) -> ExecutionPlan:
+    """`plan` with the queue tag REMOTE_QUEUE on the steps of the `remote` asset keys (`schema/table`), and
+    WRITER_QUEUE on every other step in `writer_pool`; a step that names a queue itself keeps it."""
+    if writer_pool is None and not remote:
         return plan
+    remote_steps = {key.replace("/", "__") for key in remote}  # an asset's step key: its key's parts joined by __
 
     def routed(step):
-        if isinstance(step, ExecutionStep) and step.pool == writer_pool and DAGSTER_CELERY_QUEUE_TAG not in step.tags:
+        if not isinstance(step, ExecutionStep) or DAGSTER_CELERY_QUEUE_TAG in step.tags:
+            return step
+        if step.key in remote_steps:
+            return step._replace(tags={**step.tags, DAGSTER_CELERY_QUEUE_TAG: REMOTE_QUEUE})
+        if writer_pool is not None and step.pool == writer_pool:
             return step._replace(tags={**step.tags, DAGSTER_CELERY_QUEUE_TAG: WRITER_QUEUE})
         return step
 
@@ -52,7 +61,7 @@ class RoutedCeleryExecutor(CeleryExecutor):
         # Celery forbids result.get() inside a task lest a task wait for a subtask queued behind it on its own worker,
         # but these steps run on other queues' workers and the loop reads a result only once it is ready.
         _set_task_join_will_block(False)
-        return super().execute(plan_context, route(execution_plan, settings.writer_pool()))
+        return super().execute(plan_context, route(execution_plan, settings.writer_pool(), settings.remote_steps()))
 
 
 @dg.executor(name="celery", config_schema=CELERY_CONFIG, requirements=dg.multiple_process_executor_requirements())

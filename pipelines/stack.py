@@ -42,6 +42,10 @@ DEQUEUE_INTERVAL_S = 1
 # that returns as soon as its condition holds, so a generous bound costs nothing when all goes well.
 SERVICE_START_TIMEOUT_S = 300
 RUN_WORKERS = 4  # run workers in flight: the check's ticks have at most 3 runs; each process pays ~4 s of CPU once
+# Steps the check runs on `worker-remote`, in stage mode where the warehouse file is not (resources.stage, issue 44
+# item 2): one read by warehouse steps (case_benchmarks), a leaf, and one reading another remote step's staged rows.
+REMOTE_STEPS = ("compass/case_benchmarks", "compass/imputation_validation", "compass/variance_explained",
+                "compass/rank_bootstrap")
 TICK_TIMEOUT_S = 1800
 
 
@@ -100,6 +104,7 @@ class Stack:
             "COMPASS_CELERY_CONFIG": str(self.root / "run_config.celery.yaml"),
             "COMPASS_DB": str(self.root / "warehouse" / "warehouse.duckdb"),
             "COMPASS_WRITE_LOG": str(self.write_log),
+            "COMPASS_PUBLISH_FROM": str(self.stage), "COMPASS_REMOTE_STEPS": ",".join(REMOTE_STEPS),
             "COMPASS_CONFIG": str(data / "config.yaml"), "COMPASS_CASES": str(data / "cases"),
             "COMPASS_SCENARIOS": str(data / "scenarios"),
             "COMPASS_INBOX": str(self.root / "inbox"), "COMPASS_ACCEPTED": str(self.root / "sources"),
@@ -108,13 +113,25 @@ class Stack:
             "PYTHONPATH": str(ROOT), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         }
 
+    @property
+    def stage(self) -> Path:
+        """The shared storage of steps without the warehouse file (a folder here; an object store in production)."""
+        return self.root / "stage"
+
+    def remote_env(self) -> dict[str, str]:
+        """`worker-remote`'s environment: stage mode, and a warehouse path that cannot exist (its folder would be
+        inside a file), so any step that opened the warehouse there would fail."""
+        env = {k: v for k, v in self.env().items() if k not in ("COMPASS_PUBLISH_FROM", "COMPASS_WRITE_LOG")}
+        return {**env, "COMPASS_STAGE": str(self.stage),
+                "COMPASS_DB": str(self.root / "remote" / "not-a-folder" / "warehouse.duckdb")}
+
     # ---- processes -------------------------------------------------------------------------------------------
 
-    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> int:
         """Start `argv` in its own process group (so stopping it stops its children), output to logs/<name>.log."""
         self.logs.mkdir(parents=True, exist_ok=True)
         with open(self.logs / f"{name}.log", "ab") as log:
-            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env or self.env(), cwd=ROOT,
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env or self.env(), cwd=cwd,
                                     start_new_session=True)
         self.pids[name] = proc.pid
         self._save()
@@ -167,8 +184,8 @@ class Stack:
         they record their processes in the state file)."""
         if self.state_file.exists():
             self.pids.update(json.loads(self.state_file.read_text())["pids"])
-        for name in ["worker-runs", "worker-compute", "worker-duckdb", "worker-duckdb-2", "daemon", "code-server",
-                     "redis"]:
+        for name in ["worker-runs", "worker-compute", "worker-remote", "worker-duckdb", "worker-duckdb-2", "daemon",
+                     "code-server", "redis"]:
             self.stop_one(name)
         self.stop_one("postgres", signal.SIGINT)  # fast shutdown
         for name in list(self.pids):
@@ -259,9 +276,12 @@ class Stack:
             (self.root / folder).mkdir(parents=True, exist_ok=True)
 
     def new_warehouse(self) -> None:
-        """An empty warehouse folder (the file, its lock, replica and the fetched bytes next to it)."""
+        """An empty warehouse folder (the file, its lock, replica and the fetched bytes next to it), and an empty
+        stage (its snapshot is the warehouse's)."""
         shutil.rmtree(self.root / "warehouse", ignore_errors=True)
         (self.root / "warehouse").mkdir(parents=True)
+        shutil.rmtree(self.stage, ignore_errors=True)
+        self.stage.mkdir(parents=True)
 
     def start_code_server(self) -> None:
         port = self.ports["code-server"]
@@ -287,14 +307,14 @@ class Stack:
                    or "daemon" in (self.logs / "daemon.log").read_text(errors="replace").lower())
 
     def start_worker(self, name: str, queue: str, env: dict[str, str] | None = None, concurrency: int = 1,
-                     config: Path | None = None) -> None:
+                     config: Path | None = None, cwd: Path = ROOT) -> None:
         """One Celery worker (`concurrency` processes) consuming `queue`; the step workers' config by default."""
         log = self.logs / f"{name}.log"
         before = log.read_text(errors="replace").count(" ready.") if log.exists() else 0
         self._spawn(name, [str(Path(sys.executable).parent / "dagster-celery"), "worker", "start", "-A",
                            "pipelines.celery_app", "-y", str(config or self.root / "run_config.celery.yaml"), "-q",
                            queue, "-n", name, "--", f"--concurrency={concurrency}", "--without-gossip",
-                           "--without-mingle"], env)
+                           "--without-mingle"], env, cwd)
         self._wait(name, lambda: log.read_text(errors="replace").count(" ready.") > before)
 
     def start(self, progress=print) -> None:
@@ -316,6 +336,16 @@ class Stack:
         progress(f"celery worker-compute: queue dagster (pid {self.pids['worker-compute']})")
         self.start_worker("worker-duckdb", "duckdb")
         progress(f"celery worker-duckdb: queue duckdb, pool duckdb (pid {self.pids['worker-duckdb']})")
+        self.start_remote_worker()
+        progress(f"celery worker-remote: queue remote, stage mode without the warehouse file, stage {self.stage} "
+                 f"(pid {self.pids['worker-remote']})")
+
+    def start_remote_worker(self) -> None:
+        """`worker-remote` on queue `remote`: its working folder empty, its warehouse path impossible (`remote_env`)."""
+        remote = self.root / "remote"
+        (remote / "cwd").mkdir(parents=True, exist_ok=True)
+        (remote / "not-a-folder").write_text("a file: no warehouse can be created beneath it\n")
+        self.start_worker("worker-remote", "remote", env=self.remote_env(), cwd=remote / "cwd")
 
 
 def _group_and_state(stat: Path) -> tuple[int, bool] | None:
@@ -388,6 +418,15 @@ def forget_refresh(stack: Stack) -> None:
     stack.new_warehouse()
 
 
+def remote_publishes(stack: Stack) -> str:
+    """What the warehouse committed from the stage (stage.publishes): each table with its staged transactions."""
+    code = ("from resources.warehouse import Warehouse\nwh = Warehouse()\nprint(', '.join(f'{t} ({n})' for t, n in "
+            "wh.query('select \"table\", count(*) from stage.publishes group by 1 order by 1').itertuples(index=False))"
+            " if wh.table_exists('stage.publishes') else 'nothing')")
+    done = subprocess.run([sys.executable, "-c", code], env=stack.env(), cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else f"unknown ({done.stderr.strip().splitlines()[-1:]})"
+
+
 def check() -> int:
     """Start the stack; a cold refresh through it with one writer worker, then (runs forgotten, warehouse emptied)
     with two, each timed; the stack tests against it; stop it (always)."""
@@ -411,6 +450,8 @@ def check() -> int:
         forget_refresh(stack)
         stack.start_worker("worker-duckdb-2", "duckdb")
         two_ok, two_s, two = refresh(stack, "2 workers on queue duckdb")
+        print(f"steps without the warehouse file (worker-remote, queue remote: {', '.join(REMOTE_STEPS)}); the "
+              f"warehouse committed from the stage: {remote_publishes(stack)}", flush=True)
         stack.stop_one("worker-duckdb-2")  # the fault tests kill and restart worker-duckdb, the one writer worker
         refreshed = time.monotonic()
         for workers, seconds, wall in ((1, one, one_s), (2, two, two_s)):

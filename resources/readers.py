@@ -106,7 +106,7 @@ def dataset_records(wh: Warehouse, dataset: str) -> pd.DataFrame:
     """One dataset's records as datasets/records published them (datasets.query_records), without the stamps (never
     read out: two strings and a timestamp per row)."""
     records = pd.DataFrame()
-    if wh.path.exists():
+    if wh.exists():
         with wh.connect(read_only=True) as con:
             records = read_records(con, dataset, exclude=tuple(STAMP_COLUMNS))
     if records.empty:
@@ -475,7 +475,7 @@ def leaderboard_snapshots(
 
 def table_counts(wh: Warehouse) -> pd.DataFrame:
     """Every published table (schema.table) with its row count."""
-    if not wh.path.exists():
+    if not wh.exists():
         return pd.DataFrame(columns=["table", "rows"])
     tables = wh.query(
         "select table_schema || '.' || table_name as tbl from information_schema.tables "

@@ -26,6 +26,9 @@ assets; these functions give those fields their defaults.
 | COMPASS_EXECUTOR | `celery`: jobs and automation run their steps on Celery workers (read at import; deploy/README.md) | none: Dagster's default executor |
 | COMPASS_CELERY_CONFIG | run config of the Celery executor, the same file the workers get with `-y` | deploy/run_config.celery.yaml |
 | COMPASS_WRITE_LOG | file to which every exclusive warehouse lock appends `pid enter exit` (the deploy check's evidence that writes never overlap) | none: nothing logged |
+| COMPASS_STAGE | stage mode (resources.stage): steps read and write shared storage (a folder, or an fsspec URL), never the warehouse file | none: steps open the warehouse |
+| COMPASS_PUBLISH_FROM | on the warehouse host: the stage whose staged tables every warehouse connection commits first, and to which each write exports its tables | none: no stage |
+| COMPASS_REMOTE_STEPS | asset keys (`schema/table`, comma-separated) whose steps the Celery executor sends to queue `remote` (read at run start) | none |
 """
 
 from __future__ import annotations
@@ -166,6 +169,24 @@ def write_log_path() -> Path | None:
     None (nothing logged; the local profile)."""
     value = os.environ.get("COMPASS_WRITE_LOG")
     return Path(value) if value else None
+
+
+def stage_url() -> str | None:
+    """COMPASS_STAGE: the shared storage a step in stage mode reads its inputs from and stages its tables to
+    (resources.stage; a folder, or an fsspec URL), else None (steps open the warehouse file)."""
+    return os.environ.get("COMPASS_STAGE") or None
+
+
+def publish_from() -> str | None:
+    """COMPASS_PUBLISH_FROM: on the warehouse host, the stage whose staged tables every warehouse connection
+    commits first and to which every write exports the tables it changed (resources.stage), else None."""
+    return os.environ.get("COMPASS_PUBLISH_FROM") or None
+
+
+def remote_steps() -> frozenset[str]:
+    """COMPASS_REMOTE_STEPS: asset keys (`compass/case_benchmarks`, comma-separated) whose steps run in stage mode on
+    the Celery queue `remote` (pipelines.executor), else none."""
+    return frozenset(k.strip() for k in (os.environ.get("COMPASS_REMOTE_STEPS") or "").split(",") if k.strip())
 
 
 EXECUTORS = ("celery",)

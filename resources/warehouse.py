@@ -12,6 +12,10 @@ Outside readers (notebooks, the DuckDB CLI) open the read replica instead,
 and swapped in with an atomic rename, so `duckdb.connect(replica, read_only=True)`
 never meets a writer's lock and always shows the last completed refresh (a home's first refresh creates it
 empty as it starts: `ensure_replica`).
+
+With COMPASS_PUBLISH_FROM set (the deploy profile's warehouse host, issue 44 item 2), every connection first commits
+the tables that steps without the warehouse file staged there, and every write exports the tables it changed to it
+(resources.stage). Unset, nothing here touches a stage.
 """
 
 from __future__ import annotations
@@ -89,6 +93,20 @@ class Warehouse:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path or settings.db_path())
         self._session: duckdb.DuckDBPyConnection | None = None  # see `reading`
+        self._touched: set[str] = set()  # tables written on the open exclusive connection (`changed`)
+        self._publishing = False  # inside resources.stage.Stage.publish_pending
+
+    def exists(self) -> bool:
+        """Whether there is anything to read yet (the file; resources.stage.StagedWarehouse: the stage), once what is
+        staged for it is committed (COMPASS_PUBLISH_FROM)."""
+        stage = _publishing_stage(self)
+        if stage is not None and self._session is None:
+            stage.publish_pending(self)
+        return self.path.exists()
+
+    def changed(self, *tables: str) -> None:
+        """Record tables written on the open exclusive connection: exported to the stage after it (`Stage.export`)."""
+        self._touched.update(tables)
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[Warehouse]:
@@ -111,6 +129,9 @@ class Warehouse:
                 raise RuntimeError(f"write to {self.path} inside Warehouse.reading()")
             yield self._session
             return
+        stage = _publishing_stage(self)
+        if stage is not None:
+            stage.publish_pending(self)  # what steps elsewhere staged, before this connection reads or writes
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path.with_suffix(self.path.suffix + ".lock"), "w") as lock:
             exclusive = not (read_only and self.path.exists())
@@ -119,7 +140,11 @@ class Warehouse:
             con = self._open(not exclusive)
             try:
                 yield con
+                if exclusive and self._touched and settings.publish_from():
+                    from resources.stage import Stage
+                    Stage(settings.publish_from()).export(con, self._touched)  # still under the lock
             finally:
+                self._touched.clear()
                 con.close()
                 if exclusive:
                     _log_write(entered)
@@ -230,7 +255,7 @@ class Warehouse:
             return con.execute(sql, params or []).df()
 
     def table_exists(self, table: str) -> bool:
-        if not self.path.exists():
+        if not self.exists():
             return False
         with self.connect(read_only=True) as con:
             return self._exists(con, table)
@@ -238,7 +263,7 @@ class Warehouse:
     def read(self, table: str, where: Mapping[str, object] | None = None, exclude: Iterable[str] = ()) -> pd.DataFrame:
         """Rows of `table` (optionally filtered by equality on columns) without the `exclude` columns it has; empty
         frame if absent."""
-        if not self.path.exists():
+        if not self.exists():
             return pd.DataFrame()
         clause, params = _where(where)
         with self.connect(read_only=True) as con:  # one connection for the check and the read
@@ -287,6 +312,7 @@ class Warehouse:
         """`replace` from a relation of `con` (a registered frame, a temporary table or view): the rows of `table`
         selected by `where` become the relation's, and with `history_version` history keeps that version once.
         The caller holds `con`'s transaction."""
+        self.changed(table)
         con.execute(f"create schema if not exists {table.split('.')[0]}")
         if table in RANGED_HISTORY:  # stored once: the rows go to the ranges, the table is a view of the live ones
             self._append_ranged_history(con, table, relation, where, history_version or relation_version(con, relation))
@@ -308,6 +334,7 @@ class Warehouse:
                 for table in tables:
                     if self._exists(con, table):
                         con.execute(f"delete from {table}{clause}", params)
+                        self.changed(table)
                 con.execute("commit")
                 con.execute("checkpoint")
             except Exception:
@@ -327,7 +354,7 @@ class Warehouse:
     def data_versions(self, table: str, where: Mapping[str, object] | None = None) -> list[str] | None:
         """The distinct published data versions of the rows of `table` selected by `where`, sorted ([] when the
         table does not exist; None when it has no data_version column: not published by an asset)."""
-        if not self.path.exists():
+        if not self.exists():
             return []
         clause, params = _where(where)
         with self.connect(read_only=True) as con:  # one connection for the checks and the read
@@ -428,6 +455,15 @@ class Warehouse:
             return con.execute(f"select * exclude (valid_from, valid_to, scope) from {rows} where scope = ? "
                                f"and valid_from <= $1 and coalesce(valid_to, $1 + 1) > $1".replace("$1", "?"),
                                [scope, found, found, found]).df()
+
+
+def _publishing_stage(wh: Warehouse):
+    """The stage `wh` commits before each connection (COMPASS_PUBLISH_FROM), or None: unset, or inside a publish."""
+    url = settings.publish_from()
+    if url is None or wh._publishing:
+        return None
+    from resources.stage import Stage
+    return Stage(url)
 
 
 def clone_file(source: Path, target: Path) -> None:
@@ -557,4 +593,8 @@ class WarehouseResource(dg.ConfigurableResource):
     path: str = ""
 
     def get(self) -> Warehouse:
+        """The warehouse file; in stage mode (COMPASS_STAGE, a step on a host without it) the stage's view of it."""
+        if settings.stage_url():
+            from resources.stage import StagedWarehouse
+            return StagedWarehouse(settings.stage_url())
         return Warehouse(self.path or None)

@@ -119,7 +119,8 @@ def test_same_data_versions_as_a_local_run(stack, tmp_path):
     """Every published table of the distributed refresh has the data versions of a local `compass run` on the same
     inputs. Red when a worker computes differently, e.g. the duckdb worker started without COMPASS_SMOKE=1."""
     env = {k: v for k, v in stack.env().items() if k not in ("COMPASS_EXECUTOR", "COMPASS_WRITER_POOL",
-                                                             "COMPASS_CELERY_CONFIG", "COMPASS_WRITE_LOG")}
+                                                             "COMPASS_CELERY_CONFIG", "COMPASS_WRITE_LOG",
+                                                             "COMPASS_PUBLISH_FROM", "COMPASS_REMOTE_STEPS")}
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text((ROOT / "dagster.yaml").read_text())
@@ -177,7 +178,72 @@ def test_each_asset_partition_materialized_once(instance):
     assert [label for label, n in counts.items() if n > 1] == []
 
 
+def test_remote_steps_ran_where_the_warehouse_is_not(stack, instance):
+    """Issue 44 item 2: the steps named in COMPASS_REMOTE_STEPS ran on `worker-remote` only, a worker whose working
+    folder holds no warehouse and whose COMPASS_DB cannot exist (its folder would be inside a file); what they staged
+    was committed by the warehouse host (stage.publishes lists each of their tables), and
+    test_same_data_versions_as_a_local_run compares those tables with a local run's. Green in the check of
+    2026-11-29 10:16-10:36 UTC. Not seen red live (a check costs 20 minutes here): red by construction when the
+    executor does not route them (`route` ignoring `remote`: no step on queue remote); a remote step that opened the
+    warehouse (WarehouseResource.get ignoring COMPASS_STAGE) fails on the impossible path, seen red without the
+    stack in tests/pipelines/test_remote_steps.py ("FileExistsError: .../not-a-folder")."""
+    from pipelines.stack import REMOTE_STEPS
+    from resources.warehouse import Warehouse
+
+    runs = [r.run_id for r in instance.get_runs() if "compass/test" not in r.tags]
+    steps = step_events(instance, runs)
+    remote = {key for (_, key), s in steps.items() if s["queue"] == "remote" and s["end"]}
+    assert remote == {k.replace("/", "__") for k in REMOTE_STEPS}, remote
+    workers = {w.split("@")[0] for s in steps.values() if s["queue"] == "remote" for w in s["workers"]}
+    assert workers == {"worker-remote"}, workers
+    pid = stack.pids["worker-remote"]
+    environ = dict(item.split("=", 1) for item in Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+                   if "=" in item)
+    db = Path(environ["COMPASS_DB"])
+    assert environ["COMPASS_STAGE"] == str(stack.stage) and "COMPASS_PUBLISH_FROM" not in environ
+    assert db.parent.is_file() and not db.exists(), db  # no warehouse there, and none can be made
+    cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    assert cwd != ROOT and not list(cwd.rglob("*.duckdb")), cwd
+    published = set(Warehouse(stack.env()["COMPASS_DB"]).query('select distinct "table" from stage.publishes')["table"])
+    assert {"compass.case_benchmarks", "compass.imputation_validation", "compass.variance_explained",
+            "compass.bootstrap_measures"} <= published, published
+
+
 # ---- the writer pool and the faults, on runs of their own ------------------------------------------------------
+
+
+def _messages(error) -> str:
+    """A step failure's error with its causes, as text."""
+    parts = []
+    while error is not None:
+        parts.append(error.message)
+        error = error.cause
+    return " | ".join(parts)
+
+
+def test_stage_unreachable_fails_the_remote_step_in_one_line_and_publishes_nothing(stack, queue, instance):
+    """Shared storage gone (the stage's folder moved away) while a remote step runs: the step fails with one line
+    naming the stage, the run fails, and nothing published changed (checked once the stage is back). Red when stage
+    mode does not check its stage first (`Stage.check` a no-op: the step fails on a missing table, not naming the
+    stage; by construction, not seen live)."""
+    import dagster as dg
+
+    db = stack.env()["COMPASS_DB"]
+    before = versions(db)
+    away = stack.stage.with_name("stage-away")
+    stack.stage.rename(away)
+    try:
+        run_id = queue.submit([dg.AssetKey(["compass", "variance_explained"])], "small_open",
+                              tags={"compass/test": "stage"})
+        status = queue.wait([run_id], RUN_TIMEOUT_S)[run_id]
+    finally:
+        away.rename(stack.stage)
+    assert status == dg.DagsterRunStatus.FAILURE
+    failures = [_messages(r.dagster_event.step_failure_data.error)
+                for r in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_FAILURE)]
+    assert failures and all(f"the stage {stack.stage} is unreachable: no such folder" in f for f in failures), failures
+    assert differences(versions(db), before) == []
+
 
 
 def test_writes_never_overlap_while_steps_do(stack, instance):

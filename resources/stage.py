@@ -1,0 +1,386 @@
+"""Steps that run where the warehouse is not (issue 44, item 2): compute and publish separated by shared storage.
+
+A stage is a folder (locally and in the tests) or an fsspec URL (production: an object store; fsspec is installed,
+its object-store drivers are not, and only folders are tested). Its layout:
+
+    tables/<schema>.<table>/<data_version>/<scope>.parquet    rows a step staged, content-addressed by data version
+                                                              (<scope>: hash of the rows' `where`); never rewritten
+    pending/<ns>-<pid>-<n>.json                               one per staged transaction, not yet published
+    snapshot/<schema>.<table>.json                            the published table: {"path": its Parquet below}
+    snapshot/<schema>.<table>/<relation_version>.parquet      the published table as exported by the warehouse host
+
+A step in stage mode (COMPASS_STAGE on a host without the warehouse file) gets a `StagedWarehouse`: its reads go
+through an in-memory DuckDB connection whose `schema.table` names are views over the published snapshot with every
+pending transaction applied in order (a scoped write replaces its scope's rows, as `Warehouse.write_relation` does),
+and its writes (`resources.publish`: `publish_many`, `publish_staged`; `delete_rows`) stage Parquet plus one pending
+entry per transaction instead. On the warehouse host (COMPASS_PUBLISH_FROM), every warehouse connection first
+commits the pending entries in one transaction (`Stage.publish_pending`: history and the replica as for any write;
+an entry is committed once, recorded in `stage.publishes` in the same transaction, so a publisher killed mid-commit
+rolls back and the next one commits it all), and every write exports the tables it changed to the snapshot
+(`Stage.export`). A stage that cannot be reached is one line naming it (`StageUnavailable`), and nothing is
+published.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+import duckdb
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+
+from resources.warehouse import RANGED_HISTORY, Warehouse, relation_version
+
+PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
+
+
+class StageUnavailable(RuntimeError):
+    """The stage cannot be read or written (one line, naming it)."""
+
+
+class Stage:
+    """One stage: staged rows, pending entries and the published snapshot (module docstring)."""
+
+    def __init__(self, url: str):
+        self.url = url.rstrip("/")
+        self.fs, self.root = fsspec.core.url_to_fs(self.url)
+        self.local = isinstance(self.fs, LocalFileSystem)
+
+    def _unreachable(self, exc: BaseException) -> StageUnavailable:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        return StageUnavailable(f"the stage {self.url} is unreachable: {reason}")
+
+    def _full(self, relative: str) -> str:
+        return f"{self.root}/{relative}"
+
+    def _for_duckdb(self, relative: str) -> str:
+        """Where DuckDB reads a file of the stage: a local path, or a URL of the fsspec filesystem `attach`ed."""
+        if self.local:
+            return self._full(relative)
+        protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
+        return f"{protocol}://{self._full(relative)}"
+
+    def attach(self, con: duckdb.DuckDBPyConnection) -> None:
+        if not self.local:
+            con.register_filesystem(self.fs)
+
+    def check(self) -> None:
+        """StageUnavailable unless the stage's folder exists (it is created by whoever sets the stage up)."""
+        try:
+            found = self.fs.isdir(self.root)
+        except Exception as exc:  # noqa: BLE001 - any driver's error: the one line names the stage
+            raise self._unreachable(exc) from None
+        if not found:
+            raise StageUnavailable(f"the stage {self.url} is unreachable: no such folder")
+
+    # ---- files ---------------------------------------------------------------------------------------------------
+
+    def _put(self, relative: str, write) -> None:
+        """Write a file atomically: `write(local_path)` into a temporary file, moved into place by rename."""
+        target = self._full(relative)
+        folder = os.path.dirname(target) if self.local else None
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        os.close(fd)
+        try:
+            write(tmp)
+            if self.local:
+                os.replace(tmp, target)
+            else:
+                self.fs.put_file(tmp, target + ".tmp")
+                self.fs.mv(target + ".tmp", target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    def write_parquet(self, con: duckdb.DuckDBPyConnection, relation: str, relative: str) -> None:
+        """`relation`'s rows as Parquet at `relative`, unless that path exists (content-addressed: same rows)."""
+        if self.fs.exists(self._full(relative)):
+            return
+        self._put(relative, lambda tmp: con.execute(f"copy (select * from {relation}) to '{tmp}' (format parquet)"))
+
+    def _write_json(self, relative: str, value: object) -> None:
+        self._put(relative, lambda tmp: Path(tmp).write_text(json.dumps(value)))
+
+    def _read_json(self, relative: str) -> object:
+        with self.fs.open(self._full(relative), "r") as f:
+            return json.load(f)
+
+    def _names(self, folder: str, suffix: str = ".json") -> list[str]:
+        try:
+            if not self.fs.isdir(self._full(folder)):
+                return []
+            return sorted(os.path.basename(p) for p in self.fs.ls(self._full(folder), detail=False)
+                          if p.endswith(suffix) and not os.path.basename(p).startswith("."))
+        except Exception as exc:  # noqa: BLE001
+            raise self._unreachable(exc) from None
+
+    # ---- pending transactions and the snapshot --------------------------------------------------------------------
+
+    def add_pending(self, writes: list[dict]) -> str:
+        """One staged transaction: its entry appears whole or not at all (rename), after its Parquet files."""
+        name = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
+        self._write_json(f"pending/{name}", {"writes": writes})
+        return name
+
+    def pending(self) -> list[tuple[str, dict]]:
+        """The pending transactions, oldest first."""
+        self.check()
+        found = []
+        for name in self._names("pending"):
+            try:
+                found.append((name, self._read_json(f"pending/{name}")))
+            except FileNotFoundError:  # published and removed meanwhile
+                continue
+        return found
+
+    def snapshot(self) -> dict[str, str]:
+        """Published table -> the Parquet file (for DuckDB) holding it."""
+        self.check()
+        tables = {}
+        for name in self._names("snapshot"):
+            with contextlib.suppress(FileNotFoundError):
+                tables[name.removesuffix(".json")] = self._for_duckdb(self._read_json(f"snapshot/{name}")["path"])
+        return tables
+
+    def export(self, con: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
+        """The current rows of `tables` to the snapshot, from the warehouse host's open connection: unchanged content
+        keeps its file (named by `relation_version`); a dropped table leaves it. History stays in the warehouse (a
+        step in stage mode that reads history.* finds none: none of the steps routed so far does)."""
+        try:
+            self.check()
+            for table in sorted(tables):
+                if table.startswith(("stage.", "history.")):
+                    continue
+                pointer = f"snapshot/{table}.json"
+                if not Warehouse._exists(con, table):
+                    if self.fs.exists(self._full(pointer)):
+                        self.fs.rm(self._full(pointer))
+                    continue
+                relative = f"snapshot/{table}/{relation_version(con, table)}.parquet"
+                self.write_parquet(con, table, relative)
+                self._write_json(pointer, {"path": relative})
+        except StageUnavailable:
+            raise
+        except (OSError, duckdb.IOException) as exc:
+            raise self._unreachable(exc) from None
+
+    # ---- the publisher (warehouse host) ---------------------------------------------------------------------------
+
+    def publish_pending(self, wh: Warehouse) -> int:
+        """Commit every pending transaction to `wh` in one transaction, oldest first, then drop the entries: the
+        number of entries committed. An entry already committed (listed in stage.publishes: a publisher killed after
+        its commit) is not applied again; a staged write whose data version the scope already holds writes nothing."""
+        entries = self.pending()
+        if not entries:
+            return 0
+        wh._publishing = True
+        try:
+            with wh.connect() as con:
+                self.attach(con)
+                con.execute("create schema if not exists stage")
+                con.execute(f"create table if not exists {PUBLISHES} (entry varchar, \"table\" varchar, "
+                            f"version varchar, published_at timestamp)")
+                done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
+                todo = [(name, entry) for name, entry in entries if name not in done]
+                con.execute("begin transaction")
+                try:
+                    for name, entry in todo:
+                        for write in entry["writes"]:
+                            _commit(wh, con, self, write)
+                            con.execute(f"insert into {PUBLISHES} values (?, ?, ?, now()::timestamp)",
+                                        [name, write["table"], write.get("data_version")])
+                    con.execute("commit")
+                except Exception:
+                    con.execute("rollback")
+                    raise
+                con.execute("checkpoint")
+                self.export(con, wh._touched)
+                wh._touched.clear()
+                for name, _ in entries:
+                    with contextlib.suppress(FileNotFoundError):
+                        self.fs.rm(self._full(f"pending/{name}"))
+        finally:
+            wh._publishing = False
+        return len(todo)
+
+    def rows(self, write: Mapping) -> str:
+        """SQL relation of a staged write's rows, stamped with the run that staged them (the file may be an earlier
+        run's: same data version, same rows)."""
+        source = f"read_parquet('{self._for_duckdb(write['path'])}')"
+        if write.get("run_id") is None:
+            return source
+        return (f"(select * replace ({_literal(write['run_id'])} as run_id, "
+                f"cast({_literal(write['refreshed_at'])} as {write['refreshed_type']}) as refreshed_at) from {source})")
+
+
+def _commit(wh: Warehouse, con: duckdb.DuckDBPyConnection, stage: Stage, write: Mapping) -> None:
+    """Apply one staged write (or delete) inside the publisher's transaction, as the step would have in place."""
+    table, where = write["table"], write["where"]
+    if write["kind"] == "delete":
+        if wh._exists(con, table):
+            con.execute(f"delete from {table} where {_scope(where)}")
+            wh.changed(table)
+        return
+    version = write.get("data_version")
+    if version is not None and table not in RANGED_HISTORY and wh._exists(con, table) and [v for (v,) in con.execute(
+            f"select distinct data_version from {table} where {_scope(where) if where else 'true'}").fetchall()] \
+            == [version]:
+        return  # re-publishing a version the warehouse holds: nothing to write
+    con.execute(f"create or replace temp view staged_rows as select * from {stage.rows(write)}")
+    wh.write_relation(con, table, "staged_rows", where, version if write["history"] else None)
+    con.execute("drop view staged_rows")
+
+
+# ---- stage mode ------------------------------------------------------------------------------------------------
+
+
+class StagedWarehouse(Warehouse):
+    """The warehouse as a step on a host without it sees it (module docstring): reads from the stage's snapshot with
+    the pending transactions applied, writes staged. Never opens, locks or creates a warehouse file."""
+
+    def __init__(self, url: str):
+        super().__init__(Path(tempfile.gettempdir()) / "compass-stage" / hashlib.sha256(url.encode()).hexdigest()[:12]
+                         / "warehouse.duckdb")  # a scratch folder (spill files), never a DuckDB file
+        self.stage = Stage(url)
+        self._writes: list[dict] | None = None
+        # the snapshot, read once (binding ~60 Parquet views costs enough per connection), and every pending entry
+        # seen since: read again when one of them was published (gone from pending) meanwhile
+        self._snapshot: tuple[dict[str, str], set[str]] | None = None
+
+    def exists(self) -> bool:
+        self.stage.check()
+        return True
+
+    @contextlib.contextmanager
+    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        if self._session is not None:
+            if not read_only:
+                raise RuntimeError(f"write to the stage {self.stage.url} inside Warehouse.reading()")
+            yield self._session
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect()
+        try:
+            con.execute("attach ':memory:' as warehouse")
+            con.execute("use warehouse")
+            self.stage.attach(con)
+            entries = self.stage.pending()  # listed before the snapshot is read (`_create_views`)
+            names = {name for name, _ in entries}
+            if self._snapshot is None or self._snapshot[1] - names:
+                self._snapshot = (self.stage.snapshot(), names)
+            self._snapshot[1].update(names)
+            _create_views(con, self.stage, entries, self._snapshot[0])
+            self._writes = []
+            yield con
+            if self._writes:
+                self.stage.add_pending(self._writes)
+        finally:
+            self._writes = None
+            con.close()
+
+    def write_relation(self, con: duckdb.DuckDBPyConnection, table: str, relation: str,
+                       where: Mapping[str, object] | None, history_version: str | None) -> None:
+        """Stage the relation's rows as Parquet (named by their data version and scope) and note the write; the
+        pending entry is written when the connection closes without an error (one entry per transaction)."""
+        if self._writes is None:
+            raise RuntimeError(f"write to {table} outside a connection of the stage {self.stage.url}")
+        columns = {name: kind for name, kind, *_ in con.execute(f"describe {relation}").fetchall()}
+        data_version = history_version
+        if data_version is None and "data_version" in columns:
+            data_version = con.execute(f"select any_value(data_version) from {relation}").fetchall()[0][0]
+        content = data_version or relation_version(con, relation)
+        scope = hashlib.sha256(json.dumps(where or {}, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        path = f"tables/{table}/{content}/{scope}.parquet"
+        write = {"kind": "write", "table": table, "where": dict(where) if where else None, "path": path,
+                 "data_version": data_version, "history": history_version is not None}
+        if {"run_id", "refreshed_at"} <= columns.keys():
+            run_id, refreshed_at = con.execute(f"select any_value(run_id), any_value(refreshed_at)::varchar "
+                                               f"from {relation}").fetchall()[0]
+            if run_id is not None:
+                write.update(run_id=run_id, refreshed_at=refreshed_at, refreshed_type=columns["refreshed_at"])
+        try:
+            self.stage.write_parquet(con, relation, path)
+        except (OSError, duckdb.IOException) as exc:
+            raise self.stage._unreachable(exc) from None
+        self._writes.append(write)
+
+    def delete_rows(self, tables: list[str], where: Mapping[str, object]) -> None:
+        self.stage.check()
+        self.stage.add_pending([{"kind": "delete", "table": t, "where": dict(where)} for t in tables])
+
+    def publish_replica(self) -> Path:
+        raise RuntimeError(f"stage mode ({self.stage.url}): the replica is published on the warehouse host")
+
+
+def _create_views(con: duckdb.DuckDBPyConnection, stage: Stage, entries: list[tuple[str, dict]],
+                  snapshot: Mapping[str, str]) -> None:
+    """Every published table as a view over the snapshot with the pending transactions applied in order. The pending
+    entries are listed before the snapshot is read: an entry published meanwhile is then applied twice (the same
+    rows), never missed."""
+    relations = {table: f"read_parquet('{path}')" for table, path in snapshot.items()}
+    step = 0
+    for _, entry in entries:
+        for write in entry["writes"]:
+            table, where, base = write["table"], write["where"], relations.get(write["table"])
+            if write["kind"] == "delete":
+                if base is not None:
+                    relations[table] = f"(select * from {base} where not ({_scope(where)}))"
+                continue
+            incoming = stage.rows(write)
+            if where is None or base is None:
+                relations[table] = incoming
+                continue
+            step += 1  # materialize the two sides' columns once: the merge casts the incoming rows to the table's
+            con.execute(f"create temp view stage_base_{step} as select * from {base}")
+            con.execute(f"create temp view stage_incoming_{step} as select * from {incoming}")
+            relations[table] = _replaced(con, f"stage_base_{step}", f"stage_incoming_{step}", where)
+    for table, relation in relations.items():
+        schema = table.split(".")[0]
+        con.execute(f"create schema if not exists {schema}")
+        con.execute(f"create view {table} as select * from {relation}")
+
+
+def _replaced(con: duckdb.DuckDBPyConnection, base: str, incoming: str, where: Mapping[str, object]) -> str:
+    """SQL of `base` with the rows selected by `where` replaced by `incoming`, as `Warehouse._insert_own_rows` does:
+    the incoming rows cast to the table's column types, its new columns added (null in the other rows)."""
+    have = {n: t for n, t, *_ in con.execute(f"describe {base}").fetchall()}
+    new = {n: t for n, t, *_ in con.execute(f"describe {incoming}").fetchall()}
+    added = [n for n in new if n not in have]
+    kept = ", ".join([f'"{n}"' for n in have] + [f'null::{_type(new[n])} as "{n}"' for n in added])
+    moved = ", ".join([f'cast("{n}" as {t}) as "{n}"' if n in new else f'null::{t} as "{n}"' for n, t in have.items()]
+                      + [f'"{n}"' for n in added])
+    return (f"(select {kept} from {base} where not ({_scope(where)}) "
+            f"union all select {moved} from {incoming})")
+
+
+def _type(kind: str) -> str:
+    return "varchar" if kind == "NULL" else kind
+
+
+def _scope(where: Mapping[str, object] | None) -> str:
+    """SQL condition: the row is one of the rows selected by `where` (equality; a null never matches, as in the
+    warehouse's `delete ... where`)."""
+    if not where:
+        return "true"
+    return "coalesce(" + " and ".join(f'"{k}" = {_literal(v)}' for k, v in where.items()) + ", false)"
+
+
+def _literal(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+

@@ -1,0 +1,150 @@
+"""Steps without the warehouse file (resources.stage, issue 44 item 2): what a step stages in stage mode and the
+warehouse host publishes is what the step would have written in place, once, all or nothing."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from resources.publish import publish_many
+from resources.stage import PUBLISHES, StagedWarehouse, StageUnavailable
+from resources.warehouse import Warehouse
+from tests.paths import ROOT
+
+CONTEXT = SimpleNamespace(run=SimpleNamespace(run_id="run-1"), log=logging.getLogger("test_stage"))
+A1 = pd.DataFrame({"model_id": ["m1", "m2"], "value": [0.5, 0.25], "n": [1, 2]})
+A2 = pd.DataFrame({"model_id": ["m3"], "value": [0.75], "n": [3.0], "extra": ["e"]})  # n a float, a new column
+W = pd.DataFrame({"k": ["x", "y"], "w": [None, None]})  # an all-null column: stored as a string
+TABLES = ("compass.a", "compass.w", "history.compass_a")
+# A publisher (the first connection to the warehouse at argv[1]) SIGKILLed as it applies the third staged write, in
+# the middle of its one transaction.
+KILLED_PUBLISHER = """
+import os, signal, sys
+from resources import stage
+from resources.warehouse import Warehouse
+real, calls = stage._commit, []
+def dies_on_the_third(*args):
+    calls.append(1)
+    if len(calls) == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*args)
+stage._commit = dies_on_the_third
+Warehouse(sys.argv[1]).table_exists("compass.a")
+"""
+
+
+def _publish_all(wh: Warehouse) -> list[str]:
+    """Scoped writes of two partitions and a whole table without history: their data versions."""
+    results = [publish_many(CONTEXT, wh, {"compass.a": A1}, {"case_id": "c1"}),
+               publish_many(CONTEXT, wh, {"compass.a": A2}, {"case_id": "c2"}),
+               publish_many(CONTEXT, wh, {"compass.w": W}, history=False)]
+    return [r.data_version.value for r in results]
+
+
+def _table(wh: Warehouse, table: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rows (publication time aside: two runs a second apart) and column types of a table."""
+    return wh.query(f"select * exclude (refreshed_at) from {table}"), wh.query(f"describe {table}")
+
+
+@pytest.fixture
+def stage(tmp_path, monkeypatch):
+    folder = tmp_path / "stage"
+    folder.mkdir()
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM", raising=False)
+    monkeypatch.delenv("COMPASS_STAGE", raising=False)
+    return folder
+
+
+def test_staged_then_published_is_the_direct_publish(stage, tmp_path, monkeypatch):
+    """Staged in stage mode and committed by the warehouse host: the same data versions as a direct publish, the same
+    rows, column types and history; the stage-mode step never creates a warehouse file. Red when the stage-mode
+    overlay does not cast a scope's incoming rows to the table's column types (`_replaced` without its cast: `n`
+    read back as a float; seen red), and when the publisher keeps no history (`_commit` passing no version to
+    `write_relation`: seen red)."""
+    direct = Warehouse(tmp_path / "direct.duckdb")
+    expected = _publish_all(direct)
+    remote = StagedWarehouse(str(stage))
+    assert _publish_all(remote) == expected
+    assert not any(p.suffix == ".duckdb" for p in tmp_path.rglob("*")) or \
+        {p.name for p in tmp_path.rglob("*.duckdb")} == {"direct.duckdb"}
+    for table in ("compass.a", "compass.w"):  # stage-mode reads: the pending writes applied, before any publish
+        pd.testing.assert_frame_equal(remote.query(f"select * exclude (refreshed_at) from {table}"),
+                                      _table(direct, table)[0])
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    for table in TABLES:  # the first connection on the host commits them
+        for mine, theirs in zip(_table(host, table), _table(direct, table), strict=True):
+            pd.testing.assert_frame_equal(mine, theirs)
+    assert len(host.query(f"select * from {PUBLISHES}")) == 3 and not os.listdir(stage / "pending")
+    for table in ("compass.a", "compass.w"):  # and stage mode now reads the host's export
+        pd.testing.assert_frame_equal(remote.query(f"select * exclude (refreshed_at) from {table}"),
+                                      _table(direct, table)[0])
+
+
+def test_overlay_replaces_a_scope_and_deletes_and_republishing_is_a_no_op(stage, tmp_path, monkeypatch):
+    """Over a published snapshot, a pending scoped write replaces that scope's rows only and a pending delete removes
+    its rows; the same version staged again publishes nothing (no new history row). Red when the overlay keeps the
+    replaced scope's old rows (`_replaced` without its `where not`: seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    _publish_all(host)  # published in place: exported to the stage
+    remote = StagedWarehouse(str(stage))
+    changed = A1.assign(value=[0.1, 0.2])
+    publish_many(CONTEXT, remote, {"compass.a": changed}, {"case_id": "c1"})
+    read = remote.read("compass.a").sort_values(["case_id", "model_id"])
+    assert read["value"].tolist() == [0.1, 0.2, 0.75] and read["extra"].tolist()[-1] == "e"
+    remote.delete_rows(["compass.a"], {"case_id": "c2"})
+    assert remote.read("compass.a")["case_id"].unique().tolist() == ["c1"]
+    again = publish_many(CONTEXT, remote, {"compass.a": changed}, {"case_id": "c1"})
+    assert again.metadata["unchanged"] is True and len(os.listdir(stage / "pending")) == 2  # over the overlay
+    assert host.read("compass.a")["value"].sort_values().tolist() == [0.1, 0.2]  # published: c1 replaced, c2 gone
+    history, published = len(host.read("history.compass_a")), len(host.read(PUBLISHES))
+    rows = host.read("compass.a", {"case_id": "c1"})  # the same version staged again, e.g. by a re-executed step
+    remote.replace("compass.a", rows, {"case_id": "c1"}, rows["data_version"].iloc[0])
+    assert len(host.read(PUBLISHES)) == published + 1 and len(host.read("history.compass_a")) == history
+    assert host.read("compass.a")["value"].sort_values().tolist() == [0.1, 0.2]
+
+
+def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage, tmp_path, monkeypatch):
+    """A publisher SIGKILLed in the middle of its transaction leaves the warehouse as it was and the entries pending;
+    the next commits them all, and entries it finds again after a kill between commit and cleanup are not applied
+    twice. Red when each entry is committed in a transaction of its own (seen red: compass.a published without
+    compass.w), and when the publisher does not look committed entries up in stage.publishes (seen red)."""
+    remote = StagedWarehouse(str(stage))
+    _publish_all(remote)
+    kept = tmp_path / "kept"
+    shutil.copytree(stage / "pending", kept)
+    host = Warehouse(tmp_path / "host.duckdb")
+    killed = subprocess.run([sys.executable, "-c", KILLED_PUBLISHER, str(host.path)], cwd=ROOT, capture_output=True,
+                            env={**os.environ, "COMPASS_PUBLISH_FROM": str(stage), "PYTHONPATH": str(ROOT)})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert not host.table_exists("compass.a") and not host.table_exists("compass.w")
+    assert len(os.listdir(stage / "pending")) == 3
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    history = host.read("history.compass_a")
+    assert len(host.read("compass.a")) == 3 and len(host.read("compass.w")) == 2
+    for name in os.listdir(kept):  # a publisher killed after its commit, before it removed the entries
+        shutil.copy(kept / name, stage / "pending" / name)
+    assert len(host.read("history.compass_a")) == len(history) == 3
+    assert len(host.query(f"select * from {PUBLISHES}")) == 3 and not os.listdir(stage / "pending")
+
+
+def test_an_unreachable_stage_is_one_line_naming_it_and_nothing_is_published(stage, tmp_path, monkeypatch):
+    """Host and stage mode: one line naming the stage; the host's warehouse file is not even created."""
+    missing = str(tmp_path / "gone")
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", missing)
+    host = Warehouse(tmp_path / "host" / "warehouse.duckdb")
+    with pytest.raises(StageUnavailable) as raised:
+        host.query("select 1")
+    assert str(raised.value) == f"the stage {missing} is unreachable: no such folder"
+    assert not host.path.exists()
+    with pytest.raises(StageUnavailable, match=f"the stage {missing} is unreachable"):
+        StagedWarehouse(missing).read("compass.a")
