@@ -69,3 +69,28 @@ def test_noise_sd_of_a_rate_and_of_the_min_over_contexts():
     assert outcome_noise_sd(1000, "robust", 4) == pytest.approx(0.5 * np.sqrt(4 / 1000))
     with pytest.raises(ValueError):
         outcome_noise_sd(0)
+
+
+def test_outcome_rows_join_the_table_ranked_with_the_cells_outside_the_greedy_batch_and_are_printed():
+    """Three models, one unmeasured cell each: the outcome rows (kind 'outcome') are ranked with the cells by value,
+    never in a greedy batch, and `compass next-evals` prints the one worth most with its price."""
+    from compass.mlcompass.next_evaluations_decision import next_evaluations_table, short_list
+    from pipelines.next_evals_cli import report
+
+    draws = _draws(0.06, b=200)
+    cols = ["a", "b"]
+    completed = pd.DataFrame([[0.9, 0.8], [0.85, 0.7], [0.3, 0.2]], index=MODELS, columns=cols)
+    sd = pd.DataFrame([[0.0, 0.1], [0.0, 0.1], [0.0, 0.1]], index=MODELS, columns=cols)
+    gradient = pd.DataFrame(0.5, index=MODELS, columns=cols)
+    usd = pd.DataFrame(2.0, index=MODELS, columns=cols)
+    outcomes = outcome_values(draws, MODELS, pd.Series([0.5, 0.4, 0.1], index=MODELS), outcome_noise_sd(1000))
+    table = next_evaluations_table(draws, completed, sd, gradient, usd, k_max=3, n_nodes=32, outcomes=outcomes)
+    assert table["kind"].value_counts().to_dict() == {"cell": 3, "outcome": 3}
+    assert list(table["rank"]) == list(range(1, 7)) and table["expected_reduction"].is_monotonic_decreasing
+    outcome = table[table["kind"] == "outcome"].set_index("model_id")
+    assert (outcome[["greedy_step", "greedy_step_per_usd"]] == 0).all().all()
+    assert outcome.loc["second", "expected_reduction"] > table.loc[table["kind"] == "cell", "expected_reduction"].max()
+    chosen, _ = short_list(table, 5)
+    assert set(chosen["kind"]) == {"cell"}
+    text = report("c", "s", table.assign(pick="lead", pick_p_rank1=0.6, pick_rank_lo=1, pick_rank_hi=2), 5, None)
+    assert "outcome directly" in text and "second" in text.split("outcome directly")[1] and "$0.40" in text
