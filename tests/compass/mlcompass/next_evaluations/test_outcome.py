@@ -40,7 +40,7 @@ def test_value_is_the_normal_normal_preposterior_for_gaussian_draws(noise):
 
 
 def test_more_spread_in_the_draws_is_worth_more_and_noise_washes_it_out():
-    sharp, wide = _draws(0.02), _draws(0.06)
+    sharp, wide = _draws(0.02, b=200), _draws(0.06, b=200)
     assert _value(wide, 0.02) > 2 * _value(sharp, 0.02)
     perfect = float(np.maximum(wide[:, 1], 1.0).mean() - 1.0)  # s -> 0: perfect information about S(second)
     assert _value(wide, 1e-4) == pytest.approx(perfect, rel=0.02)
