@@ -33,7 +33,7 @@ def _body(cost_rows: list[dict]) -> dict[str, bytes]:
             "cost_2026_06_25.csv": _csv(cost_rows)}
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.fixed_dictionaries({f: NUMBER for f in COST_FIELDS}), min_size=1, max_size=len(MODELS)))
 def test_every_published_token_profile_and_cost_is_finite_or_nan(rows):
     cost_rows = [{"model": m, **{f: str(v) for f, v in row.items()}} for m, row in zip(MODELS, rows)]
