@@ -99,7 +99,8 @@ def main() -> None:
     print(f"SEMI-SYNTHETIC world: {x.shape[0]} priced models x {x.shape[1]} benchmarks, "
           f"{x.isna().to_numpy().mean():.0%} missing ({for_sale.sum()} cells for sale), "
           f"imputation rank {rank} (fixed), {MAX_ITER} PCA-EM passes, lam {args.lam}, r {r:g} (agent {r if agent_r is None else agent_r:g}), "
-          f"sd scale {args.sd_scale:g}, hidden leaders {args.hide_leaders}, budget ${budget:g} (10 median cells); {args.seeds} seeds; "
+          f"sd scale {args.sd_scale:g}, hidden leaders {args.hide_leaders}, budget ${budget:g} (10 median cells); "
+          f"{args.seeds} seeds; "
           f"{'heavy' if heavy else 'light'}{'; ABLATION: every column for sale' if args.sell_all else ''}; "
           f"columns {', '.join(x.columns)}")
     runs = pd.concat([run_seed(x, usd, np.log10(price), args.lam, rank, seed, ks=ks, budgets=(budget,),

@@ -38,7 +38,8 @@ TABLE_COLUMNS = ["model_id", "benchmark", "predicted", "cell_sd", "gradient", "e
                  "p_wrong_after_se", "p_wrong_after_per_usd_se", "noise_correlation", "kind", "n_queries",
                  "outcome_sd"]  # kind: 'cell' | 'outcome' (`next_evaluations_outcome`; n_queries, outcome_sd its own)
 ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured"]
-_TEXT = {"kind", "model_id", "benchmark", "pick_now", "pick_if_high", "pick_if_low", "pick", "pick_before", "pick_after"}
+_TEXT = {"kind", "model_id", "benchmark", "pick_now", "pick_if_high", "pick_if_low", "pick", "pick_before",
+         "pick_after"}
 _WHOLE = {"rank", "rank_per_usd", "greedy_step", "greedy_step_per_usd"}
 
 

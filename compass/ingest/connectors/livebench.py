@@ -128,4 +128,5 @@ def task_costs(cost: pd.DataFrame, categories: dict[str, list[str]]) -> pd.DataF
         return pd.DataFrame(columns=columns)
     out = pd.concat(frames, ignore_index=True)[columns]
     profile = out[list(TASK_COST_COLUMNS)]
-    return out.assign(**profile.where(np.isfinite(profile.astype(float))))  # a sum or product past float range: NaN, never inf
+    # a sum or product past float range: NaN, never inf
+    return out.assign(**profile.where(np.isfinite(profile.astype(float))))
