@@ -1,7 +1,8 @@
 """What to measure next to settle each decision (issue 49), partitioned like the decisions (case x scenario).
 
 compass.next_evaluations: every unmeasured (model, benchmark) cell of a board's models with its expected drop in
-the decision's regret, its USD price, both ranks and the greedy batches (`compass.mlcompass.next_evaluations`).
+the decision's regret, its USD price, both ranks and the greedy batches (`compass.mlcompass.next_evaluations`), and
+(kind 'outcome') a new outcome evaluation of each model (`compass.mlcompass.next_evaluations_outcome`).
 compass.next_evaluations_answered: the loop closing. Cells the previous version suggested that the catalog now
 measures (a scores file in the inbox or the sources), with the decision's uncertainty before (stored with the
 suggestion) and after (compass.rank_uncertainty now): P(rank 1) of the pick and its 90 % rank interval. A refresh
@@ -26,7 +27,8 @@ from resources.warehouse import WarehouseResource
 # 2: per-model slopes shrunk toward the pooled slope; 3: per-task LiveBench prices from the case's own price table,
 # correlated cells, P(wrong)'s standard error (review of issue 49); 4: vote / agentic columns not for sale, P(wrong)'s
 # SE without the finite-population correction, r clipped where read (second review of issue 49)
-CODE_VERSION = "compass-next-evaluations-4"
+# 5: outcome-evaluation candidates (kind 'outcome') beside the cells
+CODE_VERSION = "compass-next-evaluations-5"
 KEY = dg.AssetKey(["compass", "next_evaluations"])
 TABLES = ("compass.next_evaluations", "compass.next_evaluations_answered")
 ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured", "pick_before", "p_rank1_before",
@@ -73,7 +75,7 @@ def next_evaluations(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     answered_rows = new if len(new) or kept.empty else kept[ANSWERED_COLUMNS]
     table = (empty_table(TABLE_COLUMNS) if inputs.draws is None else
              next_evaluations_table(inputs.draws, inputs.completed, inputs.cell_sd, inputs.gradient, inputs.cell_usd,
-                                    correlation=inputs.correlation))
+                                    correlation=inputs.correlation, outcomes=inputs.outcomes))
     table = table.assign(pick=inputs.pick["model_id"], pick_p_rank1=inputs.pick["p_rank1"],
                          pick_rank_lo=inputs.pick["rank_lo"], pick_rank_hi=inputs.pick["rank_hi"])
     head = table.head(3)

@@ -3,7 +3,8 @@
 Prints the decision now (the board's pick, its P(rank 1) and 90 % rank interval, and the chance that the
 posterior-mean pick is not the best), the short list of the greedy batch (by expected regret drop, or by drop per
 USD under --budget: the cells of that order that still fit), each cell's price and the pick if it came back high
-(its predictive 90th percentile) or low (10th), and the chance of a wrong pick after the batch.
+(its predictive 90th percentile) or low (10th), and the chance of a wrong pick after the batch; then the outcome
+evaluations worth most (a model's utility measured directly, `next_evaluations_outcome`), each valued on its own.
 Every mistake in a flag is one line on stderr and exit code 2 (`pipelines.cli.main`).
 """
 
@@ -14,10 +15,11 @@ import math
 
 import pandas as pd
 
-from compass.mlcompass.next_evaluations_decision import p_wrong_se, short_list
+from compass.mlcompass.next_evaluations_decision import outcome_list, p_wrong_se, short_list
 from pipelines.formatting import number, pct, usd
 
 DEFAULT_K = 5
+OUTCOME_SHOWN = 3  # outcome evaluations printed after the cells
 
 
 def _flags(args: argparse.Namespace, usage_error: type[Exception]) -> tuple[int, float | None]:
@@ -44,10 +46,11 @@ def report(case: str, scenario: str, table: pd.DataFrame, k: int, budget: float 
              f"{head['pick_now']} is not the best with probability {pct(head['p_wrong_now'], default_decimals=0)}."]
     chosen, wrong = short_list(table, k, budget)
     if chosen.empty:
-        cheapest = table.loc[table["expected_reduction"] > 0, "cost_usd"].min()
+        cells = table[table["kind"] == "cell"] if "kind" in table else table
+        cheapest = cells.loc[cells["expected_reduction"] > 0, "cost_usd"].min()
         lines.append("No unmeasured cell is expected to change this decision." if budget is None or pd.isna(cheapest)
                      else f"No cell worth measuring fits {usd(budget)}; the cheapest costs {usd(cheapest)}.")
-        return "\n".join(lines)
+        return "\n".join(lines + outcome_lines(table, k, budget))
     by = "expected regret drop per USD" if budget is not None else "expected regret drop"
     lines.append(f"Measure ({by}, greedy; 'if high/low': the pick if the score came back at its 90th/10th percentile):")
     rows = [(str(i), r.model_id, r.benchmark, number(r.predicted), number(r.expected_reduction, 2), usd(r.cost_usd),
@@ -63,7 +66,22 @@ def report(case: str, scenario: str, table: pd.DataFrame, k: int, budget: float 
                  + (f" (budget {usd(budget)})" if budget is not None else "") + after + ".")
     if len(chosen) < k:
         lines.append(f"Only {len(chosen)} cells add value or fit; the others would not move this decision.")
-    return "\n".join(lines)
+    return "\n".join(lines + outcome_lines(table, k, budget))
+
+
+def outcome_lines(table: pd.DataFrame, k: int, budget: float | None) -> list[str]:
+    """The outcome evaluations worth most (`outcome_list`), each on its own; nothing when none has value."""
+    rows = outcome_list(table, min(k, OUTCOME_SHOWN), budget)
+    if rows.empty:
+        return []
+    head = rows.iloc[0]
+    lines = [f"Or evaluate one model's outcome directly (each on its own, not a batch; {int(head['n_queries'])} "
+             f"queries of the case's outcome data sets, outcome sd {number(head['outcome_sd'], 3)}):"]
+    body = [(r.model_id, number(r.predicted), number(r.expected_reduction, 2), usd(r.cost_usd), r.pick_if_high,
+             r.pick_if_low) for r in rows.itertuples()]
+    header = ("model", "score now", "regret drop", "cost", "pick if high", "pick if low")
+    widths = [max(len(row[j]) for row in [header, *body]) for j in range(len(header))]
+    return lines + ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in [header, *body]]
 
 
 def cmd_next_evals(args: argparse.Namespace) -> int:

@@ -1,6 +1,8 @@
 """What `compass.next_evaluations` reads for one case x scenario (issue 49): the board, its bootstrap score draws,
 the case's benchmark matrix with the imputation's calibrated predictive sd, the score's gradient in every cell and
-each cell's USD price (`compass.mlcompass.evaluation_costs`, eq. (1)).
+each cell's USD price (`compass.mlcompass.evaluation_costs`, eq. (1)); for a learned utility, every model's
+outcome-evaluation candidate (`compass.mlcompass.next_evaluations_outcome`: its value from the same draws, priced
+at the case's workload tokens).
 
 Prices (`evaluation_costs`, eq. (1)): questions and tokens per question of each benchmark from LiveBench's per-task
 cost columns on raw.benchmark_scores, a model's token prices from the case's own price table (compass.case_prices,
@@ -20,6 +22,7 @@ from compass.mlcompass.case_study import CaseStudy
 from compass.mlcompass.evaluation_costs import benchmark_profiles, cell_costs, token_prices
 from compass.mlcompass.next_evaluations import clip_correlation
 from compass.mlcompass.next_evaluations_decision import measure_slopes, score_gradient
+from compass.mlcompass.next_evaluations_outcome import OUTCOME_QUERIES, outcome_costs, outcome_noise_sd, outcome_values
 from compass.mlcompass.rank_uncertainty import imputation_noise, replicate_scores
 from resources import readers
 from resources.configs import scenario_for
@@ -39,6 +42,7 @@ class NextEvaluationInputs:
     cell_usd: pd.DataFrame | None
     correlation: float  # r of (2r) of `next_evaluations`: the case's within-model error correlation, clipped once here
     pick: dict  # the decision now: model_id, p_rank1, rank_lo, rank_hi of the board's rank 1
+    outcomes: pd.DataFrame | None = None  # outcome-evaluation candidates (`next_evaluations_outcome`); None: no outcome
 
 
 def read_inputs(wh: Warehouse, case: CaseStudy, scenario_name: str) -> NextEvaluationInputs | None:
@@ -65,7 +69,12 @@ def read_inputs(wh: Warehouse, case: CaseStudy, scenario_name: str) -> NextEvalu
     prices = token_prices(wh.read("compass.case_prices", {"case_id": case.case_id}), models)
     usd = cell_costs(benchmark_profiles(x.columns, scores), prices)
     r = clip_correlation(readers.noise_correlation(wh, case.case_id))
-    return NextEvaluationInputs(board, draws, observed, completed, sd, gradient, usd, r, _pick(wh, where, models[0]))
+    outcomes = None
+    if case.utility.source != "weights" and not scenario.utility_weights:  # a learned utility: an outcome to observe
+        noise = outcome_noise_sd(OUTCOME_QUERIES, scenario.aggregation, len(replicates.groups))
+        outcomes = outcome_values(draws, pd.Index(models), outcome_costs(prices, case.cost.workload), noise)
+    return NextEvaluationInputs(board, draws, observed, completed, sd, gradient, usd, r, _pick(wh, where, models[0]),
+                                outcomes)
 
 
 def _pick(wh: Warehouse, where: dict, leader: str) -> dict:

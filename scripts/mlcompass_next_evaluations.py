@@ -19,9 +19,11 @@ COMPASS_HEAVY=1: every benchmark with >= MIN_MODELS priced models, 30 seeds, k =
 knows it; default 0, independent cells; frontier_api's leave-pattern-out estimate is 0.26); clipped to
 [0, MAX_CORRELATION] here, once. Misspecified worlds: --agent-correlation r' (the agent assumes r' instead),
 --sd-scale s (the truth's deviations s times the agent's predictive sd).
+--hide-leaders N: the harder world, the true top N models' rows 82 % unobserved (as frontier_api's leaders), their
+hidden cells' truth the real scores (`next_evaluations_simulation`, "Hidden leaders").
 
 Usage: PYTHONPATH=. .venv/bin/python scripts/mlcompass_next_evaluations.py [--seeds N] [--lam 0.1] [--ks 5 10 20]
-       [--correlation 0.26] [--agent-correlation 0] [--sd-scale 1.5] [--sell-all]
+       [--correlation 0.26] [--agent-correlation 0] [--sd-scale 1.5] [--sell-all] [--hide-leaders 10]
 """
 
 from __future__ import annotations
@@ -81,7 +83,11 @@ def main() -> None:
     parser.add_argument("--sd-scale", type=float, default=1.0, help="truth's deviations / agent's sd (misspecified)")
     parser.add_argument("--sell-all", action="store_true",
                         help="ablation: price vote and agentic columns as typical questions (the earlier rule)")
+    parser.add_argument("--hide-leaders", type=int, default=0,
+                        help="the true top N models' rows 82 %% unobserved (the harder world; default 0: none)")
     args = parser.parse_args()
+    if args.hide_leaders < 0:
+        parser.error(f"--hide-leaders must be >= 0, got {args.hide_leaders}")
     r = clip_correlation(args.correlation)
     agent_r = None if args.agent_correlation is None else clip_correlation(args.agent_correlation)
     start = time.time()
@@ -93,16 +99,18 @@ def main() -> None:
     print(f"SEMI-SYNTHETIC world: {x.shape[0]} priced models x {x.shape[1]} benchmarks, "
           f"{x.isna().to_numpy().mean():.0%} missing ({for_sale.sum()} cells for sale), "
           f"imputation rank {rank} (fixed), {MAX_ITER} PCA-EM passes, lam {args.lam}, r {r:g} (agent {r if agent_r is None else agent_r:g}), "
-          f"sd scale {args.sd_scale:g}, budget ${budget:g} (10 median cells); {args.seeds} seeds; "
+          f"sd scale {args.sd_scale:g}, hidden leaders {args.hide_leaders}, budget ${budget:g} (10 median cells); "
+          f"{args.seeds} seeds; "
           f"{'heavy' if heavy else 'light'}{'; ABLATION: every column for sale' if args.sell_all else ''}; "
           f"columns {', '.join(x.columns)}")
     runs = pd.concat([run_seed(x, usd, np.log10(price), args.lam, rank, seed, ks=ks, budgets=(budget,),
                                max_iter=MAX_ITER, correlation=r, sd_scale=args.sd_scale,
-                               agent_correlation=agent_r)
+                               agent_correlation=agent_r, hide_leaders=args.hide_leaders)
                       for seed in range(args.seeds)], ignore_index=True)
     table = compare(runs)
-    wrong = int((runs.groupby("seed")["regret_none"].first() > 0).sum())
-    print(f"seeds whose pick with nothing measured is not the true best: {wrong} of {args.seeds}")
+    none = runs.groupby("seed")["regret_none"].first()
+    print(f"seeds whose pick with nothing measured is not the true best: {int((none > 0).sum())} of {args.seeds}; "
+          f"regret with nothing measured {none.mean():.4g} (SE {none.std(ddof=1) / np.sqrt(len(none)):.2g})")
     with pd.option_context("display.width", 250, "display.max_columns", 30, "display.float_format", "{:.4g}".format):
         print(table.to_string(index=False))
     print(f"{time.time() - start:.1f} s")

@@ -28,15 +28,18 @@ import numpy as np
 import pandas as pd
 
 from compass.mlcompass.next_evaluations import cell_values, finite_difference_gradient, greedy_batch
+from compass.mlcompass.next_evaluations_outcome import OUTCOME_BENCHMARK, OUTCOME_QUERIES
 
 Z90 = 1.2815515655446004  # Phi^-1(0.9): "high" and "low" are the predictive 90th and 10th percentiles
 K_MAX = 20  # greedy batches are stored up to this many cells (the command's --k takes a prefix)
 TABLE_COLUMNS = ["model_id", "benchmark", "predicted", "cell_sd", "gradient", "expected_reduction", "cost_usd",
                  "value_per_usd", "rank", "rank_per_usd", "greedy_step", "greedy_step_per_usd", "p_wrong_after",
                  "p_wrong_after_per_usd", "p_wrong_now", "pick_now", "pick_if_high", "pick_if_low", "p_wrong_now_se",
-                 "p_wrong_after_se", "p_wrong_after_per_usd_se", "noise_correlation"]
+                 "p_wrong_after_se", "p_wrong_after_per_usd_se", "noise_correlation", "kind", "n_queries",
+                 "outcome_sd"]  # kind: 'cell' | 'outcome' (`next_evaluations_outcome`; n_queries, outcome_sd its own)
 ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured"]
-_TEXT = {"model_id", "benchmark", "pick_now", "pick_if_high", "pick_if_low", "pick", "pick_before", "pick_after"}
+_TEXT = {"kind", "model_id", "benchmark", "pick_now", "pick_if_high", "pick_if_low", "pick", "pick_before",
+         "pick_after"}
 _WHOLE = {"rank", "rank_per_usd", "greedy_step", "greedy_step_per_usd"}
 
 
@@ -106,15 +109,20 @@ def what_if(mu: np.ndarray, models: pd.Index, cells: pd.DataFrame) -> pd.DataFra
 
 def next_evaluations_table(score_draws: np.ndarray, completed: pd.DataFrame, cell_sd: pd.DataFrame,
                            gradient: pd.DataFrame, cell_usd: pd.DataFrame, k_max: int = K_MAX,
-                           n_nodes: int = 64, seed: int = 0, correlation: float = 0.0) -> pd.DataFrame:
+                           n_nodes: int = 64, seed: int = 0, correlation: float = 0.0,
+                           outcomes: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every unmeasured cell of the board's models: its expected regret drop (`cell_values`, eq. (3)), cost, both
     ranks, its step in the greedy batch by value and by value per USD (up to k_max cells; 0 = not in it) with
     P(pick wrong) after that step with its standard error over the nodes, and the what-if picks; correlation: the
-    within-model correlation r of the cells' imputation errors (eq. (2r) of `next_evaluations`). TABLE_COLUMNS, in
-    rank order. Empty when nothing is unmeasured."""
+    within-model correlation r of the cells' imputation errors (eq. (2r) of `next_evaluations`). outcomes: the
+    outcome-evaluation candidates (`next_evaluations_outcome.outcome_values`), one row per model of kind
+    'outcome' (benchmark OUTCOME_BENCHMARK, predicted = the model's posterior-mean score, in no greedy batch),
+    ranked with the cells by value and by value per USD. TABLE_COLUMNS, in rank order. Empty when nothing is
+    unmeasured."""
     values = cell_values(score_draws, cell_sd, gradient, cell_usd, n_nodes=n_nodes, correlation=correlation)
     if values.empty:
         return empty_table(TABLE_COLUMNS)
+    values = values.assign(kind="cell", n_queries=np.nan, outcome_sd=np.nan)
     table = values.rename(columns={"value": "expected_reduction", "rank_value": "rank"})
     reduction = table["expected_reduction"]
     table["expected_reduction"] = reduction.where(reduction > 1e-12, 0.0)  # round-off of (3) at a value of 0
@@ -134,7 +142,27 @@ def next_evaluations_table(score_draws: np.ndarray, completed: pd.DataFrame, cel
         table[step_col] = table[step_col].fillna(0).astype(int)
     mu = np.asarray(score_draws, dtype=float).mean(axis=0)
     table = table.join(what_if(mu, cell_sd.index, table)).assign(noise_correlation=float(correlation))
+    if outcomes is not None and len(outcomes):
+        table = pd.concat([table, _outcome_rows(outcomes, table, pd.Series(mu, index=cell_sd.index))],
+                          ignore_index=True)
+        table["rank"] = table["expected_reduction"].rank(ascending=False, method="first").astype(int)
+        table["rank_per_usd"] = table["value_per_usd"].rank(ascending=False, method="first").astype(int)
     return table.sort_values("rank").reset_index(drop=True)[TABLE_COLUMNS]
+
+
+def _outcome_rows(outcomes: pd.DataFrame, cells: pd.DataFrame, mu: pd.Series) -> pd.DataFrame:
+    """`outcome_values` rows in the table's columns (`next_evaluations_table`): no greedy step, no cell spread."""
+    value = outcomes["value"].where(outcomes["value"] > 1e-12, 0.0)
+    first = cells.iloc[0]
+    return pd.DataFrame({
+        "kind": "outcome", "model_id": outcomes["model_id"], "benchmark": OUTCOME_BENCHMARK,
+        "predicted": mu.reindex(outcomes["model_id"]).to_numpy(), "cell_sd": np.nan, "gradient": np.nan,
+        "expected_reduction": value, "cost_usd": outcomes["cost_usd"],
+        "value_per_usd": (value / outcomes["cost_usd"].where(outcomes["cost_usd"] > 0)).fillna(0.0),
+        "greedy_step": 0, "greedy_step_per_usd": 0, "pick_if_high": outcomes["pick_if_high"],
+        "pick_if_low": outcomes["pick_if_low"], "n_queries": float(OUTCOME_QUERIES),
+        "outcome_sd": outcomes["outcome_sd"],
+        **{c: first[c] for c in ("p_wrong_now", "p_wrong_now_se", "pick_now", "noise_correlation")}})
 
 
 def short_list(table: pd.DataFrame, k: int, budget: float | None = None) -> tuple[pd.DataFrame, float | None]:
@@ -155,6 +183,17 @@ def short_list(table: pd.DataFrame, k: int, budget: float | None = None) -> tupl
         chosen = order.loc[keep]
     prefix = len(chosen) > 0 and list(chosen[step]) == list(range(1, len(chosen) + 1))
     return chosen, float(chosen[wrong].iloc[-1]) if prefix else None
+
+
+def outcome_list(table: pd.DataFrame, n: int, budget: float | None = None) -> pd.DataFrame:
+    """From a `next_evaluations_table`: the n outcome evaluations worth most (by value; with a budget, by value per
+    USD among those within it), positive value only; no rows for a table published before they were."""
+    if "kind" not in table:
+        return table.iloc[:0]
+    rows = table[(table["kind"] == "outcome") & (table["expected_reduction"] > 0)]
+    if budget is not None:
+        rows = rows[rows["cost_usd"] <= budget + 1e-9].sort_values("rank_per_usd")
+    return rows.sort_values("rank").head(n) if budget is None else rows.head(n)
 
 
 def p_wrong_se(chosen: pd.DataFrame, budget: float | None) -> float:

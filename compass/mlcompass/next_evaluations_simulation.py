@@ -30,6 +30,14 @@ Well-specified by construction: the world draws the truth from exactly the distr
 assumes (same imputation, same predictive sd, same r), which is the setting VOI is optimal in. Misspecified worlds
 (`make_world`'s sd_scale, agent_correlation): the truth's deviations are sd_scale times wider than the agent's
 predictive sd, or the agent assumes a correlation other than the world's.
+
+Hidden leaders (`make_world`'s hide_leaders = N): the real nuisance at the top of frontier_api, whose leaders' rows
+are ~82 % imputed. After the truth is drawn, the N models with the best true scores keep only
+1 - LEADER_MISSING_SHARE of their row observed (at least LEADER_KEPT cells, chosen at random); the cells hidden are
+real measurements, so their truth is the real score, not a draw from the agent's predictive distribution (the
+agent's imputation of a sparse leader row is misspecified as the real one is). Hidden cells are for sale when their
+column is. Which rows are leaders is the world's choice, not a strategy's: strategies still see only the observed
+cells (a sparse row is what the real frontier looks like).
 """
 
 from __future__ import annotations
@@ -46,6 +54,8 @@ from compass.mlcompass.rank_uncertainty import imputation_draw
 STRATEGIES = ("voi", "random", "uncertain", "top2", "top5", "cheapest")
 RUN_COLUMNS = ["seed", "setting", "strategy", "n_revealed", "spend_usd", "regret", "regret_none", "changed"]
 TOP_MODELS = 5  # "top5": the current top this many models
+LEADER_MISSING_SHARE = 0.82  # hidden leaders: the share of a leader's row unobserved (frontier_api's leaders)
+LEADER_KEPT = 2  # hidden leaders: cells of a leader's row kept observed at least
 
 
 @dataclass(frozen=True)
@@ -88,11 +98,11 @@ def streams(seed: int) -> list[np.random.SeedSequence]:
 
 def make_world(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, lam: float, rank: int,
                seed: int, max_iter: int = 500, correlation: float = 0.0, sd_scale: float = 1.0,
-               agent_correlation: float | None = None) -> World:
+               agent_correlation: float | None = None, hide_leaders: int = 0) -> World:
     """The world of one seed (module docstring): missing cells of x_raw filled with imputation + N(0, (sd_scale
     sd)^2), equicorrelated within a model (r = correlation, in [0, MAX_CORRELATION]: clip it where it is read); the
     agent assumes agent_correlation (None: the world's). max_iter: PCA-EM passes of every imputation (the agent's
-    too)."""
+    too). hide_leaders: the true top this many models' rows mostly hidden (module docstring, "Hidden leaders")."""
     r = check_correlation(correlation)
     imp = impute_low_rank(x_raw, rank=rank, max_iter=max_iter)
     sd = predictive_sd(x_raw, imp.completed, rank)
@@ -101,7 +111,24 @@ def make_world(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series
     truth = truth.where(x_raw.isna(), x_raw)
     weights = 1.0 / (x_raw.shape[1] * x_raw.std(axis=0))
     assumed = r if agent_correlation is None else check_correlation(agent_correlation)
-    return World(truth, x_raw, cell_usd, weights, lam * log_price.reindex(x_raw.index), rank, max_iter, r, assumed)
+    penalty = lam * log_price.reindex(x_raw.index)
+    observed = x_raw
+    if hide_leaders > 0:
+        true = truth.to_numpy() @ weights.to_numpy() - penalty.to_numpy()
+        observed = hide_leader_cells(x_raw, np.argsort(-true, kind="stable")[:hide_leaders], rng)
+    return World(truth, observed, cell_usd, weights, penalty, rank, max_iter, r, assumed)
+
+
+def hide_leader_cells(x_raw: pd.DataFrame, leaders: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
+    """x_raw with each leader row's observed cells hidden at random until LEADER_MISSING_SHARE of the row is missing,
+    keeping at least LEADER_KEPT observed (module docstring, "Hidden leaders")."""
+    out = x_raw.copy()
+    keep = max(LEADER_KEPT, int(np.floor((1 - LEADER_MISSING_SHARE) * x_raw.shape[1])))
+    for row in leaders:
+        seen = np.flatnonzero(x_raw.iloc[row].notna().to_numpy())
+        if seen.size > keep:
+            out.iloc[row, rng.choice(seen, seen.size - keep, replace=False)] = np.nan
+    return out
 
 
 def agent_view(world: World, observed: pd.DataFrame, n_draws: int, seed: int) -> AgentView:
@@ -185,11 +212,11 @@ def reveal(view: AgentView, truth: pd.DataFrame, cells: list[tuple[int, int]]) -
 def run_seed(x_raw: pd.DataFrame, cell_usd: pd.DataFrame, log_price: pd.Series, lam: float, rank: int, seed: int,
              ks: tuple[int, ...] = (5, 10, 20), budgets: tuple[float, ...] = (), n_draws: int = 200,
              strategies: tuple[str, ...] = STRATEGIES, max_iter: int = 500, correlation: float = 0.0,
-             sd_scale: float = 1.0, agent_correlation: float | None = None) -> pd.DataFrame:
+             sd_scale: float = 1.0, agent_correlation: float | None = None, hide_leaders: int = 0) -> pd.DataFrame:
     """Every strategy x setting (each k, each USD budget) on the world of one seed (`make_world`'s arguments):
     RUN_COLUMNS rows; when the agent assumes r > 0 the ablation "voi_r0" too."""
     world = make_world(x_raw, cell_usd, log_price, lam, rank, seed, max_iter, correlation, sd_scale,
-                       agent_correlation)
+                       agent_correlation, hide_leaders)
     if world.agent_correlation > 0 and "voi_r0" not in strategies:
         strategies = (*strategies, "voi_r0")
     true = world.true_scores()

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from compass.mlcompass.next_evaluations_decision import p_wrong_se, short_list
+from compass.mlcompass.next_evaluations_decision import outcome_list, p_wrong_se, short_list
 from pipelines.formatting import number, pct, usd
 from pipelines.report.html import esc, table
 from resources.warehouse import Warehouse
 
+OUTCOME_SHOWN = 3  # outcome evaluations named on the page
 SHOWN = 5  # cells on the page (`compass next-evals --k N --budget USD` gives other batches)
 
 
@@ -50,7 +51,7 @@ def next_evaluations_section(wh: Warehouse, case_id: str, scenario: str) -> str:
     chosen, wrong = short_list(cells, SHOWN)
     if chosen.empty:
         return out + ('<p class="note">No unmeasured benchmark score is expected to change this decision (expected '
-                      "regret drop 0 for every cell).</p>")
+                      "regret drop 0 for every cell).</p>") + outcome_text(cells)
     now = pct(cells["p_wrong_now"].iloc[0], default_decimals=0)  # nothing measured: exact over the nodes
     after = (f", P(wrong pick) {now} → {pct(wrong, p_wrong_se(chosen, None), default_decimals=0)} (± node error "
              "only, bootstrap draws held fixed)" if wrong is not None else "")
@@ -68,4 +69,19 @@ def next_evaluations_section(wh: Warehouse, case_id: str, scenario: str) -> str:
             "high/low\": the posterior-mean pick if the score came back at its predictive 90th / 10th percentile. "
             "Measured scores dropped into the inbox are picked up by the next refresh, which shows here what they did "
             "to the pick.</p>"
-            + table(shown, table_id="next-evaluations"))
+            + table(shown, table_id="next-evaluations") + outcome_text(cells))
+
+
+def outcome_text(cells: pd.DataFrame) -> str:
+    """The outcome evaluations worth most (`outcome_list`): a model's utility measured on the case's own outcome
+    data, each valued on its own; empty when none has value."""
+    rows = outcome_list(cells, OUTCOME_SHOWN)
+    if rows.empty:
+        return ""
+    listed = "; ".join(f"{r.model_id} (expected regret drop {number(r.expected_reduction, 2)}, {usd(r.cost_usd)}, "
+                       f"pick if high {r.pick_if_high}, if low {r.pick_if_low})" for r in rows.itertuples())
+    head = rows.iloc[0]
+    return (f'<p id="outcome-evaluations">Or evaluate one model\'s outcome directly ({int(head.n_queries)} queries of '
+            f"the case's outcome data sets, labelled as the utility is; outcome sd {number(head.outcome_sd, 3)}): "
+            f"{esc(listed)}. Each is valued on its own from the bootstrap's draws of that model's score conditioned "
+            "on the simulated outcome, and priced at the case's tokens per interaction.</p>")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+import numpy as np
 import pandas as pd
 
 from compass.ingest.connectors.base import (
@@ -93,14 +94,18 @@ def task_costs(cost: pd.DataFrame, categories: dict[str, list[str]]) -> pd.DataF
     `nq_<task>` questions, `out_<task>` output tokens per question); input tokens per question = (run USD / questions
     - output tokens x output price) / input price. A category `livebench_<category>` and `livebench_global` (means
     of tasks: measuring one runs all its tasks) get their tasks' summed questions and USD and question-weighted
-    tokens per question (NaN when a task lacks its columns). Tasks the file lacks are left out."""
-    number = lambda column: pd.to_numeric(cost[column], errors="coerce")  # noqa: E731
+    tokens per question (NaN when a task lacks its columns). Tasks the file lacks are left out. A value that is not
+    a finite number, a negative one, a question count of 0 and whatever they make non-finite (an input price of 0
+    divides by zero) are NaN: that cell is then not for sale, as for a non-numeric value."""
+    def number(column: str) -> pd.Series:
+        values = pd.to_numeric(cost[column], errors="coerce")
+        return values.where(np.isfinite(values.astype(float)) & (values >= 0))
     p_in, p_out = number("input_price_per_million") / 1e6, number("output_price_per_million") / 1e6
     per_task = {}
     for task in [t for tasks in categories.values() for t in tasks]:
         if not {task, f"nq_{task}", f"out_{task}"} <= set(cost.columns):
             continue
-        usd, n, out = number(task), number(f"nq_{task}"), number(f"out_{task}")
+        usd, n, out = number(task), number(f"nq_{task}").where(lambda q: q > 0), number(f"out_{task}")
         inp = ((usd / n - out * p_out) / p_in).clip(lower=0.0)
         per_task[task] = pd.DataFrame({"raw_name": cost["model"], "n_questions": n, "run_usd": usd,
                                        "input_tokens_per_question": inp, "output_tokens_per_question": out})
@@ -119,4 +124,9 @@ def task_costs(cost: pd.DataFrame, categories: dict[str, list[str]]) -> pd.DataF
             **{c: sum(p["n_questions"] * p[c] for p in parts) / n
                for c in ("input_tokens_per_question", "output_tokens_per_question")}}))
     columns = ["raw_name", "benchmark", *TASK_COST_COLUMNS]
-    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat(frames, ignore_index=True)[columns]
+    profile = out[list(TASK_COST_COLUMNS)]
+    # a sum or product past float range: NaN, never inf
+    return out.assign(**profile.where(np.isfinite(profile.astype(float))))

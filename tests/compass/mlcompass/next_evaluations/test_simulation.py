@@ -109,3 +109,27 @@ def test_a_reveal_moves_the_models_other_cells_by_their_conditional_mean():
             errors += [(abs(seen[i, c] - truth[i, c]), abs(completed[i, c] - truth[i, c])) for c in others]
     after, before = np.mean(errors, axis=0)
     assert after < 0.93 * before
+
+
+def test_hidden_leaders_are_the_true_top_rows_mostly_unobserved_with_their_real_scores_as_truth():
+    """The harder world (`make_world`'s hide_leaders): the true top 4 rows keep LEADER_KEPT-or-more observed cells
+    (82 % of an 8-column row hidden: 2 kept), their hidden cells' truth is the real score, the other rows are
+    untouched, and the pick with nothing measured is wrong more often than in the plain world (red with the leaders
+    chosen at random instead of by the truth, and with the truth of hidden cells redrawn)."""
+    from compass.mlcompass.next_evaluations_simulation import LEADER_KEPT
+
+    x, usd, lp = _catalog(n=40)
+    wrong = {0: 0, 4: 0}
+    for seed in range(12):
+        for hide in (0, 4):
+            world = make_world(x, usd, lp, 0.1, 2, seed=seed, hide_leaders=hide)
+            true = world.true_scores()
+            view = agent_view(world, world.observed, 50, seed)
+            wrong[hide] += int(np.argmax(view.mu) != np.argmax(true))
+            if hide:
+                top = np.argsort(-true)[:hide]
+                assert (world.observed.iloc[top].notna().sum(axis=1) == LEADER_KEPT).all()
+                hidden = world.observed.isna() & x.notna()
+                assert set(np.flatnonzero(hidden.any(axis=1))) <= set(top)
+                assert np.allclose(world.truth.to_numpy()[hidden.to_numpy()], x.to_numpy()[hidden.to_numpy()])
+    assert wrong[4] > wrong[0] + 2
