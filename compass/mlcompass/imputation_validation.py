@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from compass.mlcompass.imputation import holdout_cells, impute_low_rank, predictive_sd
+from compass.mlcompass.imputation import holdout_cells, impute_hiding, impute_low_rank, predictive_sd
 
 Z90 = 1.6448536269514722  # standard normal 95th percentile: a two-sided 90 % interval is +- Z90 sd
 MIN_CELLS = 5  # a benchmark's own noise scale needs this many held-out cells; fewer take the pooled one
@@ -72,36 +72,45 @@ def board_patterns(x_raw: pd.DataFrame, board: pd.Index, max_patterns: int = MAX
 
 
 def pattern_holdout(x_raw: pd.DataFrame, board: pd.Index, seed: int = 0) -> HeldOut:
-    """Leave-pattern-out errors (module docstring) of every (pattern, donor) of the board's patterns."""
+    """Leave-pattern-out errors (module docstring) of every (pattern, donor) of the board's patterns. Each donor's
+    cut-down matrix is refitted on its own; the refits run together (`impute_hiding`)."""
     rank = impute_low_rank(x_raw, seed=seed).rank
     std = x_raw.std(axis=0, ddof=0)
     observed = x_raw.notna()
-    rows = []
+    cuts = []  # (pattern, board rows, donor, hidden benchmarks)
     for p, (kept, n_rows) in enumerate(board_patterns(x_raw, board)):
         lacking = [b for b in x_raw.columns if b not in kept]
         donors = observed.index[observed[list(kept)].any(axis=1) & observed[lacking].any(axis=1)]
+        left = observed[lacking].sum()
         for donor in donors:
-            masked = x_raw.copy()
-            masked.loc[donor, lacking] = np.nan
-            if masked[lacking].notna().sum().min() < 3:
+            if (left - observed.loc[donor, lacking]).min() < 3:
                 continue  # a benchmark would have too few models left to impute from
-            hidden = [b for b in lacking if observed.at[donor, b]]
-            truth = x_raw.loc[donor, hidden]
-            imputed = impute_low_rank(masked, rank=rank, seed=seed).completed
-            sd = predictive_sd(masked, imputed, rank).loc[donor, hidden]
-            one = impute_low_rank(masked, rank=1, seed=seed).completed.loc[donor, hidden]
-            mean = masked[hidden].mean()
-            scale = std[hidden]
-            rows.append(pd.DataFrame({
-                "benchmark": hidden, "donor": donor, "pattern": p, "board_rows": n_rows,
-                "error": ((imputed.loc[donor, hidden] - truth) / scale).to_numpy(float),
-                "error_mean": ((mean - truth) / scale).to_numpy(float),
-                "error_one_factor": ((one - truth) / scale).to_numpy(float),
-                "sd": (sd / scale).to_numpy(float),
-            }))
-    if not rows:
+            cuts.append((p, n_rows, donor, [b for b in lacking if observed.at[donor, b]]))
+    if not cuts:
         return HeldOut(pd.DataFrame(columns=["benchmark", "donor", "pattern", "error", "error_mean",
                                              "error_one_factor", "sd", "weight"], dtype=float), rank)
+    fits = {(donor, tuple(hidden)): None for _, _, donor, hidden in cuts}  # a cut shared by two patterns: one fit
+    hide = np.zeros((len(fits),) + x_raw.shape, dtype=bool)
+    for i, (donor, hidden) in enumerate(fits):
+        fits[donor, hidden] = i
+        hide[i, x_raw.index.get_loc(donor), x_raw.columns.get_indexer(list(hidden))] = True
+    imputed = impute_hiding(x_raw, hide, rank)
+    one = imputed if rank == 1 else impute_hiding(x_raw, hide, 1)  # the same fits at rank 1
+    values, scale = x_raw.to_numpy(float), std.to_numpy(float)
+    sums, counts = np.nansum(values, axis=0), observed.sum().to_numpy(float)
+    errors = {}  # per fit, the donor's row of each error (SD units; the cells it hides are the ones read)
+    for (donor, _), i in fits.items():
+        r = x_raw.index.get_loc(donor)
+        truth, hidden_row = values[r], hide[i, r]
+        mean = (sums - np.where(hidden_row, truth, 0.0)) / (counts - hidden_row)  # the column means without them
+        sd = predictive_sd(x_raw.mask(hide[i]), pd.DataFrame(imputed[i], index=x_raw.index, columns=x_raw.columns),
+                           rank).to_numpy(float)[r]
+        errors[i] = np.vstack([imputed[i, r] - truth, mean - truth, one[i, r] - truth, sd]) / scale
+    rows = []
+    for p, n_rows, donor, hidden in cuts:
+        error, error_mean, error_one, sd = errors[fits[donor, tuple(hidden)]][:, x_raw.columns.get_indexer(hidden)]
+        rows.append(pd.DataFrame({"benchmark": hidden, "donor": donor, "pattern": p, "board_rows": n_rows,
+                                  "error": error, "error_mean": error_mean, "error_one_factor": error_one, "sd": sd}))
     cells = pd.concat(rows, ignore_index=True)
     weight = cells["board_rows"] / cells.groupby("pattern")["pattern"].transform("size")
     return HeldOut(cells.drop(columns="board_rows").assign(weight=weight), rank)
