@@ -312,23 +312,26 @@ def predictive_sd(x_raw: pd.DataFrame, completed: pd.DataFrame, r: int) -> pd.Da
     predicted from r scores fitted to those cells, so its predictive variance is sigma_j^2 (1 + r / n_i) (the
     regression prediction variance, averaged over the model's cells); the loadings, fitted from all models,
     are treated as known."""
-    missing = x_raw.isna().to_numpy()
-    sd = pd.DataFrame(0.0, index=x_raw.index, columns=x_raw.columns)
-    if not missing.any():
-        return sd
-    observed = ~missing
     values = x_raw.to_numpy(dtype=float)
+    sd = np.zeros(values.shape)
+    if np.isnan(values).any():
+        sd = predictive_sd_array(values, completed.to_numpy(dtype=float), r)
+    return pd.DataFrame(sd, index=x_raw.index, columns=x_raw.columns)
+
+
+def predictive_sd_array(values: np.ndarray, completed: np.ndarray, r: int) -> np.ndarray:
+    """`predictive_sd` on arrays (values with NaN where missing, at least one of them)."""
+    observed = ~np.isnan(values)
     std = np.nanstd(values, axis=0)
-    z = (completed.to_numpy(dtype=float) - np.nanmean(values, axis=0)) / std
+    z = (completed - np.nanmean(values, axis=0)) / std
     n, p = z.shape
     centred = z - z.mean(axis=0)
     u, s, vt = np.linalg.svd(centred, full_matrices=False)
     residual = centred - (u[:, :r] * s[:r]) @ vt[:r]
     dof = observed.sum() - p - r * (n + p - r)
     if dof <= 0:
-        raise ValueError(f"x_raw {x_raw.shape} has {observed.sum()} observed cells, too few to estimate the "
+        raise ValueError(f"x_raw {values.shape} has {observed.sum()} observed cells, too few to estimate the "
                          f"noise of a rank-{r} imputation")
     sigma2 = (np.where(observed, residual, 0.0) ** 2).sum(axis=0) / observed.sum(axis=0) * observed.sum() / dof
     variance = sigma2[None, :] * (1.0 + r / observed.sum(axis=1))[:, None]
-    sd[:] = np.where(missing, np.sqrt(variance) * std[None, :], 0.0)
-    return sd
+    return np.where(observed, 0.0, np.sqrt(variance) * std[None, :])

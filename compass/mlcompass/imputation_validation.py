@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from compass.mlcompass.imputation import holdout_cells, impute_hiding, impute_low_rank, predictive_sd
+from compass.mlcompass.imputation import holdout_cells, impute_hiding, impute_low_rank, predictive_sd_array
 
 Z90 = 1.6448536269514722  # standard normal 95th percentile: a two-sided 90 % interval is +- Z90 sd
 MIN_CELLS = 5  # a benchmark's own noise scale needs this many held-out cells; fewer take the pooled one
@@ -98,20 +98,21 @@ def pattern_holdout(x_raw: pd.DataFrame, board: pd.Index, seed: int = 0) -> Held
     one = imputed if rank == 1 else impute_hiding(x_raw, hide, 1)  # the same fits at rank 1
     values, scale = x_raw.to_numpy(float), std.to_numpy(float)
     sums, counts = np.nansum(values, axis=0), observed.sum().to_numpy(float)
-    errors = {}  # per fit, the donor's row of each error (SD units; the cells it hides are the ones read)
+    errors = np.empty((len(fits), 4, x_raw.shape[1]))  # per fit, the donor's row of each error in SD units
     for (donor, _), i in fits.items():
         r = x_raw.index.get_loc(donor)
         truth, hidden_row = values[r], hide[i, r]
         mean = (sums - np.where(hidden_row, truth, 0.0)) / (counts - hidden_row)  # the column means without them
-        sd = predictive_sd(x_raw.mask(hide[i]), pd.DataFrame(imputed[i], index=x_raw.index, columns=x_raw.columns),
-                           rank).to_numpy(float)[r]
+        sd = predictive_sd_array(np.where(hide[i], np.nan, values), imputed[i], rank)[r]
         errors[i] = np.vstack([imputed[i, r] - truth, mean - truth, one[i, r] - truth, sd]) / scale
-    rows = []
-    for p, n_rows, donor, hidden in cuts:
-        error, error_mean, error_one, sd = errors[fits[donor, tuple(hidden)]][:, x_raw.columns.get_indexer(hidden)]
-        rows.append(pd.DataFrame({"benchmark": hidden, "donor": donor, "pattern": p, "board_rows": n_rows,
-                                  "error": error, "error_mean": error_mean, "error_one_factor": error_one, "sd": sd}))
-    cells = pd.concat(rows, ignore_index=True)
+    fit = np.concatenate([np.full(len(hidden), fits[donor, tuple(hidden)]) for _, _, donor, hidden in cuts])
+    column = np.concatenate([x_raw.columns.get_indexer(hidden) for *_, hidden in cuts])
+    error, error_mean, error_one, sd = errors[fit, :, column].T
+    sizes = [len(hidden) for *_, hidden in cuts]
+    cells = pd.DataFrame({"benchmark": x_raw.columns[column], "donor": np.repeat([c[2] for c in cuts], sizes),
+                          "pattern": np.repeat([c[0] for c in cuts], sizes),
+                          "board_rows": np.repeat([c[1] for c in cuts], sizes),
+                          "error": error, "error_mean": error_mean, "error_one_factor": error_one, "sd": sd})
     weight = cells["board_rows"] / cells.groupby("pattern")["pattern"].transform("size")
     return HeldOut(cells.drop(columns="board_rows").assign(weight=weight), rank)
 
