@@ -71,13 +71,11 @@ def board_patterns(x_raw: pd.DataFrame, board: pd.Index, max_patterns: int = MAX
     return [(p, int(n)) for p, n in counts.items() if p][:max_patterns]
 
 
-def pattern_holdout(x_raw: pd.DataFrame, board: pd.Index, seed: int = 0) -> HeldOut:
-    """Leave-pattern-out errors (module docstring) of every (pattern, donor) of the board's patterns. Each donor's
-    cut-down matrix is refitted on its own; the refits run together (`impute_hiding`)."""
-    rank = impute_low_rank(x_raw, seed=seed).rank
-    std = x_raw.std(axis=0, ddof=0)
+def pattern_cuts(x_raw: pd.DataFrame, board: pd.Index) -> list[tuple[int, int, str, list[str]]]:
+    """Every (pattern, donor) of the board's patterns as (pattern number, its board rows, donor, the donor's cells
+    that the cut hides: the benchmarks it has outside the pattern)."""
     observed = x_raw.notna()
-    cuts = []  # (pattern, board rows, donor, hidden benchmarks)
+    cuts = []
     for p, (kept, n_rows) in enumerate(board_patterns(x_raw, board)):
         lacking = [b for b in x_raw.columns if b not in kept]
         donors = observed.index[observed[list(kept)].any(axis=1) & observed[lacking].any(axis=1)]
@@ -86,6 +84,16 @@ def pattern_holdout(x_raw: pd.DataFrame, board: pd.Index, seed: int = 0) -> Held
             if (left - observed.loc[donor, lacking]).min() < 3:
                 continue  # a benchmark would have too few models left to impute from
             cuts.append((p, n_rows, donor, [b for b in lacking if observed.at[donor, b]]))
+    return cuts
+
+
+def pattern_holdout(x_raw: pd.DataFrame, board: pd.Index, seed: int = 0) -> HeldOut:
+    """Leave-pattern-out errors (module docstring) of every cut (`pattern_cuts`). Each donor's cut-down matrix is
+    refitted on its own; the refits run together (`impute_hiding`), once per distinct cut."""
+    rank = impute_low_rank(x_raw, seed=seed).rank
+    std = x_raw.std(axis=0, ddof=0)
+    observed = x_raw.notna()
+    cuts = pattern_cuts(x_raw, board)
     if not cuts:
         return HeldOut(pd.DataFrame(columns=["benchmark", "donor", "pattern", "error", "error_mean",
                                              "error_one_factor", "sd", "weight"], dtype=float), rank)
