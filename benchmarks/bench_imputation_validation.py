@@ -63,15 +63,16 @@ def main() -> int:
     batched = time.process_time() - start
 
     sample = [cuts[i] for i in np.random.default_rng(0).choice(len(cuts), min(args.sample, len(cuts)), replace=False)]
-    hide = np.zeros((len(sample),) + x_raw.shape, dtype=bool)
-    for i, (*_, donor, hidden) in enumerate(sample):
-        hide[i, x_raw.index.get_loc(donor), x_raw.columns.get_indexer(hidden)] = True
+    where = [(x_raw.index.get_loc(donor), x_raw.columns.get_indexer(hidden)) for *_, donor, hidden in sample]
+    cut = [x_raw.copy() for _ in sample]
+    for frame, (*_, donor, hidden) in zip(cut, sample):
+        frame.loc[donor, hidden] = np.nan
     start = time.process_time()
-    alone = np.stack([impute_low_rank(x_raw.mask(h), rank=rank).completed.to_numpy() for h in hide])
-    for h in hide:
-        impute_low_rank(x_raw.mask(h), rank=1)
+    alone = np.stack([impute_low_rank(frame, rank=rank).completed.to_numpy() for frame in cut])
+    for frame in cut:
+        impute_low_rank(frame, rank=1)
     per_cut = (time.process_time() - start) / len(sample)
-    diff = float(np.abs(impute_hiding(x_raw, hide, rank) - alone).max())
+    diff = float(np.abs(np.stack(list(impute_hiding(x_raw, where, rank))) - alone).max())
 
     baseline = per_cut * len(cuts)
     ratio = batched / baseline

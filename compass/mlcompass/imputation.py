@@ -34,6 +34,7 @@ L-BFGS-B fit that stops on a tolerance) turns that into loading differences of ~
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -194,26 +195,25 @@ def _pca_em_gram_many(z: np.ndarray, observed: np.ndarray, rank: int, max_iter: 
     return filled.transpose(0, 2, 1)
 
 
-def impute_hiding(x_raw: pd.DataFrame, hide: np.ndarray, rank: int, max_iter: int = 500, tol: float = 1e-6,
-                  chunk_cells: int = 2_000_000) -> np.ndarray:
-    """The completions of x_raw with, for each b, its cells hide[b] (B x n x k booleans) set missing too: per b
-    what `impute_low_rank(x_raw with those cells NaN, rank=rank).completed` returns (each matrix standardized with
-    its own observed cells), up to rounding (~1e-13: the k x k passes of `_pca_em_gram`), B x n x k in x_raw's
-    units. The B fits run together (`_pca_em_gram_many`), in chunks of about `chunk_cells` cells: a
-    leave-cells-out validation's few hundred refits of one small matrix, ~10x faster than one by one."""
+def impute_hiding(x_raw: pd.DataFrame, hidden: Sequence[tuple[np.ndarray, np.ndarray]], rank: int,
+                  max_iter: int = 500, tol: float = 1e-6, chunk_cells: int = 2_000_000) -> Iterator[np.ndarray]:
+    """The completions of x_raw with, for each b, its cells hidden[b] = (rows, columns) set missing too, in order:
+    per b what `impute_low_rank(x_raw with those cells NaN, rank=rank).completed` returns (each matrix standardized
+    with its own observed cells), up to rounding (~1e-13: the k x k passes of `_pca_em_gram`), an n x k array in
+    x_raw's units. The fits run together (`_pca_em_gram_many`), in chunks of about `chunk_cells` cells (the memory
+    in use): a leave-cells-out validation's few hundred refits of one small matrix, ~10x faster than one by one."""
     values = x_raw.to_numpy(dtype=float)
-    out = np.empty(hide.shape)
     step = max(1, chunk_cells // values.size)
-    for start in range(0, len(hide), step):
-        observed = ~np.isnan(values)[None] & ~hide[start:start + step]
+    for start in range(0, len(hidden), step):
+        observed = np.repeat(~np.isnan(values)[None], len(hidden[start:start + step]), axis=0)
+        for b, (rows, cols) in enumerate(hidden[start:start + step]):
+            observed[b, rows, cols] = False
         masked = np.where(observed, values[None], np.nan)
         mean, std = np.nanmean(masked, axis=1), np.nanstd(masked, axis=1)  # B x k
         if not (std > 0).all():
             raise ValueError("a benchmark has zero variance across the models left after hiding cells")
         z = np.where(observed, (values[None] - mean[:, None]) / std[:, None], 0.0)  # missing cells start at 0
-        out[start:start + step] = (_pca_em_gram_many(z, observed, rank, max_iter, tol) * std[:, None]
-                                   + mean[:, None])
-    return out
+        yield from _pca_em_gram_many(z, observed, rank, max_iter, tol) * std[:, None] + mean[:, None]
 
 
 def holdout_cells(observed: np.ndarray, holdout: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

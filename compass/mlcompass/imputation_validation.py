@@ -92,27 +92,25 @@ def pattern_holdout(x_raw: pd.DataFrame, board: pd.Index, seed: int = 0) -> Held
     refitted on its own; the refits run together (`impute_hiding`), once per distinct cut."""
     rank = impute_low_rank(x_raw, seed=seed).rank
     std = x_raw.std(axis=0, ddof=0)
-    observed = x_raw.notna()
     cuts = pattern_cuts(x_raw, board)
     if not cuts:
         return HeldOut(pd.DataFrame(columns=["benchmark", "donor", "pattern", "error", "error_mean",
                                              "error_one_factor", "sd", "weight"], dtype=float), rank)
-    fits = {(donor, tuple(hidden)): None for _, _, donor, hidden in cuts}  # a cut shared by two patterns: one fit
-    hide = np.zeros((len(fits),) + x_raw.shape, dtype=bool)
-    for i, (donor, hidden) in enumerate(fits):
-        fits[donor, hidden] = i
-        hide[i, x_raw.index.get_loc(donor), x_raw.columns.get_indexer(list(hidden))] = True
-    imputed = impute_hiding(x_raw, hide, rank)
-    one = imputed if rank == 1 else impute_hiding(x_raw, hide, 1)  # the same fits at rank 1
+    fits = {(donor, tuple(hidden)): i for i, (donor, hidden) in  # a cut shared by two patterns: one fit
+            enumerate(dict.fromkeys((donor, tuple(hidden)) for *_, donor, hidden in cuts))}
+    where = [(x_raw.index.get_loc(donor), x_raw.columns.get_indexer(list(hidden))) for donor, hidden in fits]
+    imputed = impute_hiding(x_raw, where, rank)
+    one = imputed if rank == 1 else impute_hiding(x_raw, where, 1)  # the same fits at rank 1
     values, scale = x_raw.to_numpy(float), std.to_numpy(float)
-    sums, counts = np.nansum(values, axis=0), observed.sum().to_numpy(float)
     errors = np.empty((len(fits), 4, x_raw.shape[1]))  # per fit, the donor's row of each error in SD units
-    for (donor, _), i in fits.items():
-        r = x_raw.index.get_loc(donor)
-        truth, hidden_row = values[r], hide[i, r]
-        mean = (sums - np.where(hidden_row, truth, 0.0)) / (counts - hidden_row)  # the column means without them
-        sd = predictive_sd_array(np.where(hide[i], np.nan, values), imputed[i], rank)[r]
-        errors[i] = np.vstack([imputed[i, r] - truth, mean - truth, one[i, r] - truth, sd]) / scale
+    for i, ((r, cols), completed) in enumerate(zip(where, imputed)):
+        completed_one = completed if rank == 1 else next(one)
+        masked = values.copy()
+        masked[r, cols] = np.nan
+        truth = values[r]
+        mean = np.nanmean(masked, axis=0)  # the column means without the hidden cells
+        sd = predictive_sd_array(masked, completed, rank)[r]
+        errors[i] = np.vstack([completed[r] - truth, mean - truth, completed_one[r] - truth, sd]) / scale
     fit = np.concatenate([np.full(len(hidden), fits[donor, tuple(hidden)]) for _, _, donor, hidden in cuts])
     column = np.concatenate([x_raw.columns.get_indexer(hidden) for *_, hidden in cuts])
     error, error_mean, error_one, sd = errors[fit, :, column].T
