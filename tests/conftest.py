@@ -29,8 +29,8 @@ SLOW_FIRST = [
     "tests/pipelines/test_price_refresh.py",
     "tests/pipelines/test_crash_recovery.py",
     "tests/pipelines/test_parallel_refresh.py",
+    "tests/live/test_release_lands.py",  # 196 s until its imputation validation was batched; CPU 236 s -> 103 s
     "tests/live/test_live_price_refresh.py",
-    "tests/live/test_release_lands.py",  # ~196 s until its imputation validation's refits were batched; ~50 s expected
     "tests/live/test_live_refresh.py",
     "tests/pipelines/test_compass_pipeline.py",
     "tests/pipelines/ops/test_inbox_refresh.py",
