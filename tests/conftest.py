@@ -25,11 +25,11 @@ os.environ.setdefault("COMPASS_USERS", os.path.join(os.path.dirname(__file__), "
 # whole files in collection order (once its own reordering by test count is off, `pytest_configure`), so these start
 # at once and the quick unit tests fill in at the end, instead of one worker finishing a long module alone.
 SLOW_FIRST = [
-    "tests/live/test_release_lands.py",
     "tests/pipelines/test_interrupts.py",
     "tests/pipelines/test_price_refresh.py",
     "tests/pipelines/test_crash_recovery.py",
     "tests/pipelines/test_parallel_refresh.py",
+    "tests/live/test_release_lands.py",  # 196 s until its imputation validation was batched; CPU 236 s -> 103 s
     "tests/live/test_live_price_refresh.py",
     "tests/live/test_live_refresh.py",
     "tests/pipelines/test_compass_pipeline.py",
@@ -52,7 +52,7 @@ SLOW_FIRST = [
 def pytest_configure(config):
     """pytest-xdist's --dist loadfile queues the files by their number of tests, most first, unless told not to
     (--no-loadscope-reorder): that put the one-test modules of ~70-80 s (test_multiprocess, test_live_price_refresh)
-    and test_release_lands (4 tests, ~190 s) at the end of the queue, where one worker may run them while the other
+    and test_release_lands (4 tests, then ~190 s) at the end of the queue, where one worker may run them while the other
     idles, and undid SLOW_FIRST."""
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False

@@ -84,10 +84,14 @@ def target_rotation(unrotated: pd.DataFrame, target: pd.DataFrame) -> pd.DataFra
         raise ValueError(f"target rotation needs the same number of factors, got {k} and {target.shape[1]}")
     if len(shared) < k:
         raise ValueError(f"cannot rotate {k} factors toward the previous loadings: {len(shared)} shared benchmark(s)")
-    a = unrotated.loc[shared].to_numpy(float)
-    t, *_ = np.linalg.lstsq(a, target.loc[shared].to_numpy(float), rcond=None)
-    t = t @ np.diag(np.sqrt(np.diag(np.linalg.pinv(t.T @ t))))
+    t = _rotation(unrotated.loc[shared].to_numpy(float), target.loc[shared].to_numpy(float))
     return pd.DataFrame(unrotated.to_numpy(float) @ t, index=unrotated.index, columns=target.columns)
+
+
+def _rotation(a: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """T of `target_rotation` from the shared rows' arrays: least squares, then unit factor variances."""
+    t, *_ = np.linalg.lstsq(a, target, rcond=None)
+    return t @ np.diag(np.sqrt(np.diag(np.linalg.pinv(t.T @ t))))
 
 
 def held_out_rotation(unrotated: pd.DataFrame, target: pd.DataFrame) -> pd.DataFrame | None:
@@ -112,7 +116,9 @@ def held_out_rotation(unrotated: pd.DataFrame, target: pd.DataFrame) -> pd.DataF
     shared = unrotated.index.intersection(target.index)
     if len(shared) <= unrotated.shape[1]:
         return None
-    return pd.concat([target_rotation(unrotated.loc[shared], target.loc[shared.drop(j)]).loc[[j]] for j in shared])
+    a, p = unrotated.loc[shared].to_numpy(float), target.loc[shared].to_numpy(float)
+    rows = [(a @ _rotation(np.delete(a, j, axis=0), np.delete(p, j, axis=0)))[j] for j in range(len(shared))]
+    return pd.DataFrame(np.vstack(rows), index=shared, columns=target.columns)
 
 
 def parse_anchors(spec: object) -> dict[str, int]:

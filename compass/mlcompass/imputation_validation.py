@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from compass.mlcompass.imputation import holdout_cells, impute_low_rank, predictive_sd
+from compass.mlcompass.imputation import holdout_cells, impute_hiding, impute_low_rank, predictive_sd_array
 
 Z90 = 1.6448536269514722  # standard normal 95th percentile: a two-sided 90 % interval is +- Z90 sd
 MIN_CELLS = 5  # a benchmark's own noise scale needs this many held-out cells; fewer take the pooled one
@@ -71,38 +71,54 @@ def board_patterns(x_raw: pd.DataFrame, board: pd.Index, max_patterns: int = MAX
     return [(p, int(n)) for p, n in counts.items() if p][:max_patterns]
 
 
-def pattern_holdout(x_raw: pd.DataFrame, board: pd.Index, seed: int = 0) -> HeldOut:
-    """Leave-pattern-out errors (module docstring) of every (pattern, donor) of the board's patterns."""
-    rank = impute_low_rank(x_raw, seed=seed).rank
-    std = x_raw.std(axis=0, ddof=0)
+def pattern_cuts(x_raw: pd.DataFrame, board: pd.Index) -> list[tuple[int, int, str, list[str]]]:
+    """Every (pattern, donor) of the board's patterns as (pattern number, its board rows, donor, the donor's cells
+    that the cut hides: the benchmarks it has outside the pattern)."""
     observed = x_raw.notna()
-    rows = []
+    cuts = []
     for p, (kept, n_rows) in enumerate(board_patterns(x_raw, board)):
         lacking = [b for b in x_raw.columns if b not in kept]
         donors = observed.index[observed[list(kept)].any(axis=1) & observed[lacking].any(axis=1)]
+        left = observed[lacking].sum()
         for donor in donors:
-            masked = x_raw.copy()
-            masked.loc[donor, lacking] = np.nan
-            if masked[lacking].notna().sum().min() < 3:
+            if (left - observed.loc[donor, lacking]).min() < 3:
                 continue  # a benchmark would have too few models left to impute from
-            hidden = [b for b in lacking if observed.at[donor, b]]
-            truth = x_raw.loc[donor, hidden]
-            imputed = impute_low_rank(masked, rank=rank, seed=seed).completed
-            sd = predictive_sd(masked, imputed, rank).loc[donor, hidden]
-            one = impute_low_rank(masked, rank=1, seed=seed).completed.loc[donor, hidden]
-            mean = masked[hidden].mean()
-            scale = std[hidden]
-            rows.append(pd.DataFrame({
-                "benchmark": hidden, "donor": donor, "pattern": p, "board_rows": n_rows,
-                "error": ((imputed.loc[donor, hidden] - truth) / scale).to_numpy(float),
-                "error_mean": ((mean - truth) / scale).to_numpy(float),
-                "error_one_factor": ((one - truth) / scale).to_numpy(float),
-                "sd": (sd / scale).to_numpy(float),
-            }))
-    if not rows:
+            cuts.append((p, n_rows, donor, [b for b in lacking if observed.at[donor, b]]))
+    return cuts
+
+
+def pattern_holdout(x_raw: pd.DataFrame, board: pd.Index, seed: int = 0) -> HeldOut:
+    """Leave-pattern-out errors (module docstring) of every cut (`pattern_cuts`). Each donor's cut-down matrix is
+    refitted on its own; the refits run together (`impute_hiding`), once per distinct cut."""
+    rank = impute_low_rank(x_raw, seed=seed).rank
+    std = x_raw.std(axis=0, ddof=0)
+    cuts = pattern_cuts(x_raw, board)
+    if not cuts:
         return HeldOut(pd.DataFrame(columns=["benchmark", "donor", "pattern", "error", "error_mean",
                                              "error_one_factor", "sd", "weight"], dtype=float), rank)
-    cells = pd.concat(rows, ignore_index=True)
+    fits = {(donor, tuple(hidden)): i for i, (donor, hidden) in  # a cut shared by two patterns: one fit
+            enumerate(dict.fromkeys((donor, tuple(hidden)) for *_, donor, hidden in cuts))}
+    where = [(x_raw.index.get_loc(donor), x_raw.columns.get_indexer(list(hidden))) for donor, hidden in fits]
+    imputed = impute_hiding(x_raw, where, rank)
+    one = imputed if rank == 1 else impute_hiding(x_raw, where, 1)  # the same fits at rank 1
+    values, scale = x_raw.to_numpy(float), std.to_numpy(float)
+    errors = np.empty((len(fits), 4, x_raw.shape[1]))  # per fit, the donor's row of each error in SD units
+    for i, ((r, cols), completed) in enumerate(zip(where, imputed)):
+        completed_one = completed if rank == 1 else next(one)
+        masked = values.copy()
+        masked[r, cols] = np.nan
+        truth = values[r]
+        mean = np.nanmean(masked, axis=0)  # the column means without the hidden cells
+        sd = predictive_sd_array(masked, completed, rank)[r]
+        errors[i] = np.vstack([completed[r] - truth, mean - truth, completed_one[r] - truth, sd]) / scale
+    fit = np.concatenate([np.full(len(hidden), fits[donor, tuple(hidden)]) for _, _, donor, hidden in cuts])
+    column = np.concatenate([x_raw.columns.get_indexer(hidden) for *_, hidden in cuts])
+    error, error_mean, error_one, sd = errors[fit, :, column].T
+    sizes = [len(hidden) for *_, hidden in cuts]
+    cells = pd.DataFrame({"benchmark": x_raw.columns[column], "donor": np.repeat([c[2] for c in cuts], sizes),
+                          "pattern": np.repeat([c[0] for c in cuts], sizes),
+                          "board_rows": np.repeat([c[1] for c in cuts], sizes),
+                          "error": error, "error_mean": error_mean, "error_one_factor": error_one, "sd": sd})
     weight = cells["board_rows"] / cells.groupby("pattern")["pattern"].transform("size")
     return HeldOut(cells.drop(columns="board_rows").assign(weight=weight), rank)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.mlcompass.imputation import impute_low_rank
+from compass.mlcompass.imputation import impute_hiding, impute_low_rank
 
 from .conftest import low_rank_catalog
 
@@ -128,3 +128,24 @@ def test_fast_imputation_at_catalog_scale_is_near_the_oracle():
     rmse = np.sqrt(np.mean(((result.completed.to_numpy() - x) / sd)[mask] ** 2))
     rmse_oracle = np.sqrt(np.mean(((oracle - x) / sd)[mask] ** 2))
     assert rmse < 1.10 * rmse_oracle, (rmse, rmse_oracle)
+
+
+@pytest.mark.parametrize("rank", [1, 3])
+def test_fits_run_together_are_the_separate_fits(rank):
+    """`impute_hiding` (the leave-pattern-out validation's refits, run as one batch) returns what a separate
+    `impute_low_rank` of each cut-down matrix returns: each matrix standardized on its own cells, shrunk the same,
+    stopped by its own rule. The cuts differ in size (1-4 cells of a row, 12 cells of a column), so the fits stop after
+    different numbers of passes (max_iter 60 makes some stop on it); two chunks. We allow 1e-9 (rounding)."""
+    full, _ = low_rank_catalog(n_models=40, n_bench=8, rank=3, noise=0.3, seed=5)
+    sparse = full.mask(_mask_known(full, 0.3, 6))
+    observed = sparse.notna().to_numpy()
+    hidden = [(row, np.flatnonzero(observed[row])[:1 + b]) for b, row in enumerate((0, 3, 7, 11))]
+    hidden.append((np.flatnonzero(observed[:, 2])[:12], np.full(12, 2)))  # 12 models' cells of one benchmark
+    for max_iter in (60, 500):
+        together = np.stack(list(impute_hiding(sparse, hidden, rank, max_iter=max_iter, chunk_cells=3 * sparse.size)))
+        alone = []
+        for rows, cols in hidden:
+            cut = sparse.to_numpy(copy=True)
+            cut[rows, cols] = np.nan
+            alone.append(impute_low_rank(pd.DataFrame(cut), rank=rank, max_iter=max_iter).completed.to_numpy())
+        np.testing.assert_allclose(together, np.stack(alone), rtol=0, atol=1e-9)
