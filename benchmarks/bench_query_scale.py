@@ -14,8 +14,10 @@ included: the measure that holds while other work shares the machine) are its ow
             publish raw.query_records with history
   extract   the datasets/records[synthetic] asset body: publish datasets.query_records
   oracle    `readers.oracle_dataset` (the records and prices every oracle asset prepares)
-  oracle_fit  the same, then the bodies of oracle/single_models, oracle/curve and oracle/posthoc (their tables;
-            the estimators of oracle/estimates are `--stages oracle_estimates`: > 1 min at 1 M rows)
+  oracle_fit  the same, then the bodies of oracle/single_models, oracle/curve and oracle/posthoc (their tables)
+  oracle_estimates  (only when named in --stages) the same, then oracle/estimates' `analysis_tables`: every
+            estimator, the frontier sweeps, the bootstrap intervals at the pipeline's default n_boot
+            (`settings.oracle_n_boot`)
   cascade   `readers.cascade_records` (the records every cascade asset prepares)
   cascade_fit  the same, then cascade/calibration's table (logistic calibrators on a sample, eqs. 2.16-2.17) and
             cascade/marginals' EM fit (eq. 2.7) on the calibrated train rows
@@ -150,7 +152,8 @@ def run_stage(stage: str, work: Path, days: int) -> dict:
         _oracle_fit(readers.oracle_dataset(wh, DATASET))
     elif stage == "oracle_estimates":
         from compass.oracle.prepare import analysis_tables
-        analysis_tables(readers.oracle_dataset(wh, DATASET), n_boot=0)
+        from resources import settings
+        analysis_tables(readers.oracle_dataset(wh, DATASET), n_boot=settings.oracle_n_boot())
     elif stage == "cascade":
         readers.cascade_records(wh, DATASET)
     elif stage == "cascade_fit":
