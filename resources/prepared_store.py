@@ -146,22 +146,38 @@ def _decode_arrays(prefix: str, arrays: dict[str, np.ndarray]) -> OracleArrays:
 
 
 def encode_prepared(prep: Prepared) -> dict[str, np.ndarray]:
-    """`Prepared` as arrays: its OracleArrays (the full set and each model set), the per-model cost, and a JSON
-    header (dataset, cost basis, the sets' names and flags, metadata)."""
+    """`Prepared` as arrays: its OracleArrays (the full set, and each model set: as a mask of the full set's models
+    when it is their selection, else in full), the per-model cost, and a JSON header (dataset, cost basis, the sets'
+    names and flags, metadata)."""
     header = {"dataset": prep.dataset, "cost_basis": prep.cost_basis, "meta": prep.meta,
               "sets": [[s.name, s.cost_known] for s in prep.sets],
               "model_cost_names": [prep.model_cost.name, prep.model_cost.index.name]}
     out = {"header": np.array(json.dumps(header)), "model_cost": prep.model_cost.to_numpy(dtype=float),
            **_encode_arrays("full", prep.full)}
     for i, s in enumerate(prep.sets):
-        out.update(_encode_arrays(f"set{i}", s.arrays))
+        keep = np.isin(prep.full.model_ids, s.arrays.model_ids)
+        if keep.sum() >= 2 and _same(prep.full.select_models(keep), s.arrays):  # `all`: the full set's longest-G models
+            out[f"set{i}.keep"] = keep
+        else:  # `priced`: built apart, with real costs
+            out.update(_encode_arrays(f"set{i}", s.arrays))
     return out
+
+
+def _same(a: OracleArrays, b: OracleArrays) -> bool:
+    """Every field of `a` equals `b`'s (NaN equal to NaN)."""
+    for name in (*_ARRAY_FIELDS, *_STRING_FIELDS):
+        x, y = getattr(a, name), getattr(b, name)
+        if (x is None) != (y is None) or (x is not None and not (
+                x.shape == y.shape and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"))):
+            return False
+    return True
 
 
 def decode_prepared(arrays: dict[str, np.ndarray]) -> Prepared:
     header = json.loads(str(arrays["header"]))
     full = _decode_arrays("full", arrays)
-    sets = [ModelSet(name, _decode_arrays(f"set{i}", arrays), known) for i, (name, known) in enumerate(header["sets"])]
+    sets = [ModelSet(name, full.select_models(arrays[f"set{i}.keep"]) if f"set{i}.keep" in arrays
+                     else _decode_arrays(f"set{i}", arrays), known) for i, (name, known) in enumerate(header["sets"])]
     name, index_name = header["model_cost_names"]
     model_cost = pd.Series(arrays["model_cost"], index=pd.Index(full.model_ids, name=index_name), name=name)
     return Prepared(header["dataset"], header["cost_basis"], full, sets, model_cost, header["meta"])

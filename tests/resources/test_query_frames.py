@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from compass.cascades.study import prepare_records
+from compass.ingest.extracts import no_prices
 from compass.oracle.prepare import prepare
 from resources import prepared_store, readers
 from resources.query_extract import publish_records_view
@@ -140,6 +141,9 @@ def test_a_partition_prepares_once_and_its_assets_share_it(warehouse, monkeypatc
     # the first oracle and cascade reads only (matharena's oracle reads twice: it has no cost_usd, `record_costs`)
     assert sorted(reads) == sorted([*EMBEDDED, *EMBEDDED, "matharena_aime_2025_i"])
     assert len(list(prepared_store.store_dir(warehouse).glob("*.npz"))) == 2 * len(EMBEDDED)
+    for stored in prepared_store.store_dir(warehouse).glob("oracle-*.npz"):  # `all` stored as a mask of `full`
+        with np.load(stored) as arrays:
+            assert "set0.keep" in arrays.files and "set0.successes" not in arrays.files
 
 
 def test_a_frame_with_nulls_and_non_ascii_labels_round_trips():
@@ -186,3 +190,14 @@ def test_the_sort_spills_beside_the_warehouse_and_the_folder_goes_at_exit(wareho
     spill = Path(out.stdout.strip())
     assert spill.parent == warehouse.path.with_name(warehouse.path.name + ".spill")
     assert not spill.exists()
+
+
+def test_a_model_set_without_the_short_g_models_is_stored_as_a_mask_and_round_trips():
+    rows = [(f"q{i}", m, g, float((i + g + j) % 2), 0.01 * (j + 1))
+            for i in range(6) for j, (m, gs) in enumerate([("a", 2), ("b", 2), ("c", 1)]) for g in range(gs)]
+    prep = prepare(pd.DataFrame(rows, columns=["query_id", "model_id", "generation", "correct", "cost_usd"]),
+                   no_prices(), "mixed")
+    assert list(prep.full.model_ids) == ["a", "b", "c"] and list(prep.sets[0].arrays.model_ids) == ["a", "b"]
+    arrays = prepared_store.encode_prepared(prep)
+    assert arrays["set0.keep"].tolist() == [True, True, False]
+    _assert_same_prepared(prepared_store.decode_prepared(arrays), prep)
