@@ -13,12 +13,17 @@ included: the measure that holds while other work shares the machine) are its ow
   ingest    the raw/query_records asset body: read, validate, coerce, resolve model names, duplicate check,
             publish raw.query_records with history
   extract   the datasets/records[synthetic] asset body: publish datasets.query_records
-  oracle    `readers.oracle_dataset` (the records and prices every oracle asset prepares)
-  oracle_fit  the same, then the bodies of oracle/single_models, oracle/curve and oracle/posthoc (their tables;
-            the estimators of oracle/estimates are `--stages oracle_estimates`: > 1 min at 1 M rows)
-  cascade   `readers.cascade_records` (the records every cascade asset prepares)
+  oracle    `readers.oracle_dataset` (the records and prices the oracle assets share: built by the first, saved in
+            `resources.prepared_store`; oracle_fit and oracle_estimates then load it, as sibling assets do)
+  oracle_fit  the same, then the bodies of oracle/single_models, oracle/curve and oracle/posthoc (their tables)
+  oracle_estimates  (only when named in --stages) the same, then oracle/estimates' `analysis_tables`: every
+            estimator, the frontier sweeps, the bootstrap intervals at the pipeline's default n_boot
+            (`settings.oracle_n_boot`)
+  cascade   `readers.cascade_records` (the records the cascade assets share, built once as the oracle's;
+            cascade_fit loads them)
   cascade_fit  the same, then cascade/calibration's table (logistic calibrators on a sample, eqs. 2.16-2.17) and
-            cascade/marginals' EM fit (eq. 2.7) on the calibrated train rows
+            cascade/marginals' EM fit (eq. 2.7) on the calibrated train rows and its goodness of fit (eq. 2.20), each on
+            its stated sample (`marginals.MARGINAL_SAMPLE`, `GOF_SAMPLE`)
   reject    the raw asset on the same records with one bad cell (`correct` = 7 at 60 % of the file): its error
             line, whether raw.query_records stayed as it was, time and peak memory
 
@@ -150,7 +155,8 @@ def run_stage(stage: str, work: Path, days: int) -> dict:
         _oracle_fit(readers.oracle_dataset(wh, DATASET))
     elif stage == "oracle_estimates":
         from compass.oracle.prepare import analysis_tables
-        analysis_tables(readers.oracle_dataset(wh, DATASET), n_boot=0)
+        from resources import settings
+        analysis_tables(readers.oracle_dataset(wh, DATASET), n_boot=settings.oracle_n_boot())
     elif stage == "cascade":
         readers.cascade_records(wh, DATASET)
     elif stage == "cascade_fit":
@@ -175,13 +181,14 @@ def _oracle_fit(prep) -> None:
 
 
 def _cascade_fit(records) -> None:
-    """What cascade/calibration computes, then cascade/marginals' fit (no goodness of fit bootstrap)."""
+    """What cascade/calibration computes, then cascade/marginals' fit and goodness of fit (the light study's
+    bootstrap draws, on the test split)."""
     from compass.cascades import study as cs
-    from compass.cascades.marginals import fit_marginals
+    from compass.cascades.marginals import fit_marginals, marginal_gof_table
 
     cs.calibration_table(records, DATASET)
     cal, _ = cs.calibrated_records(records, DATASET)
-    fit_marginals(cal)
+    marginal_gof_table(cal, fit_marginals(cal), n_boot=cs.LIGHT.gof_boot, split="test")
 
 
 def _reject(wh, wh_resource, work: Path) -> dict:

@@ -39,6 +39,7 @@ from compass.mlcompass.sensitivity import CAPABILITY_AXES, CAPABILITY_COLUMNS, C
 from compass.mlcompass.utility_models import utilities_from_rows
 from compass.oracle.prepare import Prepared, prepare
 from compass.embeddings import Embedder
+from resources import prepared_store
 from resources.configs import scenario_files
 from resources.query_extract import read_records
 from resources.query_frames import coded_records
@@ -144,8 +145,11 @@ def _coded_records(wh: Warehouse, dataset: str, columns: tuple[str, ...], prompt
 
 @one_connection
 def cascade_records(wh: Warehouse, dataset: str) -> pd.DataFrame | None:
-    """The dataset's canonical cascade records, or None when none carries a confidence (`prepare_records`)."""
-    return prepare_records(_coded_records(wh, dataset, CASCADE_COLUMNS), dataset)
+    """The dataset's canonical cascade records, or None when none carries a confidence (`prepare_records`); prepared
+    once per extract version and shared by the partition's cascade assets (`prepared_store`)."""
+    return prepared_store.shared(wh, "cascade", dataset,
+                                 lambda: prepare_records(_coded_records(wh, dataset, CASCADE_COLUMNS), dataset),
+                                 prepared_store.encode_frame, prepared_store.decode_frame)
 
 
 def cascade_marginals(wh: Warehouse, dataset: str, models: list[str]) -> dict[str, MixedBetaMarginal]:
@@ -159,7 +163,14 @@ def cascade_marginals(wh: Warehouse, dataset: str, models: list[str]) -> dict[st
 @one_connection
 def oracle_dataset(wh: Warehouse, dataset: str) -> Prepared:
     """One dataset's records and prices, prepared for the oracle (`compass.oracle.prepare.prepare`); the records as
-    `query_frames.coded_records` reads them, keyed by prompt in DuckDB."""
+    `query_frames.coded_records` reads them, keyed by prompt in DuckDB. Prepared once per extract and price version
+    and shared by the partition's oracle assets (`prepared_store`)."""
+    return prepared_store.shared(wh, "oracle", dataset, lambda: _prepare_oracle(wh, dataset),
+                                 prepared_store.encode_prepared, prepared_store.decode_prepared,
+                                 tables=("datasets.model_prices",))
+
+
+def _prepare_oracle(wh: Warehouse, dataset: str) -> Prepared:
     records = _coded_records(wh, dataset, ORACLE_COLUMNS, prompt_key=True)
     if "cost_usd" not in records or records["cost_usd"].isna().any():  # priced from tokens (`record_costs`)
         records = _coded_records(wh, dataset, ORACLE_COLUMNS + ("tokens_in", "tokens_out"), prompt_key=True)

@@ -198,15 +198,17 @@ class PairJoint:
 
 
 def fit_pair(phi_a: np.ndarray, phi_b: np.ndarray, marg_a: MixedBetaMarginal, marg_b: MixedBetaMarginal,
-             family: str = THESIS_FAMILY) -> PairJoint:
-    """Fit the case mixture and the smooth-case copula from aligned train confidences."""
+             family: str = THESIS_FAMILY, sample: int = COPULA_SAMPLE) -> PairJoint:
+    """Fit the case mixture (every row) and the smooth-case copula (at most `sample` interior rows, the sample of
+    Table 2.4: `COPULA_SAMPLE`, its error `COPULA_SAMPLE_ERROR`) from aligned train confidences."""
     phi_a, phi_b = np.asarray(phi_a, dtype=float), np.asarray(phi_b, dtype=float)
     if phi_a.shape != phi_b.shape or phi_a.size == 0:
         raise ValueError(f"pair fit needs aligned non-empty arrays, got {phi_a.shape} and {phi_b.shape}")
     ca, cb = _cases(phi_a, marg_a), _cases(phi_b, marg_b)
     probs = np.bincount(3 * ca + cb, minlength=9).reshape(3, 3) / phi_a.size
-    inner = (ca == 1) & (cb == 1)
-    if inner.sum() < MIN_COPULA_ROWS:
+    inner = np.flatnonzero((ca == 1) & (cb == 1))
+    inner = inner[fit_rows(inner.size, sample)]
+    if inner.size < MIN_COPULA_ROWS:
         uv = np.empty((0, 2))
     elif family == THESIS_FAMILY:  # Kendall's tau (eq. 2.10) is rank-invariant: no pseudo-observations needed
         uv = np.column_stack([phi_a[inner], phi_b[inner]])

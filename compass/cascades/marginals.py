@@ -26,7 +26,22 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from compass.cascades.calibration import fit_rows
+
 MIN_EM_POINTS = 10
+# Samples (issue 45: a platform's logs hold ~10^5-10^6 rows per model; every dataset embedded today has <= 1,816 rows
+# per model, so none is sampled). Drawn without replacement with a fixed seed (`calibration.fit_rows`).
+# The mixture's EM (eq. 2.7) runs on at most MARGINAL_SAMPLE interior points per model (the atoms w_min, w_max and
+# phi_min, phi_max still count every row); stated error: the fitted CDF moves by at most MARGINAL_SAMPLE_ERROR
+# (sup over phi) against the fit on every point, tested on a world with 3x as many points
+# (tests/compass/cascades/model/test_marginal_sample.py).
+MARGINAL_SAMPLE = 20_000
+MARGINAL_SAMPLE_ERROR = 0.005  # measured <= 0.0037 over 4 worlds; RMS 0.010 at a tenth of the sample
+# The goodness of fit (eq. 2.20, Tables 2.5/2.6) tests at most GOF_SAMPLE values per model (`n_fit`; `n` counts them
+# all): sqrt(CvM) and its bootstrap p are the statistic at that size (its null level ~ sqrt(1/(6 n_fit)) = 0.004).
+# Stated error of sqrt(CvM) against the statistic on every value: GOF_SAMPLE_ERROR, tested as the EM's sample is.
+GOF_SAMPLE = 10_000
+GOF_SAMPLE_ERROR = 0.01  # measured <= 0.0047 over 12 worlds; RMS 0.012 at a tenth of the sample
 
 
 @dataclass(frozen=True)
@@ -364,11 +379,17 @@ def _extremes(phi: np.ndarray, name: str) -> tuple[float, float, float, float, n
     return lo, hi, float(np.mean(phi == lo)), float(np.mean(phi == hi)), (phi[(phi > lo) & (phi < hi)] - lo) / (hi - lo)
 
 
-def fit_marginal_batch(phis: Mapping[str, np.ndarray], *, max_iter: int = 2000, tol: float = 1e-6
-                       ) -> dict[str, MixedBetaMarginal]:
+def _sampled_interior(part: tuple[float, float, float, float, np.ndarray], sample: int
+                      ) -> tuple[float, float, float, float, np.ndarray]:
+    """`_extremes`' part with its interior points cut to `sample` (`calibration.fit_rows`)."""
+    return (*part[:4], part[4][fit_rows(part[4].size, sample)])
+
+
+def fit_marginal_batch(phis: Mapping[str, np.ndarray], *, max_iter: int = 2000, tol: float = 1e-6,
+                       sample: int = MARGINAL_SAMPLE) -> dict[str, MixedBetaMarginal]:
     """Fit eq. 2.7 to each model's calibrated train confidences (``phis``: model -> values), the beta-mixture
-    EMs of all models in one batch (``fit_beta_mixtures``)."""
-    parts = {name: _extremes(phi, name) for name, phi in phis.items()}
+    EMs of all models in one batch (``fit_beta_mixtures``) on at most ``sample`` interior points each."""
+    parts = {name: _sampled_interior(_extremes(phi, name), sample) for name, phi in phis.items()}
     spread = [name for name, part in parts.items() if np.unique(part[4]).size >= 2]
     em = [name for name in spread if parts[name][4].size >= MIN_EM_POINTS]
     mixtures = dict(zip(em, fit_beta_mixtures([parts[name][4] for name in em], max_iter=max_iter, tol=tol) if em else []))
@@ -468,8 +489,9 @@ def marginal_gof(marginal: MixedBetaMarginal, values: np.ndarray, *, n_boot: int
 
 def marginal_gof_table(calibrated: pd.DataFrame, marginals: dict[str, MixedBetaMarginal], *,
                        n_boot: int = 100, split: str = "test", bootstrap_refit: bool = False,
-                       seed: int = 0) -> pd.DataFrame:
-    """Table 2.5 / 2.6 shape: ``model_id, split, refit, sqrt_cvm, p_value, n``."""
+                       seed: int = 0, sample: int = GOF_SAMPLE) -> pd.DataFrame:
+    """Table 2.5 / 2.6 shape: ``model_id, split, refit, sqrt_cvm, p_value, n, n_fit`` (tested on at most ``sample``
+    of a model's ``n`` values: ``n_fit``)."""
     rng = np.random.default_rng(seed)
     rows = []
     data = calibrated[calibrated["split"] == split]
@@ -479,9 +501,10 @@ def marginal_gof_table(calibrated: pd.DataFrame, marginals: dict[str, MixedBetaM
         vals = data.loc[data["model_id"] == model, "p_correct"].to_numpy(dtype=float)
         if vals.size == 0:
             raise ValueError(f"model {model!r} has no {split!r} rows")
+        tested = vals[fit_rows(vals.size, sample)]
         for refit in (False, True):
-            stat, p, _ = marginal_gof(marg, vals, n_boot=n_boot, refit=refit,
+            stat, p, _ = marginal_gof(marg, tested, n_boot=n_boot, refit=refit,
                                       bootstrap_refit=bootstrap_refit, rng=rng)
             rows.append({"model_id": model, "split": split, "refit": refit, "sqrt_cvm": stat,
-                         "p_value": p, "n": int(vals.size)})
+                         "p_value": p, "n": int(vals.size), "n_fit": int(tested.size)})
     return pd.DataFrame(rows)

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from compass.oracle.bias_correction import bias_corrected_oracle
+from compass.oracle.bootstrap import bootstrap_interval, bootstrap_mean_interval
 from compass.oracle.extrapolation import POWER, SMOOTH, extrapolated_oracle
-from compass.oracle.naive import naive_curve, naive_oracle
+from compass.oracle.naive import naive_curve, naive_oracle, naive_per_prompt
 from compass.oracle.pgm import pgm_estimate
 from compass.oracle.records import OracleArrays
 from compass.oracle.shrinkage import shrinkage_oracle
@@ -37,9 +40,21 @@ ESTIMATORS: dict[str, Estimator] = {
 
 RECOMMENDED = "bias_corrected"
 
+# Estimators whose quality is a mean of per-prompt terms (each from its own prompt's cells): bootstrapped from the
+# terms (`bootstrap_mean_interval`), the same draws without re-running the estimator per draw.
+PER_PROMPT: dict[str, Callable[[OracleArrays], np.ndarray]] = {"naive": lambda a: naive_per_prompt(a)[0]}
+
 
 def get_estimator(name: str) -> Estimator:
     """Look up an estimator by name; ValueError lists the known names."""
     if name not in ESTIMATORS:
         raise ValueError(f"unknown oracle estimator {name!r}; known: {sorted(ESTIMATORS)}")
     return ESTIMATORS[name]
+
+
+def quality_interval(arrays: OracleArrays, name: str, n_boot: int, seed: int = 0) -> tuple[float, float]:
+    """The prompt-bootstrap percentile interval of estimator `name`'s quality (`compass.oracle.bootstrap`)."""
+    if name in PER_PROMPT:
+        return bootstrap_mean_interval(PER_PROMPT[name](arrays), n_boot=n_boot, seed=seed)
+    fn = get_estimator(name)
+    return bootstrap_interval(arrays, lambda a: fn(a)[0], n_boot=n_boot, seed=seed)

@@ -69,7 +69,15 @@ def cost_order(cost: np.ndarray) -> np.ndarray:
 def routed_expectation(
     table: np.ndarray, codes: np.ndarray, cost: np.ndarray, grid: np.ndarray
 ) -> tuple[float, float]:
-    """Mean over prompts of E[picked value] and E[picked cost] for the max-picking router.
+    """Mean over prompts of E[picked value] and E[picked cost] for the max-picking router (`routed_per_prompt`)."""
+    p_max, t = _routed(table, codes, cost)
+    return float((p_max @ grid).sum()) / codes.shape[1], float(t.sum()) / codes.shape[1]
+
+
+def routed_per_prompt(
+    table: np.ndarray, codes: np.ndarray, cost: np.ndarray, grid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per prompt, E[picked value] and E[picked cost] for the max-picking router, each shape (N,).
 
     Each cell's value is an independent draw from the pmf `table[codes[l, n]]` on the
     common ordered `grid` (J,); `table` is (C, J), and `codes` and `cost` are (L, N)
@@ -82,11 +90,17 @@ def routed_expectation(
     so E[C] = Σ_j T_0(j) and A ends as Π_l F_l(j). Each step looks up one model's
     (N, J) rows, so nothing of size L·N·J is materialized.
     """
+    p_max, t = _routed(table, codes, cost)
+    return p_max @ grid, t.sum(axis=1)
+
+
+def _routed(table: np.ndarray, codes: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(P(max = grid_j), T_0(j)) per prompt, both (N, J): the recursion of `routed_per_prompt`."""
     cdf = np.cumsum(table, axis=1)
     cdf_below = cdf - table  # F(j−1)
     n_models, n_prompts = codes.shape
-    above = np.ones((n_prompts, grid.size))  # A_l
-    t = np.zeros((n_prompts, grid.size))  # T_l
+    above = np.ones((n_prompts, table.shape[1]))  # A_l
+    t = np.zeros((n_prompts, table.shape[1]))  # T_l
     for m in range(n_models - 1, -1, -1):
         picked = table.take(codes[m], axis=0)
         picked *= above
@@ -94,8 +108,7 @@ def routed_expectation(
         t *= cdf_below.take(codes[m], axis=0)
         t += picked
         above *= cdf.take(codes[m], axis=0)
-    p_max = np.diff(above, axis=1, prepend=0.0)  # P(max = grid_j)
-    return float((p_max @ grid).sum()) / n_prompts, float(t.sum()) / n_prompts
+    return np.diff(above, axis=1, prepend=0.0), t  # P(max = grid_j)
 
 
 def _naive_at(codes: np.ndarray, g_max: int, subset: int, sorted_cost: np.ndarray) -> tuple[float, float]:
@@ -124,6 +137,15 @@ def naive_oracle(arrays: OracleArrays, subset: int | None = None) -> tuple[float
     _check_subset(g_sub, arrays.trials)
     codes, g_max, sorted_cost = _sorted_cells(arrays)
     return _naive_at(codes, g_max, g_sub, sorted_cost)
+
+
+def naive_per_prompt(arrays: OracleArrays) -> tuple[np.ndarray, np.ndarray]:
+    """Each prompt's term of `naive_oracle` at G′ = min G (quality and cost, shape (N,)): the oracle is their mean,
+    so a prompt resample's oracle is the mean of the resampled terms (`bootstrap.bootstrap_mean_interval`)."""
+    g_sub = arrays.min_generations
+    codes, g_max, sorted_cost = _sorted_cells(arrays)
+    table = hypergeom_table(g_max, g_sub).reshape((g_max + 1) ** 2, g_sub + 1)
+    return routed_per_prompt(table, codes, sorted_cost, np.arange(g_sub + 1) / g_sub)
 
 
 def naive_curve(arrays: OracleArrays) -> pd.DataFrame:

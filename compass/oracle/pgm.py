@@ -121,9 +121,11 @@ def _maximize_concave(x: np.ndarray, a: np.ndarray, w: np.ndarray, c: np.ndarray
 
 
 def _m_step(k: np.ndarray, f: np.ndarray, resp: np.ndarray, s: np.ndarray,
-            apt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            apt: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Coordinate ascent on s = 1 - D, then on A, given q(T).
 
+    Rows are prompt patterns (`_patterns`) standing for `weight` identical prompts: each s_n is
+    maximized once for its pattern, A's objective sums every pattern `weight` times.
     Only (prompt, topic) pairs with q(T_n = t) > _RESP_FLOOR enter, as a sparse
     list, so the cost is O(P L) with P ~ N once topics are resolved instead of
     O(N T L). The neglected mass bounds the objective error by ~1e-8 nats per prompt.
@@ -133,12 +135,12 @@ def _m_step(k: np.ndarray, f: np.ndarray, resp: np.ndarray, s: np.ndarray,
     w = resp[pn, pt][:, None] * f[pn]  # [P, L]
     ones = np.ones(len(pn))
     by_prompt = sparse.csr_matrix((ones, (pn, np.arange(len(pn)))), shape=(n, len(pn)))
-    by_topic = sparse.csr_matrix((ones, (pt, np.arange(len(pn)))), shape=(n_topics, len(pn)))
+    by_topic = sparse.csr_matrix((weight[pn], (pt, np.arange(len(pn)))), shape=(n_topics, len(pn)))
     s = _maximize_concave(s, k.sum(axis=1), w, apt[pt],
                           expand=lambda z: z[pn][:, None],
                           reduce=lambda cells: by_prompt @ cells.sum(axis=1),
                           lo=_EPS, hi=1.0)
-    apt = _maximize_concave(apt, np.einsum("nt,nl->tl", resp, k), w, s[pn][:, None],
+    apt = _maximize_concave(apt, np.einsum("nt,nl->tl", resp * weight[:, None], k), w, s[pn][:, None],
                             expand=lambda z: z[pt],
                             reduce=lambda cells: by_topic @ cells,
                             lo=_EPS, hi=1 - _EPS)
@@ -162,8 +164,9 @@ def _encode_topics(topics: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return labels, codes
 
 
-def _init_responsibilities(k: np.ndarray, g: np.ndarray, n_topics: int, seed: int) -> np.ndarray:
-    """One-hot topics from k-means on per-prompt success-rate profiles."""
+def _init_topics(k: np.ndarray, g: np.ndarray, n_topics: int, seed: int) -> np.ndarray:
+    """Starting topic codes [N] from k-means on per-prompt success-rate profiles (every prompt, so identical
+    prompts start in the same topic and the k-means draws are those of the whole data)."""
     rate = np.divide(k, g, out=np.full_like(k, np.nan), where=g > 0)
     row_mean = np.nanmean(rate, axis=1, keepdims=True)
     rate = np.where(np.isnan(rate), row_mean, rate)
@@ -171,7 +174,21 @@ def _init_responsibilities(k: np.ndarray, g: np.ndarray, n_topics: int, seed: in
     with warnings.catch_warnings():  # fewer distinct profiles than topics: the spare topics start (and stay) empty
         warnings.simplefilter("ignore", ConvergenceWarning)
         labels = KMeans(n_clusters=n_topics, n_init=1, max_iter=50, random_state=seed).fit_predict(profile)
-    return np.eye(n_topics)[labels]
+    return labels
+
+
+def _patterns(k: np.ndarray, g: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first prompt of each distinct (k row, g row, starting topic), pattern of every prompt, prompts per pattern).
+
+    Prompts sharing all three follow the same EM path (their s_n and q(T_n) are updated by the same formulas from
+    the same values), so the EM runs once per pattern, each weighted by its count: a sufficient-statistics
+    compression, exact up to the order of floating-point sums. With G = 1 and L models there are at most
+    2^L * T patterns whatever N is (10 models: 10,240 for 1 M prompts).
+    """
+    rows = np.ascontiguousarray(np.column_stack([k, g, codes]).astype(np.float64))
+    _, first, inverse, counts = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel(),
+                                          return_index=True, return_inverse=True, return_counts=True)
+    return first, inverse.reshape(-1), counts.astype(np.float64)
 
 
 def fit_pgm(
@@ -189,9 +206,12 @@ def fit_pgm(
     missing). topics: optional [N] observed topic labels (any hashable values);
     when None, topics are latent with `n_topics` components (default 10).
     Stops when the objective's relative gain falls below `tol` (converged=True)
-    or after `max_iter` iterations. Cost per iteration is O(N T L) for the
+    or after `max_iter` iterations. The EM runs on prompt patterns (`_patterns`:
+    prompts with equal counts and starting topic, fitted once and weighted), so N
+    below is the number of patterns. Cost per iteration is O(N T L) for the
     E-step and O(P L) for the M-step (P = prompt-topic pairs with q > 1e-8); on
-    10,000 x 50 x G=10 it takes ~2 s CPU with observed topics, ~10 s latent (T=10).
+    10,000 x 50 x G=10 it takes ~2 s CPU with observed topics, ~10 s latent (T=10);
+    1 M prompts x 10 models x G=1 (10,240 patterns at most) ~1 s, was 68 s per prompt.
     """
     k, g = _validate_counts(k, g)
     if int(max_iter) != max_iter or max_iter < 1:
@@ -199,25 +219,28 @@ def fit_pgm(
     if not tol >= 0:
         raise ValueError(f"tol must be >= 0, got {tol!r}")
     n, _ = k.shape
-    f = g - k
     if topics is not None:
         labels, codes = _encode_topics(topics, n)
         if n_topics is not None and n_topics != len(labels):
             raise ValueError(f"n_topics={n_topics} but topics holds {len(labels)} distinct labels")
-        resp = np.eye(len(labels))[codes]
     else:
         n_topics = 10 if n_topics is None else n_topics
         if int(n_topics) != n_topics or not 1 <= n_topics <= n:
             raise ValueError(f"n_topics must be an integer in [1, n_prompts={n}], got {n_topics!r}")
         labels = np.arange(n_topics)
-        resp = _init_responsibilities(k, g, int(n_topics), seed)
+        codes = _init_topics(k, g, int(n_topics), seed)
+    # From here on a row is a prompt pattern standing for `weight` prompts (`_patterns`).
+    first, pattern, weight = _patterns(k, g, codes)
+    k, g, codes = k[first], g[first], codes[first]
+    f = g - k
+    resp = np.eye(len(labels))[codes]
     # Initialise as if every prompt were easy (s = 1), then rescale s to match prompt totals.
-    topic_rate = np.einsum("nt,nl->tl", resp, k) / np.maximum(np.einsum("nt,nl->tl", resp, g), 1.0)
+    weighted = resp * weight[:, None]
+    topic_rate = np.einsum("nt,nl->tl", weighted, k) / np.maximum(np.einsum("nt,nl->tl", weighted, g), 1.0)
     apt = np.clip(topic_rate, _EPS, 1 - _EPS)
     expected = np.einsum("nt,tl,nl->n", resp, apt, g)
     s = np.clip(k.sum(axis=1) / np.maximum(expected, _EPS), _EPS, 1.0)
-    theta = resp.mean(axis=0)
-    log_binom = float((special.gammaln(g + 1) - special.gammaln(k + 1) - special.gammaln(f + 1)).sum())
+    log_binom = float(weight @ (special.gammaln(g + 1) - special.gammaln(k + 1) - special.gammaln(f + 1)).sum(axis=1))
 
     def e_step(resp: np.ndarray, s: np.ndarray, apt: np.ndarray,
                theta: np.ndarray) -> tuple[np.ndarray, float]:
@@ -226,24 +249,25 @@ def fit_pgm(
         if topics is None:
             log_joint = _log_lik_nt(k, f, s, apt) + log_theta
             log_norm = special.logsumexp(log_joint, axis=1)
-            return np.exp(log_joint - log_norm[:, None]), log_binom + float(log_norm.sum())
+            return np.exp(log_joint - log_norm[:, None]), log_binom + float(weight @ log_norm)
         # q(T_n) is the observed label: objective is log p(k, T | D, A, theta)
         pi = s[:, None] * apt[codes]
-        log_lik = (k * np.log(pi) + f * np.log1p(-pi)).sum() + log_theta[codes].sum()
+        log_lik = weight @ ((k * np.log(pi) + f * np.log1p(-pi)).sum(axis=1) + log_theta[codes])
         return resp, log_binom + float(log_lik)
 
+    theta = weight @ resp / n
     resp, objective = e_step(resp, s, apt, theta)
     trace = [objective]
     converged = False
     while len(trace) <= max_iter and not converged:
-        theta = resp.mean(axis=0)  # M-step: theta in closed form, then D (via s = 1 - D) and A
-        s, apt = _m_step(k, f, resp, s, apt)
+        theta = weight @ resp / n  # M-step: theta in closed form, then D (via s = 1 - D) and A
+        s, apt = _m_step(k, f, resp, s, apt, weight)
         resp, objective = e_step(resp, s, apt, theta)
         trace.append(objective)
         converged = trace[-1] - trace[-2] <= tol * abs(trace[-1])
 
     p_hat = s[:, None] * np.einsum("nt,tl->nl", resp, apt)
-    return PGMFit(p_hat=p_hat, topic_posteriors=resp, aptitude=apt, difficulty=1.0 - s,
+    return PGMFit(p_hat=p_hat[pattern], topic_posteriors=resp[pattern], aptitude=apt, difficulty=1.0 - s[pattern],
                   topic_weights=theta, elbo_trace=np.asarray(trace), converged=converged,
                   topic_labels=labels)
 

@@ -25,8 +25,7 @@ import numpy as np
 import pandas as pd
 
 from compass.ingest.extracts import cheapest_prices
-from compass.oracle.bootstrap import bootstrap_interval
-from compass.oracle.estimators import RECOMMENDED, get_estimator
+from compass.oracle.estimators import RECOMMENDED, quality_interval
 from compass.oracle.records import OracleArrays, build_arrays, drop_short_models
 from compass.oracle.report import OracleReport, analyze
 from compass.oracle.single_models import single_models
@@ -184,8 +183,7 @@ def analysis_tables(prep: Prepared, n_boot: int, seed: int = 0) -> tuple[dict[st
         if boot:
             identified = set(est.loc[est["identified"], "estimator"])
             for name in (n for n in BOOT_ESTIMATORS if n in identified):
-                fn = get_estimator(name)
-                lo, hi = bootstrap_interval(ms.arrays, lambda a, fn=fn: fn(a)[0], n_boot=boot, seed=seed)
+                lo, hi = quality_interval(ms.arrays, name, boot, seed)
                 est.loc[est["estimator"] == name, ["quality_lo", "quality_hi"]] = lo, hi
         est = est.assign(n_models=ms.arrays.n_models, n_prompts=ms.arrays.n_prompts, n_boot=boot)
         estimates.append(_stamp(est, ms, prep.cost_basis))

@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 
 from compass.oracle.bias_correction import bias_corrected_frontier
-from compass.oracle.bootstrap import bootstrap_interval
-from compass.oracle.estimators import RECOMMENDED, Estimator, get_estimator
+from compass.oracle.estimators import RECOMMENDED, Estimator, get_estimator, quality_interval
 from compass.oracle.frontier import aiq, cost_saving, default_alphas, error_rate_reduction, pareto, sweep
 from compass.oracle.headline import headline, interval_flag, range_interval
 from compass.oracle.naive import naive_curve
@@ -100,7 +99,7 @@ def analyze(
         q, c = identified_estimate(fn, arrays)
         lo = hi = float("nan")
         if n_boot > 0 and np.isfinite(q):
-            lo, hi = bootstrap_interval(arrays, lambda a, fn=fn: fn(a)[0], n_boot=n_boot, seed=seed)
+            lo, hi = quality_interval(arrays, name, n_boot, seed)
         rows.append((name, q, lo, hi, c, name == recommended, bool(np.isfinite(q))))
     estimates = pd.DataFrame(rows, columns=["estimator", "quality", "quality_lo", "quality_hi", "cost", "recommended",
                                             "identified"])

@@ -5,6 +5,7 @@ a frame with nulls, non-ASCII ids and ids reused across splits, and on embedded 
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +17,9 @@ import pandas as pd
 import pytest
 
 from compass.cascades.study import prepare_records
+from compass.ingest.extracts import no_prices
 from compass.oracle.prepare import prepare
-from resources import readers
+from resources import prepared_store, readers
 from resources.query_extract import publish_records_view
 from resources.query_frames import coded_records
 from resources.warehouse import Warehouse
@@ -104,14 +106,63 @@ def test_the_readers_prepare_what_the_pandas_read_prepares(warehouse, dataset):
         expected = cascade[[c for c in readers.CASCADE_COLUMNS if c in cascade]]
         pd.testing.assert_frame_equal(new_cascade, expected, check_exact=True)
     before = prepare(old, readers.dataset_prices(warehouse, dataset), dataset)
-    after = readers.oracle_dataset(warehouse, dataset)
-    assert (after.meta, after.cost_basis, [s.name for s in after.sets]) == \
-        (before.meta, before.cost_basis, [s.name for s in before.sets])
+    _assert_same_prepared(readers.oracle_dataset(warehouse, dataset), before)
+
+
+def _assert_same_prepared(after, before):
+    assert (after.meta, after.cost_basis, [s.name for s in after.sets], [s.cost_known for s in after.sets]) == \
+        (before.meta, before.cost_basis, [s.name for s in before.sets], [s.cost_known for s in before.sets])
     pd.testing.assert_series_equal(after.model_cost, before.model_cost, check_exact=True)
     for a, b in [(after.full, before.full)] + [(x.arrays, y.arrays) for x, y in zip(after.sets, before.sets)]:
-        for field in ("prompt_ids", "model_ids", "successes", "trials", "outcomes", "gen_cost", "topics"):
+        for field in ("prompt_ids", "model_ids", "successes", "trials", "outcomes", "gen_cost", "topics", "mean_cost"):
             x, y = getattr(a, field), getattr(b, field)
             assert (x is None) == (y is None) and (x is None or np.array_equal(x, y, equal_nan=x.dtype.kind == "f"))
+            assert x is None or x.dtype == y.dtype, field
+
+
+def test_a_partition_prepares_once_and_its_assets_share_it(warehouse, monkeypatch):
+    """Issue 45: 4 oracle and 9 cascade assets per partition each read and prepared the rows; now the first builds
+    (one coded read each) and saves the arrays, the others load them: the same arrays, dtypes and frames."""
+    shutil.rmtree(prepared_store.store_dir(warehouse), ignore_errors=True)
+    reads = []
+    coded = readers._coded_records
+    monkeypatch.setattr(readers, "_coded_records", lambda *a, **k: reads.append(a[1]) or coded(*a, **k))
+    for dataset in EMBEDDED:
+        built = [readers.oracle_dataset(warehouse, dataset), readers.cascade_records(warehouse, dataset)]
+        first = len(reads)
+        for _ in range(2):
+            _assert_same_prepared(readers.oracle_dataset(warehouse, dataset), built[0])
+            cascade = readers.cascade_records(warehouse, dataset)
+            assert (cascade is None) == (built[1] is None)
+            if cascade is not None:
+                pd.testing.assert_frame_equal(cascade, built[1], check_exact=True)
+                assert cascade["query_id"].map(id).nunique() == cascade["query_id"].nunique()  # shared labels
+        assert len(reads) == first  # loaded, not read again (a dataset without confidences included)
+    # the first oracle and cascade reads only (matharena's oracle reads twice: it has no cost_usd, `record_costs`)
+    assert sorted(reads) == sorted([*EMBEDDED, *EMBEDDED, "matharena_aime_2025_i"])
+    assert len(list(prepared_store.store_dir(warehouse).glob("*.npz"))) == 2 * len(EMBEDDED)
+    for stored in prepared_store.store_dir(warehouse).glob("oracle-*.npz"):  # `all` stored as a mask of `full`
+        with np.load(stored) as arrays:
+            assert "set0.keep" in arrays.files and "set0.successes" not in arrays.files
+
+
+def test_a_frame_with_nulls_and_non_ascii_labels_round_trips():
+    frame = _tricky()
+    back = prepared_store.decode_frame(prepared_store.encode_frame(frame))
+    pd.testing.assert_frame_equal(back, frame, check_exact=True)
+    with pytest.raises(TypeError, match="cannot be stored"):
+        prepared_store.encode_frame(pd.DataFrame({"when": pd.to_datetime(["2026-01-01"])}))
+
+
+def test_a_new_extract_version_is_prepared_again_and_the_old_file_goes(tmp_path, monkeypatch):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    versions, builds = iter([["v1"], ["v1"], ["v2"]]), []
+    monkeypatch.setattr(prepared_store, "_versions", lambda *a: next(versions))
+    encode = lambda v: {"x": np.array([v])}  # noqa: E731
+    for _ in range(3):
+        prepared_store.shared(wh, "k", "ds", lambda: builds.append(1) or len(builds), encode, lambda a: int(a["x"][0]))
+    assert len(builds) == 2
+    assert [f.name.count("-") for f in prepared_store.store_dir(wh).glob("*.npz")] == [2]
 
 
 def test_a_dataset_without_rows_names_the_asset(warehouse):
@@ -139,3 +190,14 @@ def test_the_sort_spills_beside_the_warehouse_and_the_folder_goes_at_exit(wareho
     spill = Path(out.stdout.strip())
     assert spill.parent == warehouse.path.with_name(warehouse.path.name + ".spill")
     assert not spill.exists()
+
+
+def test_a_model_set_without_the_short_g_models_is_stored_as_a_mask_and_round_trips():
+    rows = [(f"q{i}", m, g, float((i + g + j) % 2), 0.01 * (j + 1))
+            for i in range(6) for j, (m, gs) in enumerate([("a", 2), ("b", 2), ("c", 1)]) for g in range(gs)]
+    prep = prepare(pd.DataFrame(rows, columns=["query_id", "model_id", "generation", "correct", "cost_usd"]),
+                   no_prices(), "mixed")
+    assert list(prep.full.model_ids) == ["a", "b", "c"] and list(prep.sets[0].arrays.model_ids) == ["a", "b"]
+    arrays = prepared_store.encode_prepared(prep)
+    assert arrays["set0.keep"].tolist() == [True, True, False]
+    _assert_same_prepared(prepared_store.decode_prepared(arrays), prep)

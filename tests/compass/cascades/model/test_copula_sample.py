@@ -6,9 +6,10 @@ sample; below the size every row is used."""
 import numpy as np
 import pandas as pd
 import pyvinecopulib as pv
+import pytest
 
 from compass.cascades.copulas import (
-    COPULA_SAMPLE, COPULA_SAMPLE_ERROR, PV_FAMILIES, THESIS_FAMILY, _interior_uv, copula_table, fit_copula,
+    COPULA_SAMPLE, COPULA_SAMPLE_ERROR, PV_FAMILIES, THESIS_FAMILY, _interior_uv, copula_table, fit_copula, fit_pair,
     pseudo_observations,
 )
 from compass.cascades.marginals import MixedBetaMarginal
@@ -66,3 +67,15 @@ def test_below_the_sample_size_every_interior_row_is_used():
     phi = _gumbel_pair(300)
     table = copula_table(phi, {"a": FLAT, "b": FLAT}, [("a", "b")], n_boot=0)
     assert (table["n_fit"] == 300).all() and (table["n_interior"] == 300).all()
+
+
+def test_the_markov_model_fits_its_pair_copulas_on_the_table_2_4_sample():
+    """fit_pair (the pair laws of the cascade curves, eq. 2.4) fits on the rows copula_table fits on, so the stated
+    error above is its error too; not on every interior row."""
+    phi, marginals = _gumbel_pair(3 * COPULA_SAMPLE, seed=2), {"a": FLAT, "b": FLAT}
+    pair = fit_pair(phi["a"].to_numpy(), phi["b"].to_numpy(), FLAT, FLAT)
+    sampled = fit_copula(_interior_uv(phi, "a", "b", marginals)[0], THESIS_FAMILY).parameters[0]
+    full = fit_copula(_interior_uv(phi, "a", "b", marginals, sample=3 * COPULA_SAMPLE)[0], THESIS_FAMILY).parameters[0]
+    assert pair.copula.parameters[0] == pytest.approx(sampled, rel=1e-12)
+    assert abs(pair.copula.parameters[0] - full) > 1e-6
+    np.testing.assert_allclose(pair.case_probs, [[0, 0, 0], [0, 1, 0], [0, 0, 0]])  # the case mixture counts every row

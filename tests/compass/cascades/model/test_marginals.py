@@ -172,7 +172,8 @@ def test_refit_gof_and_gof_table():
     assert refitted.w_min == pytest.approx(np.mean(vals == vals.min()))
     df = pd.DataFrame({"split": "test", "model_id": "a", "p_correct": vals})
     table = marginal_gof_table(df, {"a": M}, n_boot=10)
-    assert list(table.columns) == ["model_id", "split", "refit", "sqrt_cvm", "p_value", "n"]
+    assert list(table.columns) == ["model_id", "split", "refit", "sqrt_cvm", "p_value", "n", "n_fit"]
+    assert (table["n_fit"] == table["n"]).all()  # below GOF_SAMPLE every value is tested
     assert table.loc[~table.refit, "sqrt_cvm"].iloc[0] == pytest.approx(sqrt_cvm(M, vals))
     with pytest.raises(ValueError, match="no 'train' rows"):
         marginal_gof_table(df, {"a": M}, split="train")
