@@ -331,11 +331,14 @@ def served_table(rounds: pd.DataFrame) -> pd.DataFrame:
     for (preset, n_gold), part in rounds.groupby(["preset", "n_gold"], sort=True):
         means = part.groupby("router")["mean_gain"].mean()
         better = max(SINGLE_SOURCE, key=means.__getitem__)
-        d = next(synthetic_comparisons(part, baselines=(better,)).query("router == 'meta_cv'").itertuples())
+        comparisons = synthetic_comparisons(part, baselines=("random", better)).set_index(["router", "baseline"])
+        served, single, d = (comparisons.loc[key] for key in (("meta_cv", "random"), (better, "random"),
+                                                                ("meta_cv", better)))
         counts = part.loc[part["router"] == "meta_cv", "chosen"].value_counts()
         rows.append({"preset": preset, "n_gold": n_gold, "rounds": d.mc_rounds,
-                     "served vs random": f"{means['meta_cv']:+.3f}", "better single source": NAMES[better],
-                     "its gain vs random": f"{means[better]:+.3f}",
+                     "served vs random": cell(served.mean_difference, served.lo, served.hi, served.distinguishable),
+                     "better single source": NAMES[better],
+                     "its gain vs random": cell(single.mean_difference, single.lo, single.hi, single.distinguishable),
                      "served − better": cell(d.mean_difference, d.lo, d.hi, d.distinguishable),
                      "not worse beyond interval": "met" if d.hi >= 0 else "not met",
                      f"lower bound > −{MARGIN}": "met" if d.lo > -MARGIN else "not met",
