@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scripts.router_headline import NOT_TESTABLE, choice_table, claims_table, main, mismatched_sizes, verdict
+from scripts.router_headline import (
+    NOT_TESTABLE, choice_table, claims_table, main, mismatched_sizes, served_table, verdict,
+)
 
 BASE = np.array([0.10, 0.12, 0.11, 0.13])
 JITTER = np.array([0.01, -0.01, 0.02, -0.02])  # mean 0: an interval around a zero difference straddles 0
@@ -82,3 +84,21 @@ def test_ablations_table_refuses_arms_of_different_sizes(tmp_path, capsys):
         main(["ablations-table", str(path)])
     error = capsys.readouterr().err
     assert stop.value.code == 2 and "trees" in error and error.count("\n") == 1
+
+
+def test_served_table_compares_with_the_better_single_source_router_per_preset():
+    """Preset B: preference-only is the better single source and meta_cv ties it (met); preset C: gold-only is
+    better and meta_cv is 0.05 below it (not met), though 0.03 above preference-only (red if the better is taken
+    as the worse of the two, or always as one of them: C would read "met" or B "not met")."""
+    rounds = pd.concat([
+        _rounds("main", {"preference_only": BASE + 0.05, "gold_only": BASE, "meta_cv": BASE + 0.05 + JITTER}),
+        _rounds("main", {"preference_only": BASE - 0.08, "gold_only": BASE, "meta_cv": BASE - 0.05 + 0.1 * JITTER})
+        .assign(preset="C"),
+    ], ignore_index=True)
+    rounds["chosen"] = np.where(rounds["router"] == "meta_cv", "preference_only", None)
+    rounds.loc[(rounds["router"] == "meta_cv") & (rounds["round"] == 0), "chosen"] = "mean_shift"
+    table = served_table(rounds).set_index("preset")
+    assert table["better single source"].to_dict() == {"B": "pref-only", "C": "gold-only"}
+    assert table["not worse beyond interval"].to_dict() == {"B": "met", "C": "not met"}
+    assert table.loc["C", "served − better"].startswith("-0.050")
+    assert table.loc["B", "chosen"] == "pref-only 3, mean-shift 1"
