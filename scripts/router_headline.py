@@ -21,7 +21,8 @@ gold-only and preference-only routing with 95 % t-intervals (`compass.router.stu
         Figs. 2, S3, S4) beside our paired intervals with the stated tolerance.
   served  the served router (`meta_cv`) minus the better single-source router (preference-only or gold-only, the one
         with the larger mean gain over the rounds), paired, per preset and gold size, with issue 46's target (not
-        worse beyond its interval), a 0.01 non-inferiority margin and how often it chose each member.
+        worse beyond its interval), a 0.01 non-inferiority margin, the served router minus the other single-source
+        router and how often it chose each member; refuses CSVs of more than one configuration per preset and size.
   choices  how often the CV-chosen meta-router chose each member (`chosen`, by its criterion) and how often the
         squared-error rule it replaced would have (the least `cv_errors`), from the same out-of-fold predictions.
 
@@ -326,14 +327,16 @@ def served_table(rounds: pd.DataFrame) -> pd.DataFrame:
     """Per preset and n_gold: meta_cv minus the better of preference-only and gold-only (larger mean gain over the
     rounds), paired over rounds, 95 % t-interval. Issue 46's target ("not worse than the better beyond its
     interval") is met when the interval reaches 0 or above; the margin column asks more: the lower bound above −0.01.
-    `chosen` counts meta_cv's members over the rounds."""
+    The better router is picked on the rounds it is tested on, so meta_cv minus the other single-source router is
+    shown too. `chosen` counts meta_cv's members over the rounds. Rounds of one configuration only
+    (`mixed_configurations`)."""
     rows = []
     for (preset, n_gold), part in rounds.groupby(["preset", "n_gold"], sort=True):
         means = part.groupby("router")["mean_gain"].mean()
-        better = max(SINGLE_SOURCE, key=means.__getitem__)
-        comparisons = synthetic_comparisons(part, baselines=("random", better)).set_index(["router", "baseline"])
-        served, single, d = (comparisons.loc[key] for key in (("meta_cv", "random"), (better, "random"),
-                                                                ("meta_cv", better)))
+        better, other = sorted(SINGLE_SOURCE, key=means.__getitem__, reverse=True)
+        comparisons = synthetic_comparisons(part, baselines=("random", better, other)).set_index(["router", "baseline"])
+        served, single, d, d_other = (comparisons.loc[key] for key in (
+            ("meta_cv", "random"), (better, "random"), ("meta_cv", better), ("meta_cv", other)))
         counts = part.loc[part["router"] == "meta_cv", "chosen"].value_counts()
         rows.append({"preset": preset, "n_gold": n_gold, "rounds": d.mc_rounds,
                      "served vs random": cell(served.mean_difference, served.lo, served.hi, served.distinguishable),
@@ -342,8 +345,28 @@ def served_table(rounds: pd.DataFrame) -> pd.DataFrame:
                      "served − better": cell(d.mean_difference, d.lo, d.hi, d.distinguishable),
                      "not worse beyond interval": "met" if d.hi >= 0 else "not met",
                      f"lower bound > −{MARGIN}": "met" if d.lo > -MARGIN else "not met",
+                     "served − other": cell(d_other.mean_difference, d_other.lo, d_other.hi, d_other.distinguishable),
                      "chosen": ", ".join(f"{NAMES[m]} {counts[m]}" for m in CV_CANDIDATES if m in counts)})
     return pd.DataFrame(rows)
+
+
+def mixed_configurations(rounds: pd.DataFrame) -> str | None:
+    """Why rounds cannot go into `served_table` (None if they can): per preset and n_gold, one configuration (the
+    CONFIG columns; pieces of one run share its tag), each router's round once, and meta_cv with both single-source
+    routers present."""
+    for (preset, n_gold), part in rounds.groupby(["preset", "n_gold"], sort=True):
+        where = f"preset {preset}, n_gold {n_gold}"
+        for column in (c for c in CONFIG if c in part):
+            if part[column].nunique(dropna=False) > 1:
+                return (f"{where}: column {column} has {', '.join(map(str, part[column].unique()))}; "
+                        "give the CSVs of one configuration")
+        repeated = part[part.duplicated(["router", "round"])]
+        if not repeated.empty:
+            return f"{where}: router {repeated['router'].iloc[0]} has round {repeated['round'].iloc[0]} twice"
+        missing = [name for name in ("meta_cv",) + SINGLE_SOURCE if name not in set(part["router"])]
+        if missing:
+            return f"{where}: no rounds of {', '.join(missing)}"
+    return None
 
 
 def main(argv: list[str]) -> None:
@@ -393,8 +416,12 @@ def main(argv: list[str]) -> None:
         print(choice_table(pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True))
               .to_markdown(index=False))
     elif args.command == "served":
-        print(served_table(pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True))
-              .to_markdown(index=False))
+        rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
+        mismatch = mixed_configurations(rounds)
+        if mismatch:
+            print(f"error: served: {mismatch}", file=sys.stderr)
+            sys.exit(2)
+        print(served_table(rounds).to_markdown(index=False))
     else:
         {"run": run, "true-delta": true_delta, "ablations": paper_ablations}[args.command](args)
 

@@ -1,7 +1,8 @@
 """The verdict tables of `scripts/router_headline.py` (issue 46 second review, items 4-5) on hand-made rounds with
 known answers: the verdict rule on each side and on intervals straddling 0, claims read against main's ordering
-only where main reproduces Fig. 1's premise, the member counts of `choice_table`, and arms of different sizes
-refused by `ablations-table`."""
+only where main reproduces Fig. 1's premise, the member counts of `choice_table`, arms of different sizes
+refused by `ablations-table`, and `served`'s comparison with the better single-source router and its refusal of mixed
+configurations."""
 
 import json
 
@@ -10,7 +11,8 @@ import pandas as pd
 import pytest
 
 from scripts.router_headline import (
-    NOT_TESTABLE, choice_table, claims_table, main, mismatched_sizes, served_table, verdict,
+    NOT_TESTABLE, choice_table, claims_table, main, mismatched_sizes, mixed_configurations, served_table,
+    verdict,
 )
 
 BASE = np.array([0.10, 0.12, 0.11, 0.13])
@@ -86,19 +88,51 @@ def test_ablations_table_refuses_arms_of_different_sizes(tmp_path, capsys):
     assert stop.value.code == 2 and "trees" in error and error.count("\n") == 1
 
 
-def test_served_table_compares_with_the_better_single_source_router_per_preset():
-    """Preset B: preference-only is the better single source and meta_cv ties it (met); preset C: gold-only is
-    better and meta_cv is 0.05 below it (not met), though 0.03 above preference-only (red if the better is taken
-    as the worse of the two, or always as one of them: C would read "met" or B "not met")."""
+def _served_rounds():
+    """Preset B: meta_cv ties preference-only, the better single source, within a wide interval; preset C: gold-only
+    is better and meta_cv is 0.05 below it, though 0.03 above preference-only; preset E: meta_cv serves
+    preference-only, the better, in every round (equal gains: a zero-width interval at 0)."""
     rounds = pd.concat([
         _rounds("main", {"preference_only": BASE + 0.05, "gold_only": BASE, "meta_cv": BASE + 0.05 + JITTER}),
         _rounds("main", {"preference_only": BASE - 0.08, "gold_only": BASE, "meta_cv": BASE - 0.05 + 0.1 * JITTER})
         .assign(preset="C"),
+        _rounds("main", {"preference_only": BASE + 0.05, "gold_only": BASE, "meta_cv": BASE + 0.05})
+        .assign(preset="E"),
     ], ignore_index=True)
     rounds["chosen"] = np.where(rounds["router"] == "meta_cv", "preference_only", None)
-    rounds.loc[(rounds["router"] == "meta_cv") & (rounds["round"] == 0), "chosen"] = "mean_shift"
-    table = served_table(rounds).set_index("preset")
-    assert table["better single source"].to_dict() == {"B": "pref-only", "C": "gold-only"}
-    assert table["not worse beyond interval"].to_dict() == {"B": "met", "C": "not met"}
-    assert table.loc["C", "served − better"].startswith("-0.050")
+    rounds.loc[(rounds["router"] == "meta_cv") & (rounds["round"] == 0) & (rounds["preset"] == "B"),
+               "chosen"] = "mean_shift"
+    return rounds
+
+
+def test_served_table_compares_with_the_better_single_source_router_per_preset():
+    """The better single source per preset (red if taken as the worse of the two, or always as one of them: C would
+    read "met" or B "not met"), paired intervals (C: differences −0.05 + 0.1·JITTER, sd 0.00183, t(3) = 3.182, half
+    width 0.0029; an unpaired interval would be about ten times wider), the target at its boundary (E: hi = 0 is met,
+    red under `hi > 0`), the margin on both sides (E: lo = 0 > −0.01 met, red under `lo > 0.01`; B: lo = −0.029 not
+    met, red if the margin is dropped), and meta_cv minus the other single source (B: 0.05 + JITTER over gold-only)."""
+    table = served_table(_served_rounds()).set_index("preset")
+    assert table["better single source"].to_dict() == {"B": "pref-only", "C": "gold-only", "E": "pref-only"}
+    assert table["served − better"].to_dict() == {"B": "+0.000 (-0.029, +0.029)", "C": "-0.050 (-0.053, -0.047)*",
+                                                  "E": "+0.000 (+0.000, +0.000)"}
+    assert table["not worse beyond interval"].to_dict() == {"B": "met", "C": "not met", "E": "met"}
+    assert table["lower bound > −0.01"].to_dict() == {"B": "not met", "C": "not met", "E": "met"}
+    assert table["served − other"].to_dict() == {"B": "+0.050 (+0.021, +0.079)*", "C": "+0.030 (+0.027, +0.033)*",
+                                                 "E": "+0.050 (+0.050, +0.050)*"}
     assert table.loc["B", "chosen"] == "pref-only 3, mean-shift 1"
+
+
+def test_served_refuses_rounds_of_two_configurations(tmp_path, capsys):
+    """Two runs of one preset and gold size at different N (or one CSV given twice) do not pair: one-line error
+    naming the column, exit 2, no traceback (red without the check: pandas raises on the duplicate rounds)."""
+    rounds = _served_rounds().assign(tag="fig1_B", N=5000)
+    other = rounds.assign(tag="fig1m_B", N=3000)
+    paths = [tmp_path / "fig1_B.csv", tmp_path / "fig1m_B.csv"]
+    rounds.to_csv(paths[0], index=False)
+    other.to_csv(paths[1], index=False)
+    assert mixed_configurations(rounds) is None
+    for csvs, named in (([paths[0], paths[1]], "column tag"), ([paths[0], paths[0]], "twice")):
+        with pytest.raises(SystemExit) as stop:
+            main(["served", *map(str, csvs)])
+        error = capsys.readouterr().err
+        assert stop.value.code == 2 and named in error and error.count("\n") == 1 and "Traceback" not in error
