@@ -4,12 +4,15 @@ as queued runs that the daemon dequeues and whose steps Celery workers execute.
 It follows pipelines.refresh (sources whose inputs changed, then automation ticks to a fixed point, one run per
 partition key) but, instead of executing each run in this process, it submits the run to the instance
 (`DagsterInstance.submit_run`: QueuedRunCoordinator, the daemon launches it through the code server), and it ticks
-again as soon as any run in flight finishes, as the daemon's sensor would, instead of waiting for all of a tick's
-runs: a partition's next runs start while other runs still execute, and the tick (seconds of Dagster evaluating
-every asset's condition) overlaps their steps. The refresh condition waits while any ancestor is requested or in
-progress (assets.automation: a queued run's assets count as in progress from its creation), so no asset runs before
-all its parents finished. The queue's limits (deploy/dagster.yaml `concurrency.runs`) and the workers decide what
-runs at once.
+again within POLL_S of any run in flight finishing instead of waiting for all of a tick's runs: a partition's next
+runs start while other runs still execute, and the tick (seconds of Dagster evaluating every asset's condition)
+overlaps their steps. The daemon's `compass_automation` sensor does not tick on a run's end: at most every
+`minimum_interval_seconds` (30 s, pipelines.sensors), so the step shares measured with this driver
+(docs/results/operations.md) are not the daemon's. The refresh condition waits while any ancestor is requested or in
+progress (assets.automation: a queued run's assets count as in progress from its creation), and the driver defers a
+request for what a run in flight plans, or for its descendants, until that run finished (`_split_in_flight`), so no
+asset runs before all its parents finished. The queue's limits (deploy/dagster.yaml `concurrency.runs`) and the
+workers decide what runs at once.
 
     python -m pipelines.queue_refresh -w deploy/workspace.yaml     # DAGSTER_HOME holds deploy/dagster.yaml
 """
