@@ -38,9 +38,11 @@ from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster._time import get_current_datetime
 
 from pipelines.definitions import defs, job_for_keys, with_inseparable
+from pipelines.executor import remote_steps
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.pg_connections import keep_connections
 from pipelines.refresh import MAX_TICKS, RefreshReport, Run, sources_to_read, tick
+from resources.settings import SettingsError
 from resources.sources import SourcesResource
 from resources.warehouse import Warehouse
 
@@ -270,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                              "times the refresh from there and reports the start-up apart)")
     args = parser.parse_args(argv)
     try:
+        remote_steps()  # a bad COMPASS_REMOTE_STEPS stops the refresh before its first run, not in each run worker
         logging.disable(logging.WARNING)  # dagster-postgres logs each connection retry; the outcome is one line below
         try:
             instance = keep_connections(dg.DagsterInstance.get())  # hundreds of queries per tick
@@ -285,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             report = refresh_through_queue(queue, keys, args.timeout,
                                            progress=lambda line: print(line, flush=True))
+    except SettingsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     except Exception as error:  # noqa: BLE001 - a missing service is one line, anything else re-raised
         message = unavailable_postgres(error)
         if message is None:

@@ -106,3 +106,22 @@ def test_a_refresh_that_does_not_settle_stops(monkeypatch):
     queue, report = _InstantQueue(), RefreshReport()
     qr.tick_as_runs_finish(queue, report, 1, lambda line: None)
     assert len(queue.submitted) == 2 and report.ticks == 3
+
+
+@pytest.mark.parametrize("value, named", [("compass/case_benchmarks,compass/case_benchmark", "compass/case_benchmark'"),
+                                          ("compass/leaderboards", "compass/leaderboards")])
+def test_a_remote_step_that_is_not_one_assets_step_stops_the_driver(monkeypatch, capsys, value, named):
+    """COMPASS_REMOTE_STEPS naming a misspelled key, or a member of a multi-asset (the decisions: their step is not
+    named after the key), is one line naming the variable and the key, exit 2, before the instance is opened; the
+    stack's keys pass. Red when the keys are not checked (both ran in place without a word: the driver went on to
+    open the instance, here an AssertionError from the stub)."""
+    from pipelines.executor import remote_steps
+    from pipelines.stack import REMOTE_STEPS
+
+    monkeypatch.setenv("COMPASS_REMOTE_STEPS", ",".join(REMOTE_STEPS))
+    assert remote_steps() == frozenset(REMOTE_STEPS)
+    monkeypatch.setenv("COMPASS_REMOTE_STEPS", value)
+    monkeypatch.setattr(qr.dg.DagsterInstance, "get", lambda: (_ for _ in ()).throw(AssertionError("instance opened")))
+    assert qr.main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: COMPASS_REMOTE_STEPS: '") and named in err and len(err.strip().splitlines()) == 1
