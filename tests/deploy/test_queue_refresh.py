@@ -125,3 +125,29 @@ def test_a_remote_step_that_is_not_one_assets_step_stops_the_driver(monkeypatch,
     assert qr.main([]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: COMPASS_REMOTE_STEPS: '") and named in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_deferred_request_is_stale_only_when_a_parent_changed_since_it_materialized():
+    """`_still_stale` on Dagster's own records (an ephemeral instance, materializations carrying the data-version
+    provenance a run records): `raw/models` computed from `live/fetches` v1 is done; after fetches v2 it runs again.
+    Red when it returns every deferred request (the first assert: a run in flight's work done twice) and when it
+    returns none (the second: the refresh ends with raw/models stale)."""
+    from dagster._core.definitions.data_version import (CODE_VERSION_TAG, DATA_VERSION_TAG,
+                                                        get_input_data_version_tag, get_input_event_pointer_tag)
+
+    instance = dg.DagsterInstance.ephemeral()
+    fetches, models = dg.AssetKey(["live", "fetches"]), dg.AssetKey(["raw", "models"])
+
+    def materialize(key, version, parent=None):
+        tags = {DATA_VERSION_TAG: version, CODE_VERSION_TAG: qr.defs.resolve_asset_graph().get(key).code_version}
+        if parent is not None:
+            record = instance.fetch_materializations(parent, limit=1).records[0]
+            tags |= {get_input_data_version_tag(parent): record.asset_materialization.tags[DATA_VERSION_TAG],
+                     get_input_event_pointer_tag(parent): str(record.storage_id)}
+        instance.report_runless_asset_event(dg.AssetMaterialization(key, tags=tags))
+
+    materialize(fetches, "v1")
+    materialize(models, "m1", parent=fetches)
+    assert qr._still_stale(instance, [(None, [models])]) == []
+    materialize(fetches, "v2")
+    assert qr._still_stale(instance, [(None, [models])]) == [(None, [models])]
