@@ -178,18 +178,22 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                         progress: Callable[[str], None]) -> None:
     """Automation ticks, each tick's runs submitted, the next tick as soon as a run in flight finished, until none is
     in flight, nothing is deferred and a tick requests nothing, or only sinks (the report) finished since the last
-    tick. Requests that wait for a run in flight (`_split_in_flight`) are submitted after it finished if still stale.
+    tick. Requests that wait for a run in flight (`_split_in_flight`) are submitted after it finished if it succeeded
+    and they are still stale (a request the automation would not have made: a failed parent, or its failed blocking
+    check, holds them, as the refresh condition's wait for a failed parent does).
     TimeoutError when no run finishes for `timeout_s`; RuntimeError when a partition key got more than MAX_TICKS runs
     (the layered refresh's bound: a tick per layer, a run per partition key and tick), i.e. the refresh does not
     settle."""
     instance, cursor = queue.instance, None
     in_flight: dict[str, Run] = {}
     deferred: list[Run] = []
+    failed: dict[str, Run] = {}  # finished runs that did not succeed: what they plan, and its descendants, stays held
     runs_per_partition: collections.Counter[str | None] = collections.Counter()
     while True:  # a tick per finished run (or several finished at once), not per layer of the graph
         requests, cursor = tick(defs, instance, cursor)
         report.ticks += 1
         ready, waiting = _split_in_flight(deferred, in_flight)  # ready: their runs finished
+        ready = _split_in_flight(ready, failed)[0]  # as the automation, which waits while a parent's run failed
         runs, deferred = _split_in_flight(_merged(_requested_runs(requests) + waiting + _still_stale(instance, ready)),
                                           in_flight)
         runs_per_partition.update(partition for partition, _ in runs)
@@ -209,8 +213,10 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
             # Under the daemon, the daily schedule may write raw tables while this refresh runs (the inbox waits):
             # their new datasets get partitions before the next tick (`compass run` syncs once).
             sync_dynamic_partitions(instance)
-            for run_id in queue.finished(in_flight):  # all finished by now: the tick must not count them in flight
+            for run_id, status in queue.finished(in_flight).items():  # the tick must not count them in flight
                 partition, keys = in_flight.pop(run_id)
+                if status != dg.DagsterRunStatus.SUCCESS:
+                    failed[run_id] = (partition, keys)
                 report.add(defs, instance, run_id, with_inseparable(keys), partition)
                 finished.append((partition, keys))
         if not in_flight and not deferred and _only_sinks(finished):

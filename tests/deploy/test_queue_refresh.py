@@ -48,29 +48,32 @@ class _InstantQueue:
 
 
 class _OneAtATimeQueue(_InstantQueue):
-    """Runs that finish one per wait, in the order submitted."""
+    """Runs that finish one per wait, in the order submitted; those in `failing` fail."""
 
-    def __init__(self):
+    def __init__(self, failing=()):
         super().__init__()
         self.done: set[str] = set()
+        self.failing = set(failing)
 
     def finished(self, run_ids):
-        return {run_id: dg.DagsterRunStatus.SUCCESS for run_id in run_ids if run_id in self.done}
+        return {run_id: dg.DagsterRunStatus.FAILURE if run_id in self.failing else dg.DagsterRunStatus.SUCCESS
+                for run_id in run_ids if run_id in self.done}
 
     def wait(self, run_ids, timeout_s, any_of=False):
         self.done.add(min(set(run_ids) - self.done, key=lambda run_id: int(run_id.split("-")[1])))
         return self.finished(run_ids)
 
 
-@pytest.mark.parametrize("stale", [set(), {LEADERBOARDS}])
-def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkeypatch, stale):
+@pytest.mark.parametrize("stale, low_run_fails", [(set(), False), ({LEADERBOARDS}, False), ({LEADERBOARDS}, True)])
+def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkeypatch, stale, low_run_fails):
     """Tick 1 queues a decision partition of each scenario; after the first finished, tick 2 requests the other's
     leaderboards (planned by its run in flight: a tick seeing its steps part-way) and their child. Neither is
     submitted while that run is in flight; after it finished, the child (stale: its parent got a new version) runs,
     and the leaderboards run again only if still stale (a parent changed after that run read it: the automation,
     its trigger spent, will not request them again). Red with the old drop (the child submitted at tick 2, the
     stale leaderboards never) and when the deferred requests are not re-checked (they vanish: nothing after tick 2)
-    or not filtered (the fresh leaderboards run twice)."""
+    or not filtered (the fresh leaderboards run twice). When that run fails (e.g. the decisions' blocking check),
+    nothing it held runs, as the automation waits while a parent's run failed: red when failures are not held."""
     answers = iter([[dg.RunRequest(partition_key=p, asset_selection=[LEADERBOARDS]) for p in (ALL, LOW)],
                     [dg.RunRequest(partition_key=LOW, asset_selection=[LEADERBOARDS, CHANGES])], [], []])
     monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (next(answers), cursor))
@@ -78,12 +81,13 @@ def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkey
     monkeypatch.setattr(qr, "_still_stale", lambda instance, runs: [
         (p, [k for k in keys if k == CHANGES or k in stale]) for p, keys in runs])
     monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
-    queue, submitted_at_tick = _OneAtATimeQueue(), []
+    queue, submitted_at_tick = _OneAtATimeQueue(failing={"run-2"} if low_run_fails else ()), []
     qr.tick_as_runs_finish(queue, RefreshReport(), 1,
                            lambda line: submitted_at_tick.append(len(queue.submitted)))
     assert queue.submitted[:2] == [(ALL, [LEADERBOARDS]), (LOW, [LEADERBOARDS])]
     assert submitted_at_tick[:2] == [2, 2]  # tick 2 submitted nothing: the LOW run was in flight
-    assert queue.submitted[2:] == [(LOW, [key for key in (LEADERBOARDS, CHANGES) if key == CHANGES or key in stale])]
+    after = [key for key in (LEADERBOARDS, CHANGES) if key == CHANGES or key in stale]
+    assert queue.submitted[2:] == ([] if low_run_fails else [(LOW, after)])
 
 
 def test_a_refresh_that_does_not_settle_stops(monkeypatch):
