@@ -32,6 +32,24 @@ REMOTE_QUEUE = "remote"
 RESULT_POLL_S = 0.1
 
 
+def remote_steps() -> frozenset[str]:
+    """COMPASS_REMOTE_STEPS (resources.settings.remote_steps), each checked against the definitions: the key of an
+    asset that its step computes alone, since `route` finds its step by the key. SettingsError naming the key
+    otherwise: a misspelled key, or a member of a multi-asset, would run in place without a word."""
+    from pipelines.definitions import ASSETS  # here: the definitions build their executor from this module
+
+    alone = {"/".join(key.path): len(a.keys) == 1 and a.node_def.name == "__".join(key.path)
+             for a in ASSETS if isinstance(a, dg.AssetsDefinition) for key in a.keys}
+    for key in sorted(settings.remote_steps()):
+        if key not in alone:
+            raise settings.SettingsError(f"COMPASS_REMOTE_STEPS: {key!r} is not an asset key (schema/table, e.g. "
+                                         f"compass/case_benchmarks)")
+        if not alone[key]:
+            raise settings.SettingsError(f"COMPASS_REMOTE_STEPS: {key!r} is one of several assets of one step (a "
+                                         f"multi-asset), which cannot run remote")
+    return settings.remote_steps()
+
+
 def route(plan: ExecutionPlan, writer_pool: str | None, remote: frozenset[str] = frozenset()) -> ExecutionPlan:
     """`plan` with the queue tag REMOTE_QUEUE on the steps of the `remote` asset keys (`schema/table`), and
     WRITER_QUEUE on every other step in `writer_pool`; a step that names a queue itself keeps it."""
@@ -61,7 +79,7 @@ class RoutedCeleryExecutor(CeleryExecutor):
         # Celery forbids result.get() inside a task lest a task wait for a subtask queued behind it on its own worker,
         # but these steps run on other queues' workers and the loop reads a result only once it is ready.
         _set_task_join_will_block(False)
-        return super().execute(plan_context, route(execution_plan, settings.writer_pool(), settings.remote_steps()))
+        return super().execute(plan_context, route(execution_plan, settings.writer_pool(), remote_steps()))
 
 
 @dg.executor(name="celery", config_schema=CELERY_CONFIG, requirements=dg.multiple_process_executor_requirements())

@@ -4,12 +4,15 @@ as queued runs that the daemon dequeues and whose steps Celery workers execute.
 It follows pipelines.refresh (sources whose inputs changed, then automation ticks to a fixed point, one run per
 partition key) but, instead of executing each run in this process, it submits the run to the instance
 (`DagsterInstance.submit_run`: QueuedRunCoordinator, the daemon launches it through the code server), and it ticks
-again as soon as any run in flight finishes, as the daemon's sensor would, instead of waiting for all of a tick's
-runs: a partition's next runs start while other runs still execute, and the tick (seconds of Dagster evaluating
-every asset's condition) overlaps their steps. The refresh condition waits while any ancestor is requested or in
-progress (assets.automation: a queued run's assets count as in progress from its creation), so no asset runs before
-all its parents finished. The queue's limits (deploy/dagster.yaml `concurrency.runs`) and the workers decide what
-runs at once.
+again within POLL_S of any run in flight finishing instead of waiting for all of a tick's runs: a partition's next
+runs start while other runs still execute, and the tick (seconds of Dagster evaluating every asset's condition)
+overlaps their steps. The daemon's `compass_automation` sensor does not tick on a run's end: at most every
+`minimum_interval_seconds` (30 s, pipelines.sensors), so the step shares measured with this driver
+(docs/results/operations.md) are not the daemon's. The refresh condition waits while any ancestor is requested or in
+progress (assets.automation: a queued run's assets count as in progress from its creation), and the driver defers a
+request for what a run in flight plans, or for its descendants, until that run finished (`_split_in_flight`), so no
+asset runs before all its parents finished. The queue's limits (deploy/dagster.yaml `concurrency.runs`) and the
+workers decide what runs at once.
 
     python -m pipelines.queue_refresh -w deploy/workspace.yaml     # DAGSTER_HOME holds deploy/dagster.yaml
 """
@@ -27,14 +30,19 @@ import time
 from collections.abc import Callable, Iterable
 
 import dagster as dg
+from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._core.definitions.selector import JobSubsetSelector
 from dagster._core.workspace.context import WorkspaceProcessContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
+from dagster._time import get_current_datetime
 
 from pipelines.definitions import defs, job_for_keys, with_inseparable
+from pipelines.executor import remote_steps
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.pg_connections import keep_connections
 from pipelines.refresh import MAX_TICKS, RefreshReport, Run, sources_to_read, tick
+from resources.settings import SettingsError
 from resources.sources import SourcesResource
 from resources.warehouse import Warehouse
 
@@ -111,39 +119,93 @@ def _only_sinks(runs: list[Run]) -> bool:
     return all(not graph.get(key).child_keys for _, keys in runs for key in keys)
 
 
-def _not_in_flight(runs: list[Run], in_flight: dict[str, Run]) -> list[Run]:
-    """`runs` without the asset partitions a run in flight plans: a tick that overlaps a running run sees its steps
-    materialize part-way (an asset may count as updated, not in progress, in one condition and not in another)
-    and could request them again, which ran them twice (e.g. a dataset's oracle curve after its prices, in the
-    run that had just computed it from those prices)."""
-    planned = {(partition, key) for partition, keys in in_flight.values() for key in with_inseparable(keys)}
-    kept = [(partition, [key for key in keys if (partition, key) not in planned]) for partition, keys in runs]
-    return [(partition, keys) for partition, keys in kept if keys]
+def _blocked(partition: str | None, key: dg.AssetKey, in_flight: dict[str, Run]) -> bool:
+    """A run in flight plans this asset partition or one of its ancestors' (an ancestor partitioned otherwise, or not
+    at all, counts whatever partition the run plans: its partition mapping is not worth reading for a deferral)."""
+    graph = defs.resolve_asset_graph()
+    ancestors = graph.get_ancestor_asset_keys(key)
+    for planned_partition, keys in in_flight.values():
+        for planned in with_inseparable(keys):
+            if planned == key and planned_partition == partition:
+                return True
+            if planned in ancestors and (planned_partition == partition or
+                                         graph.get(planned).partitions_def != graph.get(key).partitions_def):
+                return True
+    return False
+
+
+def _split_in_flight(runs: list[Run], in_flight: dict[str, Run]) -> tuple[list[Run], list[Run]]:
+    """`runs` as (to submit, to defer): an asset partition a run in flight plans, or whose ancestor's it plans, waits
+    for that run. A tick that overlaps a running run sees its steps materialize part-way (an asset may count as
+    updated, not in progress, in one condition and not in another) and could request them again, which ran them
+    twice (e.g. a dataset's oracle curve after its prices, in the run that had just computed it from those prices),
+    or request their children before their blocking checks ran. Deferred, not dropped: the automation does not
+    request them again (its trigger is spent), so `_still_stale` decides once the runs finished."""
+    now: list[Run] = []
+    deferred: list[Run] = []
+    for partition, keys in runs:
+        held = [key for key in keys if _blocked(partition, key, in_flight)]
+        if held:
+            deferred.append((partition, held))
+        if len(held) < len(keys):
+            now.append((partition, [key for key in keys if key not in held]))
+    return now, deferred
+
+
+def _still_stale(instance: dg.DagsterInstance, runs: list[Run]) -> list[Run]:
+    """The asset partitions of `runs` whose parents' data versions changed since they last materialized (Dagster's
+    stale status): a deferred request that the run it waited for computed from its parents' latest data is done."""
+    if not runs:
+        return []
+    graph = defs.resolve_asset_graph()
+    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+                          instance=instance, asset_graph=graph)
+    resolver = CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
+    stale = [(partition, [key for key in keys if resolver.get_status(key, partition) == StaleStatus.STALE])
+             for partition, keys in runs]
+    return [(partition, keys) for partition, keys in stale if keys]
+
+
+def _merged(runs: list[Run]) -> list[Run]:
+    """`runs` with one request per partition key (a tick's requests and deferred ones), unpartitioned first."""
+    by_partition: dict[str | None, list[dg.AssetKey]] = {}
+    for partition, keys in runs:
+        by_partition.setdefault(partition, []).extend(k for k in keys if k not in by_partition.get(partition, []))
+    return sorted(by_partition.items(), key=lambda run: (run[0] is not None, run[0] or ""))
 
 
 def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                         progress: Callable[[str], None]) -> None:
     """Automation ticks, each tick's runs submitted, the next tick as soon as a run in flight finished, until none is
-    in flight and a tick requests nothing, or only sinks (the report) finished since the last tick. TimeoutError when
-    no run finishes for `timeout_s`; RuntimeError when a partition key got more than MAX_TICKS runs (the layered
-    refresh's bound: a tick per layer, a run per partition key and tick), i.e. the refresh does not settle."""
+    in flight, nothing is deferred and a tick requests nothing, or only sinks (the report) finished since the last
+    tick. Requests that wait for a run in flight (`_split_in_flight`) are submitted after it finished if it succeeded
+    and they are still stale (a request the automation would not have made: a failed parent, or its failed blocking
+    check, holds them, as the refresh condition's wait for a failed parent does).
+    TimeoutError when no run finishes for `timeout_s`; RuntimeError when a partition key got more than MAX_TICKS runs
+    (the layered refresh's bound: a tick per layer, a run per partition key and tick), i.e. the refresh does not
+    settle."""
     instance, cursor = queue.instance, None
     in_flight: dict[str, Run] = {}
+    deferred: list[Run] = []
+    failed: dict[str, Run] = {}  # finished runs that did not succeed: what they plan, and its descendants, stays held
     runs_per_partition: collections.Counter[str | None] = collections.Counter()
     while True:  # a tick per finished run (or several finished at once), not per layer of the graph
         requests, cursor = tick(defs, instance, cursor)
         report.ticks += 1
-        runs = _not_in_flight(_requested_runs(requests), in_flight)
+        ready, waiting = _split_in_flight(deferred, in_flight)  # ready: their runs finished
+        ready = _split_in_flight(ready, failed)[0]  # as the automation, which waits while a parent's run failed
+        runs, deferred = _split_in_flight(_merged(_requested_runs(requests) + waiting + _still_stale(instance, ready)),
+                                          in_flight)
         runs_per_partition.update(partition for partition, _ in runs)
         unsettled = [str(partition) for partition, n in runs_per_partition.items() if n > MAX_TICKS]
         if unsettled:
             raise RuntimeError(f"the refresh did not settle: more than {MAX_TICKS} runs of partition key(s) "
                                f"{', '.join(unsettled)} (None: unpartitioned)")
         in_flight.update({queue.submit(keys, partition): (partition, keys) for partition, keys in runs})
-        if runs:
-            progress(f"tick {report.ticks}: {len(runs)} queued run(s); {len(in_flight)} in flight, "
-                     f"{len(report.materialized)} done, {len(report.failed)} failed so far")
-        if not in_flight:
+        if runs or deferred:
+            progress(f"tick {report.ticks}: {len(runs)} queued run(s), {len(deferred)} deferred; {len(in_flight)} in "
+                     f"flight, {len(report.materialized)} done, {len(report.failed)} failed so far")
+        if not in_flight:  # nothing deferred either: only a run in flight defers
             return
         finished: list[Run] = []
         while in_flight and (not finished or _only_sinks(finished)):
@@ -151,11 +213,13 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
             # Under the daemon, the daily schedule may write raw tables while this refresh runs (the inbox waits):
             # their new datasets get partitions before the next tick (`compass run` syncs once).
             sync_dynamic_partitions(instance)
-            for run_id in queue.finished(in_flight):  # all finished by now: the tick must not count them in flight
+            for run_id, status in queue.finished(in_flight).items():  # the tick must not count them in flight
                 partition, keys = in_flight.pop(run_id)
+                if status != dg.DagsterRunStatus.SUCCESS:
+                    failed[run_id] = (partition, keys)
                 report.add(defs, instance, run_id, with_inseparable(keys), partition)
                 finished.append((partition, keys))
-        if not in_flight and _only_sinks(finished):
+        if not in_flight and not deferred and _only_sinks(finished):
             return
 
 
@@ -214,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
                              "times the refresh from there and reports the start-up apart)")
     args = parser.parse_args(argv)
     try:
+        remote_steps()  # a bad COMPASS_REMOTE_STEPS stops the refresh before its first run, not in each run worker
         logging.disable(logging.WARNING)  # dagster-postgres logs each connection retry; the outcome is one line below
         try:
             instance = keep_connections(dg.DagsterInstance.get())  # hundreds of queries per tick
@@ -229,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             report = refresh_through_queue(queue, keys, args.timeout,
                                            progress=lambda line: print(line, flush=True))
+    except SettingsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     except Exception as error:  # noqa: BLE001 - a missing service is one line, anything else re-raised
         message = unavailable_postgres(error)
         if message is None:

@@ -56,6 +56,9 @@ with warnings.catch_warnings():
         use_user_code_server=True,
         # One run per requested partition key (as BackfillPolicy.multi_run(1)), not a backfill per tick.
         emit_backfills=False,
+        # Dagster's default, stated: the daemon ticks at most every 30 s, not when a run ends (pipelines.queue_refresh
+        # ticks within 0.25 s of a run's end; its measured step shares are not the daemon's). `compass run` ignores it.
+        minimum_interval_seconds=30,
         description="Declarative automation over every asset: refresh only what a new data version reached.",
     )
 

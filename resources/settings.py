@@ -28,7 +28,7 @@ assets; these functions give those fields their defaults.
 | COMPASS_WRITE_LOG | file to which every exclusive warehouse lock appends `pid enter exit` (the deploy check's evidence that writes never overlap) | none: nothing logged |
 | COMPASS_STAGE | stage mode (resources.stage): steps read and write shared storage (a folder, or an fsspec URL), never the warehouse file | none: steps open the warehouse |
 | COMPASS_PUBLISH_FROM | on the warehouse host: the stage whose staged tables every warehouse connection commits first, and to which each write exports its tables | none: no stage |
-| COMPASS_REMOTE_STEPS | asset keys (`schema/table`, comma-separated) whose steps the Celery executor sends to queue `remote` (read at run start) | none |
+| COMPASS_REMOTE_STEPS | asset keys (`schema/table`, comma-separated) whose steps the Celery executor sends to queue `remote` (read at run start; a key that is not one asset's step is an error) | none |
 """
 
 from __future__ import annotations
@@ -183,9 +183,13 @@ def publish_from() -> str | None:
     return os.environ.get("COMPASS_PUBLISH_FROM") or None
 
 
+class SettingsError(ValueError):
+    """A COMPASS_* variable with a value that cannot be used: one line naming the variable and the value."""
+
+
 def remote_steps() -> frozenset[str]:
     """COMPASS_REMOTE_STEPS: asset keys (`compass/case_benchmarks`, comma-separated) whose steps run in stage mode on
-    the Celery queue `remote` (pipelines.executor), else none."""
+    the Celery queue `remote` (pipelines.executor), else none; pipelines.executor.remote_steps checks them."""
     return frozenset(k.strip() for k in (os.environ.get("COMPASS_REMOTE_STEPS") or "").split(",") if k.strip())
 
 

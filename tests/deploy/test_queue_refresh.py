@@ -1,9 +1,12 @@
 """pipelines.queue_refresh without a stack: a tick that overlaps runs in flight does not request their asset
-partitions again (issue 44, item 3)."""
+partitions again, nor their children, before those runs finished (issue 44, item 3; review finding 10)."""
 
 import dagster as dg
+import pytest
 
-from pipelines.queue_refresh import _not_in_flight
+import pipelines.queue_refresh as qr
+from pipelines.queue_refresh import _split_in_flight
+from pipelines.refresh import MAX_TICKS, RefreshReport
 
 TARGETS, LEADERBOARDS, RECOMMENDATIONS = (dg.AssetKey(["compass", name]) for name in
                                           ("targets", "leaderboards", "recommendations"))
@@ -13,14 +16,16 @@ LOW, ALL = "small_open|cost_aware_low", "small_open|constrained_all"
 
 def test_a_tick_does_not_request_what_a_run_in_flight_plans():
     """A run in flight plans one decision partition, i.e. all five decision tables (a multi-asset that cannot run in
-    part): a tick requesting any of them for that partition gets them dropped, their child and the other partition
-    kept, and a request left empty goes. Red when nothing is dropped (the cold refresh ran 11 asset partitions
-    twice, 73 materializations instead of 62, measured on the live stack) and when the run's inseparable siblings
-    are not counted as planned (the leaderboards, only the targets named in the run's request, would run twice)."""
+    part): a tick requesting any of them for that partition, or their child, gets them deferred, the other partition
+    submitted. Red when nothing is deferred (the cold refresh ran 11 asset partitions twice, 73 materializations
+    instead of 62, measured on the live stack), when the run's inseparable siblings are not counted as planned (the
+    leaderboards, only the targets named in the run's request, would run twice) and when the child of a planned
+    asset partition is submitted (the old `_not_in_flight`)."""
     in_flight = {"run-1": (LOW, [TARGETS])}
     runs = [(LOW, [LEADERBOARDS, CHANGES]), (ALL, [TARGETS]), (LOW, [RECOMMENDATIONS])]
-    assert _not_in_flight(runs, in_flight) == [(LOW, [CHANGES]), (ALL, [TARGETS])]
-    assert _not_in_flight(runs, {}) == runs
+    assert _split_in_flight(runs, in_flight) == ([(ALL, [TARGETS])],
+                                                 [(LOW, [LEADERBOARDS, CHANGES]), (LOW, [RECOMMENDATIONS])])
+    assert _split_in_flight(runs, {}) == (runs, [])
 
 
 class _InstantQueue:
@@ -42,17 +47,55 @@ class _InstantQueue:
         return self.finished(run_ids)
 
 
+class _OneAtATimeQueue(_InstantQueue):
+    """Runs that finish one per wait, in the order submitted; those in `failing` fail."""
+
+    def __init__(self, failing=()):
+        super().__init__()
+        self.done: set[str] = set()
+        self.failing = set(failing)
+
+    def finished(self, run_ids):
+        return {run_id: dg.DagsterRunStatus.FAILURE if run_id in self.failing else dg.DagsterRunStatus.SUCCESS
+                for run_id in run_ids if run_id in self.done}
+
+    def wait(self, run_ids, timeout_s, any_of=False):
+        self.done.add(min(set(run_ids) - self.done, key=lambda run_id: int(run_id.split("-")[1])))
+        return self.finished(run_ids)
+
+
+@pytest.mark.parametrize("stale, low_run_fails", [(set(), False), ({LEADERBOARDS}, False), ({LEADERBOARDS}, True)])
+def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkeypatch, stale, low_run_fails):
+    """Tick 1 queues a decision partition of each scenario; after the first finished, tick 2 requests the other's
+    leaderboards (planned by its run in flight: a tick seeing its steps part-way) and their child. Neither is
+    submitted while that run is in flight; after it finished, the child (stale: its parent got a new version) runs,
+    and the leaderboards run again only if still stale (a parent changed after that run read it: the automation,
+    its trigger spent, will not request them again). Red with the old drop (the child submitted at tick 2, the
+    stale leaderboards never) and when the deferred requests are not re-checked (they vanish: nothing after tick 2)
+    or not filtered (the fresh leaderboards run twice). When that run fails (e.g. the decisions' blocking check),
+    nothing it held runs, as the automation waits while a parent's run failed: red when failures are not held."""
+    answers = iter([[dg.RunRequest(partition_key=p, asset_selection=[LEADERBOARDS]) for p in (ALL, LOW)],
+                    [dg.RunRequest(partition_key=LOW, asset_selection=[LEADERBOARDS, CHANGES])], [], []])
+    monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (next(answers), cursor))
+    monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
+    monkeypatch.setattr(qr, "_still_stale", lambda instance, runs: [
+        (p, [k for k in keys if k == CHANGES or k in stale]) for p, keys in runs])
+    monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
+    queue, submitted_at_tick = _OneAtATimeQueue(failing={"run-2"} if low_run_fails else ()), []
+    qr.tick_as_runs_finish(queue, RefreshReport(), 1,
+                           lambda line: submitted_at_tick.append(len(queue.submitted)))
+    assert queue.submitted[:2] == [(ALL, [LEADERBOARDS]), (LOW, [LEADERBOARDS])]
+    assert submitted_at_tick[:2] == [2, 2]  # tick 2 submitted nothing: the LOW run was in flight
+    after = [key for key in (LEADERBOARDS, CHANGES) if key == CHANGES or key in stale]
+    assert queue.submitted[2:] == ([] if low_run_fails else [(LOW, after)])
+
+
 def test_a_refresh_that_does_not_settle_stops(monkeypatch):
     """A tick that requests the same decision partition again after every run (as a data version that changed on
     every run would) stops the refresh after MAX_TICKS runs of that partition key, with an error naming it, instead
     of ticking for ever; a tick that requests nothing ends it after the runs it started. Red when the bound is
     removed (the loop never ends: seen, this test killed by `timeout 90`, no output) and when the runs are not
     counted (`unsettled` always empty: the same)."""
-    import pytest
-
-    import pipelines.queue_refresh as qr
-    from pipelines.refresh import MAX_TICKS, RefreshReport
-
     requests = [dg.RunRequest(partition_key=LOW, asset_selection=[LEADERBOARDS])]  # it has children
     monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (requests, cursor))
     monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
@@ -67,3 +110,48 @@ def test_a_refresh_that_does_not_settle_stops(monkeypatch):
     queue, report = _InstantQueue(), RefreshReport()
     qr.tick_as_runs_finish(queue, report, 1, lambda line: None)
     assert len(queue.submitted) == 2 and report.ticks == 3
+
+
+@pytest.mark.parametrize("value, named", [("compass/case_benchmarks,compass/case_benchmark", "compass/case_benchmark'"),
+                                          ("compass/leaderboards", "compass/leaderboards")])
+def test_a_remote_step_that_is_not_one_assets_step_stops_the_driver(monkeypatch, capsys, value, named):
+    """COMPASS_REMOTE_STEPS naming a misspelled key, or a member of a multi-asset (the decisions: their step is not
+    named after the key), is one line naming the variable and the key, exit 2, before the instance is opened; the
+    stack's keys pass. Red when the keys are not checked (both ran in place without a word: the driver went on to
+    open the instance, here an AssertionError from the stub)."""
+    from pipelines.executor import remote_steps
+    from pipelines.stack import REMOTE_STEPS
+
+    monkeypatch.setenv("COMPASS_REMOTE_STEPS", ",".join(REMOTE_STEPS))
+    assert remote_steps() == frozenset(REMOTE_STEPS)
+    monkeypatch.setenv("COMPASS_REMOTE_STEPS", value)
+    monkeypatch.setattr(qr.dg.DagsterInstance, "get", lambda: (_ for _ in ()).throw(AssertionError("instance opened")))
+    assert qr.main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: COMPASS_REMOTE_STEPS: '") and named in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_deferred_request_is_stale_only_when_a_parent_changed_since_it_materialized():
+    """`_still_stale` on Dagster's own records (an ephemeral instance, materializations carrying the data-version
+    provenance a run records): `raw/models` computed from `live/fetches` v1 is done; after fetches v2 it runs again.
+    Red when it returns every deferred request (the first assert: a run in flight's work done twice) and when it
+    returns none (the second: the refresh ends with raw/models stale)."""
+    from dagster._core.definitions.data_version import (CODE_VERSION_TAG, DATA_VERSION_TAG,
+                                                        get_input_data_version_tag, get_input_event_pointer_tag)
+
+    instance = dg.DagsterInstance.ephemeral()
+    fetches, models = dg.AssetKey(["live", "fetches"]), dg.AssetKey(["raw", "models"])
+
+    def materialize(key, version, parent=None):
+        tags = {DATA_VERSION_TAG: version, CODE_VERSION_TAG: qr.defs.resolve_asset_graph().get(key).code_version}
+        if parent is not None:
+            record = instance.fetch_materializations(parent, limit=1).records[0]
+            tags |= {get_input_data_version_tag(parent): record.asset_materialization.tags[DATA_VERSION_TAG],
+                     get_input_event_pointer_tag(parent): str(record.storage_id)}
+        instance.report_runless_asset_event(dg.AssetMaterialization(key, tags=tags))
+
+    materialize(fetches, "v1")
+    materialize(models, "m1", parent=fetches)
+    assert qr._still_stale(instance, [(None, [models])]) == []
+    materialize(fetches, "v2")
+    assert qr._still_stale(instance, [(None, [models])]) == [(None, [models])]
