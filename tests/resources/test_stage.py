@@ -24,7 +24,7 @@ A1 = pd.DataFrame({"model_id": ["m1", "m2"], "value": [0.5, 0.25], "n": [1, 2]})
 A2 = pd.DataFrame({"model_id": ["m3"], "value": [0.75], "n": [3.0], "extra": ["e"]})  # n a float, a new column
 W = pd.DataFrame({"k": ["x", "y"], "w": [None, None]})  # an all-null column: stored as a string
 TABLES = ("compass.a", "compass.w", "history.compass_a")
-# A publisher (the first connection to the warehouse at argv[1]) SIGKILLed as it applies the third staged write, in
+# A publisher (`publish_stage` of the warehouse at argv[1]) SIGKILLed as it applies the third staged write, in
 # the middle of its one transaction.
 KILLED_PUBLISHER = """
 import os, signal, sys
@@ -37,7 +37,7 @@ def dies_on_the_third(*args):
         os.kill(os.getpid(), signal.SIGKILL)
     return real(*args)
 stage._commit = dies_on_the_third
-Warehouse(sys.argv[1]).table_exists("compass.a")
+Warehouse(sys.argv[1]).publish_stage()
 """
 
 
@@ -60,6 +60,7 @@ def stage(tmp_path, monkeypatch):
     folder.mkdir()
     monkeypatch.delenv("COMPASS_PUBLISH_FROM", raising=False)
     monkeypatch.delenv("COMPASS_STAGE", raising=False)
+    monkeypatch.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))  # the only file a stage publishes to
     return folder
 
 
@@ -80,7 +81,8 @@ def test_staged_then_published_is_the_direct_publish(stage, tmp_path, monkeypatc
                                       _table(direct, table)[0])
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     host = Warehouse(tmp_path / "host.duckdb")
-    for table in TABLES:  # the first connection on the host commits them
+    host.publish_stage()  # as each step's WarehouseResource.get does on the host
+    for table in TABLES:
         for mine, theirs in zip(_table(host, table), _table(direct, table), strict=True):
             pd.testing.assert_frame_equal(mine, theirs)
     assert len(host.query(f"select * from {PUBLISHES}")) == 3 and not os.listdir(stage / "pending")
@@ -105,10 +107,12 @@ def test_overlay_replaces_a_scope_and_deletes_and_republishing_is_a_no_op(stage,
     assert remote.read("compass.a")["case_id"].unique().tolist() == ["c1"]
     again = publish_many(CONTEXT, remote, {"compass.a": changed}, {"case_id": "c1"})
     assert again.metadata["unchanged"] is True and len(os.listdir(stage / "pending")) == 2  # over the overlay
+    host.publish_stage()
     assert host.read("compass.a")["value"].sort_values().tolist() == [0.1, 0.2]  # published: c1 replaced, c2 gone
     history, published = len(host.read("history.compass_a")), len(host.read(PUBLISHES))
     rows = host.read("compass.a", {"case_id": "c1"})  # the same version staged again, e.g. by a re-executed step
     remote.replace("compass.a", rows, {"case_id": "c1"}, rows["data_version"].iloc[0])
+    host.publish_stage()
     assert len(host.read(PUBLISHES)) == published + 1 and len(host.read("history.compass_a")) == history
     assert host.read("compass.a")["value"].sort_values().tolist() == [0.1, 0.2]
 
@@ -129,10 +133,12 @@ def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage,
     assert not host.table_exists("compass.a") and not host.table_exists("compass.w")
     assert len(os.listdir(stage / "pending")) == 3
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host.publish_stage()
     history = host.read("history.compass_a")
     assert len(host.read("compass.a")) == 3 and len(host.read("compass.w")) == 2
     for name in os.listdir(kept):  # a publisher killed after its commit, before it removed the entries
         shutil.copy(kept / name, stage / "pending" / name)
+    host.publish_stage()
     assert len(host.read("history.compass_a")) == len(history) == 3
     assert len(host.query(f"select * from {PUBLISHES}")) == 3 and not os.listdir(stage / "pending")
 
@@ -142,8 +148,9 @@ def test_an_unreachable_stage_is_one_line_naming_it_and_nothing_is_published(sta
     missing = str(tmp_path / "gone")
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", missing)
     host = Warehouse(tmp_path / "host" / "warehouse.duckdb")
+    monkeypatch.setenv("COMPASS_DB", str(host.path))
     with pytest.raises(StageUnavailable) as raised:
-        host.query("select 1")
+        host.publish_stage()
     assert str(raised.value) == f"the stage {missing} is unreachable: no such folder"
     assert not host.path.exists()
     with pytest.raises(StageUnavailable, match=f"the stage {missing} is unreachable"):
