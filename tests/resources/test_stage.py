@@ -9,13 +9,15 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
 from resources.publish import publish_many
-from resources.stage import PUBLISHES, StagedWarehouse, StageUnavailable
+from resources import stage as stage_module
+from resources.stage import PUBLISHES, Stage, StagedWarehouse, StagedWriteRejected, StageUnavailable
 from resources.warehouse import Warehouse
 from tests.paths import ROOT
 
@@ -155,3 +157,119 @@ def test_an_unreachable_stage_is_one_line_naming_it_and_nothing_is_published(sta
     assert not host.path.exists()
     with pytest.raises(StageUnavailable, match=f"the stage {missing} is unreachable"):
         StagedWarehouse(missing).read("compass.a")
+
+
+def _remote_values(stage) -> list[float]:
+    return sorted(StagedWarehouse(str(stage)).read("compass.a")["value"].tolist())
+
+
+def test_an_export_that_fails_after_its_commit_stays_owed_until_one_succeeds(stage, tmp_path, monkeypatch):
+    """A publisher whose export dies after its commit, and an in-place write whose export fails (its retry then
+    'unchanged'): the next `publish_stage` exports what they owed, so stage mode reads what the warehouse holds.
+    Red when the owed tables are not kept (`export_owed` exporting only the connection's own writes: stage mode
+    read [0.5, 0.25] then; seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    with monkeypatch.context() as remote_env:
+        remote_env.delenv("COMPASS_PUBLISH_FROM")
+        publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.a": A1.assign(value=[2.0, 2.0])}, {"case_id": "c1"})
+    real, failures = Stage.export, []
+
+    def fails_once(self, con, tables):
+        if not failures:
+            failures.append(1)
+            raise StageUnavailable("the stage is unreachable: blip")
+        return real(self, con, tables)
+
+    monkeypatch.setattr(Stage, "export", fails_once)
+    with pytest.raises(StageUnavailable):
+        host.publish_stage()  # committed, then the export fails
+    assert host.read("compass.a")["value"].tolist() == [2.0, 2.0] and len(os.listdir(stage / "pending")) == 1
+    host.publish_stage()
+    assert _remote_values(stage) == [2.0, 2.0] and not os.listdir(stage / "pending")
+    failures.clear()
+    three = A1.assign(value=[3.0, 3.0])
+    with pytest.raises(StageUnavailable):
+        publish_many(CONTEXT, host, {"compass.a": three}, {"case_id": "c1"})
+    assert publish_many(CONTEXT, host, {"compass.a": three}, {"case_id": "c1"}).metadata["unchanged"] is True
+    host.publish_stage()  # the next step on the host
+    assert _remote_values(stage) == [3.0, 3.0]
+
+
+def test_rows_that_do_not_fit_fail_the_step_and_a_refused_entry_is_set_aside(stage, tmp_path, monkeypatch):
+    """A string staged into a DOUBLE column fails the stage-mode step (nothing pending); an entry the warehouse still
+    refuses (staged without that check) goes to failed/ with a one-line reason naming it and its run, and the
+    entries after it are published. Red without the staging check (`_check_applies` a no-op: the step succeeded;
+    seen red) and without the one-entry-at-a-time retry (publish_stage raised ConversionException; seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM")
+    remote = StagedWarehouse(str(stage))
+    bad = A1.assign(value=["not a number", "x"])
+    with pytest.raises(StagedWriteRejected, match=r"^compass\.a: rows staged to .* do not fit the published table"):
+        publish_many(CONTEXT, remote, {"compass.a": bad}, {"case_id": "c2"})
+    assert not (stage / "pending").exists()
+    monkeypatch.setattr(stage_module, "_check_applies", lambda *args: None)
+    publish_many(CONTEXT, remote, {"compass.a": bad}, {"case_id": "c2"})
+    monkeypatch.undo()
+    monkeypatch.setenv("COMPASS_DB", str(host.path))
+    publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.w": W}, history=False)
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host.publish_stage()
+    assert len(host.read("compass.w")) == 2 and host.read("compass.a")["case_id"].unique().tolist() == ["c1"]
+    assert not os.listdir(stage / "pending")
+    failed = sorted(os.listdir(stage / "failed"))
+    assert len(failed) == 2 and failed[1] == failed[0] + ".error"
+    reason = (stage / "failed" / failed[1]).read_text()
+    assert reason.startswith(f"staged entry {failed[0]} (run run-1) not published: ") and reason.count("\n") == 1
+
+
+def test_only_the_warehouse_compass_db_names_takes_the_stage(stage, tmp_path, monkeypatch):
+    """With COMPASS_PUBLISH_FROM set, a write to another file (a backup, a script's --db) neither commits the stage's
+    entries nor exports its tables over the snapshot. Red when any file publishes (`_publishing_stage` without its
+    path check: the copy took the entry; seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    shutil.copy(host.path, tmp_path / "copy.duckdb")
+    with monkeypatch.context() as remote_env:
+        remote_env.delenv("COMPASS_PUBLISH_FROM")
+        publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.w": W}, history=False)
+    copy = Warehouse(tmp_path / "copy.duckdb")
+    publish_many(CONTEXT, copy, {"compass.a": A2}, {"case_id": "c1"})
+    copy.publish_stage()
+    assert not copy.table_exists("compass.w") and len(os.listdir(stage / "pending")) == 1
+    assert _remote_values(stage) == [0.25, 0.5]
+    host.publish_stage()
+    assert host.table_exists("compass.w") and not os.listdir(stage / "pending")
+
+
+def test_reads_never_publish_and_a_publish_never_waits_on_this_process(stage, tmp_path, monkeypatch):
+    """While one Warehouse object holds a reading session, another object of the same file reads the committed rows
+    (an entry pending) and `publish_stage` returns without publishing, instead of waiting for an exclusive lock
+    against this process's own shared one; after the session it publishes. Red when reads publish (the read committed
+    the entry: seen red) and when publish_stage ignores the locks this process holds (it hung: seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    with monkeypatch.context() as remote_env:
+        remote_env.delenv("COMPASS_PUBLISH_FROM")
+        publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.w": W}, history=False)
+    assert host.read("compass.w").empty and len(os.listdir(stage / "pending")) == 1
+    seen = []
+
+    def inside_a_session():
+        with Warehouse(host.path).reading():
+            seen.append(Warehouse(host.path).table_exists("compass.w"))
+            Warehouse(host.path).publish_stage()
+            seen.append(len(os.listdir(stage / "pending")))
+
+    worker = threading.Thread(target=inside_a_session, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive(), "deadlocked on its own lock"
+    assert seen == [False, 1]
+    host.publish_stage()
+    assert host.table_exists("compass.w")
