@@ -5,6 +5,7 @@ its object-store drivers are not, and only folders are tested). Its layout:
 
     tables/<schema>.<table>/<data_version>/<scope>.parquet    rows a step staged, content-addressed by data version
                                                               (<scope>: hash of the rows' `where`); never rewritten
+    STAGE                                                     the marker: written by the warehouse host (`create`)
     pending/<ns>-<pid>-<n>.json                               one per staged transaction, not yet published
     snapshot/<schema>.<table>.json                            the published table: {"path": its Parquet below}
     snapshot/<schema>.<table>/<relation_version>.parquet      the published table as exported by the warehouse host
@@ -44,6 +45,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from resources.warehouse import RANGED_HISTORY, UNEXPORTED, Warehouse, relation_version
 
+MARKER = "STAGE"  # a stage without it is not one (an empty folder: an unmounted share's mount point)
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
 
@@ -82,14 +84,21 @@ class Stage:
         if not self.local:
             con.register_filesystem(self.fs)
 
-    def check(self) -> None:
-        """StageUnavailable unless the stage's folder exists (it is created by whoever sets the stage up)."""
+    def check(self, host: bool = False) -> None:
+        """StageUnavailable unless the stage's folder exists (whoever sets the stage up creates it) and holds the
+        marker, which the warehouse host (`host`) writes into an existing folder the first time it uses it."""
         try:
             found = self.fs.isdir(self.root)
+            marked = found and self.fs.exists(self._full(MARKER))
         except Exception as exc:  # noqa: BLE001 - any driver's error: the one line names the stage
             raise self._unreachable(exc) from None
         if not found:
             raise StageUnavailable(f"the stage {self.url} is unreachable: no such folder")
+        if not marked and host:
+            self._put(MARKER, lambda tmp: Path(tmp).write_text(json.dumps({"id": uuid.uuid4().hex}) + "\n"))
+        elif not marked:
+            raise StageUnavailable(f"the stage {self.url} is unreachable: no {MARKER} marker in it (not mounted, or "
+                                   f"the warehouse host never used it)")
 
     # ---- files ---------------------------------------------------------------------------------------------------
 
@@ -98,6 +107,8 @@ class Stage:
         target = self._full(relative)
         folder = os.path.dirname(target) if self.local else None
         if folder:
+            if not os.path.isdir(self.root):  # never recreate a stage that went away
+                raise StageUnavailable(f"the stage {self.url} is unreachable: no such folder")
             os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
         os.close(fd)
@@ -142,9 +153,9 @@ class Stage:
         self._write_json(f"pending/{name}", {"writes": writes})
         return name
 
-    def pending(self) -> list[tuple[str, dict]]:
+    def pending(self, host: bool = False) -> list[tuple[str, dict]]:
         """The pending transactions, oldest first."""
-        self.check()
+        self.check(host)
         found = []
         for name in self._names("pending"):
             try:
@@ -167,7 +178,7 @@ class Stage:
         keeps its file (named by `relation_version`); a dropped table leaves it. History stays in the warehouse (a
         step in stage mode that reads history.* finds none: none of the steps routed so far does)."""
         try:
-            self.check()
+            self.check(host=True)
             for table in sorted(tables):
                 if table.startswith(("stage.", "history.")):
                     continue
@@ -190,7 +201,7 @@ class Stage:
         """Commit every pending transaction to `wh` in one transaction, oldest first, then drop the entries: the
         number of entries committed. An entry already committed (listed in stage.publishes: a publisher killed after
         its commit) is not applied again; a staged write whose data version the scope already holds writes nothing."""
-        entries = self.pending()
+        entries = self.pending(host=True)
         if not entries:
             return 0
         wh._publishing = True

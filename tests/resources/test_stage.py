@@ -60,6 +60,7 @@ def _table(wh: Warehouse, table: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 def stage(tmp_path, monkeypatch):
     folder = tmp_path / "stage"
     folder.mkdir()
+    Stage(str(folder)).check(host=True)  # set up by the warehouse host
     monkeypatch.delenv("COMPASS_PUBLISH_FROM", raising=False)
     monkeypatch.delenv("COMPASS_STAGE", raising=False)
     monkeypatch.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))  # the only file a stage publishes to
@@ -273,3 +274,25 @@ def test_reads_never_publish_and_a_publish_never_waits_on_this_process(stage, tm
     assert seen == [False, 1]
     host.publish_stage()
     assert host.table_exists("compass.w")
+
+
+def test_a_folder_without_the_hosts_marker_is_no_stage(tmp_path, monkeypatch):
+    """An empty folder at the stage path (an unmounted share's mount point) is unreachable in stage mode, not an empty
+    warehouse; the host's first use marks it; a stage removed meanwhile is not recreated by a write. Red when the
+    marker is not required (`check` without it: the read found no table; seen red) and when `_put` recreates the
+    folder (seen red)."""
+    empty = tmp_path / "mnt"
+    empty.mkdir()
+    monkeypatch.delenv("COMPASS_STAGE", raising=False)
+    with pytest.raises(StageUnavailable, match=f"^the stage {empty} is unreachable: no STAGE marker in it"):
+        StagedWarehouse(str(empty)).read("compass.a")
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(empty))
+    monkeypatch.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))
+    publish_many(CONTEXT, Warehouse(tmp_path / "host.duckdb"), {"compass.a": A1}, {"case_id": "c1"})
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM")
+    remote = StagedWarehouse(str(empty))
+    assert len(remote.read("compass.a")) == 2
+    shutil.rmtree(empty)
+    with pytest.raises(StageUnavailable, match="no such folder"):
+        remote.stage._write_json("pending/x.json", {})
+    assert not empty.exists()
