@@ -296,3 +296,12 @@ def test_a_folder_without_the_hosts_marker_is_no_stage(tmp_path, monkeypatch):
     with pytest.raises(StageUnavailable, match="no such folder"):
         remote.stage._write_json("pending/x.json", {})
     assert not empty.exists()
+
+
+def test_a_table_written_by_sql_in_stage_mode_fails_instead_of_vanishing(stage):
+    """Red when the stage-mode connection lets a `create table` pass (it would be lost at close; seen red)."""
+    remote = StagedWarehouse(str(stage))
+    with pytest.raises(RuntimeError, match=r"compass\.pins written by SQL, not staged"):
+        with remote.connect() as con:
+            con.execute("create schema compass")
+            con.execute("create table compass.pins as select 1 as x")
