@@ -123,8 +123,9 @@ def test_overlay_replaces_a_scope_and_deletes_and_republishing_is_a_no_op(stage,
 def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage, tmp_path, monkeypatch):
     """A publisher SIGKILLed in the middle of its transaction leaves the warehouse as it was and the entries pending;
     the next commits them all, and entries it finds again after a kill between commit and cleanup are not applied
-    twice. Red when each entry is committed in a transaction of its own (seen red: compass.a published without
-    compass.w), and when the publisher does not look committed entries up in stage.publishes (seen red)."""
+    twice (a newer version written in place meanwhile survives them). Red when each entry is committed in a transaction
+    of its own (seen red: compass.a published without compass.w), and when the publisher does not look committed
+    entries up in stage.publishes (the stale entries overwrote the newer version; seen red)."""
     remote = StagedWarehouse(str(stage))
     _publish_all(remote)
     kept = tmp_path / "kept"
@@ -139,10 +140,13 @@ def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage,
     host.publish_stage()
     history = host.read("history.compass_a")
     assert len(host.read("compass.a")) == 3 and len(host.read("compass.w")) == 2
+    newer = A1.assign(value=[9.0, 9.0])
+    publish_many(CONTEXT, host, {"compass.a": newer}, {"case_id": "c1"})  # a newer version in place meanwhile
     for name in os.listdir(kept):  # a publisher killed after its commit, before it removed the entries
         shutil.copy(kept / name, stage / "pending" / name)
     host.publish_stage()
-    assert len(host.read("history.compass_a")) == len(history) == 3
+    assert host.read("compass.a", {"case_id": "c1"})["value"].tolist() == [9.0, 9.0]  # not the stale entry's
+    assert len(host.read("history.compass_a")) == len(history) + 2 == 5
     assert len(host.query(f"select * from {PUBLISHES}")) == 3 and not os.listdir(stage / "pending")
 
 
@@ -305,3 +309,15 @@ def test_a_table_written_by_sql_in_stage_mode_fails_instead_of_vanishing(stage):
         with remote.connect() as con:
             con.execute("create schema compass")
             con.execute("create table compass.pins as select 1 as x")
+
+
+def test_two_pending_writes_of_one_scope_publish_in_the_order_staged(stage, tmp_path, monkeypatch):
+    """Red when entries are applied newest first (`pending` listed in reverse: the overlay read 0.5; seen red)."""
+    remote = StagedWarehouse(str(stage))
+    for value in (0.5, 0.75):
+        publish_many(CONTEXT, remote, {"compass.a": A1.assign(value=[value, value])}, {"case_id": "c1"})
+    assert remote.read("compass.a")["value"].tolist() == [0.75, 0.75]
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    host.publish_stage()
+    assert host.read("compass.a")["value"].tolist() == [0.75, 0.75]
