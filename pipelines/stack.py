@@ -282,6 +282,8 @@ class Stack:
         (self.root / "warehouse").mkdir(parents=True)
         shutil.rmtree(self.stage, ignore_errors=True)
         self.stage.mkdir(parents=True)
+        from resources.stage import Stage
+        Stage(str(self.stage)).check(host=True)  # marked, as the warehouse host's first use would
 
     def start_code_server(self) -> None:
         port = self.ports["code-server"]

@@ -97,7 +97,7 @@ def publish_records_view(context: dg.AssetExecutionContext, wh: Warehouse, datas
                 con.execute(f"insert into {PINS} values (?, ?, ?, ?, ?)",
                             [dataset, live_seq, version, context.run.run_id, refreshed_at])
             _records_view(con, rows_table)
-            wh.changed(EXTRACT, PINS)  # exported to a stage (resources.stage) when the warehouse publishes to one
+            wh.changed(con, EXTRACT, PINS)  # exported to a stage (resources.stage) when the warehouse publishes to one
             con.execute("commit")
         except Exception:
             con.execute("rollback")

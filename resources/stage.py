@@ -5,6 +5,7 @@ its object-store drivers are not, and only folders are tested). Its layout:
 
     tables/<schema>.<table>/<data_version>/<scope>.parquet    rows a step staged, content-addressed by data version
                                                               (<scope>: hash of the rows' `where`); never rewritten
+    STAGE                                                     the marker: written by the warehouse host (`create`)
     pending/<ns>-<pid>-<n>.json                               one per staged transaction, not yet published
     snapshot/<schema>.<table>.json                            the published table: {"path": its Parquet below}
     snapshot/<schema>.<table>/<relation_version>.parquet      the published table as exported by the warehouse host
@@ -13,12 +14,16 @@ A step in stage mode (COMPASS_STAGE on a host without the warehouse file) gets a
 through an in-memory DuckDB connection whose `schema.table` names are views over the published snapshot with every
 pending transaction applied in order (a scoped write replaces its scope's rows, as `Warehouse.write_relation` does),
 and its writes (`resources.publish`: `publish_many`, `publish_staged`; `delete_rows`) stage Parquet plus one pending
-entry per transaction instead. On the warehouse host (COMPASS_PUBLISH_FROM), every warehouse connection first
-commits the pending entries in one transaction (`Stage.publish_pending`: history and the replica as for any write;
-an entry is committed once, recorded in `stage.publishes` in the same transaction, so a publisher killed mid-commit
-rolls back and the next one commits it all), and every write exports the tables it changed to the snapshot
-(`Stage.export`). A stage that cannot be reached is one line naming it (`StageUnavailable`), and nothing is
-published.
+entry per transaction instead, after forcing the entry's rows through the overlay's casts (a write the warehouse could
+not commit fails the step, `StagedWriteRejected`). On the warehouse host (COMPASS_PUBLISH_FROM, for the file COMPASS_DB
+names only), every writing connection and each step's `WarehouseResource.get` (`Warehouse.publish_stage`) first
+commit the pending entries in one transaction (`Stage.publish_pending`: history and the replica as for any write; an
+entry is committed once, recorded in `stage.publishes` in the same transaction, so a publisher killed mid-commit rolls
+back and the next one commits it all; if that transaction fails, each entry is tried in one of its own and one that
+fails is moved to failed/ with a one-line reason), and every write exports the tables it changed to the snapshot
+(`Stage.export_owed`: the tables stay in stage.unexported, written in the write's own transaction, until an export
+succeeds). Read-only connections never publish. A stage that cannot be reached is one line naming it
+(`StageUnavailable`); a write it interrupts after its commit stays owed.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import tempfile
 import time
@@ -37,13 +43,19 @@ import duckdb
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from resources.warehouse import RANGED_HISTORY, Warehouse, relation_version
+from resources.warehouse import RANGED_HISTORY, UNEXPORTED, Warehouse, relation_version
 
+MARKER = "STAGE"  # a stage without it is not one (an empty folder: an unmounted share's mount point)
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
+LOG = logging.getLogger(__name__)
 
 
 class StageUnavailable(RuntimeError):
     """The stage cannot be read or written (one line, naming it)."""
+
+
+class StagedWriteRejected(RuntimeError):
+    """A step's staged rows cannot be applied over the table as published (one line, naming the table)."""
 
 
 class Stage:
@@ -72,14 +84,21 @@ class Stage:
         if not self.local:
             con.register_filesystem(self.fs)
 
-    def check(self) -> None:
-        """StageUnavailable unless the stage's folder exists (it is created by whoever sets the stage up)."""
+    def check(self, host: bool = False) -> None:
+        """StageUnavailable unless the stage's folder exists (whoever sets the stage up creates it) and holds the
+        marker, which the warehouse host (`host`) writes into an existing folder the first time it uses it."""
         try:
             found = self.fs.isdir(self.root)
+            marked = found and self.fs.exists(self._full(MARKER))
         except Exception as exc:  # noqa: BLE001 - any driver's error: the one line names the stage
             raise self._unreachable(exc) from None
         if not found:
             raise StageUnavailable(f"the stage {self.url} is unreachable: no such folder")
+        if not marked and host:
+            self._put(MARKER, lambda tmp: Path(tmp).write_text(json.dumps({"id": uuid.uuid4().hex}) + "\n"))
+        elif not marked:
+            raise StageUnavailable(f"the stage {self.url} is unreachable: no {MARKER} marker in it (not mounted, or "
+                                   f"the warehouse host never used it)")
 
     # ---- files ---------------------------------------------------------------------------------------------------
 
@@ -88,6 +107,8 @@ class Stage:
         target = self._full(relative)
         folder = os.path.dirname(target) if self.local else None
         if folder:
+            if not os.path.isdir(self.root):  # never recreate a stage that went away
+                raise StageUnavailable(f"the stage {self.url} is unreachable: no such folder")
             os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
         os.close(fd)
@@ -132,9 +153,9 @@ class Stage:
         self._write_json(f"pending/{name}", {"writes": writes})
         return name
 
-    def pending(self) -> list[tuple[str, dict]]:
+    def pending(self, host: bool = False) -> list[tuple[str, dict]]:
         """The pending transactions, oldest first."""
-        self.check()
+        self.check(host)
         found = []
         for name in self._names("pending"):
             try:
@@ -157,7 +178,7 @@ class Stage:
         keeps its file (named by `relation_version`); a dropped table leaves it. History stays in the warehouse (a
         step in stage mode that reads history.* finds none: none of the steps routed so far does)."""
         try:
-            self.check()
+            self.check(host=True)
             for table in sorted(tables):
                 if table.startswith(("stage.", "history.")):
                     continue
@@ -180,7 +201,7 @@ class Stage:
         """Commit every pending transaction to `wh` in one transaction, oldest first, then drop the entries: the
         number of entries committed. An entry already committed (listed in stage.publishes: a publisher killed after
         its commit) is not applied again; a staged write whose data version the scope already holds writes nothing."""
-        entries = self.pending()
+        entries = self.pending(host=True)
         if not entries:
             return 0
         wh._publishing = True
@@ -192,26 +213,64 @@ class Stage:
                             f"version varchar, published_at timestamp)")
                 done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
                 todo = [(name, entry) for name, entry in entries if name not in done]
-                con.execute("begin transaction")
+                set_aside = set()
                 try:
+                    self._commit_entries(wh, con, todo)
+                except _Rejected:  # one entry cannot be committed: each in a transaction of its own, the bad ones aside
                     for name, entry in todo:
-                        for write in entry["writes"]:
-                            _commit(wh, con, self, write)
-                            con.execute(f"insert into {PUBLISHES} values (?, ?, ?, now()::timestamp)",
-                                        [name, write["table"], write.get("data_version")])
-                    con.execute("commit")
-                except Exception:
-                    con.execute("rollback")
-                    raise
+                        try:
+                            self._commit_entries(wh, con, [(name, entry)])
+                        except _Rejected as rejected:
+                            self._set_aside(name, entry, rejected.__cause__)
+                            set_aside.add(name)
                 con.execute("checkpoint")
-                self.export(con, wh._touched)
-                wh._touched.clear()
+                self.export_owed(wh, con)  # before the entries go: a stage-mode reader never misses their rows
                 for name, _ in entries:
-                    with contextlib.suppress(FileNotFoundError):
-                        self.fs.rm(self._full(f"pending/{name}"))
+                    if name not in set_aside:
+                        with contextlib.suppress(FileNotFoundError):
+                            self.fs.rm(self._full(f"pending/{name}"))
         finally:
             wh._publishing = False
-        return len(todo)
+        return len(todo) - len(set_aside)
+
+    def _commit_entries(self, wh: Warehouse, con: duckdb.DuckDBPyConnection, entries: list[tuple[str, dict]]) -> None:
+        """Commit `entries` in one transaction, or none of them: StageUnavailable when the stage failed, _Rejected
+        when the warehouse refused a write."""
+        con.execute("begin transaction")
+        try:
+            for name, entry in entries:
+                for write in entry["writes"]:
+                    _commit(wh, con, self, write)
+                    con.execute(f"insert into {PUBLISHES} values (?, ?, ?, now()::timestamp)",
+                                [name, write["table"], write.get("data_version")])
+            con.execute("commit")
+        except Exception as exc:
+            con.execute("rollback")
+            if isinstance(exc, StageUnavailable):
+                raise
+            if isinstance(exc, (OSError, duckdb.IOException)):
+                raise self._unreachable(exc) from None
+            raise _Rejected() from exc
+
+    def _set_aside(self, name: str, entry: dict, exc: BaseException | None) -> None:
+        """Move an entry the warehouse refused to failed/, next to a one-line reason naming it and its runs."""
+        runs = sorted({w.get("run_id") or "?" for w in entry["writes"]})
+        reason = " ".join(str(exc).split())[:300]
+        line = f"staged entry {name} (run {', '.join(runs)}) not published: {reason}"
+        self._put(f"failed/{name}.error", lambda tmp: Path(tmp).write_text(line + "\n"))
+        self.fs.mv(self._full(f"pending/{name}"), self._full(f"failed/{name}"))
+        LOG.error(line)
+
+    def export_owed(self, wh: Warehouse, con: duckdb.DuckDBPyConnection) -> None:
+        """Export the tables written on `con` and every table an earlier export left owed (stage.unexported), then
+        clear them; a failed export leaves them owed for the next exclusive connection."""
+        owed = set(wh._touched) | {t for (t,) in con.execute(f'select distinct "table" from {UNEXPORTED}').fetchall()}
+        if not owed:
+            return
+        self.export(con, owed)
+        wh._touched.clear()
+        con.execute(f"delete from {UNEXPORTED}")
+        con.execute("checkpoint")
 
     def rows(self, write: Mapping) -> str:
         """SQL relation of a staged write's rows, stamped with the run that staged them (the file may be an earlier
@@ -229,7 +288,7 @@ def _commit(wh: Warehouse, con: duckdb.DuckDBPyConnection, stage: Stage, write: 
     if write["kind"] == "delete":
         if wh._exists(con, table):
             con.execute(f"delete from {table} where {_scope(where)}")
-            wh.changed(table)
+            wh.changed(con, table)
         return
     version = write.get("data_version")
     if version is not None and table not in RANGED_HISTORY and wh._exists(con, table) and [v for (v,) in con.execute(
@@ -244,13 +303,17 @@ def _commit(wh: Warehouse, con: duckdb.DuckDBPyConnection, stage: Stage, write: 
 # ---- stage mode ------------------------------------------------------------------------------------------------
 
 
+class _Rejected(Exception):
+    """The warehouse refused a staged entry (its cause: why)."""
+
+
 class StagedWarehouse(Warehouse):
     """The warehouse as a step on a host without it sees it (module docstring): reads from the stage's snapshot with
     the pending transactions applied, writes staged. Never opens, locks or creates a warehouse file."""
 
     def __init__(self, url: str):
         super().__init__(Path(tempfile.gettempdir()) / "compass-stage" / hashlib.sha256(url.encode()).hexdigest()[:12]
-                         / "warehouse.duckdb")  # a scratch folder (spill files), never a DuckDB file
+                         / "warehouse.duckdb")  # a path no file is ever made at (`Warehouse` needs one)
         self.stage = Stage(url)
         self._writes: list[dict] | None = None
         # the snapshot, read once (binding ~60 Parquet views costs enough per connection), and every pending entry
@@ -282,7 +345,9 @@ class StagedWarehouse(Warehouse):
             _create_views(con, self.stage, entries, self._snapshot[0])
             self._writes = []
             yield con
+            _no_tables_in_place(con, self.stage)
             if self._writes:
+                _check_applies(self.stage, entries, self._snapshot[0], self._writes)
                 self.stage.add_pending(self._writes)
         finally:
             self._writes = None
@@ -320,6 +385,35 @@ class StagedWarehouse(Warehouse):
 
     def publish_replica(self) -> Path:
         raise RuntimeError(f"stage mode ({self.stage.url}): the replica is published on the warehouse host")
+
+
+def _no_tables_in_place(con: duckdb.DuckDBPyConnection, stage: Stage) -> None:
+    """RuntimeError when SQL on a stage-mode connection created a table (not `write_relation`): it would vanish."""
+    made = [t for (t,) in con.execute("select table_schema || '.' || table_name from information_schema.tables "
+                                       "where table_catalog = 'warehouse' and table_type = 'BASE TABLE'").fetchall()]
+    if made:
+        raise RuntimeError(f"stage mode ({stage.url}): {', '.join(sorted(made))} written by SQL, not staged; "
+                           f"write through Warehouse.write_relation")
+
+
+def _check_applies(stage: Stage, entries: list[tuple[str, dict]], snapshot: Mapping[str, str],
+                   writes: list[dict]) -> None:
+    """StagedWriteRejected unless every table `writes` touch reads whole over the snapshot with the pending entries
+    and `writes` applied: every value is cast to its column's type here, as the publisher's commit would."""
+    with contextlib.closing(duckdb.connect()) as con:
+        con.execute("attach ':memory:' as warehouse")
+        con.execute("use warehouse")
+        stage.attach(con)
+        _create_views(con, stage, [*entries, ("new", {"writes": writes})], snapshot)
+        for table in sorted({w["table"] for w in writes if w["kind"] == "write"}):
+            try:
+                con.execute(f"select count(hash(columns(*))) from {table}").fetchall()
+            except duckdb.IOException as exc:
+                raise stage._unreachable(exc) from None
+            except duckdb.Error as exc:
+                reason = " ".join(str(exc).split())[:300]
+                raise StagedWriteRejected(f"{table}: rows staged to {stage.url} do not fit the published table: "
+                                          f"{reason}") from None
 
 
 def _create_views(con: duckdb.DuckDBPyConnection, stage: Stage, entries: list[tuple[str, dict]],

@@ -13,9 +13,11 @@ and swapped in with an atomic rename, so `duckdb.connect(replica, read_only=True
 never meets a writer's lock and always shows the last completed refresh (a home's first refresh creates it
 empty as it starts: `ensure_replica`).
 
-With COMPASS_PUBLISH_FROM set (the deploy profile's warehouse host, issue 44 item 2), every connection first commits
-the tables that steps without the warehouse file staged there, and every write exports the tables it changed to it
-(resources.stage). Unset, nothing here touches a stage.
+With COMPASS_PUBLISH_FROM set (the deploy profile's warehouse host, issue 44 item 2), the connections to the warehouse
+file COMPASS_DB names (no other file) that write, and `publish_stage`, first commit the tables that steps without the
+warehouse file staged there; every write exports the tables it changed to it, and a table whose export failed stays
+owed (stage.unexported, written in the write's transaction) until an export succeeds (resources.stage). Read-only
+connections never publish: they read what is committed. Unset, nothing here touches a stage.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ HISTORY_VERSIONS_KEPT = 30
 # row live at a pin of its own dataset (one stale pin holds back only its dataset's rows).
 RANGED_PINS = {"raw.query_records": ("datasets.query_records_versions", "raw_seq", "dataset")}
 RANGE_COLUMNS = ("valid_from", "valid_to", "scope")
+# Tables the warehouse host changed and has not yet exported to its stage (resources.stage, COMPASS_PUBLISH_FROM)
+UNEXPORTED = "stage.unexported"
 
 
 def frame_version(frame: pd.DataFrame) -> str:
@@ -85,6 +89,9 @@ class RefreshInProgress(RuntimeError):
 # The refresh lock files this process holds (`Warehouse.refreshing`); a forked worker starts with a copy, and
 # never takes the lock.
 _REFRESHING: set[Path] = set()
+# The warehouse lock files this process holds (`Warehouse.connect`), with how many connections hold each: a publish
+# there (an exclusive lock) would wait for this process's own lock for good.
+_HELD: dict[Path, int] = {}
 
 
 class Warehouse:
@@ -95,18 +102,30 @@ class Warehouse:
         self._session: duckdb.DuckDBPyConnection | None = None  # see `reading`
         self._touched: set[str] = set()  # tables written on the open exclusive connection (`changed`)
         self._publishing = False  # inside resources.stage.Stage.publish_pending
+        self._owing = False  # on an exclusive connection that exports to a stage: `changed` records stage.unexported
 
     def exists(self) -> bool:
-        """Whether there is anything to read yet (the file; resources.stage.StagedWarehouse: the stage), once what is
-        staged for it is committed (COMPASS_PUBLISH_FROM)."""
-        stage = _publishing_stage(self)
-        if stage is not None and self._session is None:
-            stage.publish_pending(self)
+        """Whether there is anything to read yet (the file; resources.stage.StagedWarehouse: the stage)."""
         return self.path.exists()
 
-    def changed(self, *tables: str) -> None:
-        """Record tables written on the open exclusive connection: exported to the stage after it (`Stage.export`)."""
+    def publish_stage(self) -> None:
+        """On the warehouse host (COMPASS_PUBLISH_FROM, this being COMPASS_DB's file): commit what steps elsewhere
+        staged and export what is owed to the stage, in one exclusive connection; nothing otherwise, nor while this
+        process holds the warehouse lock. `WarehouseResource.get` calls it before each step on the host."""
+        if _publishing_stage(self) is not None and not _HELD.get(self._lock_path.resolve()):
+            with self.connect():
+                pass
+
+    def changed(self, con: duckdb.DuckDBPyConnection, *tables: str) -> None:
+        """Record tables written on the open exclusive connection `con`, inside the caller's transaction: exported to
+        the stage after it (`Stage.export_owed`), and owed in stage.unexported until then when publishing to one."""
         self._touched.update(tables)
+        if self._owing:
+            con.executemany(f"insert into {UNEXPORTED} values (?)", [[t] for t in tables])
+
+    @property
+    def _lock_path(self) -> Path:
+        return self.path.with_suffix(self.path.suffix + ".lock")
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[Warehouse]:
@@ -130,22 +149,29 @@ class Warehouse:
             yield self._session
             return
         stage = _publishing_stage(self)
-        if stage is not None:
-            stage.publish_pending(self)  # what steps elsewhere staged, before this connection reads or writes
+        if stage is not None and not read_only and not self._publishing and not _HELD.get(self._lock_path.resolve()):
+            stage.publish_pending(self)  # what steps elsewhere staged, before this connection writes
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_suffix(self.path.suffix + ".lock"), "w") as lock:
+        with open(self._lock_path, "w") as lock:
             exclusive = not (read_only and self.path.exists())
             fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             entered = time.time()
+            key = self._lock_path.resolve() if stage is not None else None  # only a publish asks (local: no lookup)
+            _HELD[key] = _HELD.get(key, 0) + 1
             con = self._open(not exclusive)
             try:
+                if stage is not None and exclusive:
+                    con.execute("create schema if not exists stage")
+                    con.execute(f'create table if not exists {UNEXPORTED} ("table" varchar)')
+                    self._owing = True
                 yield con
-                if exclusive and self._touched and settings.publish_from():
-                    from resources.stage import Stage
-                    Stage(settings.publish_from()).export(con, self._touched)  # still under the lock
+                if stage is not None and exclusive:
+                    stage.export_owed(self, con)  # still under the lock
             finally:
+                self._owing = False
                 self._touched.clear()
                 con.close()
+                _HELD[key] -= 1
                 if exclusive:
                     _log_write(entered)
 
@@ -312,7 +338,7 @@ class Warehouse:
         """`replace` from a relation of `con` (a registered frame, a temporary table or view): the rows of `table`
         selected by `where` become the relation's, and with `history_version` history keeps that version once.
         The caller holds `con`'s transaction."""
-        self.changed(table)
+        self.changed(con, table)
         con.execute(f"create schema if not exists {table.split('.')[0]}")
         if table in RANGED_HISTORY:  # stored once: the rows go to the ranges, the table is a view of the live ones
             self._append_ranged_history(con, table, relation, where, history_version or relation_version(con, relation))
@@ -334,7 +360,7 @@ class Warehouse:
                 for table in tables:
                     if self._exists(con, table):
                         con.execute(f"delete from {table}{clause}", params)
-                        self.changed(table)
+                        self.changed(con, table)
                 con.execute("commit")
                 con.execute("checkpoint")
             except Exception:
@@ -458,9 +484,10 @@ class Warehouse:
 
 
 def _publishing_stage(wh: Warehouse):
-    """The stage `wh` commits before each connection (COMPASS_PUBLISH_FROM), or None: unset, or inside a publish."""
+    """The stage `wh` publishes from and exports to (COMPASS_PUBLISH_FROM), or None: unset, or `wh` is not the file
+    COMPASS_DB names (a backup, a scratch copy, a script's --db never takes a stage's entries)."""
     url = settings.publish_from()
-    if url is None or wh._publishing:
+    if url is None or wh.path.resolve() != Path(settings.db_path()).resolve():
         return None
     from resources.stage import Stage
     return Stage(url)
@@ -597,4 +624,7 @@ class WarehouseResource(dg.ConfigurableResource):
         if settings.stage_url():
             from resources.stage import StagedWarehouse
             return StagedWarehouse(settings.stage_url())
-        return Warehouse(self.path or None)
+        wh = Warehouse(self.path or None)
+        if settings.publish_from():
+            wh.publish_stage()  # the warehouse host: what remote steps staged, before this step reads it
+        return wh

@@ -41,6 +41,7 @@ def main(folder: Path) -> None:
     shutil.copy(folder / "warehouse.duckdb", work / "warehouse.duckdb")
     stage = work / "stage"
     stage.mkdir()
+    os.environ["COMPASS_DB"] = str(work / "warehouse.duckdb")  # the only file a stage publishes to and exports from
     wh = Warehouse(work / "warehouse.duckdb")
     rows = wh.read(TABLE).drop(columns=["data_version", "run_id", "refreshed_at"])
     with wh.connect() as con:

@@ -41,6 +41,7 @@ def test_remote_case_steps_publish_the_versions_of_a_local_refresh(compass_small
     stage = tmp_path / "stage"
     stage.mkdir()
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    monkeypatch.setenv("COMPASS_DB", str(host))
     wh = Warehouse(host)
     with wh.connect() as con:  # the host never had the remote steps' tables; it exports the rest, as its writes do
         for table in TABLES:
@@ -68,6 +69,7 @@ def test_remote_case_steps_publish_the_versions_of_a_local_refresh(compass_small
     pending = len(list((stage / "pending").iterdir()))
     assert pending == len(STEPS)
 
-    published = Warehouse(host)  # its first connection commits what the steps staged
+    published = Warehouse(host)  # the next step's WarehouseResource.get on the host commits what the steps staged
+    published.publish_stage()
     assert _versions(published) == expected
     assert len(published.read(PUBLISHES)) == len(TABLES) and not list((stage / "pending").iterdir())

@@ -9,13 +9,15 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
 from resources.publish import publish_many
-from resources.stage import PUBLISHES, StagedWarehouse, StageUnavailable
+from resources import stage as stage_module
+from resources.stage import PUBLISHES, Stage, StagedWarehouse, StagedWriteRejected, StageUnavailable
 from resources.warehouse import Warehouse
 from tests.paths import ROOT
 
@@ -24,7 +26,7 @@ A1 = pd.DataFrame({"model_id": ["m1", "m2"], "value": [0.5, 0.25], "n": [1, 2]})
 A2 = pd.DataFrame({"model_id": ["m3"], "value": [0.75], "n": [3.0], "extra": ["e"]})  # n a float, a new column
 W = pd.DataFrame({"k": ["x", "y"], "w": [None, None]})  # an all-null column: stored as a string
 TABLES = ("compass.a", "compass.w", "history.compass_a")
-# A publisher (the first connection to the warehouse at argv[1]) SIGKILLed as it applies the third staged write, in
+# A publisher (`publish_stage` of the warehouse at argv[1]) SIGKILLed as it applies the third staged write, in
 # the middle of its one transaction.
 KILLED_PUBLISHER = """
 import os, signal, sys
@@ -37,7 +39,7 @@ def dies_on_the_third(*args):
         os.kill(os.getpid(), signal.SIGKILL)
     return real(*args)
 stage._commit = dies_on_the_third
-Warehouse(sys.argv[1]).table_exists("compass.a")
+Warehouse(sys.argv[1]).publish_stage()
 """
 
 
@@ -58,8 +60,10 @@ def _table(wh: Warehouse, table: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 def stage(tmp_path, monkeypatch):
     folder = tmp_path / "stage"
     folder.mkdir()
+    Stage(str(folder)).check(host=True)  # set up by the warehouse host
     monkeypatch.delenv("COMPASS_PUBLISH_FROM", raising=False)
     monkeypatch.delenv("COMPASS_STAGE", raising=False)
+    monkeypatch.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))  # the only file a stage publishes to
     return folder
 
 
@@ -80,7 +84,8 @@ def test_staged_then_published_is_the_direct_publish(stage, tmp_path, monkeypatc
                                       _table(direct, table)[0])
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     host = Warehouse(tmp_path / "host.duckdb")
-    for table in TABLES:  # the first connection on the host commits them
+    host.publish_stage()  # as each step's WarehouseResource.get does on the host
+    for table in TABLES:
         for mine, theirs in zip(_table(host, table), _table(direct, table), strict=True):
             pd.testing.assert_frame_equal(mine, theirs)
     assert len(host.query(f"select * from {PUBLISHES}")) == 3 and not os.listdir(stage / "pending")
@@ -105,10 +110,12 @@ def test_overlay_replaces_a_scope_and_deletes_and_republishing_is_a_no_op(stage,
     assert remote.read("compass.a")["case_id"].unique().tolist() == ["c1"]
     again = publish_many(CONTEXT, remote, {"compass.a": changed}, {"case_id": "c1"})
     assert again.metadata["unchanged"] is True and len(os.listdir(stage / "pending")) == 2  # over the overlay
+    host.publish_stage()
     assert host.read("compass.a")["value"].sort_values().tolist() == [0.1, 0.2]  # published: c1 replaced, c2 gone
     history, published = len(host.read("history.compass_a")), len(host.read(PUBLISHES))
     rows = host.read("compass.a", {"case_id": "c1"})  # the same version staged again, e.g. by a re-executed step
     remote.replace("compass.a", rows, {"case_id": "c1"}, rows["data_version"].iloc[0])
+    host.publish_stage()
     assert len(host.read(PUBLISHES)) == published + 1 and len(host.read("history.compass_a")) == history
     assert host.read("compass.a")["value"].sort_values().tolist() == [0.1, 0.2]
 
@@ -116,8 +123,9 @@ def test_overlay_replaces_a_scope_and_deletes_and_republishing_is_a_no_op(stage,
 def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage, tmp_path, monkeypatch):
     """A publisher SIGKILLed in the middle of its transaction leaves the warehouse as it was and the entries pending;
     the next commits them all, and entries it finds again after a kill between commit and cleanup are not applied
-    twice. Red when each entry is committed in a transaction of its own (seen red: compass.a published without
-    compass.w), and when the publisher does not look committed entries up in stage.publishes (seen red)."""
+    twice (a newer version written in place meanwhile survives them). Red when each entry is committed in a transaction
+    of its own (seen red: compass.a published without compass.w), and when the publisher does not look committed
+    entries up in stage.publishes (the stale entries overwrote the newer version; seen red)."""
     remote = StagedWarehouse(str(stage))
     _publish_all(remote)
     kept = tmp_path / "kept"
@@ -129,11 +137,16 @@ def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage,
     assert not host.table_exists("compass.a") and not host.table_exists("compass.w")
     assert len(os.listdir(stage / "pending")) == 3
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host.publish_stage()
     history = host.read("history.compass_a")
     assert len(host.read("compass.a")) == 3 and len(host.read("compass.w")) == 2
+    newer = A1.assign(value=[9.0, 9.0])
+    publish_many(CONTEXT, host, {"compass.a": newer}, {"case_id": "c1"})  # a newer version in place meanwhile
     for name in os.listdir(kept):  # a publisher killed after its commit, before it removed the entries
         shutil.copy(kept / name, stage / "pending" / name)
-    assert len(host.read("history.compass_a")) == len(history) == 3
+    host.publish_stage()
+    assert host.read("compass.a", {"case_id": "c1"})["value"].tolist() == [9.0, 9.0]  # not the stale entry's
+    assert len(host.read("history.compass_a")) == len(history) + 2 == 5
     assert len(host.query(f"select * from {PUBLISHES}")) == 3 and not os.listdir(stage / "pending")
 
 
@@ -142,9 +155,169 @@ def test_an_unreachable_stage_is_one_line_naming_it_and_nothing_is_published(sta
     missing = str(tmp_path / "gone")
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", missing)
     host = Warehouse(tmp_path / "host" / "warehouse.duckdb")
+    monkeypatch.setenv("COMPASS_DB", str(host.path))
     with pytest.raises(StageUnavailable) as raised:
-        host.query("select 1")
+        host.publish_stage()
     assert str(raised.value) == f"the stage {missing} is unreachable: no such folder"
     assert not host.path.exists()
     with pytest.raises(StageUnavailable, match=f"the stage {missing} is unreachable"):
         StagedWarehouse(missing).read("compass.a")
+
+
+def _remote_values(stage) -> list[float]:
+    return sorted(StagedWarehouse(str(stage)).read("compass.a")["value"].tolist())
+
+
+def test_an_export_that_fails_after_its_commit_stays_owed_until_one_succeeds(stage, tmp_path, monkeypatch):
+    """A publisher whose export dies after its commit, and an in-place write whose export fails (its retry then
+    'unchanged'): the next `publish_stage` exports what they owed, so stage mode reads what the warehouse holds.
+    Red when the owed tables are not kept (`export_owed` exporting only the connection's own writes: stage mode
+    read [0.5, 0.25] then; seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    with monkeypatch.context() as remote_env:
+        remote_env.delenv("COMPASS_PUBLISH_FROM")
+        publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.a": A1.assign(value=[2.0, 2.0])}, {"case_id": "c1"})
+    real, failures = Stage.export, []
+
+    def fails_once(self, con, tables):
+        if not failures:
+            failures.append(1)
+            raise StageUnavailable("the stage is unreachable: blip")
+        return real(self, con, tables)
+
+    monkeypatch.setattr(Stage, "export", fails_once)
+    with pytest.raises(StageUnavailable):
+        host.publish_stage()  # committed, then the export fails
+    assert host.read("compass.a")["value"].tolist() == [2.0, 2.0] and len(os.listdir(stage / "pending")) == 1
+    host.publish_stage()
+    assert _remote_values(stage) == [2.0, 2.0] and not os.listdir(stage / "pending")
+    failures.clear()
+    three = A1.assign(value=[3.0, 3.0])
+    with pytest.raises(StageUnavailable):
+        publish_many(CONTEXT, host, {"compass.a": three}, {"case_id": "c1"})
+    assert publish_many(CONTEXT, host, {"compass.a": three}, {"case_id": "c1"}).metadata["unchanged"] is True
+    host.publish_stage()  # the next step on the host
+    assert _remote_values(stage) == [3.0, 3.0]
+
+
+def test_rows_that_do_not_fit_fail_the_step_and_a_refused_entry_is_set_aside(stage, tmp_path, monkeypatch):
+    """A string staged into a DOUBLE column fails the stage-mode step (nothing pending); an entry the warehouse still
+    refuses (staged without that check) goes to failed/ with a one-line reason naming it and its run, and the
+    entries after it are published. Red without the staging check (`_check_applies` a no-op: the step succeeded;
+    seen red) and without the one-entry-at-a-time retry (publish_stage raised ConversionException; seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM")
+    remote = StagedWarehouse(str(stage))
+    bad = A1.assign(value=["not a number", "x"])
+    with pytest.raises(StagedWriteRejected, match=r"^compass\.a: rows staged to .* do not fit the published table"):
+        publish_many(CONTEXT, remote, {"compass.a": bad}, {"case_id": "c2"})
+    assert not (stage / "pending").exists()
+    monkeypatch.setattr(stage_module, "_check_applies", lambda *args: None)
+    publish_many(CONTEXT, remote, {"compass.a": bad}, {"case_id": "c2"})
+    monkeypatch.undo()
+    monkeypatch.setenv("COMPASS_DB", str(host.path))
+    publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.w": W}, history=False)
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host.publish_stage()
+    assert len(host.read("compass.w")) == 2 and host.read("compass.a")["case_id"].unique().tolist() == ["c1"]
+    assert not os.listdir(stage / "pending")
+    failed = sorted(os.listdir(stage / "failed"))
+    assert len(failed) == 2 and failed[1] == failed[0] + ".error"
+    reason = (stage / "failed" / failed[1]).read_text()
+    assert reason.startswith(f"staged entry {failed[0]} (run run-1) not published: ") and reason.count("\n") == 1
+
+
+def test_only_the_warehouse_compass_db_names_takes_the_stage(stage, tmp_path, monkeypatch):
+    """With COMPASS_PUBLISH_FROM set, a write to another file (a backup, a script's --db) neither commits the stage's
+    entries nor exports its tables over the snapshot. Red when any file publishes (`_publishing_stage` without its
+    path check: the copy took the entry; seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    shutil.copy(host.path, tmp_path / "copy.duckdb")
+    with monkeypatch.context() as remote_env:
+        remote_env.delenv("COMPASS_PUBLISH_FROM")
+        publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.w": W}, history=False)
+    copy = Warehouse(tmp_path / "copy.duckdb")
+    publish_many(CONTEXT, copy, {"compass.a": A2}, {"case_id": "c1"})
+    copy.publish_stage()
+    assert not copy.table_exists("compass.w") and len(os.listdir(stage / "pending")) == 1
+    assert _remote_values(stage) == [0.25, 0.5]
+    host.publish_stage()
+    assert host.table_exists("compass.w") and not os.listdir(stage / "pending")
+
+
+def test_reads_never_publish_and_a_publish_never_waits_on_this_process(stage, tmp_path, monkeypatch):
+    """While one Warehouse object holds a reading session, another object of the same file reads the committed rows
+    (an entry pending) and `publish_stage` returns without publishing, instead of waiting for an exclusive lock
+    against this process's own shared one; after the session it publishes. Red when reads publish (the read committed
+    the entry: seen red) and when publish_stage ignores the locks this process holds (it hung: seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    with monkeypatch.context() as remote_env:
+        remote_env.delenv("COMPASS_PUBLISH_FROM")
+        publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.w": W}, history=False)
+    assert host.read("compass.w").empty and len(os.listdir(stage / "pending")) == 1
+    seen = []
+
+    def inside_a_session():
+        with Warehouse(host.path).reading():
+            seen.append(Warehouse(host.path).table_exists("compass.w"))
+            Warehouse(host.path).publish_stage()
+            seen.append(len(os.listdir(stage / "pending")))
+
+    worker = threading.Thread(target=inside_a_session, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive(), "deadlocked on its own lock"
+    assert seen == [False, 1]
+    host.publish_stage()
+    assert host.table_exists("compass.w")
+
+
+def test_a_folder_without_the_hosts_marker_is_no_stage(tmp_path, monkeypatch):
+    """An empty folder at the stage path (an unmounted share's mount point) is unreachable in stage mode, not an empty
+    warehouse; the host's first use marks it; a stage removed meanwhile is not recreated by a write. Red when the
+    marker is not required (`check` without it: the read found no table; seen red) and when `_put` recreates the
+    folder (seen red)."""
+    empty = tmp_path / "mnt"
+    empty.mkdir()
+    monkeypatch.delenv("COMPASS_STAGE", raising=False)
+    with pytest.raises(StageUnavailable, match=f"^the stage {empty} is unreachable: no STAGE marker in it"):
+        StagedWarehouse(str(empty)).read("compass.a")
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(empty))
+    monkeypatch.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))
+    publish_many(CONTEXT, Warehouse(tmp_path / "host.duckdb"), {"compass.a": A1}, {"case_id": "c1"})
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM")
+    remote = StagedWarehouse(str(empty))
+    assert len(remote.read("compass.a")) == 2
+    shutil.rmtree(empty)
+    with pytest.raises(StageUnavailable, match="no such folder"):
+        remote.stage._write_json("pending/x.json", {})
+    assert not empty.exists()
+
+
+def test_a_table_written_by_sql_in_stage_mode_fails_instead_of_vanishing(stage):
+    """Red when the stage-mode connection lets a `create table` pass (it would be lost at close; seen red)."""
+    remote = StagedWarehouse(str(stage))
+    with pytest.raises(RuntimeError, match=r"compass\.pins written by SQL, not staged"):
+        with remote.connect() as con:
+            con.execute("create schema compass")
+            con.execute("create table compass.pins as select 1 as x")
+
+
+def test_two_pending_writes_of_one_scope_publish_in_the_order_staged(stage, tmp_path, monkeypatch):
+    """Red when entries are applied newest first (`pending` listed in reverse: the overlay read 0.5; seen red)."""
+    remote = StagedWarehouse(str(stage))
+    for value in (0.5, 0.75):
+        publish_many(CONTEXT, remote, {"compass.a": A1.assign(value=[value, value])}, {"case_id": "c1"})
+    assert remote.read("compass.a")["value"].tolist() == [0.75, 0.75]
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    host.publish_stage()
+    assert host.read("compass.a")["value"].tolist() == [0.75, 0.75]
