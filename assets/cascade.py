@@ -33,12 +33,14 @@ from resources import readers, settings
 from resources.publish import publish_many, save_figure
 from resources.warehouse import Warehouse, WarehouseResource
 
-CODE_VERSION = "cascade-5"  # 2: Table 2.8 without the calibration leak, Table 2.4 on test, markov_error, Ch. 3 pairs;
+CODE_VERSION = "cascade-6"  # 2: Table 2.8 without the calibration leak, Table 2.4 on test, markov_error, Ch. 3 pairs;
 # 3: SQUAREM-accelerated EM (marginal parameters move within the old EM's stopping tolerance);
 # 4: smooth-quantile table nodes stop one Newton step earlier (RT curves move <= 3e-15 relative, L-BFGS-B variants more)
 # 5: EM sums each model over its own points (fits independent of the batch's padding, move at rounding level x the
 #    EM tolerance); markov_error on the test split too (column split) with calibration_gap_points; tuned_rewards
 #    over the latency-price grid with big_alone_reward; the CER figure
+# 6: the marginal EM on MARGINAL_SAMPLE interior points, the goodness of fit on GOF_SAMPLE values (marginal_gof.n_fit),
+#    the Markov model's pair copulas on the Table 2.4 sample (issue 45)
 # The protocols asset fits with the study's code (calibration, marginals, copulas): a change there (CODE_VERSION)
 # must make it stale too. protocols-2: on by default (light: the authors' protocol), Table 2.8 too, 1/40.
 PROTOCOLS_VERSION = f"{CODE_VERSION}+protocols-2"

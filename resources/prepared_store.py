@@ -4,22 +4,27 @@ the partition's assets (issue 45).
 Every oracle asset (4) and every cascade asset (9) of a partition prepared its own copy of the same rows (a coded
 read of datasets.query_records, then `prepare` / `prepare_records`: 13 s and 18 s at 10 M rows). Under the
 multiprocess executor each asset is its own process, so the first one to need a preparation builds it and saves it
-beside the warehouse (`<warehouse>.prepared/`) as plain numeric arrays in an uncompressed .npz (no pickle: strings
-as int32 codes into a fixed-width label array, None as code −1; `allow_pickle=False` on load); the others load it.
-The file's name carries the key: the dataset, the extract's data version (datasets.query_records_versions, the pin
-its datasets/records run published), the prices' data versions (oracle) and `STORE_VERSION`; a new version of any
-of them is a new file, and the older files of the same dataset are removed when it is written. A file lock per
-(kind, dataset) makes concurrent assets wait for the one that builds. Without a pinned extract (an old layout, a
-test warehouse) nothing is stored.
+beside the warehouse (`<warehouse>.prepared/`) as plain numeric arrays in a compressed .npz (no pickle either way:
+strings as int32 codes into a fixed-width label array, None as code −1; nullable integers and booleans as values, a
+mask and the dtype's name); the others load it. The file's name carries the key: the dataset, the extract's data
+version (datasets.query_records_versions, the pin its datasets/records run published), the prices' data versions
+(oracle) and a hash of the source of the modules that build and encode the preparation (`PREPARATION_MODULES`,
+this one included); a new version of any of them is a new file, and the older files of the same dataset are removed
+when it is written. A file lock per (kind, dataset) makes concurrent assets wait for the one that builds; a file that
+does not load (truncated, corrupt) is built again. Without a pinned extract (an old layout, a test warehouse) or when
+a listed table is not versioned (no data_version column) nothing is stored.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
+import importlib.util
 import json
 import os
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -32,7 +37,13 @@ from compass.oracle.records import OracleArrays
 from resources.query_extract import PINS
 from resources.warehouse import Warehouse
 
-STORE_VERSION = "1"  # bump when what is stored (the preparations, this encoding) changes
+# The modules whose code reads, builds and encodes the stored preparations (readers' `_prepare_oracle` and
+# `cascade_records`, this one): a change to any of their files is a new key (`code_hash`).
+PREPARATION_MODULES = ("compass.oracle.prepare", "compass.oracle.records", "compass.ingest.extracts",
+                       "compass.cascades.study", "compass.cascades.data", "resources.query_frames",
+                       "resources.readers", "resources.prepared_store")
+_MASKED = ("boolean", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float32", "Float64")
+_UNREADABLE = (OSError, ValueError, KeyError, zipfile.BadZipFile)  # what np.load / decode raise on a damaged file
 _ARRAY_FIELDS = ("successes", "trials", "outcomes", "gen_cost", "mean_cost")
 _STRING_FIELDS = ("prompt_ids", "model_ids", "topics")
 _NONE = "none"  # the stored form of a preparation that found nothing to prepare (cascade: no confidence)
@@ -53,30 +64,58 @@ def shared(wh: Warehouse, kind: str, dataset: str, build: Callable[[], T],
     if versions is None:
         return build()
     stem = f"{kind}-{hashlib.sha256(dataset.encode()).hexdigest()[:12]}"
-    key = hashlib.sha256(json.dumps([STORE_VERSION, kind, dataset, versions]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([code_hash(), kind, dataset, versions]).encode()).hexdigest()[:16]
     path = store_dir(wh) / f"{stem}-{key}.npz"
     with _locked(store_dir(wh) / f"{stem}.lock"):
         if path.exists():
-            with np.load(path, allow_pickle=False) as stored:
-                return None if _NONE in stored.files else decode({name: stored[name] for name in stored.files})
+            try:
+                with np.load(path, allow_pickle=False) as stored:
+                    return None if _NONE in stored.files else decode({name: stored[name] for name in stored.files})
+            except _UNREADABLE:
+                pass  # built again and replaced
         value = build()
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **({_NONE: np.array(True)} if value is None else encode(value)))
-        os.replace(tmp, path)
+        _save(path, {_NONE: np.array(True)} if value is None else encode(value))
         for old in path.parent.glob(f"{stem}-*.npz"):
             if old != path:
                 old.unlink(missing_ok=True)
     return value
 
 
+def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Written whole or not at all: a temporary file, flushed to disk, then renamed over `path`."""
+    tmp = path.with_suffix(".tmp.npz")
+    try:
+        with open(tmp, "wb") as out:
+            np.savez_compressed(out, allow_pickle=False, **arrays)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@functools.cache
+def code_hash(modules: tuple[str, ...] = PREPARATION_MODULES) -> str:
+    """sha256 of the source files of `modules` (found without importing them), once per process."""
+    digest = hashlib.sha256()
+    for name in modules:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            raise ModuleNotFoundError(f"prepared_store: no source for {name}")
+        digest.update(name.encode() + b"\0" + Path(spec.origin).read_bytes())
+    return digest.hexdigest()
+
+
 def _versions(wh: Warehouse, dataset: str, tables: tuple[str, ...]) -> list[object] | None:
-    """The extract's pinned data version and those of `tables` for the dataset; None when the extract has no pin."""
+    """The extract's pinned data version and those of `tables` for the dataset; None when the extract has no pin or
+    a table has no data versions to tell its contents apart (no data_version column)."""
     if not wh.table_exists(PINS):
         return None
     pinned = wh.data_versions(PINS, {"dataset": dataset})
     if not pinned:
         return None
-    return [pinned, *(wh.data_versions(t, {"dataset": dataset}) for t in tables)]
+    versions = [wh.data_versions(t, {"dataset": dataset}) for t in tables]
+    return None if any(v is None for v in versions) else [pinned, *versions]
 
 
 @contextlib.contextmanager
@@ -105,14 +144,18 @@ def _objects(codes: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def encode_frame(frame: pd.DataFrame) -> dict[str, np.ndarray]:
-    """A frame of numeric and string columns as arrays: `c:<name>` values, or `s:<name>` codes and `l:<name>`
-    labels."""
+    """A frame of numeric and string columns as arrays: `c:<i>` values, or `s:<i>` codes and `l:<i>` labels, or
+    for a nullable column (Int32, boolean, ...) `m:<i>` values, `k:<i>` its null mask and `d:<i>` its dtype."""
     out = {"columns": np.array(list(frame.columns), dtype=str)}
     for i, col in enumerate(frame.columns):
         values = frame[col]
         if values.dtype == object:
             out[f"s:{i}"], out[f"l:{i}"] = _strings(values)
-        elif values.dtype.kind in "biuf":
+        elif isinstance(values.dtype, pd.api.extensions.ExtensionDtype) and values.dtype.name in _MASKED:
+            mask = values.isna().to_numpy()
+            out[f"m:{i}"] = values.to_numpy(dtype=values.dtype.numpy_dtype, na_value=0)
+            out[f"k:{i}"], out[f"d:{i}"] = mask, np.array(values.dtype.name)
+        elif not isinstance(values.dtype, pd.api.extensions.ExtensionDtype) and values.dtype.kind in "biuf":
             out[f"c:{i}"] = values.to_numpy()
         else:
             raise TypeError(f"column {col!r} of dtype {values.dtype} cannot be stored")
@@ -122,7 +165,13 @@ def encode_frame(frame: pd.DataFrame) -> dict[str, np.ndarray]:
 def decode_frame(arrays: dict[str, np.ndarray]) -> pd.DataFrame:
     columns = {}
     for i, col in enumerate(arrays["columns"].tolist()):
-        columns[col] = (arrays[f"c:{i}"] if f"c:{i}" in arrays else _objects(arrays[f"s:{i}"], arrays[f"l:{i}"]))
+        if f"c:{i}" in arrays:
+            columns[col] = arrays[f"c:{i}"]
+        elif f"m:{i}" in arrays:
+            columns[col] = pd.array(arrays[f"m:{i}"], dtype=str(arrays[f"d:{i}"]))
+            columns[col][arrays[f"k:{i}"]] = pd.NA
+        else:
+            columns[col] = _objects(arrays[f"s:{i}"], arrays[f"l:{i}"])
     return pd.DataFrame(columns, copy=False)
 
 

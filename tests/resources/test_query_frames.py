@@ -16,9 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from compass.cascades.data import validate_records
 from compass.cascades.study import prepare_records
-from compass.ingest.extracts import no_prices
+from compass.ingest.extracts import cheapest_prices, no_prices
 from compass.oracle.prepare import prepare
+from compass.oracle.records import build_arrays
 from resources import prepared_store, readers
 from resources.query_extract import publish_records_view
 from resources.query_frames import coded_records
@@ -66,11 +68,21 @@ def warehouse(tmp_path_factory) -> Warehouse:
     with wh.connect() as con:
         con.register("shuffled", _tricky().sample(frac=1.0, random_state=2))
         con.execute("create table datasets.shuffled as select * from shuffled")
-        con.execute("create table datasets.model_prices (dataset varchar, model_id varchar, provider varchar, "
-                    "input_usd_per_mtok double, output_usd_per_mtok double, blended_usd_per_mtok double)")
-        con.execute("insert into datasets.model_prices select distinct dataset, model_id, 'p', 1.0, 2.0, 1.5 "
-                    f"from datasets.query_records where dataset in ({marks})")
+    for dataset in EMBEDDED:
+        _publish_prices(wh, dataset, 1.0, "p1")
     return wh
+
+
+def _publish_prices(wh: Warehouse, dataset: str, usd_per_mtok: float, version: str) -> None:
+    """datasets.model_prices of the dataset's models as datasets/prices publishes them (with their data_version)."""
+    with wh.connect() as con:
+        con.execute("create temp table prices as select distinct dataset, model_id, 'p' as provider, "
+                    "?::double as input_usd_per_mtok, 2 * ?::double as output_usd_per_mtok, "
+                    "1.5 * ?::double as blended_usd_per_mtok, ? as data_version from datasets.query_records "
+                    "where dataset = ?", [usd_per_mtok, usd_per_mtok, usd_per_mtok, version, dataset])
+        con.execute("begin transaction")
+        wh.write_relation(con, "datasets.model_prices", "prices", {"dataset": dataset}, version)
+        con.execute("commit")
 
 
 def _pandas_read(wh: Warehouse, dataset: str) -> pd.DataFrame:
@@ -146,21 +158,87 @@ def test_a_partition_prepares_once_and_its_assets_share_it(warehouse, monkeypatc
             assert "set0.keep" in arrays.files and "set0.successes" not in arrays.files
 
 
-def test_a_frame_with_nulls_and_non_ascii_labels_round_trips():
-    frame = _tricky()
-    back = prepared_store.decode_frame(prepared_store.encode_frame(frame))
+def test_republished_prices_are_prepared_again(warehouse):
+    """The oracle's preparation prices token-priced records (matharena has no cost_usd): a new price version must not
+    be served the stored preparation of the old prices."""
+    dataset = "matharena_aime_2025_i"
+    before = readers.oracle_dataset(warehouse, dataset).model_cost
+    try:
+        _publish_prices(warehouse, dataset, 3.0, "p2")
+        after = readers.oracle_dataset(warehouse, dataset).model_cost
+        np.testing.assert_allclose(after.to_numpy(), 3.0 * before.to_numpy(), rtol=1e-12)
+    finally:
+        _publish_prices(warehouse, dataset, 1.0, "p3")
+    pd.testing.assert_series_equal(readers.oracle_dataset(warehouse, dataset).model_cost, before, check_exact=True)
+
+
+def test_an_unversioned_table_is_not_stored(tmp_path, monkeypatch):
+    """A table without data_version tells no contents apart: keyed as a constant it would serve stale preparations."""
+    wh = Warehouse(tmp_path / "w.duckdb")
+    monkeypatch.setattr(wh, "table_exists", lambda t: True)
+    monkeypatch.setattr(wh, "data_versions", lambda t, w: ["v1"] if t == prepared_store.PINS else None)
+    assert prepared_store._versions(wh, "ds", ("t",)) is None
+    assert prepared_store._versions(wh, "ds", ()) == [["v1"]]
+
+
+def _shared(wh: Warehouse, builds: list, value, encode=lambda v: {"x": np.array([v])}):  # noqa: B008
+    return prepared_store.shared(wh, "k", "ds", lambda: builds.append(1) or value, encode, lambda a: int(a["x"][0]))
+
+
+def test_a_change_to_the_preparing_code_prepares_again(tmp_path, monkeypatch):
+    # the hash is of the modules the readers build with, and follows their files
+    builders = {prepare, prepare_records, coded_records, validate_records, build_arrays, cheapest_prices,
+                readers.oracle_dataset, prepared_store.encode_frame}
+    assert {f.__module__ for f in builders} <= set(prepared_store.PREPARATION_MODULES)
+    (tmp_path / "prep_mod.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = prepared_store.code_hash(("prep_mod",))
+    (tmp_path / "prep_mod.py").write_text("X = 2\n")
+    prepared_store.code_hash.cache_clear()
+    assert prepared_store.code_hash(("prep_mod",)) != first
+    # and a new hash is a new preparation
+    monkeypatch.setattr(prepared_store, "_versions", lambda *a: ["v1"])
+    hashes, builds = iter(["a", "a", "b"]), []
+    monkeypatch.setattr(prepared_store, "code_hash", lambda: next(hashes))
+    assert [_shared(Warehouse(tmp_path / "w.duckdb"), builds, 7) for _ in range(3)] == [7, 7, 7]
+    assert len(builds) == 2
+
+
+def test_a_damaged_file_is_prepared_again_and_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
+    wh, builds = Warehouse(tmp_path / "w.duckdb"), []
+    monkeypatch.setattr(prepared_store, "_versions", lambda *a: ["v1"])
+    _shared(wh, builds, 5)
+    (stored,) = prepared_store.store_dir(wh).glob("*.npz")
+    stored.write_bytes(stored.read_bytes()[:40])  # truncated
+    assert _shared(wh, builds, 5) == 5 and _shared(wh, builds, 5) == 5 and len(builds) == 2
+    monkeypatch.setattr(prepared_store, "_versions", lambda *a: ["v2"])
+    with pytest.raises(ValueError, match="pickle"):  # an object array is never pickled into the store
+        _shared(wh, builds, 5, encode=lambda v: {"x": np.array([object()], dtype=object)})
+    assert [f.name for f in prepared_store.store_dir(wh).glob("*.npz")] == [stored.name]
+
+
+def test_a_frame_with_nulls_and_non_ascii_labels_round_trips(tmp_path, monkeypatch):
+    """Through the file: DuckDB gives nullable Int32/Int64/boolean columns when they hold NULLs."""
+    frame = _tricky().assign(generation=pd.array([None if i % 9 == 0 else i // 6 for i in range(60)], dtype="Int32"),
+                             tokens_in=pd.array(np.arange(60), dtype="Int64"),
+                             flag=pd.array([None, True, False] * 20, dtype="boolean"))
+    monkeypatch.setattr(prepared_store, "_versions", lambda *a: ["v1"])
+    wh = Warehouse(tmp_path / "w.duckdb")
+    for _ in range(2):  # built, then loaded
+        back = prepared_store.shared(wh, "frame", "d", lambda: frame, prepared_store.encode_frame,
+                                     prepared_store.decode_frame)
     pd.testing.assert_frame_equal(back, frame, check_exact=True)
-    with pytest.raises(TypeError, match="cannot be stored"):
-        prepared_store.encode_frame(pd.DataFrame({"when": pd.to_datetime(["2026-01-01"])}))
+    for odd in (pd.to_datetime(["2026-01-01"]), pd.array(["a", None], dtype="string")):
+        with pytest.raises(TypeError, match="cannot be stored"):
+            prepared_store.encode_frame(pd.DataFrame({"odd": odd}))
 
 
 def test_a_new_extract_version_is_prepared_again_and_the_old_file_goes(tmp_path, monkeypatch):
     wh = Warehouse(tmp_path / "w.duckdb")
     versions, builds = iter([["v1"], ["v1"], ["v2"]]), []
     monkeypatch.setattr(prepared_store, "_versions", lambda *a: next(versions))
-    encode = lambda v: {"x": np.array([v])}  # noqa: E731
     for _ in range(3):
-        prepared_store.shared(wh, "k", "ds", lambda: builds.append(1) or len(builds), encode, lambda a: int(a["x"][0]))
+        _shared(wh, builds, 1)
     assert len(builds) == 2
     assert [f.name.count("-") for f in prepared_store.store_dir(wh).glob("*.npz")] == [2]
 

@@ -10,9 +10,10 @@ from compass.oracle.prepare import prompt_keys
 from compass.oracle.records import build_arrays
 from tests.paths import ROOT
 
-# The EM's sums run over patterns (weighted) instead of prompts: the same terms added in another order, so the
-# objective's 1e-4 stopping rule can stop an iteration apart; measured gaps in the oracle on the 9 embedded datasets
-# are <= 4.2e-6 (truthfulqa), in p_hat <= 1e-4.
+# The EM's sums run over patterns (weighted) instead of prompts: the same terms (collapsing loses nothing) added in
+# another order, so the two runs round differently and their paths can split where the fit crosses a threshold.
+# Measured gaps in the oracle on the 9 embedded datasets <= 4.2e-6 (truthfulqa); in p_hat up to 9.5e-4 (truthfulqa,
+# 18 EM iterations both ways; matharena 8.2e-5), hence the p_hat check at 1e-3.
 TOLERANCE = 1e-5
 
 
