@@ -36,7 +36,8 @@ TABLE_COLUMNS = ["model_id", "benchmark", "predicted", "cell_sd", "gradient", "e
                  "value_per_usd", "rank", "rank_per_usd", "greedy_step", "greedy_step_per_usd", "p_wrong_after",
                  "p_wrong_after_per_usd", "p_wrong_now", "pick_now", "pick_if_high", "pick_if_low", "p_wrong_now_se",
                  "p_wrong_after_se", "p_wrong_after_per_usd_se", "noise_correlation", "kind", "n_queries",
-                 "outcome_sd"]  # kind: 'cell' | 'outcome' (`next_evaluations_outcome`; n_queries, outcome_sd its own)
+                 "outcome_sd", "outcome_value_se"]  # kind: 'cell' | 'outcome' (`next_evaluations_outcome`; n_queries,
+# outcome_sd and outcome_value_se, the jackknife Monte Carlo error of its value, its own)
 ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured"]
 _TEXT = {"kind", "model_id", "benchmark", "pick_now", "pick_if_high", "pick_if_low", "pick", "pick_before",
          "pick_after"}
@@ -122,7 +123,7 @@ def next_evaluations_table(score_draws: np.ndarray, completed: pd.DataFrame, cel
     values = cell_values(score_draws, cell_sd, gradient, cell_usd, n_nodes=n_nodes, correlation=correlation)
     if values.empty:
         return empty_table(TABLE_COLUMNS)
-    values = values.assign(kind="cell", n_queries=np.nan, outcome_sd=np.nan)
+    values = values.assign(kind="cell", n_queries=np.nan, outcome_sd=np.nan, outcome_value_se=np.nan)
     table = values.rename(columns={"value": "expected_reduction", "rank_value": "rank"})
     reduction = table["expected_reduction"]
     table["expected_reduction"] = reduction.where(reduction > 1e-12, 0.0)  # round-off of (3) at a value of 0
@@ -161,7 +162,7 @@ def _outcome_rows(outcomes: pd.DataFrame, cells: pd.DataFrame, mu: pd.Series) ->
         "value_per_usd": (value / outcomes["cost_usd"].where(outcomes["cost_usd"] > 0)).fillna(0.0),
         "greedy_step": 0, "greedy_step_per_usd": 0, "pick_if_high": outcomes["pick_if_high"],
         "pick_if_low": outcomes["pick_if_low"], "n_queries": float(OUTCOME_QUERIES),
-        "outcome_sd": outcomes["outcome_sd"],
+        "outcome_sd": outcomes["outcome_sd"], "outcome_value_se": outcomes["value_se"],
         **{c: first[c] for c in ("p_wrong_now", "p_wrong_now_se", "pick_now", "noise_correlation")}})
 
 

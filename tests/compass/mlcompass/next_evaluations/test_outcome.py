@@ -1,9 +1,10 @@
 """The outcome-evaluation candidate (`next_evaluations_outcome`, eqs. (O1)-(O3)): valued from the bootstrap's draws of
-the model's score conditioned on a simulated noisy observation, never from the point score. Synthetic draws.
+every model's score conditioned on a simulated noisy observation of one, never from the point score. Synthetic draws.
 
 Mutations applied by hand, each red: the draws of the model replaced by their mean (the point utility) before
 conditioning; the observation simulated around the point score (y = mu_m + s z) instead of the predictive
-distribution; the price without the query count."""
+distribution; the price without the query count; the other models' means held fixed (beta_n = 0 for n != m: the
+correlated-leader test red, value 0.017 vs 0.0009)."""
 
 import numpy as np
 import pandas as pd
@@ -42,10 +43,31 @@ def test_value_is_the_normal_normal_preposterior_for_gaussian_draws(noise):
 def test_more_spread_in_the_draws_is_worth_more_and_noise_washes_it_out():
     sharp, wide = _draws(0.02, b=200), _draws(0.06, b=200)
     assert _value(wide, 0.02) > 2 * _value(sharp, 0.02)
-    perfect = float(np.maximum(wide[:, 1], 1.0).mean() - 1.0)  # s -> 0: perfect information about S(second)
-    assert _value(wide, 1e-4) == pytest.approx(perfect, rel=0.02)
+    sigma = wide[:, 1].std(ddof=1)  # s -> 0: perfect information about S(second), tau = sigma
+    perfect = sigma * (-0.03 / sigma * norm.cdf(-0.03 / sigma) + norm.pdf(-0.03 / sigma))
+    assert _value(wide, 1e-4) == pytest.approx(perfect, rel=0.05)
     assert _value(wide, 5.0) < 0.02 * perfect
     assert _value(wide, 0.02, model="far") < 1e-6  # 'far' cannot reach the lead
+
+
+def test_a_model_that_moves_with_the_leader_is_conditioned_jointly_not_against_a_fixed_leader():
+    """Draws of 'second' and 'lead' correlated 0.9 (a shared utility refit): observing 'second' mostly moves both, so
+    the value is far below the one with the leader held fixed (tau f(-gap / tau), 'second' alone), and near the
+    closed form for the difference S(second) - S(lead), whose sd is sqrt(2 (1 - 0.9)) sigma."""
+    rng = np.random.default_rng(1)
+    shared, own = rng.standard_normal((400, 1)), rng.standard_normal((400, 3))
+    z = np.sqrt(0.9) * shared + np.sqrt(0.1) * own
+    z = (z - z.mean(axis=0)) / z.std(axis=0)
+    sigma, gap, noise = 0.05, 0.005, 0.01
+    draws = np.array([1.0, 0.995, 0.5]) + z * np.array([sigma, sigma, 0.001])
+    tau = sigma ** 2 / np.sqrt(sigma ** 2 + noise ** 2)
+    held_fixed = tau * (-gap / tau * norm.cdf(-gap / tau) + norm.pdf(-gap / tau))
+    out = outcome_values(draws, MODELS, pd.Series(1.0, index=MODELS), noise).set_index("model_id")
+    assert out.loc["second", "value"] < 0.25 * held_fixed
+    c = np.cov(draws[:, :2], rowvar=False)
+    t = (c[1, 1] - c[0, 1]) / np.sqrt(c[1, 1] + noise ** 2)  # sd of the shift of mu_second - mu_lead
+    assert out.loc["second", "value"] == pytest.approx(t * (-gap / t * norm.cdf(-gap / t) + norm.pdf(-gap / t)),
+                                                       rel=0.1)
 
 
 def test_the_pick_if_high_or_low_follows_the_observation():
