@@ -28,7 +28,8 @@ from resources.warehouse import WarehouseResource
 # correlated cells, P(wrong)'s standard error (review of issue 49); 4: vote / agentic columns not for sale, P(wrong)'s
 # SE without the finite-population correction, r clipped where read (second review of issue 49)
 # 5: outcome-evaluation candidates (kind 'outcome') beside the cells
-CODE_VERSION = "compass-next-evaluations-5"
+# 6: outcome values conditioned jointly on every model (review of the third pass), outcome_value_se
+CODE_VERSION = "compass-next-evaluations-6"
 KEY = dg.AssetKey(["compass", "next_evaluations"])
 TABLES = ("compass.next_evaluations", "compass.next_evaluations_answered")
 ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured", "pick_before", "p_rank1_before",
