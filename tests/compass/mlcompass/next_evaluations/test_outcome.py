@@ -108,7 +108,9 @@ def test_outcome_rows_join_the_table_ranked_with_the_cells_outside_the_greedy_ba
     outcomes = outcome_values(draws, MODELS, pd.Series([0.5, 0.4, 0.1], index=MODELS), outcome_noise_sd(1000))
     table = next_evaluations_table(draws, completed, sd, gradient, usd, k_max=3, n_nodes=32, outcomes=outcomes)
     assert table["kind"].value_counts().to_dict() == {"cell": 3, "outcome": 3}
-    assert list(table["rank"]) == list(range(1, 7)) and table["expected_reduction"].is_monotonic_decreasing
+    assert list(table["rank_all"]) == list(range(1, 7)) and table["expected_reduction"].is_monotonic_decreasing
+    for kind in ("cell", "outcome"):  # rank keeps its meaning among the cells; the outcome rows have their own
+        assert sorted(table.loc[table["kind"] == kind, "rank"]) == [1, 2, 3]
     outcome = table[table["kind"] == "outcome"].set_index("model_id")
     assert (outcome[["greedy_step", "greedy_step_per_usd"]] == 0).all().all()
     assert outcome.loc["second", "expected_reduction"] > table.loc[table["kind"] == "cell", "expected_reduction"].max()
