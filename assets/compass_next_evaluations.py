@@ -28,7 +28,9 @@ from resources.warehouse import WarehouseResource
 # correlated cells, P(wrong)'s standard error (review of issue 49); 4: vote / agentic columns not for sale, P(wrong)'s
 # SE without the finite-population correction, r clipped where read (second review of issue 49)
 # 5: outcome-evaluation candidates (kind 'outcome') beside the cells
-CODE_VERSION = "compass-next-evaluations-5"
+# 6: outcome values conditioned jointly on every model (review of the third pass), outcome_value_se; rank /
+# rank_per_usd among the rows of one kind again, rank_all / rank_all_per_usd among all
+CODE_VERSION = "compass-next-evaluations-6"
 KEY = dg.AssetKey(["compass", "next_evaluations"])
 TABLES = ("compass.next_evaluations", "compass.next_evaluations_answered")
 ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured", "pick_before", "p_rank1_before",
@@ -93,11 +95,12 @@ def reductions_are_sound(context: dg.AssetCheckExecutionContext, warehouse: Ware
     table = _live(warehouse.get(), TABLES[0], {"case_id": keys["case"], "scenario": keys["scenario"]})
     if table.empty:
         return dg.AssetCheckResult(passed=True, metadata={"candidates": 0})
-    ordered = table.sort_values("rank")
+    rank = "rank_all" if "rank_all" in table else "rank"  # rank is per kind since the outcome rows (code version 6)
+    ordered = table.sort_values(rank)
     reduction = ordered["expected_reduction"].to_numpy(float)
     problems = {"negative_or_missing_reduction": int((~np.isfinite(reduction) | (reduction < -1e-12)).sum()),
                 "non_positive_cost": int((ordered["cost_usd"].to_numpy(float) <= 0).sum()),
-                "misordered": int(list(ordered["rank"]) != list(range(1, len(ordered) + 1))
+                "misordered": int(list(ordered[rank]) != list(range(1, len(ordered) + 1))
                                   or bool((np.diff(reduction) > 1e-12).any())),
                 "zero_spread_cells": int((ordered["cell_sd"].to_numpy(float) <= 0).sum())}
     return dg.AssetCheckResult(passed=not any(problems.values()), metadata=problems)

@@ -46,7 +46,7 @@ def report(case: str, scenario: str, table: pd.DataFrame, k: int, budget: float 
              f"{head['pick_now']} is not the best with probability {pct(head['p_wrong_now'], default_decimals=0)}."]
     chosen, wrong = short_list(table, k, budget)
     if chosen.empty:
-        cells = table[table["kind"] == "cell"] if "kind" in table else table
+        cells = table[table["kind"].fillna("cell") == "cell"] if "kind" in table else table
         cheapest = cells.loc[cells["expected_reduction"] > 0, "cost_usd"].min()
         lines.append("No unmeasured cell is expected to change this decision." if budget is None or pd.isna(cheapest)
                      else f"No cell worth measuring fits {usd(budget)}; the cheapest costs {usd(cheapest)}.")

@@ -36,11 +36,13 @@ TABLE_COLUMNS = ["model_id", "benchmark", "predicted", "cell_sd", "gradient", "e
                  "value_per_usd", "rank", "rank_per_usd", "greedy_step", "greedy_step_per_usd", "p_wrong_after",
                  "p_wrong_after_per_usd", "p_wrong_now", "pick_now", "pick_if_high", "pick_if_low", "p_wrong_now_se",
                  "p_wrong_after_se", "p_wrong_after_per_usd_se", "noise_correlation", "kind", "n_queries",
-                 "outcome_sd"]  # kind: 'cell' | 'outcome' (`next_evaluations_outcome`; n_queries, outcome_sd its own)
+                 "outcome_sd", "outcome_value_se", "rank_all", "rank_all_per_usd"]
+# kind: 'cell' | 'outcome' (`next_evaluations_outcome`; n_queries, outcome_sd and outcome_value_se, the jackknife Monte
+# Carlo error of its value, its own); rank / rank_per_usd among the rows of its kind, rank_all(_per_usd) among all
 ANSWERED_COLUMNS = ["model_id", "benchmark", "predicted", "measured"]
 _TEXT = {"kind", "model_id", "benchmark", "pick_now", "pick_if_high", "pick_if_low", "pick", "pick_before",
          "pick_after"}
-_WHOLE = {"rank", "rank_per_usd", "greedy_step", "greedy_step_per_usd"}
+_WHOLE = {"rank", "rank_per_usd", "greedy_step", "greedy_step_per_usd", "rank_all", "rank_all_per_usd"}
 
 
 def empty_table(columns: list[str]) -> pd.DataFrame:
@@ -116,13 +118,14 @@ def next_evaluations_table(score_draws: np.ndarray, completed: pd.DataFrame, cel
     P(pick wrong) after that step with its standard error over the nodes, and the what-if picks; correlation: the
     within-model correlation r of the cells' imputation errors (eq. (2r) of `next_evaluations`). outcomes: the
     outcome-evaluation candidates (`next_evaluations_outcome.outcome_values`), one row per model of kind
-    'outcome' (benchmark OUTCOME_BENCHMARK, predicted = the model's posterior-mean score, in no greedy batch),
-    ranked with the cells by value and by value per USD. TABLE_COLUMNS, in rank order. Empty when nothing is
+    'outcome' (benchmark OUTCOME_BENCHMARK, predicted = the model's posterior-mean score, in no greedy batch).
+    rank / rank_per_usd: among the rows of the same kind (a cell's rank among the cells, as before outcome rows
+    existed); rank_all / rank_all_per_usd: among all rows. TABLE_COLUMNS, in rank_all order. Empty when nothing is
     unmeasured."""
     values = cell_values(score_draws, cell_sd, gradient, cell_usd, n_nodes=n_nodes, correlation=correlation)
     if values.empty:
         return empty_table(TABLE_COLUMNS)
-    values = values.assign(kind="cell", n_queries=np.nan, outcome_sd=np.nan)
+    values = values.assign(kind="cell", n_queries=np.nan, outcome_sd=np.nan, outcome_value_se=np.nan)
     table = values.rename(columns={"value": "expected_reduction", "rank_value": "rank"})
     reduction = table["expected_reduction"]
     table["expected_reduction"] = reduction.where(reduction > 1e-12, 0.0)  # round-off of (3) at a value of 0
@@ -145,9 +148,10 @@ def next_evaluations_table(score_draws: np.ndarray, completed: pd.DataFrame, cel
     if outcomes is not None and len(outcomes):
         table = pd.concat([table, _outcome_rows(outcomes, table, pd.Series(mu, index=cell_sd.index))],
                           ignore_index=True)
-        table["rank"] = table["expected_reduction"].rank(ascending=False, method="first").astype(int)
-        table["rank_per_usd"] = table["value_per_usd"].rank(ascending=False, method="first").astype(int)
-    return table.sort_values("rank").reset_index(drop=True)[TABLE_COLUMNS]
+    for column, value in (("rank", "expected_reduction"), ("rank_per_usd", "value_per_usd")):
+        table[column.replace("rank", "rank_all")] = table[value].rank(ascending=False, method="first").astype(int)
+        table[column] = table.groupby("kind")[value].rank(ascending=False, method="first").astype(int)
+    return table.sort_values("rank_all").reset_index(drop=True)[TABLE_COLUMNS]
 
 
 def _outcome_rows(outcomes: pd.DataFrame, cells: pd.DataFrame, mu: pd.Series) -> pd.DataFrame:
@@ -161,7 +165,7 @@ def _outcome_rows(outcomes: pd.DataFrame, cells: pd.DataFrame, mu: pd.Series) ->
         "value_per_usd": (value / outcomes["cost_usd"].where(outcomes["cost_usd"] > 0)).fillna(0.0),
         "greedy_step": 0, "greedy_step_per_usd": 0, "pick_if_high": outcomes["pick_if_high"],
         "pick_if_low": outcomes["pick_if_low"], "n_queries": float(OUTCOME_QUERIES),
-        "outcome_sd": outcomes["outcome_sd"],
+        "outcome_sd": outcomes["outcome_sd"], "outcome_value_se": outcomes["value_se"],
         **{c: first[c] for c in ("p_wrong_now", "p_wrong_now_se", "pick_now", "noise_correlation")}})
 
 

@@ -1,13 +1,15 @@
 """Property-based: whatever numbers LiveBench's cost file carries (0, negative, huge, ±inf, NaN, text), every token
 profile and cost the connector publishes on its score rows, and every cell cost priced from them, is finite or NaN
 (issue 49 after-stop check: an input price of 0 used to give infinite input tokens per question and an infinite
-cost; a NaN cell is not for sale, `compass.mlcompass.evaluation_costs`)."""
+cost; a NaN cell is not for sale, `compass.mlcompass.evaluation_costs`). Two explicit examples make it red on
+every run without the fix, not only when the generator finds them: an input price of 0 among valid numbers, and
+output tokens of 1e308 on both tasks of one category (the category's question-weighted sum overflows)."""
 
 import json
 
 import numpy as np
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from compass.ingest.connectors import CONNECTORS, Payload
@@ -33,7 +35,16 @@ def _body(cost_rows: list[dict]) -> dict[str, bytes]:
             "cost_2026_06_25.csv": _csv(cost_rows)}
 
 
+def _valid(**changed: str) -> dict[str, str]:
+    """A cost row of valid numbers ($5 and 100 questions of 500 output tokens per task), with `changed` fields."""
+    row = {"input_price_per_million": "2", "output_price_per_million": "10", "cost_per_question": "0.05",
+           **{f"{prefix}{t}": v for t in TASKS for prefix, v in (("", "5"), ("nq_", "100"), ("out_", "500"))}}
+    return row | changed
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example([_valid(input_price_per_million="0")])  # input tokens = (...) / 0: inf without the NaN mapping
+@example([_valid(**{f"out_{t}": "1e308" for t in TASKS})])  # each finite, the category's sum past float range
 @given(st.lists(st.fixed_dictionaries({f: NUMBER for f in COST_FIELDS}), min_size=1, max_size=len(MODELS)))
 def test_every_published_token_profile_and_cost_is_finite_or_nan(rows):
     cost_rows = [{"model": m, **{f: str(v) for f, v in row.items()}} for m, row in zip(MODELS, rows)]

@@ -1,9 +1,10 @@
 """The outcome-evaluation candidate (`next_evaluations_outcome`, eqs. (O1)-(O3)): valued from the bootstrap's draws of
-the model's score conditioned on a simulated noisy observation, never from the point score. Synthetic draws.
+every model's score conditioned on a simulated noisy observation of one, never from the point score. Synthetic draws.
 
 Mutations applied by hand, each red: the draws of the model replaced by their mean (the point utility) before
 conditioning; the observation simulated around the point score (y = mu_m + s z) instead of the predictive
-distribution; the price without the query count."""
+distribution; the price without the query count; the other models' means held fixed (beta_n = 0 for n != m: the
+correlated-leader test red, value 0.017 vs 0.0009)."""
 
 import numpy as np
 import pandas as pd
@@ -42,10 +43,31 @@ def test_value_is_the_normal_normal_preposterior_for_gaussian_draws(noise):
 def test_more_spread_in_the_draws_is_worth_more_and_noise_washes_it_out():
     sharp, wide = _draws(0.02, b=200), _draws(0.06, b=200)
     assert _value(wide, 0.02) > 2 * _value(sharp, 0.02)
-    perfect = float(np.maximum(wide[:, 1], 1.0).mean() - 1.0)  # s -> 0: perfect information about S(second)
-    assert _value(wide, 1e-4) == pytest.approx(perfect, rel=0.02)
+    sigma = wide[:, 1].std(ddof=1)  # s -> 0: perfect information about S(second), tau = sigma
+    perfect = sigma * (-0.03 / sigma * norm.cdf(-0.03 / sigma) + norm.pdf(-0.03 / sigma))
+    assert _value(wide, 1e-4) == pytest.approx(perfect, rel=0.05)
     assert _value(wide, 5.0) < 0.02 * perfect
     assert _value(wide, 0.02, model="far") < 1e-6  # 'far' cannot reach the lead
+
+
+def test_a_model_that_moves_with_the_leader_is_conditioned_jointly_not_against_a_fixed_leader():
+    """Draws of 'second' and 'lead' correlated 0.9 (a shared utility refit): observing 'second' mostly moves both, so
+    the value is far below the one with the leader held fixed (tau f(-gap / tau), 'second' alone), and near the
+    closed form for the difference S(second) - S(lead), whose sd is sqrt(2 (1 - 0.9)) sigma."""
+    rng = np.random.default_rng(1)
+    shared, own = rng.standard_normal((400, 1)), rng.standard_normal((400, 3))
+    z = np.sqrt(0.9) * shared + np.sqrt(0.1) * own
+    z = (z - z.mean(axis=0)) / z.std(axis=0)
+    sigma, gap, noise = 0.05, 0.005, 0.01
+    draws = np.array([1.0, 0.995, 0.5]) + z * np.array([sigma, sigma, 0.001])
+    tau = sigma ** 2 / np.sqrt(sigma ** 2 + noise ** 2)
+    held_fixed = tau * (-gap / tau * norm.cdf(-gap / tau) + norm.pdf(-gap / tau))
+    out = outcome_values(draws, MODELS, pd.Series(1.0, index=MODELS), noise).set_index("model_id")
+    assert out.loc["second", "value"] < 0.25 * held_fixed
+    c = np.cov(draws[:, :2], rowvar=False)
+    t = (c[1, 1] - c[0, 1]) / np.sqrt(c[1, 1] + noise ** 2)  # sd of the shift of mu_second - mu_lead
+    assert out.loc["second", "value"] == pytest.approx(t * (-gap / t * norm.cdf(-gap / t) + norm.pdf(-gap / t)),
+                                                       rel=0.1)
 
 
 def test_the_pick_if_high_or_low_follows_the_observation():
@@ -86,7 +108,9 @@ def test_outcome_rows_join_the_table_ranked_with_the_cells_outside_the_greedy_ba
     outcomes = outcome_values(draws, MODELS, pd.Series([0.5, 0.4, 0.1], index=MODELS), outcome_noise_sd(1000))
     table = next_evaluations_table(draws, completed, sd, gradient, usd, k_max=3, n_nodes=32, outcomes=outcomes)
     assert table["kind"].value_counts().to_dict() == {"cell": 3, "outcome": 3}
-    assert list(table["rank"]) == list(range(1, 7)) and table["expected_reduction"].is_monotonic_decreasing
+    assert list(table["rank_all"]) == list(range(1, 7)) and table["expected_reduction"].is_monotonic_decreasing
+    for kind in ("cell", "outcome"):  # rank keeps its meaning among the cells; the outcome rows have their own
+        assert sorted(table.loc[table["kind"] == kind, "rank"]) == [1, 2, 3]
     outcome = table[table["kind"] == "outcome"].set_index("model_id")
     assert (outcome[["greedy_step", "greedy_step_per_usd"]] == 0).all().all()
     assert outcome.loc["second", "expected_reduction"] > table.loc[table["kind"] == "cell", "expected_reduction"].max()
@@ -94,3 +118,17 @@ def test_outcome_rows_join_the_table_ranked_with_the_cells_outside_the_greedy_ba
     assert set(chosen["kind"]) == {"cell"}
     text = report("c", "s", table.assign(pick="lead", pick_p_rank1=0.6, pick_rank_lo=1, pick_rank_hi=2), 5, None)
     assert "outcome directly" in text and "second" in text.split("outcome directly")[1] and "$0.40" in text
+
+
+def test_value_se_is_the_spread_of_the_value_over_independent_draw_sets():
+    """`value_se` (the jackknife over the B draws) against the sd of the value over 80 independent sets of 60 draws
+    of 20 models correlated 0.6 (red with the jackknife's (B - 1) / B factor dropped to 1 / B: 8x too small)."""
+    models = pd.Index([f"m{i}" for i in range(20)])
+    mu, chol = np.linspace(0.8, 0.6, 20), np.linalg.cholesky(0.6 + 0.4 * np.eye(20))
+    values, ses = [], []
+    for seed in range(80):
+        draws = mu + 0.1 * np.random.default_rng(seed).standard_normal((60, 20)) @ chol.T
+        out = outcome_values(draws, models, pd.Series(1.0, index=models), 0.0158).set_index("model_id")
+        values.append(out.loc["m2", "value"])
+        ses.append(out.loc["m2", "value_se"])
+    assert np.mean(ses) == pytest.approx(np.std(values, ddof=1), rel=0.3)
