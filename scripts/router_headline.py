@@ -47,6 +47,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -369,6 +370,16 @@ def mixed_configurations(rounds: pd.DataFrame) -> str | None:
     return None
 
 
+def checked_rounds(args: argparse.Namespace, problem: Callable[[pd.DataFrame], str | None]) -> pd.DataFrame:
+    """The rounds of `args.csv`, or one line on stderr and exit 2 when `problem` names what is wrong with them."""
+    rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
+    mismatch = problem(rounds)
+    if mismatch:
+        print(f"error: {args.command}: {mismatch}", file=sys.stderr)
+        sys.exit(2)
+    return rounds
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -398,11 +409,7 @@ def main(argv: list[str]) -> None:
             rounds = rounds[rounds["round"] < args.first_rounds]
         print(paired_table(rounds).to_markdown(index=False))
     elif args.command == "ablations-table":
-        rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
-        mismatch = mismatched_sizes(rounds)
-        if mismatch:
-            print(f"error: ablations-table: {mismatch}", file=sys.stderr)
-            sys.exit(2)
+        rounds = checked_rounds(args, mismatched_sizes)
         ablated = [part.assign(tag=tag) for tag, part in rounds.groupby("configuration") if tag != "main"]
         differences = ablation_table(rounds[rounds["configuration"] == "main"], ablated)
         print(rounds_line(rounds), "", summary_table(rounds).to_markdown(index=False), "",
@@ -416,12 +423,7 @@ def main(argv: list[str]) -> None:
         print(choice_table(pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True))
               .to_markdown(index=False))
     elif args.command == "served":
-        rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
-        mismatch = mixed_configurations(rounds)
-        if mismatch:
-            print(f"error: served: {mismatch}", file=sys.stderr)
-            sys.exit(2)
-        print(served_table(rounds).to_markdown(index=False))
+        print(served_table(checked_rounds(args, mixed_configurations)).to_markdown(index=False))
     else:
         {"run": run, "true-delta": true_delta, "ablations": paper_ablations}[args.command](args)
 
