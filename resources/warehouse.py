@@ -450,11 +450,18 @@ class Warehouse:
             f'cast("{c}" as {t}) as "{c}"' if c in incoming else f'null::{t} as "{c}"' for c, t in types.items())
             + f" from {relation}")
         row_hash = f"hash({_quoted(own)})"
-        con.execute(f"update {rows} set valid_to = ? where scope = ? and valid_to is null "
-                    f"and {row_hash} not in (select {row_hash} from ranged_incoming)", [seq, scope])
+        # a scope's first version has no live rows: no anti-join (its hash table of every incoming row, built even
+        # against no rows, ran out of memory at 100 M rows)
+        if con.execute(f"select count(*) from (select 1 from {rows} where scope = ? and valid_to is null limit 1)",
+                       [scope]).fetchone()[0]:
+            con.execute(f"update {rows} set valid_to = ? where scope = ? and valid_to is null "
+                        f"and {row_hash} not in (select {row_hash} from ranged_incoming)", [seq, scope])
+            new_rows = (f" where {row_hash} not in (select {row_hash} from {rows} where scope = ? and valid_to is null)",
+                        [scope])
+        else:
+            new_rows = ("", [])
         con.execute(f"insert into {rows} ({_quoted(own)}, valid_from, valid_to, scope) "
-                    f"select {_quoted(own)}, ?, null, ? from ranged_incoming where {row_hash} not in "
-                    f"(select {row_hash} from {rows} where scope = ? and valid_to is null)", [seq, scope, scope])
+                    f"select {_quoted(own)}, ?, null, ? from ranged_incoming{new_rows[0]}", [seq, scope, *new_rows[1]])
         run_id, refreshed_at = con.execute(f"select any_value(run_id), any_value(refreshed_at) from {relation}"
                                            ).fetchall()[0] if {"run_id", "refreshed_at"} <= set(_column_names(
                                                con, relation)) else (None, None)

@@ -148,3 +148,29 @@ def test_the_integrity_check_counts_in_duckdb_what_pandas_counts(tmp_path):
     assert (expected_dup, expected_unknown) == (2, 2)
     assert key_and_model_faults(wh, "raw.query_records", key, ["model_id"]) == (6, expected_dup, expected_unknown)
     assert key_and_model_faults(wh, "raw.empty", key, ["model_id"]) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("hashed", ["real", "all rows collide"])
+def test_the_duplicate_check_finds_what_pandas_finds_and_a_collision_is_no_error(tmp_path, monkeypatch, hashed):
+    """The duplicate check groups on a 64-bit hash of the key and verifies on the full key: with every row's hash
+    forced equal, a file without repeats still passes and a repeated key is the error of the check before hashing
+    (the pandas path's file, row and column; the pandas message spells the generation np.int64(0))."""
+    import resources.query_ingest as qi
+
+    if hashed != "real":
+        monkeypatch.setattr(qi, "_key_hash", lambda key: "0::ubigint")
+    path = tmp_path / "input.csv"
+    path.write_text(GOOD)
+    with duckdb.connect() as con:
+        check_query_records(con, [SourceFile("query_records", path)], LOOKUP)  # no repeats: no error
+    path.write_text(GOOD + "d,test,q5, gpt-4o ,0,0,-0.1,0.01,x\nd,test,q4,GPT-4o,0,0,-0.1,0.01,x\n")
+    sources = [SourceFile("query_records", path)]
+    with pytest.raises(IngestError) as pandas_error:
+        ingest_table("query_records", sources, LOOKUP)
+    with pytest.raises(IngestError) as sql_error, duckdb.connect() as con:
+        check_query_records(con, sources, LOOKUP)
+    assert (sql_error.value.file, sql_error.value.row, sql_error.value.column) == \
+        (pandas_error.value.file, pandas_error.value.row, pandas_error.value.column) == (str(path), 13, "dataset")
+    assert str(sql_error.value) == str(IngestError(str(path), 13, "dataset", (
+        "duplicate key ('d', 'test', 'q5', 'gpt-4o', 0) over columns ['dataset', 'split', 'query_id', 'model_id', "
+        "'generation']; first seen at row 11")))
