@@ -149,8 +149,10 @@ def next_evaluations_table(score_draws: np.ndarray, completed: pd.DataFrame, cel
         table = pd.concat([table, _outcome_rows(outcomes, table, pd.Series(mu, index=cell_sd.index))],
                           ignore_index=True)
     for column, value in (("rank", "expected_reduction"), ("rank_per_usd", "value_per_usd")):
-        table[column.replace("rank", "rank_all")] = table[value].rank(ascending=False, method="first").astype(int)
-        table[column] = table.groupby("kind")[value].rank(ascending=False, method="first").astype(int)
+        # a free candidate's value per USD is NaN: ranked last, as `cell_values` does
+        ranked = {"ascending": False, "method": "first", "na_option": "bottom"}
+        table[column.replace("rank", "rank_all")] = table[value].rank(**ranked).astype(int)
+        table[column] = table.groupby("kind")[value].rank(**ranked).astype(int)
     return table.sort_values("rank_all").reset_index(drop=True)[TABLE_COLUMNS]
 
 

@@ -132,3 +132,21 @@ def test_value_se_is_the_spread_of_the_value_over_independent_draw_sets():
         values.append(out.loc["m2", "value"])
         ses.append(out.loc["m2", "value_se"])
     assert np.mean(ses) == pytest.approx(np.std(values, ddof=1), rel=0.3)
+
+
+def test_a_free_cell_beside_outcome_rows_is_ranked_last_per_usd_not_an_error():
+    """A cell priced $0 has no value per USD (NaN): beside outcome rows it is ranked last per USD, as `cell_values`
+    ranks it alone (review of issue 49: the joint ranking raised IntCastingNaNError)."""
+    from compass.mlcompass.next_evaluations_decision import next_evaluations_table
+
+    draws = _draws(0.06, b=200)
+    cols = ["a", "b"]
+    completed = pd.DataFrame([[0.9, 0.8], [0.85, 0.7], [0.3, 0.2]], index=MODELS, columns=cols)
+    sd = pd.DataFrame([[0.0, 0.1], [0.0, 0.1], [0.0, 0.1]], index=MODELS, columns=cols)
+    usd = pd.DataFrame(2.0, index=MODELS, columns=cols)
+    usd.loc["second", "b"] = 0.0  # the one cell with value
+    outcomes = outcome_values(draws, MODELS, pd.Series([0.5, 0.4, 0.1], index=MODELS), outcome_noise_sd(1000))
+    table = next_evaluations_table(draws, completed, sd, pd.DataFrame(0.5, index=MODELS, columns=cols), usd,
+                                   k_max=3, n_nodes=32, outcomes=outcomes)
+    free = table[(table["kind"] == "cell") & (table["cost_usd"] == 0)]
+    assert len(free) == 1 and free["expected_reduction"].item() > 0 and free["rank_per_usd"].item() == 3 and free["rank_all_per_usd"].item() == len(table)
