@@ -83,5 +83,6 @@ def outcome_text(cells: pd.DataFrame) -> str:
     head = rows.iloc[0]
     return (f'<p id="outcome-evaluations">Or evaluate one model\'s outcome directly ({int(head.n_queries)} queries of '
             f"the case's outcome data sets, labelled as the utility is; outcome sd {number(head.outcome_sd, 3)}): "
-            f"{esc(listed)}. Each is valued on its own from the bootstrap's draws of that model's score conditioned "
-            "on the simulated outcome, and priced at the case's tokens per interaction.</p>")
+            f"{esc(listed)}. Each is valued on its own: every model's score moves with the observed one as the "
+            "bootstrap's draws covary (a linear-Gaussian update), and it is priced at the case's tokens per "
+            "interaction (a floor: no reasoning tokens, no grading).</p>")
