@@ -156,9 +156,9 @@ class Warehouse:
             exclusive = not (read_only and self.path.exists())
             fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             entered = time.time()
-            key = self._lock_path.resolve() if stage is not None else None  # only a publish asks (local: no lookup)
-            _HELD[key] = _HELD.get(key, 0) + 1
             con = self._open(not exclusive)
+            key = self._lock_path.resolve() if stage is not None else None  # only a publish asks (local: no lookup)
+            _HELD[key] = _HELD.get(key, 0) + 1  # after the open: a failed open holds nothing
             try:
                 if stage is not None and exclusive:
                     con.execute("create schema if not exists stage")
