@@ -3,6 +3,8 @@ partitions again, nor their children, before those runs finished (issue 44, item
 
 import dagster as dg
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import pipelines.queue_refresh as qr
 from pipelines.queue_refresh import _split_in_flight
@@ -130,6 +132,33 @@ def test_a_remote_step_that_is_not_one_assets_step_stops_the_driver(monkeypatch,
     err = capsys.readouterr().err
     assert err.startswith("error: COMPASS_REMOTE_STEPS: '") and named in err and len(err.strip().splitlines()) == 1
 
+
+
+_ONE_STEP = {"compass/case_benchmarks", "compass/rank_bootstrap", "compass/variance_explained"}  # the stack's
+_REMOTE_PARTS = st.one_of(st.sampled_from([*sorted(_ONE_STEP), " compass/variance_explained ", "compass/leaderboards",
+                                           ""]), st.text(max_size=12))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(_REMOTE_PARTS, max_size=4))
+def test_any_remote_steps_value_is_its_keys_or_one_line_naming_a_bad_key(monkeypatch, parts):
+    """Any COMPASS_REMOTE_STEPS value (real keys, a multi-asset member, blanks, padding, arbitrary text with commas and
+    newlines): either every key names one asset's own step and `remote_steps` returns exactly them, or a SettingsError
+    of one line names the first bad key. Red when a key is not checked, or a key with a newline is echoed raw."""
+    from pipelines.executor import remote_steps
+    from resources.settings import SettingsError
+
+    value = ",".join(parts)
+    keys = {k.strip() for k in value.split(",") if k.strip()}
+    monkeypatch.setenv("COMPASS_REMOTE_STEPS", value)
+    try:
+        got = remote_steps()
+    except SettingsError as error:
+        message = str(error)
+        assert len(message.splitlines()) == 1 and message.startswith("COMPASS_REMOTE_STEPS: ")
+        assert any(repr(k) in message for k in keys - _ONE_STEP), message
+    else:
+        assert got == keys and keys <= _ONE_STEP  # arbitrary text is no asset key (nor is a multi-asset member)
 
 def test_a_deferred_request_is_stale_only_when_a_parent_changed_since_it_materialized():
     """`_still_stale` on Dagster's own records (an ephemeral instance, materializations carrying the data-version
