@@ -30,7 +30,7 @@ SLOW_FIRST = [
     "tests/pipelines/test_crash_recovery.py",
     "tests/pipelines/test_parallel_refresh.py",
     "tests/live/test_release_lands.py",  # 196 s until its imputation validation was batched; CPU 236 s -> 103 s
-    "tests/live/test_live_price_refresh.py",
+    "tests/live/test_live_price_refresh.py",  # starts from test_price_refresh's cold refresh (built_once), queued after it
     "tests/live/test_live_refresh.py",
     "tests/pipelines/test_compass_pipeline.py",
     "tests/pipelines/ops/test_inbox_refresh.py",

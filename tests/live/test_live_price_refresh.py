@@ -1,6 +1,9 @@
 """A price change in the served LiteLLM JSON reaches only the cost side and the decisions, as a price change in a
 canonical file does (tests/pipelines/test_price_refresh.py, whose ops cases and expected runs this reuses): the
-ops fixture with a `litellm_prices` connector entry fetching a JSON cut from the real one from 127.0.0.1."""
+ops fixture with a `litellm_prices` connector entry fetching a JSON cut from the real one from 127.0.0.1.
+
+The warehouse starts from that module's cold refresh before its cut (`before_the_cut`, refreshed once per session):
+adding the connector there is one refresh of what it reaches, instead of a cold refresh with it."""
 
 import json
 
@@ -8,8 +11,8 @@ import pytest
 
 from tests.live.server import serve
 from tests.live.world import LITELLM
-from tests.pipelines.helpers import SOME_SCENARIOS, run_refresh, some_scenarios, throwaway_instance
-from tests.pipelines.test_price_refresh import OPS, _cases
+from tests.pipelines.helpers import SOME_SCENARIOS, run_refresh, throwaway_instance
+from tests.pipelines.test_price_refresh import OPS, before_the_cut, cases_env
 
 KEYS = ("gpt-4o", "gpt-4o-mini")
 
@@ -25,11 +28,11 @@ def _serve_prices(site, gpt_4o_per_token: float | None = None) -> None:
 @pytest.fixture(scope="module")
 def price_cut(tmp_path_factory):
     """(report of the refresh after the served price of gpt-4o was cut, its warehouse)."""
-    tmp = tmp_path_factory.mktemp("live_price")
+    tmp = before_the_cut(tmp_path_factory, tmp_path_factory.mktemp("live_price") / "copy")
     site = tmp / "site"
     site.mkdir()
     _serve_prices(site)
-    env = {"COMPASS_CASES": str(_cases(tmp / "cases")), "COMPASS_SCENARIOS": str(some_scenarios(tmp / "scenarios"))}
+    env = cases_env(tmp)
     with serve(site) as server:
         config = tmp / "config.yaml"
         config.write_text(OPS.joinpath("config.yaml").read_text().replace("path: ", f"path: {OPS}/")

@@ -8,6 +8,8 @@ changes the refreshed warehouse): an edited case field that leaves the measures 
 tiers and the decisions.
 """
 
+import shutil
+
 import dagster as dg
 import pandas as pd
 import pytest
@@ -19,6 +21,7 @@ from tests.paths import FIXTURES
 from tests.pipelines.helpers import (
     SOME_SCENARIOS,
     SOURCE_KEYS,
+    built_once,
     config_with_extra,
     run_refresh,
     snapshot,
@@ -51,16 +54,35 @@ def _content(db) -> dict[str, pd.DataFrame]:
     return out
 
 
+def _refresh_before_the_cut(root):
+    """Both cases (`_cases`) and SOME_SCENARIOS under `root`, a cold refresh of the ops fixture with them in warm/."""
+    _cases(root / "cases")
+    some_scenarios(root / "scenarios")
+    with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, root / "warm", OPS / "config.yaml",
+                                                                cases_env(root)) as instance:
+        assert not run_refresh(instance).failed
+
+
+def cases_env(root) -> dict[str, str]:
+    """COMPASS_CASES and COMPASS_SCENARIOS of a folder laid out by `before_the_cut`."""
+    return {"COMPASS_CASES": str(root / "cases"), "COMPASS_SCENARIOS": str(root / "scenarios")}
+
+
+def before_the_cut(tmp_path_factory, dest):
+    """A private copy at `dest` of the cold refresh before the cut (cases/, scenarios/, warm/), refreshed once per
+    session (`built_once`: this module and tests/live/test_live_price_refresh.py start from it)."""
+    shutil.copytree(built_once(tmp_path_factory, "price_before_the_cut", _refresh_before_the_cut), dest)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def price_cut(tmp_path_factory):
     """(report of the price-only refresh, its warehouse, the warehouse of a cold refresh of the same inputs)."""
-    tmp = tmp_path_factory.mktemp("price")
-    for folder in ("warm", "cold"):
-        (tmp / folder).mkdir()
-    cases = {"COMPASS_CASES": str(_cases(tmp / "cases")), "COMPASS_SCENARIOS": str(some_scenarios(tmp / "scenarios"))}
+    tmp = before_the_cut(tmp_path_factory, tmp_path_factory.mktemp("price") / "copy")
+    (tmp / "cold").mkdir()
+    cases = cases_env(tmp)
     config = config_with_extra(OPS / "config.yaml", tmp, [("model_costs", CUT)])
     with pytest.MonkeyPatch.context() as mp, throwaway_instance(mp, tmp / "warm", OPS / "config.yaml", cases) as instance:
-        assert not run_refresh(instance).failed
         mp.setenv("COMPASS_CONFIG", str(config))
         assert sources_to_read(defs, instance, SOURCE_KEYS) == [dg.AssetKey(["raw", "model_costs"])]
         report = run_refresh(instance)
