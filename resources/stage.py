@@ -15,15 +15,18 @@ through an in-memory DuckDB connection whose `schema.table` names are views over
 pending transaction applied in order (a scoped write replaces its scope's rows, as `Warehouse.write_relation` does),
 and its writes (`resources.publish`: `publish_many`, `publish_staged`; `delete_rows`) stage Parquet plus one pending
 entry per transaction instead, after forcing the entry's rows through the overlay's casts (a write the warehouse could
-not commit fails the step, `StagedWriteRejected`). On the warehouse host (COMPASS_PUBLISH_FROM, for the file COMPASS_DB
-names only), every writing connection and each step's `WarehouseResource.get` (`Warehouse.publish_stage`) first
-commit the pending entries in one transaction (`Stage.publish_pending`: history and the replica as for any write; an
+not commit fails the step, `StagedWriteRejected`), and then wait for the warehouse host to commit that entry
+(`request_publish`: on the deploy profile's workers a Celery task on the host's `duckdb` queue, pipelines.stage_publish),
+so the data version the step reports to Dagster is in the warehouse when Dagster records it, and the steps after it read
+its rows there. On the host (COMPASS_PUBLISH_FROM, for the file COMPASS_DB names only), `Warehouse.publish_stage(entries)`
+commits the entries asked for in one transaction (`Stage.publish_pending`: history and the replica as for any write; an
 entry is committed once, recorded in `stage.publishes` in the same transaction, so a publisher killed mid-commit rolls
-back and the next one commits it all; if that transaction fails, each entry is tried in one of its own and one that
-fails is moved to failed/ with a one-line reason), and every write exports the tables it changed to the snapshot
-(`Stage.export_owed`: the tables stay in stage.unexported, written in the write's own transaction, until an export
-succeeds). Read-only connections never publish. A stage that cannot be reached is one line naming it
-(`StageUnavailable`); a write it interrupts after its commit stays owed.
+back and the task, acknowledged late, is run again and commits it whole; an entry the warehouse refuses fails the step
+that asked and goes to failed/ with a one-line reason). Nothing else publishes: an entry whose step failed before its
+publish was asked for is never published (`publish_stage()` without entries, by hand, publishes every pending one).
+Every write on the host exports the tables it changed to the snapshot (`Stage.export_owed`: the tables stay in
+stage.unexported, written in the write's own transaction, until an export succeeds). A stage that cannot be reached is
+one line naming it (`StageUnavailable`); a write it interrupts after its commit stays owed.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import duckdb
@@ -197,40 +200,51 @@ class Stage:
 
     # ---- the publisher (warehouse host) ---------------------------------------------------------------------------
 
-    def publish_pending(self, wh: Warehouse) -> int:
-        """Commit every pending transaction to `wh` in one transaction, oldest first, then drop the entries: the
-        number of entries committed. An entry already committed (listed in stage.publishes: a publisher killed after
-        its commit) is not applied again; a staged write whose data version the scope already holds writes nothing."""
+    def publish_pending(self, wh: Warehouse, names: list[str] | None = None) -> int:
+        """Commit the pending transactions `names` (a step's request; None: every pending one, oldest first) to `wh`
+        in one transaction, then drop the entries: the number of entries committed. An entry already committed
+        (listed in stage.publishes: a publisher killed after its commit, a request delivered twice) is not applied
+        again; a staged write whose data version the scope already holds writes nothing. A requested entry the
+        warehouse refuses fails the request (StagedWriteRejected, the entries set aside to failed/); without a
+        request, a refused entry is set aside and the rest are published."""
         entries = self.pending(host=True)
-        if not entries:
+        if names is not None:
+            entries = [(name, entry) for name, entry in entries if name in set(names)]
+            if not entries and not names:
+                return 0
+        elif not entries:
             return 0
-        wh._publishing = True
-        try:
-            with wh.connect() as con:
-                self.attach(con)
-                con.execute("create schema if not exists stage")
-                con.execute(f"create table if not exists {PUBLISHES} (entry varchar, \"table\" varchar, "
-                            f"version varchar, published_at timestamp)")
-                done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
-                todo = [(name, entry) for name, entry in entries if name not in done]
-                set_aside = set()
-                try:
-                    self._commit_entries(wh, con, todo)
-                except _Rejected:  # one entry cannot be committed: each in a transaction of its own, the bad ones aside
+        with wh.connect() as con:
+            self.attach(con)
+            con.execute(f"create table if not exists {PUBLISHES} (entry varchar, \"table\" varchar, "
+                        f"version varchar, published_at timestamp)")
+            done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
+            lost = sorted(set(names or ()) - done - {name for name, _ in entries})
+            if lost:
+                raise StageUnavailable(f"the stage {self.url} lost staged entries {', '.join(lost)}: neither pending "
+                                       f"nor published")
+            todo = [(name, entry) for name, entry in entries if name not in done]
+            set_aside = set()
+            try:
+                self._commit_entries(wh, con, todo)
+            except _Rejected as rejected:
+                if names is not None:  # the step that asked fails; its entries never publish
                     for name, entry in todo:
-                        try:
-                            self._commit_entries(wh, con, [(name, entry)])
-                        except _Rejected as rejected:
-                            self._set_aside(name, entry, rejected.__cause__)
-                            set_aside.add(name)
-                con.execute("checkpoint")
-                self.export_owed(wh, con)  # before the entries go: a stage-mode reader never misses their rows
-                for name, _ in entries:
-                    if name not in set_aside:
-                        with contextlib.suppress(FileNotFoundError):
-                            self.fs.rm(self._full(f"pending/{name}"))
-        finally:
-            wh._publishing = False
+                        self._set_aside(name, entry, rejected.__cause__)
+                    raise StagedWriteRejected(f"staged entries {', '.join(n for n, _ in todo)} not published to "
+                                              f"{wh.path}: {_one_line(rejected.__cause__)}") from None
+                for name, entry in todo:  # each in a transaction of its own, the bad ones aside
+                    try:
+                        self._commit_entries(wh, con, [(name, entry)])
+                    except _Rejected as alone:
+                        self._set_aside(name, entry, alone.__cause__)
+                        set_aside.add(name)
+            con.execute("checkpoint")
+            self.export_owed(wh, con)  # before the entries go: a stage-mode reader never misses their rows
+            for name, _ in entries:
+                if name not in set_aside:
+                    with contextlib.suppress(FileNotFoundError):
+                        self.fs.rm(self._full(f"pending/{name}"))
         return len(todo) - len(set_aside)
 
     def _commit_entries(self, wh: Warehouse, con: duckdb.DuckDBPyConnection, entries: list[tuple[str, dict]]) -> None:
@@ -255,7 +269,7 @@ class Stage:
     def _set_aside(self, name: str, entry: dict, exc: BaseException | None) -> None:
         """Move an entry the warehouse refused to failed/, next to a one-line reason naming it and its runs."""
         runs = sorted({w.get("run_id") or "?" for w in entry["writes"]})
-        reason = " ".join(str(exc).split())[:300]
+        reason = _one_line(exc)
         line = f"staged entry {name} (run {', '.join(runs)}) not published: {reason}"
         self._put(f"failed/{name}.error", lambda tmp: Path(tmp).write_text(line + "\n"))
         self.fs.mv(self._full(f"pending/{name}"), self._full(f"failed/{name}"))
@@ -301,6 +315,24 @@ def _commit(wh: Warehouse, con: duckdb.DuckDBPyConnection, stage: Stage, write: 
 
 
 # ---- stage mode ------------------------------------------------------------------------------------------------
+
+# How a step in stage mode has the warehouse host commit what it staged: (stage url, entry names) -> entries committed,
+# raising when they were not. pipelines.celery_app sets it on every worker (a task on the host's `duckdb` queue, waited
+# for); unset (a step run in-process, the tests), entries stay pending until `Warehouse.publish_stage` on the host.
+_publisher: Callable[[str, list[str]], int] | None = None
+
+
+def set_publisher(publisher: Callable[[str, list[str]], int] | None) -> None:
+    global _publisher
+    _publisher = publisher
+
+
+def request_publish(stage: Stage, name: str) -> None:
+    """Have the warehouse host commit the staged transaction `name` before the step goes on (so the data version the
+    step reports to Dagster is in the warehouse when Dagster records it); its error fails the step."""
+    if _publisher is not None:
+        _publisher(stage.url, [name])
+
 
 
 class _Rejected(Exception):
@@ -348,7 +380,7 @@ class StagedWarehouse(Warehouse):
             _no_tables_in_place(con, self.stage)
             if self._writes:
                 _check_applies(self.stage, entries, self._snapshot[0], self._writes)
-                self.stage.add_pending(self._writes)
+                request_publish(self.stage, self.stage.add_pending(self._writes))
         finally:
             self._writes = None
             con.close()
@@ -381,7 +413,8 @@ class StagedWarehouse(Warehouse):
 
     def delete_rows(self, tables: list[str], where: Mapping[str, object]) -> None:
         self.stage.check()
-        self.stage.add_pending([{"kind": "delete", "table": t, "where": dict(where)} for t in tables])
+        request_publish(self.stage, self.stage.add_pending([{"kind": "delete", "table": t, "where": dict(where)}
+                                                            for t in tables]))
 
     def publish_replica(self) -> Path:
         raise RuntimeError(f"stage mode ({self.stage.url}): the replica is published on the warehouse host")
@@ -467,6 +500,10 @@ def _scope(where: Mapping[str, object] | None) -> str:
     if not where:
         return "true"
     return "coalesce(" + " and ".join(f'"{k}" = {_literal(v)}' for k, v in where.items()) + ", false)"
+
+
+def _one_line(exc: BaseException | None) -> str:
+    return " ".join(str(exc).split())[:300]
 
 
 def _literal(value: object) -> str:

@@ -321,3 +321,62 @@ def test_two_pending_writes_of_one_scope_publish_in_the_order_staged(stage, tmp_
     host = Warehouse(tmp_path / "host.duckdb")
     host.publish_stage()
     assert host.read("compass.a")["value"].tolist() == [0.75, 0.75]
+
+
+@pytest.fixture
+def host_publisher(stage, tmp_path, monkeypatch):
+    """The publish task of the warehouse host (pipelines.stage_publish.publish_on_host), called as a step in stage
+    mode asks for it: in the host's environment, the step's restored after. (the entries asked for, the publisher)"""
+    from pipelines.stage_publish import publish_on_host
+
+    asked = []
+
+    def publisher(url, entries):
+        asked.append(list(entries))
+        with monkeypatch.context() as host_env:
+            host_env.setenv("COMPASS_PUBLISH_FROM", str(stage))
+            host_env.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))
+            return publish_on_host(url, entries)
+
+    stage_module.set_publisher(publisher)
+    yield asked, publisher
+    stage_module.set_publisher(None)
+
+
+def test_a_remote_write_is_in_the_warehouse_before_the_step_reports_it(stage, tmp_path, host_publisher):
+    """Issue 44 item 2's publish step: each staged transaction is committed by the host before `publish_many` returns
+    (so the data version Dagster records is in the warehouse), only the entries the step asked for (an entry left by a
+    step that failed before asking stays unpublished), and a request delivered twice commits nothing more. Red when
+    steps do not ask (`request_publish` a no-op: compass.a absent; seen red) and when a request publishes every
+    pending entry (`publish_pending` without its filter: compass.w published; seen red)."""
+    asked, publisher = host_publisher
+    remote = StagedWarehouse(str(stage))
+    stage_module.set_publisher(None)
+    publish_many(CONTEXT, remote, {"compass.w": W}, history=False)  # staged by a step that then died
+    orphan = os.listdir(stage / "pending")
+    stage_module.set_publisher(publisher)
+    result = publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"})
+    host = Warehouse(tmp_path / "host.duckdb")
+    assert host.data_versions("compass.a") == [result.data_version.value]
+    assert not host.table_exists("compass.w") and os.listdir(stage / "pending") == orphan
+    assert len(asked) == 1 and asked[0][0] not in orphan
+    assert publisher(str(stage), asked[0]) == 0  # delivered twice
+    assert len(host.read(PUBLISHES)) == 1
+
+
+def test_a_refused_request_fails_the_step_and_a_host_without_the_stage_refuses(stage, tmp_path, monkeypatch,
+                                                                             host_publisher):
+    """Rows the warehouse refuses although the staging check passed fail the step that asked, naming its entry, and
+    the entry goes to failed/; a worker that does not publish this stage (COMPASS_PUBLISH_FROM another) refuses the
+    task in one line. Red when a refused request is set aside silently (the step succeeded; seen red)."""
+    from pipelines.stage_publish import publish_on_host
+
+    remote = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"})
+    monkeypatch.setattr(stage_module, "_check_applies", lambda *args: None)
+    with pytest.raises(StagedWriteRejected, match=r"^staged entries \S+\.json not published to .*host\.duckdb: "):
+        publish_many(CONTEXT, remote, {"compass.a": A1.assign(value=["x", "y"])}, {"case_id": "c2"})
+    assert len(os.listdir(stage / "failed")) == 2 and not os.listdir(stage / "pending")
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(tmp_path / "elsewhere"))
+    with pytest.raises(RuntimeError, match=r"this worker does not publish the stage .*elsewhere\)"):
+        publish_on_host(str(stage), ["x.json"])
