@@ -7,7 +7,9 @@ its object-store drivers are not, and only folders are tested). Its layout:
                                                               (<scope>: hash of the rows' `where`); never rewritten
     STAGE                                                     the marker: written by the warehouse host (`create`)
     pending/<ns>-<pid>-<n>.json                               one per staged transaction, not yet published
-    snapshot/<schema>.<table>.json                            the published table: {"path": its Parquet below}
+    snapshot/_tables.json                                     the manifest: every table of the warehouse with its
+                                                              data version and file (none for history.*), replaced
+                                                              whole by each export
     snapshot/<schema>.<table>/<relation_version>.parquet      the published table as exported by the warehouse host
 
 A step in stage mode (COMPASS_STAGE on a host without the warehouse file) gets a `StagedWarehouse`: its reads go
@@ -48,6 +50,8 @@ from fsspec.implementations.local import LocalFileSystem
 
 from resources.warehouse import RANGED_HISTORY, UNEXPORTED, Warehouse, relation_version
 
+MANIFEST = "snapshot/_tables.json"  # every table of the warehouse: its data version and exported file (`export`)
+NOT_EXPORTED = ("history.", "stage.")  # listed in the manifest without a file
 MARKER = "STAGE"  # a stage without it is not one (an empty folder: an unmounted share's mount point)
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
@@ -102,6 +106,12 @@ class Stage:
         elif not marked:
             raise StageUnavailable(f"the stage {self.url} is unreachable: no {MARKER} marker in it (not mounted, or "
                                    f"the warehouse host never used it)")
+
+    def create_empty(self) -> None:
+        """Set the stage up for a warehouse with no tables yet (a new deployment): the marker and an empty manifest.
+        A warehouse with tables sets it up with its first export instead (`export`: every table)."""
+        with contextlib.closing(duckdb.connect()) as con:
+            self.export(con, [])
 
     # ---- files ---------------------------------------------------------------------------------------------------
 
@@ -167,32 +177,65 @@ class Stage:
                 continue
         return found
 
-    def snapshot(self) -> dict[str, str]:
-        """Published table -> the Parquet file (for DuckDB) holding it."""
+    def snapshot(self) -> dict[str, str | None]:
+        """Every table of the warehouse -> the Parquet file (for DuckDB) holding it as last exported, or None for a
+        table that is not exported (history.*): from the manifest, after checking it names only files that exist.
+        StageUnavailable (one line) when the manifest is missing or names a file that is not there."""
         self.check()
-        tables = {}
-        for name in self._names("snapshot"):
-            with contextlib.suppress(FileNotFoundError):
-                tables[name.removesuffix(".json")] = self._for_duckdb(self._read_json(f"snapshot/{name}")["path"])
-        return tables
+        try:
+            manifest = self._read_json(MANIFEST)
+        except FileNotFoundError:
+            raise StageUnavailable(f"the stage {self.url} has no snapshot manifest ({MANIFEST}): the warehouse host "
+                                   f"has exported nothing to it") from None
+        except (OSError, ValueError) as exc:
+            raise self._unreachable(exc) from None
+        paths = {table: listed["path"] for table, listed in manifest["tables"].items()}
+        present = self._files("snapshot")
+        missing = sorted(path for path in paths.values() if path is not None and path not in present)
+        if missing:
+            raise StageUnavailable(f"the stage {self.url} has an inconsistent snapshot: {MANIFEST} lists {missing[0]}, "
+                                   f"which is not there ({len(missing)} missing)")
+        return {table: None if path is None else self._for_duckdb(path) for table, path in paths.items()}
+
+    def _files(self, folder: str) -> set[str]:
+        """Every file below `folder` (relative to the stage), temporary ones aside."""
+        try:
+            if not self.fs.isdir(self._full(folder)):
+                return set()
+            found = self.fs.find(self._full(folder))
+        except Exception as exc:  # noqa: BLE001
+            raise self._unreachable(exc) from None
+        return {path.removeprefix(self.root + "/") for path in found if not os.path.basename(path).startswith(".")}
 
     def export(self, con: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
-        """The current rows of `tables` to the snapshot, from the warehouse host's open connection: unchanged content
-        keeps its file (named by `relation_version`); a dropped table leaves it. History stays in the warehouse (a
-        step in stage mode that reads history.* finds none: none of the steps routed so far does)."""
+        """The current rows of `tables` to the snapshot, from the warehouse host's open connection, then the manifest
+        (one file, replaced whole): every table of the warehouse with its data version (`relation_version`) and its
+        file; unchanged content keeps its file; a dropped table leaves the manifest. The first export to a stage
+        without a manifest exports every table (those written before publishing was switched on). History and the
+        stage's own tables are listed without a file (not exported): a step in stage mode that reads one fails naming
+        it, instead of reading nothing."""
         try:
             self.check(host=True)
-            for table in sorted(tables):
-                if table.startswith(("stage.", "history.")):
-                    continue
-                pointer = f"snapshot/{table}.json"
-                if not Warehouse._exists(con, table):
-                    if self.fs.exists(self._full(pointer)):
-                        self.fs.rm(self._full(pointer))
-                    continue
-                relative = f"snapshot/{table}/{relation_version(con, table)}.parquet"
-                self.write_parquet(con, table, relative)
-                self._write_json(pointer, {"path": relative})
+            try:
+                manifest = self._read_json(MANIFEST)
+            except FileNotFoundError:
+                manifest, tables = {"tables": {}}, _all_tables(con)
+            listed = manifest["tables"]
+            present = set(_all_tables(con))
+            for table in sorted(set(tables) | set(listed)):
+                if table not in present:
+                    listed.pop(table, None)
+                elif table.startswith(NOT_EXPORTED):
+                    listed[table] = {"version": None, "path": None}
+                elif table in tables:
+                    version = relation_version(con, table)
+                    relative = f"snapshot/{table}/{version}.parquet"
+                    self.write_parquet(con, table, relative)
+                    listed[table] = {"version": version, "path": relative}
+            for table in present - set(listed):  # history.* a write just created
+                if table.startswith(NOT_EXPORTED):
+                    listed[table] = {"version": None, "path": None}
+            self._write_json(MANIFEST, {"tables": dict(sorted(listed.items()))})
         except StageUnavailable:
             raise
         except (OSError, duckdb.IOException) as exc:
@@ -350,7 +393,7 @@ class StagedWarehouse(Warehouse):
         self._writes: list[dict] | None = None
         # the snapshot, read once (binding ~60 Parquet views costs enough per connection), and every pending entry
         # seen since: read again when one of them was published (gone from pending) meanwhile
-        self._snapshot: tuple[dict[str, str], set[str]] | None = None
+        self._snapshot: tuple[dict[str, str | None], set[str]] | None = None
 
     def exists(self) -> bool:
         self.stage.check()
@@ -429,7 +472,7 @@ def _no_tables_in_place(con: duckdb.DuckDBPyConnection, stage: Stage) -> None:
                            f"write through Warehouse.write_relation")
 
 
-def _check_applies(stage: Stage, entries: list[tuple[str, dict]], snapshot: Mapping[str, str],
+def _check_applies(stage: Stage, entries: list[tuple[str, dict]], snapshot: Mapping[str, str | None],
                    writes: list[dict]) -> None:
     """StagedWriteRejected unless every table `writes` touch reads whole over the snapshot with the pending entries
     and `writes` applied: every value is cast to its column's type here, as the publisher's commit would."""
@@ -450,11 +493,12 @@ def _check_applies(stage: Stage, entries: list[tuple[str, dict]], snapshot: Mapp
 
 
 def _create_views(con: duckdb.DuckDBPyConnection, stage: Stage, entries: list[tuple[str, dict]],
-                  snapshot: Mapping[str, str]) -> None:
+                  snapshot: Mapping[str, str | None]) -> None:
     """Every published table as a view over the snapshot with the pending transactions applied in order. The pending
     entries are listed before the snapshot is read: an entry published meanwhile is then applied twice (the same
     rows), never missed."""
-    relations = {table: f"read_parquet('{path}')" for table, path in snapshot.items()}
+    relations = {table: f"read_parquet('{path}')" if path is not None else _not_exported(stage, table)
+                 for table, path in snapshot.items()}
     step = 0
     for _, entry in entries:
         for write in entry["writes"]:
@@ -475,6 +519,12 @@ def _create_views(con: duckdb.DuckDBPyConnection, stage: Stage, entries: list[tu
         schema = table.split(".")[0]
         con.execute(f"create schema if not exists {schema}")
         con.execute(f"create view {table} as select * from {relation}")
+
+
+def _not_exported(stage: Stage, table: str) -> str:
+    """SQL relation that fails, naming `table`, when read: a table the manifest lists without a file."""
+    reason = f"{table} is in the warehouse but not exported to the stage {stage.url} (history stays there)"
+    return f"(select error({_literal(reason)}) as not_exported)"
 
 
 def _replaced(con: duckdb.DuckDBPyConnection, base: str, incoming: str, where: Mapping[str, object]) -> str:
@@ -500,6 +550,12 @@ def _scope(where: Mapping[str, object] | None) -> str:
     if not where:
         return "true"
     return "coalesce(" + " and ".join(f'"{k}" = {_literal(v)}' for k, v in where.items()) + ", false)"
+
+
+def _all_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every table and view of the warehouse open on `con`, as schema.table."""
+    return [t for (t,) in con.execute("select table_schema || '.' || table_name from information_schema.tables "
+                                      "where table_catalog = current_database()").fetchall()]
 
 
 def _one_line(exc: BaseException | None) -> str:

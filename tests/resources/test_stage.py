@@ -60,7 +60,7 @@ def _table(wh: Warehouse, table: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 def stage(tmp_path, monkeypatch):
     folder = tmp_path / "stage"
     folder.mkdir()
-    Stage(str(folder)).check(host=True)  # set up by the warehouse host
+    Stage(str(folder)).create_empty()  # set up by the warehouse host, its warehouse empty
     monkeypatch.delenv("COMPASS_PUBLISH_FROM", raising=False)
     monkeypatch.delenv("COMPASS_STAGE", raising=False)
     monkeypatch.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))  # the only file a stage publishes to
@@ -380,3 +380,38 @@ def test_a_refused_request_fails_the_step_and_a_host_without_the_stage_refuses(s
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(tmp_path / "elsewhere"))
     with pytest.raises(RuntimeError, match=r"this worker does not publish the stage .*elsewhere\)"):
         publish_on_host(str(stage), ["x.json"])
+
+
+def test_the_manifest_lists_every_table_and_a_reader_checks_it(tmp_path, monkeypatch):
+    """The snapshot's manifest: a warehouse that had tables before publishing was switched on exports them all with
+    its first export; history.* is listed without a file, so stage mode reading it fails naming it instead of reading
+    nothing; a missing manifest, or one naming a file that is not there, is one line naming the stage. Red when the
+    first export exports only the written table (compass.w missing from the manifest; seen red), when history is
+    exported like any table (the manifest named a file for it; seen red), and without the reader's file check (seen
+    red: DuckDB's IO error on the missing Parquet file, not naming the manifest)."""
+    monkeypatch.delenv("COMPASS_STAGE", raising=False)
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM", raising=False)
+    monkeypatch.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.w": W}, history=False)  # before publishing was switched on
+    folder = tmp_path / "stage"
+    folder.mkdir()
+    remote = StagedWarehouse(str(folder))
+    with pytest.raises(StageUnavailable, match=r"no STAGE marker"):
+        remote.read("compass.w")
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(folder))
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    manifest = Stage(str(folder))._read_json("snapshot/_tables.json")["tables"]
+    assert sorted(manifest) == ["compass.a", "compass.w", "history.compass_a", "stage.unexported"]
+    assert manifest["compass.a"]["version"] and manifest["history.compass_a"] == {"version": None, "path": None}
+    assert len(remote.read("compass.w")) == 2
+    with pytest.raises(Exception, match=r"history\.compass_a is in the warehouse but not exported to the stage"):
+        remote.read("history.compass_a")
+    parquet = folder / manifest["compass.a"]["path"]
+    parquet.rename(parquet.with_name("moved"))
+    with pytest.raises(StageUnavailable, match=r"inconsistent snapshot: snapshot/_tables\.json lists "
+                                               r"snapshot/compass\.a/\w+\.parquet, which is not there"):
+        StagedWarehouse(str(folder)).read("compass.w")
+    (folder / "snapshot" / "_tables.json").unlink()
+    with pytest.raises(StageUnavailable, match=r"has no snapshot manifest \(snapshot/_tables\.json\)"):
+        StagedWarehouse(str(folder)).read("compass.w")
