@@ -52,9 +52,12 @@ from resources.warehouse import RANGED_HISTORY, UNEXPORTED, Warehouse, relation_
 
 MANIFEST = "snapshot/_tables.json"  # every table of the warehouse: its data version and exported file (`export`)
 NOT_EXPORTED = ("history.", "stage.")  # listed in the manifest without a file
-MARKER = "STAGE"  # a stage without it is not one (an empty folder: an unmounted share's mount point)
+MARKER = "STAGE"
+GC_GRACE_S = 3600  # a file no manifest or entry names is kept this long (`Stage.collect_garbage`)
+GC_EVERY_S = 60  # a host process collects at most this often  # a stage without it is not one (an empty folder: an unmounted share's mount point)
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
+_collected_at = -float("inf")  # when this process last collected garbage (time.monotonic)
 
 
 class StageUnavailable(RuntimeError):
@@ -250,7 +253,7 @@ class Stage:
         again; a staged write whose data version the scope already holds writes nothing. A requested entry the
         warehouse refuses fails the request (StagedWriteRejected, the entries set aside to failed/); without a
         request, a refused entry is set aside and the rest are published."""
-        entries = self.pending(host=True)
+        entries = listed = self.pending(host=True)
         if names is not None:
             entries = [(name, entry) for name, entry in entries if name in set(names)]
             if not entries and not names:
@@ -284,8 +287,9 @@ class Stage:
                         set_aside.add(name)
             con.execute("checkpoint")
             self.export_owed(wh, con)  # before the entries go: a stage-mode reader never misses their rows
-            for name, _ in entries:
-                if name not in set_aside:
+            committed = {name for name, _ in todo} - set_aside
+            for name, _ in listed:  # and any committed before (a publisher killed before it removed them)
+                if name in committed or name in done:
                     with contextlib.suppress(FileNotFoundError):
                         self.fs.rm(self._full(f"pending/{name}"))
         return len(todo) - len(set_aside)
@@ -328,6 +332,52 @@ class Stage:
         wh._touched.clear()
         con.execute(f"delete from {UNEXPORTED}")
         con.execute("checkpoint")
+        global _collected_at
+        if time.monotonic() - _collected_at > GC_EVERY_S:
+            _collected_at = time.monotonic()
+            self.collect_garbage()
+
+    def collect_garbage(self, grace_s: float = GC_GRACE_S) -> list[str]:
+        """Retention (on the warehouse host, under the warehouse lock, at most every GC_EVERY_S after an export): a
+        snapshot file the manifest no longer names, and a staged file no pending or failed entry names, go once they
+        are `grace_s` old (a step in stage mode may still read the snapshot it bound, or stage a file whose entry it
+        has not written yet); a pending entry that old was abandoned (its step failed before asking for its publish)
+        and goes to failed/ with a one-line reason. failed/ stays until removed by hand, with the files it names.
+        The stage's paths removed, sorted."""
+        old = time.time() - grace_s
+        pending = self.pending(host=True)
+        for name, entry in pending:
+            if self._modified(f"pending/{name}") < old:
+                self._set_aside(name, entry, f"abandoned: no publish asked for within {grace_s:.0f} s")
+        try:
+            manifest = self._read_json(MANIFEST)["tables"]
+        except FileNotFoundError:
+            return []
+        named = {listed["path"] for listed in manifest.values()} | {
+            write["path"] for folder in ("pending", "failed") for name in self._names(folder)
+            for write in self._entry(folder, name).get("writes", ()) if "path" in write}
+        removed = sorted(path for path in self._files("snapshot") | self._files("tables")
+                         if path != MANIFEST and path not in named and self._modified(path) < old)
+        for path in removed:
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.rm(self._full(path))
+        if self.local:  # folders emptied (object stores have none)
+            for folder in sorted({os.path.dirname(self._full(p)) for p in removed}, reverse=True):
+                with contextlib.suppress(OSError):
+                    os.removedirs(folder)
+        return removed
+
+    def _modified(self, relative: str) -> float:
+        try:
+            return self.fs.modified(self._full(relative)).timestamp()
+        except FileNotFoundError:
+            return time.time()
+
+    def _entry(self, folder: str, name: str) -> dict:
+        try:
+            return self._read_json(f"{folder}/{name}")
+        except FileNotFoundError:
+            return {}
 
     def rows(self, write: Mapping) -> str:
         """SQL relation of a staged write's rows, stamped with the run that staged them (the file may be an earlier

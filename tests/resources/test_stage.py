@@ -415,3 +415,42 @@ def test_the_manifest_lists_every_table_and_a_reader_checks_it(tmp_path, monkeyp
     (folder / "snapshot" / "_tables.json").unlink()
     with pytest.raises(StageUnavailable, match=r"has no snapshot manifest \(snapshot/_tables\.json\)"):
         StagedWarehouse(str(folder)).read("compass.w")
+
+
+def test_garbage_is_what_no_manifest_or_entry_names_once_it_is_old(stage, tmp_path, monkeypatch):
+    """Retention: after a second export of compass.a and a published remote write, the superseded snapshot file and
+    the published entry's staged file go once older than the grace period; the manifest's files, a pending entry's
+    file and anything younger stay; a pending entry that old (its step died before asking) goes to failed/ with its
+    reason, its file kept. Red when garbage ignores the entries (`named` without them: the pending entry's file went;
+    seen red) and when it ignores the grace period (the young superseded file went; seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    first = set(Stage(str(stage))._files("snapshot"))
+    publish_many(CONTEXT, host, {"compass.a": A1.assign(value=[1.0, 1.0])}, {"case_id": "c1"})
+    with monkeypatch.context() as remote_env:
+        remote_env.delenv("COMPASS_PUBLISH_FROM")
+        remote = StagedWarehouse(str(stage))
+        publish_many(CONTEXT, remote, {"compass.w": W}, history=False)
+    host.publish_stage()  # published: its staged file is garbage
+    with monkeypatch.context() as remote_env:
+        remote_env.delenv("COMPASS_PUBLISH_FROM")
+        publish_many(CONTEXT, remote, {"compass.a": A2}, {"case_id": "c2"})  # pending
+    files = Stage(str(stage))._files("tables") | Stage(str(stage))._files("snapshot")
+    young = tmp_path / "young"
+    stage_gc = Stage(str(stage))
+    superseded = sorted(first - {"snapshot/_tables.json"} - {v["path"] for v in stage_gc._read_json(
+        "snapshot/_tables.json")["tables"].values()})
+    assert len(superseded) == 1
+    assert stage_gc.collect_garbage() == []  # everything is younger than an hour
+    young.write_text("")
+    for path in [*(stage / f for f in files), *(stage / "pending").iterdir()]:
+        os.utime(path, (0, 0))  # old
+    os.utime(stage / superseded[0], None)  # but this one was just written
+    removed = stage_gc.collect_garbage()
+    assert superseded[0] not in removed and len(removed) == 1 and removed[0].startswith("tables/compass.w/")
+    assert (stage / "failed").is_dir() and len(os.listdir(stage / "failed")) == 2
+    assert "abandoned: no publish asked for within 3600 s" in next((stage / "failed").glob("*.error")).read_text()
+    os.utime(stage / superseded[0], (0, 0))
+    assert stage_gc.collect_garbage() == superseded
+    assert len(StagedWarehouse(str(stage)).read("compass.a")) == 2  # the manifest's files are all there
