@@ -8,11 +8,13 @@ back) hands it to the next one, which commits it whole.
 
 from __future__ import annotations
 
-from celery import Celery
+from typing import TYPE_CHECKING
 
-from pipelines.executor import WRITER_QUEUE
 from resources import settings, stage
 from resources.warehouse import Warehouse
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 TASK = "compass.publish_stage"
 WAIT_S = 3600  # for the host's duckdb queue: a publish waits behind the writer steps already queued there
@@ -23,12 +25,14 @@ def publish_on_host(url: str, entries: list[str]) -> int:
     committed before, e.g. the task delivered twice). RuntimeError when this host does not publish that stage."""
     if (settings.publish_from() or "").rstrip("/") != url.rstrip("/"):
         raise RuntimeError(f"this worker does not publish the stage {url} (COMPASS_PUBLISH_FROM="
-                           f"{settings.publish_from() or 'unset'}): start the {WRITER_QUEUE} workers with it")
+                           f"{settings.publish_from() or 'unset'}): start the warehouse host's workers with it")
     return Warehouse().publish_stage(entries)
 
 
 def register(app: Celery) -> None:
     """The task on `app` (every worker), and the stage's publisher on the workers that stage (queue `remote`)."""
+    from pipelines.executor import WRITER_QUEUE
+
     task = app.task(name=TASK)(publish_on_host)
 
     def through_the_host(url: str, entries: list[str]) -> int:
