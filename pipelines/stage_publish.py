@@ -8,6 +8,8 @@ back) hands it to the next one, which commits it whole.
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import TYPE_CHECKING
 
 from resources import settings, stage
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     from celery import Celery
 
 TASK = "compass.publish_stage"
+LOG = logging.getLogger(__name__)
 WAIT_S = 3600  # for the host's duckdb queue: a publish waits behind the writer steps already queued there
 
 
@@ -36,7 +39,11 @@ def register(app: Celery) -> None:
     task = app.task(name=TASK)(publish_on_host)
 
     def through_the_host(url: str, entries: list[str]) -> int:
+        asked = time.monotonic()
         result = task.apply_async(args=[url, entries], queue=WRITER_QUEUE, routing_key=f"{WRITER_QUEUE}.{TASK}")
-        return result.get(timeout=WAIT_S, disable_sync_subtasks=False)  # another queue's worker: no self-wait
+        committed = result.get(timeout=WAIT_S, disable_sync_subtasks=False)  # another queue's worker: no self-wait
+        LOG.info("the warehouse host published %s of %s in %.2f s", committed, ", ".join(entries),
+                 time.monotonic() - asked)
+        return committed
 
     stage.set_publisher(through_the_host)
