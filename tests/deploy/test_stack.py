@@ -370,8 +370,13 @@ def test_sigkill_of_the_publishing_worker_mid_publish_loses_nothing(stack, queue
     publish and the run fails; by construction, not seen live)."""
     import dagster as dg
 
+    from resources.warehouse import Warehouse
+
     db = stack.env()["COMPASS_DB"]
     before = versions(db)
+    # its rows deleted on the host (and from the snapshot), so the step stages them again rather than finding its
+    # data version published ('unchanged': no entry, no publish task)
+    Warehouse(db).delete_rows(["compass.variance_explained"], {"case_id": "small_open"})
     log = stack.logs / "worker-duckdb.log"
     received = log.read_text(errors="replace").count("compass.publish_stage[")
     with writer_lock_held(db):
