@@ -5,7 +5,7 @@ its object-store drivers are not, and only folders are tested). Its layout:
 
     tables/<schema>.<table>/<data_version>/<scope>.parquet    rows a step staged, content-addressed by data version
                                                               (<scope>: hash of the rows' `where`); never rewritten
-    STAGE                                                     the marker: written by the warehouse host (`create`)
+    STAGE                                                     the marker: written by the warehouse host (`check`)
     pending/<ns>-<pid>-<n>.json                               one per staged transaction, not yet published
     snapshot/_tables.json                                     the manifest: every table of the warehouse with its
                                                               data version and file (none for history.*), replaced
@@ -18,14 +18,15 @@ pending transaction applied in order (a scoped write replaces its scope's rows, 
 and its writes (`resources.publish`: `publish_many`, `publish_staged`; `delete_rows`) stage Parquet plus one pending
 entry per transaction instead, after forcing the entry's rows through the overlay's casts (a write the warehouse could
 not commit fails the step, `StagedWriteRejected`), and then wait for the warehouse host to commit that entry
-(`request_publish`: on the deploy profile's workers a Celery task on the host's `duckdb` queue, pipelines.stage_publish),
-so the data version the step reports to Dagster is in the warehouse when Dagster records it, and the steps after it read
-its rows there. On the host (COMPASS_PUBLISH_FROM, for the file COMPASS_DB names only), `Warehouse.publish_stage(entries)`
-commits the entries asked for in one transaction (`Stage.publish_pending`: history and the replica as for any write; an
-entry is committed once, recorded in `stage.publishes` in the same transaction, so a publisher killed mid-commit rolls
-back and the task, acknowledged late, is run again and commits it whole; an entry the warehouse refuses fails the step
-that asked and goes to failed/ with a one-line reason). Nothing else publishes: an entry whose step failed before its
-publish was asked for is never published (`publish_stage()` without entries, by hand, publishes every pending one).
+(`request_publish`: on the deploy profile's workers a Celery task on the host's `duckdb` queue,
+pipelines.stage_publish), so the data version the step reports to Dagster is in the warehouse when Dagster records it,
+and the steps after it read its rows there. On the host (COMPASS_PUBLISH_FROM, for the file COMPASS_DB names only),
+`Warehouse.publish_stage(entries)` commits the entries asked for in one transaction (`Stage.publish_pending`: history
+and the replica as for any write; an entry is committed once, recorded in `stage.publishes` in the same transaction,
+so a publisher killed mid-commit rolls back and the task, acknowledged late, is run again and commits it whole; an
+entry the warehouse refuses fails the step that asked and goes to failed/ with a one-line reason). Nothing else
+publishes: an entry whose step failed before its publish was asked for is never published (`publish_stage()` without
+entries, by hand, publishes every pending one). Retention: `Stage.collect_garbage`.
 Every write on the host exports the tables it changed to the snapshot (`Stage.export_owed`: the tables stay in
 stage.unexported, written in the write's own transaction, until an export succeeds). A stage that cannot be reached is
 one line naming it (`StageUnavailable`); a write it interrupts after its commit stays owed.
@@ -52,9 +53,9 @@ from resources.warehouse import RANGED_HISTORY, UNEXPORTED, Warehouse, relation_
 
 MANIFEST = "snapshot/_tables.json"  # every table of the warehouse: its data version and exported file (`export`)
 NOT_EXPORTED = ("history.", "stage.")  # listed in the manifest without a file
-MARKER = "STAGE"
+MARKER = "STAGE"  # a stage without it is not one (an empty folder: an unmounted share's mount point)
 GC_GRACE_S = 3600  # a file no manifest or entry names is kept this long (`Stage.collect_garbage`)
-GC_EVERY_S = 60  # a host process collects at most this often  # a stage without it is not one (an empty folder: an unmounted share's mount point)
+GC_EVERY_S = 60  # a host process collects at most this often
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
 _collected_at = -float("inf")  # when this process last collected garbage (time.monotonic)

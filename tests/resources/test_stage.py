@@ -15,10 +15,10 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
+from pipelines.stage_publish import publish_on_host
 from resources.publish import publish_many
 from resources import stage as stage_module
 from resources.stage import PUBLISHES, Stage, StagedWarehouse, StagedWriteRejected, StageUnavailable
-from pipelines.stage_publish import publish_on_host
 from resources.warehouse import Warehouse
 from tests.paths import ROOT
 
