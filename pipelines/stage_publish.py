@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
 TASK = "compass.publish_stage"
 LOG = logging.getLogger(__name__)
-WAIT_S = 3600  # for the host's duckdb queue: a publish waits behind the writer steps already queued there
+# for the host's duckdb queue (a publish waits behind the writer steps already queued there); below the stage's
+# GC_GRACE_S, after which an entry still pending counts as abandoned
+WAIT_S = 1800
 
 
 def publish_on_host(url: str, entries: list[str]) -> int:

@@ -424,8 +424,16 @@ def set_publisher(publisher: Callable[[str, list[str]], int] | None) -> None:
 def request_publish(stage: Stage, name: str) -> None:
     """Have the warehouse host commit the staged transaction `name` before the step goes on (so the data version the
     step reports to Dagster is in the warehouse when Dagster records it); its error fails the step."""
-    if _publisher is not None:
+    if _publisher is None:
+        return
+    try:
         _publisher(stage.url, [name])
+    except BaseException as exc:  # the step fails: its entry must not stay in every stage-mode reader's overlay
+        entry = stage._entry("pending", name)
+        if entry:
+            with contextlib.suppress(Exception):  # the stage itself may be what failed
+                stage._set_aside(name, entry, f"its publish failed: {_one_line(exc) or type(exc).__name__}")
+        raise
 
 
 

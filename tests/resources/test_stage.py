@@ -384,7 +384,9 @@ def test_a_refused_request_fails_the_step_and_a_host_without_the_stage_refuses(s
                                                                              host_publisher):
     """Rows the warehouse refuses although the staging check passed fail the step that asked, naming its entry, and
     the entry goes to failed/; a worker that does not publish this stage (COMPASS_PUBLISH_FROM another) refuses the
-    task in one line. Red when a refused request is set aside silently (the step succeeded; seen red)."""
+    task in one line, and the step whose request failed moves its entry to failed/ (else every stage-mode reader
+    would apply it). Red when a refused request is set aside silently (the step succeeded; seen red) and when a failed
+    request leaves its entry pending (seen red)."""
     remote = StagedWarehouse(str(stage))
     publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"})
     monkeypatch.setattr(stage_module, "_check_applies", lambda *args: None)
@@ -394,6 +396,11 @@ def test_a_refused_request_fails_the_step_and_a_host_without_the_stage_refuses(s
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(tmp_path / "elsewhere"))
     with pytest.raises(RuntimeError, match=r"this worker does not publish the stage .*elsewhere\)"):
         publish_on_host(str(stage), ["x.json"])
+    stage_module.set_publisher(publish_on_host)  # that worker, asked by a step: the step fails
+    with pytest.raises(RuntimeError, match="this worker does not publish"):
+        publish_many(CONTEXT, remote, {"compass.a": A2}, {"case_id": "c3"})
+    assert not os.listdir(stage / "pending") and len(os.listdir(stage / "failed")) == 4
+    assert "its publish failed: this worker does not publish" in max((stage / "failed").glob("*.error")).read_text()
 
 
 def test_the_manifest_lists_every_table_and_a_reader_checks_it(tmp_path, monkeypatch):
