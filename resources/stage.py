@@ -315,7 +315,8 @@ class Stage:
             raise _Rejected() from exc
 
     def _set_aside(self, name: str, entry: dict, exc: BaseException | None) -> None:
-        """Move an entry the warehouse refused to failed/, next to a one-line reason naming it and its runs."""
+        """Move a pending entry that will not be published (refused by the warehouse, its publish failed, abandoned)
+        to failed/, next to a one-line reason naming it and its runs."""
         runs = sorted({w.get("run_id") or "?" for w in entry["writes"]})
         reason = _one_line(exc)
         line = f"staged entry {name} (run {', '.join(runs)}) not published: {reason}"
@@ -434,7 +435,6 @@ def request_publish(stage: Stage, name: str) -> None:
             with contextlib.suppress(Exception):  # the stage itself may be what failed
                 stage._set_aside(name, entry, f"its publish failed: {_one_line(exc) or type(exc).__name__}")
         raise
-
 
 
 class _Rejected(Exception):
