@@ -283,7 +283,7 @@ class Stack:
         shutil.rmtree(self.stage, ignore_errors=True)
         self.stage.mkdir(parents=True)
         from resources.stage import Stage
-        Stage(str(self.stage)).check(host=True)  # marked, as the warehouse host's first use would
+        Stage(str(self.stage)).create_empty()  # marked, its manifest empty, as a new warehouse host's would be
 
     def start_code_server(self) -> None:
         port = self.ports["code-server"]

@@ -27,7 +27,7 @@ assets; these functions give those fields their defaults.
 | COMPASS_CELERY_CONFIG | run config of the Celery executor, the same file the workers get with `-y` | deploy/run_config.celery.yaml |
 | COMPASS_WRITE_LOG | file to which every exclusive warehouse lock appends `pid enter exit` (the deploy check's evidence that writes never overlap) | none: nothing logged |
 | COMPASS_STAGE | stage mode (resources.stage): steps read and write shared storage (a folder, or an fsspec URL), never the warehouse file | none: steps open the warehouse |
-| COMPASS_PUBLISH_FROM | on the warehouse host: the stage whose staged tables every warehouse connection commits first, and to which each write exports its tables | none: no stage |
+| COMPASS_PUBLISH_FROM | on the warehouse host: the stage whose staged transactions its workers commit when a remote step asks (pipelines.stage_publish), and to which each write exports its tables | none: no stage |
 | COMPASS_REMOTE_STEPS | asset keys (`schema/table`, comma-separated) whose steps the Celery executor sends to queue `remote` (read at run start; a key that is not one asset's step is an error) | none |
 """
 
@@ -178,8 +178,9 @@ def stage_url() -> str | None:
 
 
 def publish_from() -> str | None:
-    """COMPASS_PUBLISH_FROM: on the warehouse host, the stage whose staged tables every warehouse connection
-    commits first and to which every write exports the tables it changed (resources.stage), else None."""
+    """COMPASS_PUBLISH_FROM: on the warehouse host, the stage whose staged transactions it commits when the step that
+    staged them asks (pipelines.stage_publish) and to which every write exports the tables it changed
+    (resources.stage), else None."""
     return os.environ.get("COMPASS_PUBLISH_FROM") or None
 
 

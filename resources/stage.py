@@ -5,9 +5,11 @@ its object-store drivers are not, and only folders are tested). Its layout:
 
     tables/<schema>.<table>/<data_version>/<scope>.parquet    rows a step staged, content-addressed by data version
                                                               (<scope>: hash of the rows' `where`); never rewritten
-    STAGE                                                     the marker: written by the warehouse host (`create`)
+    STAGE                                                     the marker: written by the warehouse host (`check`)
     pending/<ns>-<pid>-<n>.json                               one per staged transaction, not yet published
-    snapshot/<schema>.<table>.json                            the published table: {"path": its Parquet below}
+    snapshot/_tables.json                                     the manifest: every table of the warehouse with its
+                                                              data version and file (none for history.*), replaced
+                                                              whole by each export
     snapshot/<schema>.<table>/<relation_version>.parquet      the published table as exported by the warehouse host
 
 A step in stage mode (COMPASS_STAGE on a host without the warehouse file) gets a `StagedWarehouse`: its reads go
@@ -15,15 +17,19 @@ through an in-memory DuckDB connection whose `schema.table` names are views over
 pending transaction applied in order (a scoped write replaces its scope's rows, as `Warehouse.write_relation` does),
 and its writes (`resources.publish`: `publish_many`, `publish_staged`; `delete_rows`) stage Parquet plus one pending
 entry per transaction instead, after forcing the entry's rows through the overlay's casts (a write the warehouse could
-not commit fails the step, `StagedWriteRejected`). On the warehouse host (COMPASS_PUBLISH_FROM, for the file COMPASS_DB
-names only), every writing connection and each step's `WarehouseResource.get` (`Warehouse.publish_stage`) first
-commit the pending entries in one transaction (`Stage.publish_pending`: history and the replica as for any write; an
-entry is committed once, recorded in `stage.publishes` in the same transaction, so a publisher killed mid-commit rolls
-back and the next one commits it all; if that transaction fails, each entry is tried in one of its own and one that
-fails is moved to failed/ with a one-line reason), and every write exports the tables it changed to the snapshot
-(`Stage.export_owed`: the tables stay in stage.unexported, written in the write's own transaction, until an export
-succeeds). Read-only connections never publish. A stage that cannot be reached is one line naming it
-(`StageUnavailable`); a write it interrupts after its commit stays owed.
+not commit fails the step, `StagedWriteRejected`), and then wait for the warehouse host to commit that entry
+(`request_publish`: on the deploy profile's workers a Celery task on the host's `duckdb` queue,
+pipelines.stage_publish), so the data version the step reports to Dagster is in the warehouse when Dagster records it,
+and the steps after it read its rows there. On the host (COMPASS_PUBLISH_FROM, for the file COMPASS_DB names only),
+`Warehouse.publish_stage(entries)` commits the entries asked for in one transaction (`Stage.publish_pending`: history
+and the replica as for any write; an entry is committed once, recorded in `stage.publishes` in the same transaction,
+so a publisher killed mid-commit rolls back and the task, acknowledged late, is run again and commits it whole; an
+entry the warehouse refuses fails the step that asked and goes to failed/ with a one-line reason). Nothing else
+publishes: an entry whose step failed before its publish was asked for is never published (`publish_stage()` without
+entries, by hand, publishes every pending one). Retention: `Stage.collect_garbage`.
+Every write on the host exports the tables it changed to the snapshot (`Stage.export_owed`: the tables stay in
+stage.unexported, written in the write's own transaction, until an export succeeds). A stage that cannot be reached is
+one line naming it (`StageUnavailable`); a write it interrupts after its commit stays owed.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import duckdb
@@ -45,9 +51,14 @@ from fsspec.implementations.local import LocalFileSystem
 
 from resources.warehouse import RANGED_HISTORY, UNEXPORTED, Warehouse, relation_version
 
+MANIFEST = "snapshot/_tables.json"  # every table of the warehouse: its data version and exported file (`export`)
+NOT_EXPORTED = ("history.", "stage.")  # listed in the manifest without a file
 MARKER = "STAGE"  # a stage without it is not one (an empty folder: an unmounted share's mount point)
+GC_GRACE_S = 3600  # a file no manifest or entry names is kept this long (`Stage.collect_garbage`)
+GC_EVERY_S = 60  # a host process collects at most this often
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
+_collected_at = -float("inf")  # when this process last collected garbage (time.monotonic)
 
 
 class StageUnavailable(RuntimeError):
@@ -99,6 +110,12 @@ class Stage:
         elif not marked:
             raise StageUnavailable(f"the stage {self.url} is unreachable: no {MARKER} marker in it (not mounted, or "
                                    f"the warehouse host never used it)")
+
+    def create_empty(self) -> None:
+        """Set the stage up for a warehouse with no tables yet (a new deployment): the marker and an empty manifest.
+        A warehouse with tables sets it up with its first export instead (`export`: every table)."""
+        with contextlib.closing(duckdb.connect()) as con:
+            self.export(con, [])
 
     # ---- files ---------------------------------------------------------------------------------------------------
 
@@ -164,32 +181,65 @@ class Stage:
                 continue
         return found
 
-    def snapshot(self) -> dict[str, str]:
-        """Published table -> the Parquet file (for DuckDB) holding it."""
+    def snapshot(self) -> dict[str, str | None]:
+        """Every table of the warehouse -> the Parquet file (for DuckDB) holding it as last exported, or None for a
+        table that is not exported (history.*): from the manifest, after checking it names only files that exist.
+        StageUnavailable (one line) when the manifest is missing or names a file that is not there."""
         self.check()
-        tables = {}
-        for name in self._names("snapshot"):
-            with contextlib.suppress(FileNotFoundError):
-                tables[name.removesuffix(".json")] = self._for_duckdb(self._read_json(f"snapshot/{name}")["path"])
-        return tables
+        try:
+            manifest = self._read_json(MANIFEST)
+        except FileNotFoundError:
+            raise StageUnavailable(f"the stage {self.url} has no snapshot manifest ({MANIFEST}): the warehouse host "
+                                   f"has exported nothing to it") from None
+        except (OSError, ValueError) as exc:
+            raise self._unreachable(exc) from None
+        paths = {table: listed["path"] for table, listed in manifest["tables"].items()}
+        present = self._files("snapshot")
+        missing = sorted(path for path in paths.values() if path is not None and path not in present)
+        if missing:
+            raise StageUnavailable(f"the stage {self.url} has an inconsistent snapshot: {MANIFEST} lists {missing[0]}, "
+                                   f"which is not there ({len(missing)} missing)")
+        return {table: None if path is None else self._for_duckdb(path) for table, path in paths.items()}
+
+    def _files(self, folder: str) -> set[str]:
+        """Every file below `folder` (relative to the stage), temporary ones aside."""
+        try:
+            if not self.fs.isdir(self._full(folder)):
+                return set()
+            found = self.fs.find(self._full(folder))
+        except Exception as exc:  # noqa: BLE001
+            raise self._unreachable(exc) from None
+        return {path.removeprefix(self.root + "/") for path in found if not os.path.basename(path).startswith(".")}
 
     def export(self, con: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
-        """The current rows of `tables` to the snapshot, from the warehouse host's open connection: unchanged content
-        keeps its file (named by `relation_version`); a dropped table leaves it. History stays in the warehouse (a
-        step in stage mode that reads history.* finds none: none of the steps routed so far does)."""
+        """The current rows of `tables` to the snapshot, from the warehouse host's open connection, then the manifest
+        (one file, replaced whole): every table of the warehouse with its data version (`relation_version`) and its
+        file; unchanged content keeps its file; a dropped table leaves the manifest. The first export to a stage
+        without a manifest exports every table (those written before publishing was switched on). History and the
+        stage's own tables are listed without a file (not exported): a step in stage mode that reads one fails naming
+        it, instead of reading nothing."""
         try:
             self.check(host=True)
-            for table in sorted(tables):
-                if table.startswith(("stage.", "history.")):
-                    continue
-                pointer = f"snapshot/{table}.json"
-                if not Warehouse._exists(con, table):
-                    if self.fs.exists(self._full(pointer)):
-                        self.fs.rm(self._full(pointer))
-                    continue
-                relative = f"snapshot/{table}/{relation_version(con, table)}.parquet"
-                self.write_parquet(con, table, relative)
-                self._write_json(pointer, {"path": relative})
+            try:
+                manifest = self._read_json(MANIFEST)
+            except FileNotFoundError:
+                manifest, tables = {"tables": {}}, _all_tables(con)
+            listed = manifest["tables"]
+            present = set(_all_tables(con))
+            for table in sorted(set(tables) | set(listed)):
+                if table not in present:
+                    listed.pop(table, None)
+                elif table.startswith(NOT_EXPORTED):
+                    listed[table] = {"version": None, "path": None}
+                elif table in tables:
+                    version = relation_version(con, table)
+                    relative = f"snapshot/{table}/{version}.parquet"
+                    self.write_parquet(con, table, relative)
+                    listed[table] = {"version": version, "path": relative}
+            for table in present - set(listed):  # history.* a write just created
+                if table.startswith(NOT_EXPORTED):
+                    listed[table] = {"version": None, "path": None}
+            self._write_json(MANIFEST, {"tables": dict(sorted(listed.items()))})
         except StageUnavailable:
             raise
         except (OSError, duckdb.IOException) as exc:
@@ -197,40 +247,52 @@ class Stage:
 
     # ---- the publisher (warehouse host) ---------------------------------------------------------------------------
 
-    def publish_pending(self, wh: Warehouse) -> int:
-        """Commit every pending transaction to `wh` in one transaction, oldest first, then drop the entries: the
-        number of entries committed. An entry already committed (listed in stage.publishes: a publisher killed after
-        its commit) is not applied again; a staged write whose data version the scope already holds writes nothing."""
-        entries = self.pending(host=True)
-        if not entries:
+    def publish_pending(self, wh: Warehouse, names: list[str] | None = None) -> int:
+        """Commit the pending transactions `names` (a step's request; None: every pending one, oldest first) to `wh`
+        in one transaction, then drop the entries: the number of entries committed. An entry already committed
+        (listed in stage.publishes: a publisher killed after its commit, a request delivered twice) is not applied
+        again; a staged write whose data version the scope already holds writes nothing. A requested entry the
+        warehouse refuses fails the request (StagedWriteRejected, the entries set aside to failed/); without a
+        request, a refused entry is set aside and the rest are published."""
+        entries = listed = self.pending(host=True)
+        if names is not None:
+            entries = [(name, entry) for name, entry in entries if name in set(names)]
+            if not entries and not names:
+                return 0
+        elif not entries:
             return 0
-        wh._publishing = True
-        try:
-            with wh.connect() as con:
-                self.attach(con)
-                con.execute("create schema if not exists stage")
-                con.execute(f"create table if not exists {PUBLISHES} (entry varchar, \"table\" varchar, "
-                            f"version varchar, published_at timestamp)")
-                done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
-                todo = [(name, entry) for name, entry in entries if name not in done]
-                set_aside = set()
-                try:
-                    self._commit_entries(wh, con, todo)
-                except _Rejected:  # one entry cannot be committed: each in a transaction of its own, the bad ones aside
+        with wh.connect() as con:
+            self.attach(con)
+            con.execute(f"create table if not exists {PUBLISHES} (entry varchar, \"table\" varchar, "
+                        f"version varchar, published_at timestamp)")
+            done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
+            lost = sorted(set(names or ()) - done - {name for name, _ in entries})
+            if lost:
+                raise StageUnavailable(f"the stage {self.url} lost staged entries {', '.join(lost)}: neither pending "
+                                       f"nor published")
+            todo = [(name, entry) for name, entry in entries if name not in done]
+            set_aside = set()
+            try:
+                self._commit_entries(wh, con, todo)
+            except _Rejected as rejected:
+                if names is not None:  # the step that asked fails; its entries never publish
                     for name, entry in todo:
-                        try:
-                            self._commit_entries(wh, con, [(name, entry)])
-                        except _Rejected as rejected:
-                            self._set_aside(name, entry, rejected.__cause__)
-                            set_aside.add(name)
-                con.execute("checkpoint")
-                self.export_owed(wh, con)  # before the entries go: a stage-mode reader never misses their rows
-                for name, _ in entries:
-                    if name not in set_aside:
-                        with contextlib.suppress(FileNotFoundError):
-                            self.fs.rm(self._full(f"pending/{name}"))
-        finally:
-            wh._publishing = False
+                        self._set_aside(name, entry, rejected.__cause__)
+                    raise StagedWriteRejected(f"staged entries {', '.join(n for n, _ in todo)} not published to "
+                                              f"{wh.path}: {_one_line(rejected.__cause__)}") from None
+                for name, entry in todo:  # each in a transaction of its own, the bad ones aside
+                    try:
+                        self._commit_entries(wh, con, [(name, entry)])
+                    except _Rejected as alone:
+                        self._set_aside(name, entry, alone.__cause__)
+                        set_aside.add(name)
+            con.execute("checkpoint")
+            self.export_owed(wh, con)  # before the entries go: a stage-mode reader never misses their rows
+            committed = {name for name, _ in todo} - set_aside
+            for name, _ in listed:  # and any committed before (a publisher killed before it removed them)
+                if name in committed or name in done:
+                    with contextlib.suppress(FileNotFoundError):
+                        self.fs.rm(self._full(f"pending/{name}"))
         return len(todo) - len(set_aside)
 
     def _commit_entries(self, wh: Warehouse, con: duckdb.DuckDBPyConnection, entries: list[tuple[str, dict]]) -> None:
@@ -253,9 +315,10 @@ class Stage:
             raise _Rejected() from exc
 
     def _set_aside(self, name: str, entry: dict, exc: BaseException | None) -> None:
-        """Move an entry the warehouse refused to failed/, next to a one-line reason naming it and its runs."""
+        """Move a pending entry that will not be published (refused by the warehouse, its publish failed, abandoned)
+        to failed/, next to a one-line reason naming it and its runs."""
         runs = sorted({w.get("run_id") or "?" for w in entry["writes"]})
-        reason = " ".join(str(exc).split())[:300]
+        reason = _one_line(exc)
         line = f"staged entry {name} (run {', '.join(runs)}) not published: {reason}"
         self._put(f"failed/{name}.error", lambda tmp: Path(tmp).write_text(line + "\n"))
         self.fs.mv(self._full(f"pending/{name}"), self._full(f"failed/{name}"))
@@ -271,6 +334,52 @@ class Stage:
         wh._touched.clear()
         con.execute(f"delete from {UNEXPORTED}")
         con.execute("checkpoint")
+        global _collected_at
+        if time.monotonic() - _collected_at > GC_EVERY_S:
+            _collected_at = time.monotonic()
+            self.collect_garbage()
+
+    def collect_garbage(self, grace_s: float = GC_GRACE_S) -> list[str]:
+        """Retention (on the warehouse host, under the warehouse lock, at most every GC_EVERY_S after an export): a
+        snapshot file the manifest no longer names, and a staged file no pending or failed entry names, go once they
+        are `grace_s` old (a step in stage mode may still read the snapshot it bound, or stage a file whose entry it
+        has not written yet); a pending entry that old was abandoned (its step failed before asking for its publish)
+        and goes to failed/ with a one-line reason. failed/ stays until removed by hand, with the files it names.
+        The stage's paths removed, sorted."""
+        old = time.time() - grace_s
+        pending = self.pending(host=True)
+        for name, entry in pending:
+            if self._modified(f"pending/{name}") < old:
+                self._set_aside(name, entry, f"abandoned: no publish asked for within {grace_s:.0f} s")
+        try:
+            manifest = self._read_json(MANIFEST)["tables"]
+        except FileNotFoundError:
+            return []
+        named = {listed["path"] for listed in manifest.values()} | {
+            write["path"] for folder in ("pending", "failed") for name in self._names(folder)
+            for write in self._entry(folder, name).get("writes", ()) if "path" in write}
+        removed = sorted(path for path in self._files("snapshot") | self._files("tables")
+                         if path != MANIFEST and path not in named and self._modified(path) < old)
+        for path in removed:
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.rm(self._full(path))
+        if self.local:  # folders emptied (object stores have none)
+            for folder in sorted({os.path.dirname(self._full(p)) for p in removed}, reverse=True):
+                with contextlib.suppress(OSError):
+                    os.removedirs(folder)
+        return removed
+
+    def _modified(self, relative: str) -> float:
+        try:
+            return self.fs.modified(self._full(relative)).timestamp()
+        except FileNotFoundError:
+            return time.time()
+
+    def _entry(self, folder: str, name: str) -> dict:
+        try:
+            return self._read_json(f"{folder}/{name}")
+        except FileNotFoundError:
+            return {}
 
     def rows(self, write: Mapping) -> str:
         """SQL relation of a staged write's rows, stamped with the run that staged them (the file may be an earlier
@@ -302,6 +411,31 @@ def _commit(wh: Warehouse, con: duckdb.DuckDBPyConnection, stage: Stage, write: 
 
 # ---- stage mode ------------------------------------------------------------------------------------------------
 
+# How a step in stage mode has the warehouse host commit what it staged: (stage url, entry names) -> entries committed,
+# raising when they were not. pipelines.celery_app sets it on every worker (a task on the host's `duckdb` queue, waited
+# for); unset (a step run in-process, the tests), entries stay pending until `Warehouse.publish_stage` on the host.
+_publisher: Callable[[str, list[str]], int] | None = None
+
+
+def set_publisher(publisher: Callable[[str, list[str]], int] | None) -> None:
+    global _publisher
+    _publisher = publisher
+
+
+def request_publish(stage: Stage, name: str) -> None:
+    """Have the warehouse host commit the staged transaction `name` before the step goes on (so the data version the
+    step reports to Dagster is in the warehouse when Dagster records it); its error fails the step."""
+    if _publisher is None:
+        return
+    try:
+        _publisher(stage.url, [name])
+    except BaseException as exc:  # the step fails: its entry must not stay in every stage-mode reader's overlay
+        entry = stage._entry("pending", name)
+        if entry:
+            with contextlib.suppress(Exception):  # the stage itself may be what failed
+                stage._set_aside(name, entry, f"its publish failed: {_one_line(exc) or type(exc).__name__}")
+        raise
+
 
 class _Rejected(Exception):
     """The warehouse refused a staged entry (its cause: why)."""
@@ -318,7 +452,7 @@ class StagedWarehouse(Warehouse):
         self._writes: list[dict] | None = None
         # the snapshot, read once (binding ~60 Parquet views costs enough per connection), and every pending entry
         # seen since: read again when one of them was published (gone from pending) meanwhile
-        self._snapshot: tuple[dict[str, str], set[str]] | None = None
+        self._snapshot: tuple[dict[str, str | None], set[str]] | None = None
 
     def exists(self) -> bool:
         self.stage.check()
@@ -348,7 +482,7 @@ class StagedWarehouse(Warehouse):
             _no_tables_in_place(con, self.stage)
             if self._writes:
                 _check_applies(self.stage, entries, self._snapshot[0], self._writes)
-                self.stage.add_pending(self._writes)
+                request_publish(self.stage, self.stage.add_pending(self._writes))
         finally:
             self._writes = None
             con.close()
@@ -381,7 +515,8 @@ class StagedWarehouse(Warehouse):
 
     def delete_rows(self, tables: list[str], where: Mapping[str, object]) -> None:
         self.stage.check()
-        self.stage.add_pending([{"kind": "delete", "table": t, "where": dict(where)} for t in tables])
+        request_publish(self.stage, self.stage.add_pending([{"kind": "delete", "table": t, "where": dict(where)}
+                                                            for t in tables]))
 
     def publish_replica(self) -> Path:
         raise RuntimeError(f"stage mode ({self.stage.url}): the replica is published on the warehouse host")
@@ -396,7 +531,7 @@ def _no_tables_in_place(con: duckdb.DuckDBPyConnection, stage: Stage) -> None:
                            f"write through Warehouse.write_relation")
 
 
-def _check_applies(stage: Stage, entries: list[tuple[str, dict]], snapshot: Mapping[str, str],
+def _check_applies(stage: Stage, entries: list[tuple[str, dict]], snapshot: Mapping[str, str | None],
                    writes: list[dict]) -> None:
     """StagedWriteRejected unless every table `writes` touch reads whole over the snapshot with the pending entries
     and `writes` applied: every value is cast to its column's type here, as the publisher's commit would."""
@@ -417,11 +552,12 @@ def _check_applies(stage: Stage, entries: list[tuple[str, dict]], snapshot: Mapp
 
 
 def _create_views(con: duckdb.DuckDBPyConnection, stage: Stage, entries: list[tuple[str, dict]],
-                  snapshot: Mapping[str, str]) -> None:
+                  snapshot: Mapping[str, str | None]) -> None:
     """Every published table as a view over the snapshot with the pending transactions applied in order. The pending
     entries are listed before the snapshot is read: an entry published meanwhile is then applied twice (the same
     rows), never missed."""
-    relations = {table: f"read_parquet('{path}')" for table, path in snapshot.items()}
+    relations = {table: f"read_parquet('{path}')" if path is not None else _not_exported(stage, table)
+                 for table, path in snapshot.items()}
     step = 0
     for _, entry in entries:
         for write in entry["writes"]:
@@ -442,6 +578,12 @@ def _create_views(con: duckdb.DuckDBPyConnection, stage: Stage, entries: list[tu
         schema = table.split(".")[0]
         con.execute(f"create schema if not exists {schema}")
         con.execute(f"create view {table} as select * from {relation}")
+
+
+def _not_exported(stage: Stage, table: str) -> str:
+    """SQL relation that fails, naming `table`, when read: a table the manifest lists without a file."""
+    reason = f"{table} is in the warehouse but not exported to the stage {stage.url} (history stays there)"
+    return f"(select error({_literal(reason)}) as not_exported)"
 
 
 def _replaced(con: duckdb.DuckDBPyConnection, base: str, incoming: str, where: Mapping[str, object]) -> str:
@@ -467,6 +609,16 @@ def _scope(where: Mapping[str, object] | None) -> str:
     if not where:
         return "true"
     return "coalesce(" + " and ".join(f'"{k}" = {_literal(v)}' for k, v in where.items()) + ", false)"
+
+
+def _all_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every table and view of the warehouse open on `con`, as schema.table."""
+    return [t for (t,) in con.execute("select table_schema || '.' || table_name from information_schema.tables "
+                                      "where table_catalog = current_database()").fetchall()]
+
+
+def _one_line(exc: BaseException | None) -> str:
+    return " ".join(str(exc).split())[:300]
 
 
 def _literal(value: object) -> str:

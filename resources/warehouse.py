@@ -13,11 +13,11 @@ and swapped in with an atomic rename, so `duckdb.connect(replica, read_only=True
 never meets a writer's lock and always shows the last completed refresh (a home's first refresh creates it
 empty as it starts: `ensure_replica`).
 
-With COMPASS_PUBLISH_FROM set (the deploy profile's warehouse host, issue 44 item 2), the connections to the warehouse
-file COMPASS_DB names (no other file) that write, and `publish_stage`, first commit the tables that steps without the
-warehouse file staged there; every write exports the tables it changed to it, and a table whose export failed stays
-owed (stage.unexported, written in the write's transaction) until an export succeeds (resources.stage). Read-only
-connections never publish: they read what is committed. Unset, nothing here touches a stage.
+With COMPASS_PUBLISH_FROM set (the deploy profile's warehouse host, issue 44 item 2), `publish_stage` on the warehouse
+file COMPASS_DB names (no other file) commits what a step without the warehouse file staged there, when that step asks
+(each staged transaction once, before the step reports it: resources.stage); every write exports the tables it changed
+to the stage, and a table whose export failed stays owed (stage.unexported, written in the write's transaction) until
+an export succeeds. Other connections never publish. Unset, nothing here touches a stage.
 """
 
 from __future__ import annotations
@@ -101,20 +101,25 @@ class Warehouse:
         self.path = Path(path or settings.db_path())
         self._session: duckdb.DuckDBPyConnection | None = None  # see `reading`
         self._touched: set[str] = set()  # tables written on the open exclusive connection (`changed`)
-        self._publishing = False  # inside resources.stage.Stage.publish_pending
         self._owing = False  # on an exclusive connection that exports to a stage: `changed` records stage.unexported
 
     def exists(self) -> bool:
         """Whether there is anything to read yet (the file; resources.stage.StagedWarehouse: the stage)."""
         return self.path.exists()
 
-    def publish_stage(self) -> None:
-        """On the warehouse host (COMPASS_PUBLISH_FROM, this being COMPASS_DB's file): commit what steps elsewhere
-        staged and export what is owed to the stage, in one exclusive connection; nothing otherwise, nor while this
-        process holds the warehouse lock. `WarehouseResource.get` calls it before each step on the host."""
-        if _publishing_stage(self) is not None and not _HELD.get(self._lock_path.resolve()):
-            with self.connect():
+    def publish_stage(self, entries: list[str] | None = None) -> int:
+        """On the warehouse host (COMPASS_PUBLISH_FROM, this being COMPASS_DB's file): commit the staged `entries`
+        (None: every pending one) in one transaction and export what is owed to the stage; the number of entries
+        committed. Nothing otherwise, nor while this process holds the warehouse lock. A step in stage mode asks for
+        its own entries through the host's `duckdb` queue (pipelines.celery_app) before it reports them to Dagster."""
+        stage = _publishing_stage(self)
+        if stage is None or _HELD.get(self._lock_path.resolve()):
+            return 0
+        published = stage.publish_pending(self, entries)
+        if not published:
+            with self.connect():  # exports what an earlier write left owed
                 pass
+        return published
 
     def changed(self, con: duckdb.DuckDBPyConnection, *tables: str) -> None:
         """Record tables written on the open exclusive connection `con`, inside the caller's transaction: exported to
@@ -149,8 +154,6 @@ class Warehouse:
             yield self._session
             return
         stage = _publishing_stage(self)
-        if stage is not None and not read_only and not self._publishing and not _HELD.get(self._lock_path.resolve()):
-            stage.publish_pending(self)  # what steps elsewhere staged, before this connection writes
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self._lock_path, "w") as lock:
             exclusive = not (read_only and self.path.exists())
@@ -631,7 +634,4 @@ class WarehouseResource(dg.ConfigurableResource):
         if settings.stage_url():
             from resources.stage import StagedWarehouse
             return StagedWarehouse(settings.stage_url())
-        wh = Warehouse(self.path or None)
-        if settings.publish_from():
-            wh.publish_stage()  # the warehouse host: what remote steps staged, before this step reads it
-        return wh
+        return Warehouse(self.path or None)

@@ -1,7 +1,8 @@
 """Real asset steps where the warehouse is not (resources.stage, issue 44 item 2), without the deploy stack: three case
-steps of compass_small run in stage mode with a warehouse path that cannot exist, and the warehouse host's first
-connection publishes the data versions of the local refresh. (compass/rank_bootstrap, which reads another remote
-step's staged rows, runs remote in `make deploy-check` only: 27 s of bootstrap at load 9.)"""
+steps of compass_small run in stage mode with a warehouse path that cannot exist, and the warehouse host's
+`publish_stage` publishes the data versions of the local refresh (no Celery here, so no step asks for its entries:
+they are published by hand). (compass/rank_bootstrap, which reads another remote step's staged rows, runs remote in
+`make deploy-check` only: 27 s of bootstrap at load 9.)"""
 
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def test_remote_case_steps_publish_the_versions_of_a_local_refresh(compass_small
     pending = len(list((stage / "pending").iterdir()))
     assert pending == len(STEPS)
 
-    published = Warehouse(host)  # the next step's WarehouseResource.get on the host commits what the steps staged
+    published = Warehouse(host)  # by hand, every pending entry (on the stack each step asks for its own)
     published.publish_stage()
     assert _versions(published) == expected
     assert len(published.read(PUBLISHES)) == len(TABLES) and not list((stage / "pending").iterdir())
