@@ -42,6 +42,7 @@ from pipelines.executor import remote_steps
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.pg_connections import keep_connections
 from pipelines.refresh import MAX_TICKS, RefreshReport, Run, sources_to_read, tick
+from pipelines.run_growth import grow
 from resources.settings import SettingsError
 from resources.sources import SourcesResource
 from resources.warehouse import Warehouse
@@ -196,6 +197,8 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
         ready = _split_in_flight(ready, failed)[0]  # as the automation, which waits while a parent's run failed
         runs, deferred = _split_in_flight(_merged(_requested_runs(requests) + waiting + _still_stale(instance, ready)),
                                           in_flight)
+        requested = sum(len(keys) for _, keys in runs)
+        runs = grow(instance, runs, [*in_flight.values(), *deferred, *failed.values()], _blocked)
         runs_per_partition.update(partition for partition, _ in runs)
         unsettled = [str(partition) for partition, n in runs_per_partition.items() if n > MAX_TICKS]
         if unsettled:
@@ -203,8 +206,10 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                                f"{', '.join(unsettled)} (None: unpartitioned)")
         in_flight.update({queue.submit(keys, partition): (partition, keys) for partition, keys in runs})
         if runs or deferred:
-            progress(f"tick {report.ticks}: {len(runs)} queued run(s), {len(deferred)} deferred; {len(in_flight)} in "
-                     f"flight, {len(report.materialized)} done, {len(report.failed)} failed so far")
+            joined = sum(len(keys) for _, keys in runs) - requested
+            progress(f"tick {report.ticks}: {len(runs)} queued run(s), {joined} asset(s) joined them, {len(deferred)} "
+                     f"deferred; {len(in_flight)} in flight, {len(report.materialized)} done, {len(report.failed)} "
+                     f"failed so far")
         if not in_flight:  # nothing deferred either: only a run in flight defers
             return
         finished: list[Run] = []
