@@ -11,8 +11,10 @@ overlaps their steps. The daemon's `compass_automation` sensor does not tick on 
 (docs/results/operations.md) are not the daemon's. The refresh condition waits while any ancestor is requested or in
 progress (assets.automation: a queued run's assets count as in progress from its creation), and the driver defers a
 request for what a run in flight plans, or for its descendants, until that run finished (`_split_in_flight`), so no
-asset runs before all its parents finished. The queue's limits (deploy/dagster.yaml `concurrency.runs`) and the
-workers decide what runs at once.
+asset runs before all its parents finished. Each run it submits grows by the descendants of its partition key that
+the automation would request for certain once it finished (pipelines.run_growth: missing or a new code version,
+every other parent settled), so a partition's chain runs as one run, not a run per layer. The queue's limits
+(deploy/dagster.yaml `concurrency.runs`) and the workers decide what runs at once.
 
     python -m pipelines.queue_refresh -w deploy/workspace.yaml     # DAGSTER_HOME holds deploy/dagster.yaml
 """
