@@ -64,7 +64,7 @@ class _Statuses:
             failed = self.loop.run_until_complete(
                 self.view.compute_execution_failed_subset(key=key, from_subset=self.subset(key, partition)))
             return failed.compute_intersection(self.subset(key, partition)).is_empty
-        return False and any(
+        return status == StaleStatus.STALE and any(
             cause.category == StaleCauseCategory.CODE and cause.key.asset_key == key
             for cause in self.resolver.get_stale_causes(key, partition))
 
