@@ -11,8 +11,10 @@ overlaps their steps. The daemon's `compass_automation` sensor does not tick on 
 (docs/results/operations.md) are not the daemon's. The refresh condition waits while any ancestor is requested or in
 progress (assets.automation: a queued run's assets count as in progress from its creation), and the driver defers a
 request for what a run in flight plans, or for its descendants, until that run finished (`_split_in_flight`), so no
-asset runs before all its parents finished. The queue's limits (deploy/dagster.yaml `concurrency.runs`) and the
-workers decide what runs at once.
+asset runs before all its parents finished. Each run it submits grows by the descendants of its partition key that
+the automation would request for certain once it finished (pipelines.run_growth: missing or a new code version,
+every other parent settled), so a partition's chain runs as one run, not a run per layer. The queue's limits
+(deploy/dagster.yaml `concurrency.runs`) and the workers decide what runs at once.
 
     python -m pipelines.queue_refresh -w deploy/workspace.yaml     # DAGSTER_HOME holds deploy/dagster.yaml
 """
@@ -42,6 +44,7 @@ from pipelines.executor import remote_steps
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.pg_connections import keep_connections
 from pipelines.refresh import MAX_TICKS, RefreshReport, Run, sources_to_read, tick
+from pipelines.run_growth import grow
 from resources.settings import SettingsError
 from resources.sources import SourcesResource
 from resources.warehouse import Warehouse
@@ -189,13 +192,19 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
     deferred: list[Run] = []
     failed: dict[str, Run] = {}  # finished runs that did not succeed: what they plan, and its descendants, stays held
     runs_per_partition: collections.Counter[str | None] = collections.Counter()
+    bookkeeping = 0.0  # seconds from noticing a finished run to the tick (partition sync, the run's report)
     while True:  # a tick per finished run (or several finished at once), not per layer of the graph
+        began = time.monotonic()
         requests, cursor = tick(defs, instance, cursor)
         report.ticks += 1
+        evaluated = time.monotonic()
         ready, waiting = _split_in_flight(deferred, in_flight)  # ready: their runs finished
         ready = _split_in_flight(ready, failed)[0]  # as the automation, which waits while a parent's run failed
         runs, deferred = _split_in_flight(_merged(_requested_runs(requests) + waiting + _still_stale(instance, ready)),
                                           in_flight)
+        requested = sum(len(keys) for _, keys in runs)
+        runs = grow(instance, runs, [*in_flight.values(), *deferred, *failed.values()], _blocked)
+        grown = time.monotonic()
         runs_per_partition.update(partition for partition, _ in runs)
         unsettled = [str(partition) for partition, n in runs_per_partition.items() if n > MAX_TICKS]
         if unsettled:
@@ -203,13 +212,18 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                                f"{', '.join(unsettled)} (None: unpartitioned)")
         in_flight.update({queue.submit(keys, partition): (partition, keys) for partition, keys in runs})
         if runs or deferred:
-            progress(f"tick {report.ticks}: {len(runs)} queued run(s), {len(deferred)} deferred; {len(in_flight)} in "
-                     f"flight, {len(report.materialized)} done, {len(report.failed)} failed so far")
+            joined = sum(len(keys) for _, keys in runs) - requested
+            progress(f"tick {report.ticks}: {len(runs)} queued run(s), {joined} asset(s) joined them, {len(deferred)} "
+                     f"deferred; {len(in_flight)} in flight, {len(report.materialized)} done, {len(report.failed)} "
+                     f"failed so far (partition sync and run reports {bookkeeping:.1f} s, evaluation "
+                     f"{evaluated - began:.1f} s, deferrals and growth "
+                     f"{grown - evaluated:.1f} s, submission {time.monotonic() - grown:.1f} s)")
         if not in_flight:  # nothing deferred either: only a run in flight defers
             return
         finished: list[Run] = []
         while in_flight and (not finished or _only_sinks(finished)):
             queue.wait(in_flight, timeout_s, any_of=True)
+            noticed = time.monotonic()
             # Under the daemon, the daily schedule may write raw tables while this refresh runs (the inbox waits):
             # their new datasets get partitions before the next tick (`compass run` syncs once).
             sync_dynamic_partitions(instance)
@@ -219,6 +233,7 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                     failed[run_id] = (partition, keys)
                 report.add(defs, instance, run_id, with_inseparable(keys), partition)
                 finished.append((partition, keys))
+            bookkeeping = time.monotonic() - noticed
         if not in_flight and not deferred and _only_sinks(finished):
             return
 

@@ -80,6 +80,7 @@ def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkey
                     [dg.RunRequest(partition_key=LOW, asset_selection=[LEADERBOARDS, CHANGES])], [], []])
     monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (next(answers), cursor))
     monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
+    monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: runs)  # test_run_growth.py
     monkeypatch.setattr(qr, "_still_stale", lambda instance, runs: [
         (p, [k for k in keys if k == CHANGES or k in stale]) for p, keys in runs])
     monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
@@ -101,6 +102,7 @@ def test_a_refresh_that_does_not_settle_stops(monkeypatch):
     requests = [dg.RunRequest(partition_key=LOW, asset_selection=[LEADERBOARDS])]  # it has children
     monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (requests, cursor))
     monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
+    monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: runs)  # test_run_growth.py
     monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
     queue = _InstantQueue()
     with pytest.raises(RuntimeError, match=f"more than {MAX_TICKS} runs of partition key.*{LOW}"):

@@ -1,0 +1,121 @@
+"""pipelines.run_growth without a stack, on Dagster's own records (an ephemeral instance; materializations carry the
+data-version provenance a run records): a queued run grows by exactly the descendants the automation would request
+for certain once it finished (issue 44, item 3)."""
+
+import dagster as dg
+import pytest
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData)
+from dagster._core.definitions.data_version import (CODE_VERSION_TAG, DATA_VERSION_TAG, get_input_data_version_tag,
+                                                    get_input_event_pointer_tag)
+
+from pipelines.queue_refresh import _blocked, defs
+from pipelines.run_growth import _Statuses, grow
+
+KEY = dg.AssetKey.from_user_string
+TARGETS, MEASURES, BOOTSTRAP = KEY("compass/targets"), KEY("compass/measures"), KEY("compass/rank_bootstrap")
+CHANGES, UNCERTAINTY, NEXT = KEY("compass/leaderboard_changes"), KEY("compass/rank_uncertainty"), \
+    KEY("compass/next_evaluations")
+CASE, LOW = "small_open", "small_open|cost_aware_low"
+GRAPH = defs.resolve_asset_graph()
+
+
+def _instance() -> dg.DagsterInstance:
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("case", [CASE])
+    instance.add_dynamic_partitions("scenario", ["cost_aware_low", "constrained_all"])
+    return instance
+
+
+def _partition(key: dg.AssetKey) -> str | None:
+    return CASE if GRAPH.get(key).partitions_def is not None else None  # the case's ancestors: by case, or none
+
+
+def _materialize(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None = None,
+                 code_version: str | None = None) -> None:
+    """A materialization recording its parents' latest data versions, as a run's does (fresh until one changes);
+    by default of the case's partition (or none)."""
+    partition = partition or _partition(key)
+    tags = {DATA_VERSION_TAG: "v1", CODE_VERSION_TAG: code_version or GRAPH.get(key).code_version}
+    for parent in GRAPH.get(key).parent_keys:
+        same = GRAPH.get(parent).partitions_def == GRAPH.get(key).partitions_def
+        read = partition if same else _partition(parent)
+        record = instance.fetch_materializations(dg.AssetRecordsFilter(
+            asset_key=parent, asset_partitions=[read] if read else None), limit=1).records[0]
+        tags |= {get_input_data_version_tag(parent): record.asset_materialization.tags[DATA_VERSION_TAG],
+                 get_input_event_pointer_tag(parent): str(record.storage_id)}
+    instance.report_runless_asset_event(dg.AssetMaterialization(key, partition=partition, tags=tags))
+
+
+def _with_ancestors_of(instance: dg.DagsterInstance, key: dg.AssetKey) -> dg.DagsterInstance:
+    wanted = GRAPH.get_ancestor_asset_keys(key) | {key}
+    for each in GRAPH.toposorted_asset_keys:
+        if each in wanted:
+            _materialize(instance, each)
+    return instance
+
+
+def _grown(instance, others=()) -> list[dg.AssetKey]:
+    [(partition, keys)] = grow(instance, [(LOW, [TARGETS])], list(others), _blocked)
+    assert partition == LOW
+    return keys
+
+
+@pytest.fixture(scope="module")
+def settled_case():
+    """The case's rank bootstrap and everything above it materialized and fresh; no decision yet."""
+    return _with_ancestors_of(_instance(), BOOTSTRAP)
+
+
+def test_a_decision_run_takes_its_children_when_their_other_parents_are_settled(settled_case):
+    """A decision run (the automation requested the targets: a multi-asset, all five tables) takes the three children
+    it would otherwise leave to a run of their own one tick later: leaderboard_changes (its parents all in the
+    run), rank_uncertainty (also the case's rank bootstrap, fresh and planned by no run) and next_evaluations (the
+    case's steps, vetted by the targets' request, and rank_uncertainty joined before it). With the bootstrap planned
+    by a run in flight, or missing (a cold refresh), the two that read it wait, as the automation would make them.
+    A child another run plans (a deferred request) does not join either. Red when `_blocked` is not asked for the
+    child (leaderboard_changes joined although deferred) and when an unsettled parent is accepted (`settled`
+    returning True: joined with the bootstrap missing)."""
+    decisions = sorted(GRAPH.get(TARGETS).assets_def.keys)
+    assert _grown(settled_case) == [TARGETS, CHANGES, UNCERTAINTY, NEXT]
+    assert _grown(settled_case, others=[(CASE, [BOOTSTRAP])]) == [TARGETS, CHANGES]
+    assert _grown(settled_case, others=[(LOW, [CHANGES])]) == [TARGETS, UNCERTAINTY, NEXT]  # deferred: its own run
+    assert _grown(_instance()) == [TARGETS, CHANGES]
+    assert len(decisions) == 5  # the run submits them all (with_inseparable); only the targets were requested
+
+
+def test_children_that_are_there_do_not_join_unless_their_code_changed(settled_case):
+    """A warm refresh keeps its minimal recomputation: a child already materialized (current code version) is left
+    to the automation, which requests it only if its parents' data versions change; with a new code version the
+    automation requests it for certain, so it joins. Red when `certain` accepts any child (the first assert) and
+    when it ignores code versions (the second)."""
+    instance = _with_ancestors_of(_instance(), BOOTSTRAP)
+    for key in GRAPH.get(TARGETS).assets_def.keys:  # the decisions as a previous refresh left them
+        instance.report_runless_asset_event(dg.AssetMaterialization(key, partition=LOW, tags={DATA_VERSION_TAG: "v1"}))
+    _materialize(instance, CHANGES, LOW)
+    assert CHANGES not in _grown(instance)
+    _materialize(instance, CHANGES, LOW, code_version="an older version")
+    assert CHANGES in _grown(instance)
+
+
+@pytest.mark.parametrize("results, settled", [({}, False), ({"measures_in_unit_interval": True,
+                                                             "measures_keep_their_meaning": False}, False),
+                                              ({"measures_in_unit_interval": True,
+                                                "measures_keep_their_meaning": True}, True)])
+def test_a_parent_is_settled_only_when_its_blocking_checks_passed(results, settled):
+    """The case's measures, fresh, count as settled for a joining child only once both blocking checks passed on
+    that materialization (as the automation's all_deps_blocking_checks_passed): not before any result, not after
+    one failed. Red when blocking checks are not read (True in the first two cases)."""
+    instance = _with_ancestors_of(_instance(), MEASURES)
+    record = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=MEASURES, asset_partitions=[CASE]),
+                                             limit=1).records[0]
+    target = AssetCheckEvaluationTargetMaterializationData(storage_id=record.storage_id, run_id=record.run_id,
+                                                           timestamp=record.timestamp)
+    for name, passed in results.items():
+        instance.report_runless_asset_event(dg.AssetCheckEvaluation(
+            asset_key=MEASURES, check_name=name, passed=passed, partition=CASE, target_materialization_data=target))
+    statuses = _Statuses(instance)
+    try:
+        assert statuses.settled(MEASURES, statuses.subset(MEASURES, CASE), {}, _blocked) is settled
+    finally:
+        statuses.loop.close()
