@@ -127,3 +127,39 @@ def mean_costs(df: pd.DataFrame, *, split: str = "train") -> dict[str, float]:
     if costs.isna().any():
         raise ValueError(f"missing {COST_COLUMN} for model(s) {sorted(costs[costs.isna()].index)}")
     return {str(k): float(v) for k, v in costs.items()}
+
+
+# The per-model counts `validate_summary` checks (computed where the records are: `resources.cascade_matrix`).
+SUMMARY_COLUMNS: tuple[str, ...] = ("model_id", "nan_confidence", "positive_confidence", "nan_correct", "bad_correct",
+                                    "train_rows", "train_distinct_confidence", "train_confidence", "train_queries")
+
+
+def validate_summary(summary: pd.DataFrame, duplicate: Sequence[object] | None) -> None:
+    """`validate_records`' checks, in its order and with its messages, on per-model counts of the records instead
+    of the records: one row per model (`SUMMARY_COLUMNS`: NaN / positive confidences, NaN / non-0/1 labels, train
+    rows, distinct train confidences and one of them, distinct train query ids) and the first duplicated
+    (split, query_id, model_id) key or None."""
+    summary = summary.sort_values("model_id", ignore_index=True)
+    models = summary["model_id"].tolist()
+    if len(models) < 2:
+        raise ValueError(f"a cascade dataset needs at least 2 models, found {len(models)}: {models}")
+    for column, message in (("nan_confidence", "NaN confidence values for model(s) {}"),
+                            ("positive_confidence", "confidence must be a log-probability (<= 0); positive values "
+                                                    "for model(s) {}"),
+                            ("nan_correct", "NaN 'correct' labels for model(s) {}")):
+        bad = summary.loc[summary[column] > 0, "model_id"].tolist()
+        if bad:
+            raise ValueError(message.format(bad))
+    if (summary["bad_correct"] > 0).any():
+        raise ValueError("'correct' must be 0/1 (or boolean)")
+    if duplicate is not None:
+        raise ValueError(f"duplicate (split, query_id, model_id) rows, e.g. {list(duplicate)}")
+    for row in summary.itertuples():
+        if row.train_rows == 0:
+            raise ValueError(f"model {row.model_id!r} has no train rows")
+        if row.train_distinct_confidence < 2:
+            raise ValueError(f"model {row.model_id!r}: all train confidences are identical "
+                             f"({np.float64(row.train_confidence)!r})")
+    counts = summary.set_index("model_id")["train_queries"]
+    if counts.nunique() != 1:
+        raise ValueError(f"models answer different numbers of train queries: {counts.to_dict()}")
