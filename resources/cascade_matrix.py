@@ -117,7 +117,7 @@ def _rows(con: duckdb.DuckDBPyConnection, queries: str) -> tuple[tuple[str, ...]
     names = tuple(con.execute(f"select distinct split from {queries} order by split").fetchnumpy()["split"].tolist())
     if len(names) > 127:
         raise ValueError(f"{len(names)} splits; a cascade dataset has a few (train, test)")
-    width = con.execute(f"select coalesce(max(length(query_id)), 1) from {queries}").fetchone()[0]
+    width = con.execute(f"select coalesce(max(strlen(query_id)), 1) from {queries}").fetchone()[0]  # bytes >= chars
     n = con.execute(f"select count(*) from {queries}").fetchone()[0]
     codes, ids = np.empty(n, np.int8), np.empty(n, f"<U{max(width, 1)}")
     code_of = ", ".join(f"'{_quoted(s)}'" for s in names)
