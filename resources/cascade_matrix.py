@@ -5,7 +5,9 @@ generation 0, filled the split and validated (`compass.cascades.study.prepare_re
 it keeps the first generation, fills a missing split with "train", counts per model what `validate_records` checks
 (`compass.cascades.data.validate_summary` raises its errors), numbers the (split, query_id) rows and the models in
 sort order, and sends each record as (row, model, signals) numbers in chunks that are written straight into
-preallocated (query x model) arrays. No string crosses per record: only the query ids, once per row.
+preallocated (query x model) arrays. No string crosses per record: only the query ids, once per row. The checks
+that need the rows (duplicates, train queries per model) are read off the matrices; only a dataset with a duplicate
+runs the `group by` that names it.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import uuid
 
 import duckdb
 import numpy as np
+import pandas as pd
 
-from compass.cascades.data import REQUIRED_COLUMNS, validate_summary
+from compass.cascades.data import REQUIRED_COLUMNS, SUMMARY_COLUMNS, check_rows, check_values
 from compass.cascades.wide import LABEL_COLUMN, WideRecords
 from resources.query_frames import MEMORY_LIMIT, _restore_memory_limit, _spill_to
 
@@ -60,7 +63,8 @@ def cascade_matrix(con: duckdb.DuckDBPyConnection, dataset: str,
                     f"coalesce(query_id::varchar, 'None') as query_id, model_id, "
                     f"{', '.join(f'{c}::double as {c}' for c in signals)} from {table} "
                     f"where dataset = {quoted} {first}")
-        _validate(con, view)
+        summary, narrow = _summary(con, view, signals)
+        check_values(summary)
         con.execute(f"create temp table {queries} as select split, query_id, "
                     f"(row_number() over (order by split, query_id) - 1)::integer as r "
                     f"from (select distinct split, query_id from {view})")
@@ -68,18 +72,22 @@ def cascade_matrix(con: duckdb.DuckDBPyConnection, dataset: str,
                     f"(row_number() over (order by model_id) - 1)::integer as m from (select distinct model_id from {view})")
         model_names = tuple(con.execute(f"select model_id from {models} order by m").fetchnumpy()["model_id"].tolist())
         split_names, split_codes, query_ids = _rows(con, queries)
-        narrow = _narrow(con, view, [c for c in signals if c != LABEL_COLUMN])
         shape = (len(query_ids), len(model_names))
         present = np.zeros(shape, bool)
         values = {c: np.zeros(shape, np.int8) if c == LABEL_COLUMN else np.full(shape, np.nan, narrow[c])
                   for c in signals}
         result = con.execute(f"select q.r, m.m, {', '.join(f'v.{c}' for c in signals)} from {view} v "
                              f"join {queries} q using (split, query_id) join {models} m using (model_id)")
+        records = 0
         while (batch := _chunk(result)) is not None:
             cell = batch["r"].astype(np.int64) * shape[1] + batch["m"]
             present.ravel()[cell] = True
             for c in signals:
                 values[c].ravel()[cell] = batch[c]
+            records += cell.size
+        train = split_codes == split_names.index("train") if "train" in split_names else np.zeros(shape[0], bool)
+        summary["train_queries"] = summary["model_id"].map(dict(zip(model_names, present[train].sum(axis=0))))
+        check_rows(summary, _first_duplicate(con, view) if present.sum() < records else None)
     finally:
         for name in (queries, models):
             con.execute(f"drop table if exists {name}")
@@ -92,10 +100,11 @@ def _quoted(text: str) -> str:
     return text.replace("'", "''")
 
 
-def _validate(con: duckdb.DuckDBPyConnection, view: str) -> None:
-    """`validate_summary` of the view's per-model counts and its first duplicated key."""
-    if con.execute(f"select count(*) from {view} where model_id is null").fetchone()[0]:
-        raise ValueError("a record has no model_id")
+def _summary(con: duckdb.DuckDBPyConnection, view: str, signals: list[str]) -> tuple[pd.DataFrame, dict[str, type]]:
+    """The view's per-model counts (`compass.cascades.data.SUMMARY_COLUMNS`) and each float signal's dtype: float32
+    when every value of it is a float32 exactly (NULLs and NaN aside), else float64; in one scan."""
+    floats = [c for c in signals if c != LABEL_COLUMN]
+    exact = "".join(f", coalesce(bool_and({c}::float::double = {c}), true) as exact_{c}" for c in floats)
     summary = con.execute(f"""
         select model_id,
                count(*) filter (confidence is null or isnan(confidence)) as nan_confidence,
@@ -103,13 +112,19 @@ def _validate(con: duckdb.DuckDBPyConnection, view: str) -> None:
                count(*) filter (correct is null or isnan(correct)) as nan_correct,
                count(*) filter (correct not in (0, 1) and not isnan(correct)) as bad_correct,
                count(*) filter (split = 'train') as train_rows,
-               count(distinct confidence) filter (split = 'train') as train_distinct_confidence,
-               min(confidence) filter (split = 'train') as train_confidence,
-               count(distinct query_id) filter (split = 'train') as train_queries
+               min(confidence) filter (split = 'train') as train_min_confidence,
+               max(confidence) filter (split = 'train') as train_max_confidence{exact}
         from {view} group by model_id order by model_id""").df()
-    duplicate = con.execute(f"select split, query_id, model_id from {view} group by all having count(*) > 1 "
-                            "order by all limit 1").fetchone()
-    validate_summary(summary, duplicate)
+    if summary["model_id"].isna().any():
+        raise ValueError("a record has no model_id")
+    narrow = {c: np.float32 if summary[f"exact_{c}"].all() else np.float64 for c in floats}
+    return summary[list(SUMMARY_COLUMNS)], narrow
+
+
+def _first_duplicate(con: duckdb.DuckDBPyConnection, view: str) -> tuple[object, ...]:
+    """The first (split, query_id, model_id) key that repeats, in sort order."""
+    return con.execute(f"select split, query_id, model_id from {view} group by all having count(*) > 1 "
+                       "order by all limit 1").fetchone()
 
 
 def _rows(con: duckdb.DuckDBPyConnection, queries: str) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
@@ -126,15 +141,6 @@ def _rows(con: duckdb.DuckDBPyConnection, queries: str) -> tuple[tuple[str, ...]
         codes[batch["r"]] = batch["s"]
         ids[batch["r"]] = batch["query_id"]
     return names, codes, ids
-
-
-def _narrow(con: duckdb.DuckDBPyConnection, view: str, columns: list[str]) -> dict[str, type]:
-    """float32 for a column whose every value is a float32 exactly (NULLs and NaN aside), else float64."""
-    if not columns:
-        return {}
-    exact = con.execute("select " + ", ".join(f"coalesce(bool_and({c}::float::double = {c}), true)"
-                                              for c in columns) + f" from {view}").fetchone()
-    return {c: np.float32 if ok else np.float64 for c, ok in zip(columns, exact)}
 
 
 def _chunk(result: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray] | None:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.cascades.data import validate_summary
+from compass.cascades.data import check_rows
 from compass.cascades.study import prepare_records
 from compass.cascades.wide import WideRecords
 from compass.ingest.extracts import cheapest_prices, no_prices
@@ -189,7 +189,7 @@ def _shared(wh: Warehouse, builds: list, value, encode=lambda v: {"x": np.array(
 
 def test_a_change_to_the_preparing_code_prepares_again(tmp_path, monkeypatch):
     # the hash is of the modules the readers build with, and follows their files
-    builders = {prepare, cascade_matrix, WideRecords.long, coded_records, validate_summary, build_arrays,
+    builders = {prepare, cascade_matrix, WideRecords.long, coded_records, check_rows, build_arrays,
                 cheapest_prices, readers.oracle_dataset, prepared_store.encode_frame}
     assert {f.__module__ for f in builders} <= set(prepared_store.PREPARATION_MODULES)
     (tmp_path / "prep_mod.py").write_text("X = 1\n")
