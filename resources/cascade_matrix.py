@@ -68,8 +68,8 @@ def cascade_matrix(con: duckdb.DuckDBPyConnection, dataset: str,
         con.execute(f"create temp table {queries} as select split, query_id, "
                     f"(row_number() over (order by split, query_id) - 1)::integer as r "
                     f"from (select distinct split, query_id from {view})")
-        con.execute(f"create temp table {models} as select model_id, "
-                    f"(row_number() over (order by model_id) - 1)::integer as m from (select distinct model_id from {view})")
+        con.execute(f"create temp table {models} as select model_id, (row_number() over (order by model_id) - 1)"
+                    f"::integer as m from (select distinct model_id from {view})")
         model_names = tuple(con.execute(f"select model_id from {models} order by m").fetchnumpy()["model_id"].tolist())
         split_names, split_codes, query_ids = _rows(con, queries)
         shape = (len(query_ids), len(model_names))
