@@ -12,7 +12,9 @@ version (datasets.query_records_versions, the pin its datasets/records run publi
 this one included); a new version of any of them is a new file, and the older files of the same dataset are removed
 when it is written. A file lock per (kind, dataset) makes concurrent assets wait for the one that builds; a file that
 does not load (truncated, corrupt) is built again. Without a pinned extract (an old layout, a test warehouse) or when
-a listed table is not versioned (no data_version column) nothing is stored.
+a listed table is not versioned (no data_version column) nothing is stored. The cascade's preparation is its
+(query x model) matrices (`compass.cascades.wide.WideRecords`, `encode_wide`: numeric arrays as they are, the
+labels fixed-width str).
 """
 
 from __future__ import annotations
