@@ -45,7 +45,7 @@ def cascade_matrix(con: duckdb.DuckDBPyConnection, dataset: str,
         raise NoRows(f"no rows of {dataset!r} in {table}")
     if not confident:
         return None
-    missing = [c for c in REQUIRED_COLUMNS if c not in types]
+    missing = [c for c in REQUIRED_COLUMNS if c not in types and c != "split"]  # no split: every row is train
     if missing:
         raise ValueError(f"records are missing required column(s) {missing}; have "
                          f"{[c for c in ('split', 'query_id', 'model_id', 'generation', *SIGNALS) if c in types]}")
@@ -59,7 +59,8 @@ def cascade_matrix(con: duckdb.DuckDBPyConnection, dataset: str,
     _spill_to(con)
     con.execute(f"set memory_limit = '{MEMORY_LIMIT}'")  # the joins spill past it
     try:
-        con.execute(f"create temp view {view} as select coalesce(split, 'train') as split, "
+        split = "coalesce(split, 'train')" if "split" in types else "'train'"
+        con.execute(f"create temp view {view} as select {split} as split, "
                     f"coalesce(query_id::varchar, 'None') as query_id, model_id, "
                     f"{', '.join(f'{c}::double as {c}' for c in signals)} from {table} "
                     f"where dataset = {quoted} {first}")
