@@ -29,6 +29,7 @@ from compass.cascades.copulas import copula_table, markov_test
 from compass.cascades.data import pivot
 from compass.cascades.marginals import fit_marginals, marginal_gof_table, marginal_params_frame
 from compass.cascades.plots import curves_plot, marginals_plot, optimal_map_plot, tau_heatmap, two_model_cascades_plot
+from compass.cascades.wide import WideRecords
 from resources import readers, settings
 from resources.publish import publish_many, save_figure
 from resources.warehouse import Warehouse, WarehouseResource
@@ -86,11 +87,17 @@ def _skip_checked(context: dg.AssetExecutionContext, reason: str = SKIPPED) -> d
     return _with_checks(_skip(context, reason), dg.AssetCheckResult(passed=True, metadata={"skipped": reason}))
 
 
+def _long(records: WideRecords | None) -> pd.DataFrame | None:
+    """The long frame of the partition's records, for the tables whose science takes it (all but calibration and
+    marginals, which take the matrices)."""
+    return None if records is None else records.long()
+
+
 def _records_with_test(context: dg.AssetExecutionContext, warehouse: WarehouseResource
                        ) -> tuple[Warehouse, pd.DataFrame | None, str]:
     """The warehouse and the partition's cascade records, or None and why the test-curve assets skip it."""
     wh = warehouse.get()
-    records = readers.cascade_records(wh, context.partition_key)
+    records = _long(readers.cascade_records(wh, context.partition_key))
     if records is None:
         return wh, None, SKIPPED
     if not cs.has_test(records):
@@ -146,7 +153,7 @@ def cascade_copulas(context: dg.AssetExecutionContext, config: CascadeStudyConfi
     is tested on the test split (Table 2.4, as the thesis runs it), with 200 bootstrap draws in the heavy study."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = readers.cascade_records(wh, dataset)
+    records = _long(readers.cascade_records(wh, dataset))
     if records is None:
         return _skip(context)
     study = config.settings()
@@ -251,7 +258,7 @@ def cascade_economics(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     """Economic evaluation: reward per model on the (lambda_E, lambda_L) grid, optimal-model map, critical prices."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = readers.cascade_records(wh, dataset)
+    records = _long(readers.cascade_records(wh, dataset))
     if records is None:
         return _skip(context)
     if cs.lacks(records, ["cost_usd", "latency_ms"]):
@@ -269,7 +276,7 @@ def cascade_two_model(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     (App. 3D, Fig. 3.5) and the cascade error rate decomposition across thresholds (Fig. 3.6)."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = readers.cascade_records(wh, dataset)
+    records = _long(readers.cascade_records(wh, dataset))
     if records is None:
         return _skip(context)
     if cs.lacks(records, ["cost_usd", "latency_ms"]) or not cs.has_test(records):
@@ -286,7 +293,7 @@ def cascade_failfast(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     """"Fail Fast, or Ask" on REAL records (Sec. 4.3, Table 4.2 shape), labelled data = real."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = readers.cascade_records(wh, dataset)
+    records = _long(readers.cascade_records(wh, dataset))
     if records is None:
         return _skip(context)
     if cs.lacks(records, ["cost_usd", "latency_ms", "tokens_out"]):

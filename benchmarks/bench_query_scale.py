@@ -19,8 +19,8 @@ included: the measure that holds while other work shares the machine) are its ow
   oracle_estimates  (only when named in --stages) the same, then oracle/estimates' `analysis_tables`: every
             estimator, the frontier sweeps, the bootstrap intervals at the pipeline's default n_boot
             (`settings.oracle_n_boot`)
-  cascade   `readers.cascade_records` (the records the cascade assets share, built once as the oracle's;
-            cascade_fit loads them)
+  cascade   `readers.cascade_records` (the records the cascade assets share as (query x model) matrices built in
+            DuckDB, `resources.cascade_matrix`; built once as the oracle's; cascade_fit loads them)
   cascade_fit  the same, then cascade/calibration's table (logistic calibrators on a sample, eqs. 2.16-2.17) and
             cascade/marginals' EM fit (eq. 2.7) on the calibrated train rows and its goodness of fit (eq. 2.20), each on
             its stated sample (`marginals.MARGINAL_SAMPLE`, `GOF_SAMPLE`)

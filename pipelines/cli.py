@@ -503,9 +503,10 @@ def cmd_cascade(args: argparse.Namespace) -> int:
         datasets = wh.query("select distinct dataset from raw.query_records")["dataset"].tolist()
         if args.dataset not in datasets:
             raise UsageError(f"unknown dataset {args.dataset!r}; valid datasets: {choices(datasets)}")
-        records = readers.cascade_records(wh, args.dataset)
-        if records is None:
+        wide = readers.cascade_records(wh, args.dataset)
+        if wide is None:
             raise ValueError(f"dataset {args.dataset!r} has no confidence signal; cascades need confidences")
+        records = wide.long()
         known = sorted(records["model_id"].unique())
         unknown = [m for m in models if m not in known]
         if unknown:

@@ -12,7 +12,9 @@ version (datasets.query_records_versions, the pin its datasets/records run publi
 this one included); a new version of any of them is a new file, and the older files of the same dataset are removed
 when it is written. A file lock per (kind, dataset) makes concurrent assets wait for the one that builds; a file that
 does not load (truncated, corrupt) is built again. Without a pinned extract (an old layout, a test warehouse) or when
-a listed table is not versioned (no data_version column) nothing is stored.
+a listed table is not versioned (no data_version column) nothing is stored. The cascade's preparation is its
+(query x model) matrices (`compass.cascades.wide.WideRecords`, `encode_wide`: numeric arrays as they are, the
+labels fixed-width str).
 """
 
 from __future__ import annotations
@@ -32,16 +34,17 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
+from compass.cascades.wide import WideRecords
 from compass.oracle.prepare import ModelSet, Prepared
 from compass.oracle.records import OracleArrays
 from resources.query_extract import PINS
 from resources.warehouse import Warehouse
 
 # The modules whose code reads, builds and encodes the stored preparations (readers' `_prepare_oracle` and
-# `cascade_records`, this one): a change to any of their files is a new key (`code_hash`).
+# `_cascade_matrix`, this one): a change to any of their files is a new key (`code_hash`).
 PREPARATION_MODULES = ("compass.oracle.prepare", "compass.oracle.records", "compass.ingest.extracts",
-                       "compass.cascades.study", "compass.cascades.data", "resources.query_frames",
-                       "resources.readers", "resources.prepared_store")
+                       "compass.cascades.wide", "compass.cascades.data", "resources.cascade_matrix",
+                       "resources.query_frames", "resources.readers", "resources.prepared_store")
 _MASKED = ("boolean", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float32", "Float64")
 _UNREADABLE = (OSError, ValueError, KeyError, zipfile.BadZipFile)  # what np.load / decode raise on a damaged file
 _ARRAY_FIELDS = ("successes", "trials", "outcomes", "gen_cost", "mean_cost")
@@ -230,3 +233,19 @@ def decode_prepared(arrays: dict[str, np.ndarray]) -> Prepared:
     name, index_name = header["model_cost_names"]
     model_cost = pd.Series(arrays["model_cost"], index=pd.Index(full.model_ids, name=index_name), name=name)
     return Prepared(header["dataset"], header["cost_basis"], full, sets, model_cost, header["meta"])
+
+
+def encode_wide(records: WideRecords) -> dict[str, np.ndarray]:
+    """`WideRecords` as arrays: the split names and codes, the query ids (fixed-width str), the models, the presence
+    mask and each value matrix as `v:<column>` (its own dtype)."""
+    out = {"split_names": np.array(records.split_names, dtype=str), "split_codes": records.split_codes,
+           "query_ids": records.query_ids, "models": np.array(records.models, dtype=str), "present": records.present}
+    for column, values in records.values.items():
+        out[f"v:{column}"] = values
+    return out
+
+
+def decode_wide(arrays: dict[str, np.ndarray]) -> WideRecords:
+    return WideRecords(tuple(arrays["split_names"].tolist()), arrays["split_codes"], arrays["query_ids"],
+                       tuple(arrays["models"].tolist()), arrays["present"],
+                       {name[2:]: value for name, value in arrays.items() if name.startswith("v:")})

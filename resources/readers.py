@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from compass.cascades.marginals import MixedBetaMarginal
-from compass.cascades.study import checked_marginals, prepare_records
+from compass.cascades.study import checked_marginals
+from compass.cascades.wide import WideRecords
 from compass.ingest.aliases import alias_lookup
 from compass.ingest.errors import IngestError
 from compass.ingest.extracts import PRICE_COLUMNS, cheapest_prices, no_prices
@@ -40,6 +41,7 @@ from compass.mlcompass.utility_models import utilities_from_rows
 from compass.oracle.prepare import Prepared, prepare
 from compass.embeddings import Embedder
 from resources import prepared_store
+from resources.cascade_matrix import NoRows, cascade_matrix
 from resources.configs import scenario_files
 from resources.query_extract import read_records
 from resources.query_frames import coded_records
@@ -124,9 +126,36 @@ def dataset_prices(wh: Warehouse, dataset: str) -> pd.DataFrame:
 # ---------------------------------------------------------------- cascade
 
 
-# The record columns the cascade science reads (compass.cascades); the rest of the extract stays in DuckDB.
-CASCADE_COLUMNS = ("split", "query_id", "model_id", "generation", "correct", "confidence", "cost_usd", "latency_ms",
-                   "tokens_in", "tokens_out", "category")
+@one_connection
+def cascade_records(wh: Warehouse, dataset: str) -> WideRecords | None:
+    """The dataset's generation-0 cascade records as (query x model) matrices (`compass.cascades.wide`), built in
+    DuckDB (`cascade_matrix`), or None when none carries a confidence; prepared once per extract version and shared
+    by the partition's cascade assets (`prepared_store`)."""
+    return prepared_store.shared(wh, "cascade", dataset, lambda: _cascade_matrix(wh, dataset),
+                                 prepared_store.encode_wide, prepared_store.decode_wide)
+
+
+def _cascade_matrix(wh: Warehouse, dataset: str) -> WideRecords | None:
+    try:
+        if not wh.table_exists("datasets.query_records"):
+            raise NoRows(dataset)
+        with wh.connect(read_only=True) as con:
+            return cascade_matrix(con, dataset)
+    except NoRows:
+        raise ValueError(f"dataset {dataset!r}: no rows in datasets.query_records; materialize datasets/records "
+                         "first") from None
+    except ValueError as exc:
+        raise ValueError(f"dataset {dataset!r}: {exc}") from None
+
+
+def cascade_marginals(wh: Warehouse, dataset: str, models: list[str]) -> dict[str, MixedBetaMarginal]:
+    """The marginals cascade/marginals fitted for `dataset`, rebuilt from cascade.marginals (no EM refit)."""
+    return checked_marginals(wh.read("cascade.marginals", {"dataset": dataset}), dataset, models)
+
+
+# ---------------------------------------------------------------- oracle
+
+
 # What `compass.oracle.prepare.prepare` reads; the tokens only when some record lacks a cost (`record_costs`).
 ORACLE_COLUMNS = ("split", "query_id", "model_id", "generation", "correct", "cost_usd", "category")
 
@@ -141,23 +170,6 @@ def _coded_records(wh: Warehouse, dataset: str, columns: tuple[str, ...], prompt
     if records.empty:
         raise ValueError(f"dataset {dataset!r}: no rows in datasets.query_records; materialize datasets/records first")
     return records
-
-
-@one_connection
-def cascade_records(wh: Warehouse, dataset: str) -> pd.DataFrame | None:
-    """The dataset's canonical cascade records, or None when none carries a confidence (`prepare_records`); prepared
-    once per extract version and shared by the partition's cascade assets (`prepared_store`)."""
-    return prepared_store.shared(wh, "cascade", dataset,
-                                 lambda: prepare_records(_coded_records(wh, dataset, CASCADE_COLUMNS), dataset),
-                                 prepared_store.encode_frame, prepared_store.decode_frame)
-
-
-def cascade_marginals(wh: Warehouse, dataset: str, models: list[str]) -> dict[str, MixedBetaMarginal]:
-    """The marginals cascade/marginals fitted for `dataset`, rebuilt from cascade.marginals (no EM refit)."""
-    return checked_marginals(wh.read("cascade.marginals", {"dataset": dataset}), dataset, models)
-
-
-# ---------------------------------------------------------------- oracle
 
 
 @one_connection

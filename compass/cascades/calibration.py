@@ -22,6 +22,7 @@ from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
 from compass.cascades.data import validate_records
+from compass.cascades.wide import WideRecords
 
 MULTIPLE_CHOICE = "multiple_choice"
 GENERATION = "generation"
@@ -131,21 +132,34 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
-def calibrate(df: pd.DataFrame, task_kind: str, *, n_bins: int = 10,
-              sample: int = CALIBRATION_SAMPLE) -> tuple[pd.DataFrame, pd.DataFrame]:
+def calibrate(df: pd.DataFrame | WideRecords, task_kind: str, *, n_bins: int = 10,
+              sample: int = CALIBRATION_SAMPLE) -> tuple[pd.DataFrame | WideRecords, pd.DataFrame]:
     """Fit per-model logistic calibrators on train (at most `sample` rows of it, `fit_rows`) and apply them to every
     split.
 
     Returns
     -------
-    calibrated : the input rows plus columns ``xi`` (filled transform) and ``p_correct``.
+    calibrated : the input rows plus columns ``xi`` (filled transform) and ``p_correct``; for `WideRecords`
+        (validated when they were prepared) the same records with a ``p_correct`` matrix (no ``xi``: no reader).
     params : one row per model, columns ``model_id, a, b, xi_fill_min, xi_fill_max, n_train, n_fit,
         ece, ece_no_transform, ece_split`` -- ECE (fraction, not %) of the transform-based
         calibrator and of a logistic calibrator on p_raw itself (Table 2.2 "ECE_TF"), measured
         on the test split when there is one, otherwise on train.
     """
-    validate_records(df)
     kind = _kind(task_kind)
+    if isinstance(df, WideRecords):
+        has_test = df.has_split("test")
+        train, test = df.split_rows("train"), df.split_rows("test")
+        p_all = np.full(df.present.shape, np.nan)
+        rows = []
+        for j, model in enumerate(df.models):
+            at = df.present[:, j]
+            _, p_all[at, j], row = _calibrate_model(model, train[at], (test if has_test else train)[at],
+                                                    df.values["confidence"][at, j], df.values["correct"][at, j],
+                                                    kind, has_test, n_bins, sample)
+            rows.append(row)
+        return df.with_values(p_correct=p_all), pd.DataFrame(rows)
+    validate_records(df)
     split = df["split"].to_numpy()
     confidence, correct = df["confidence"].to_numpy(dtype=float), df["correct"].to_numpy(dtype=float)
     xi_all, p_all = np.full(len(df), np.nan), np.full(len(df), np.nan)
@@ -154,30 +168,37 @@ def calibrate(df: pd.DataFrame, task_kind: str, *, n_bins: int = 10,
     groups = df.groupby("model_id", sort=True).indices  # positions per model, in row order
     for model in sorted(groups):
         at = groups[model]
-        logp = confidence[at]
-        xi = transform_logprob(logp, kind)
         is_train = split[at] == "train"
-        finite = xi[is_train & np.isfinite(xi)]
-        if finite.size < 2 or np.unique(finite).size < 2:
-            raise ValueError(f"model {model!r}: fewer than 2 distinct finite transformed train confidences")
-        xi = fill_infinities(xi, float(finite.min()), float(finite.max()))
-        y = correct[at]
-        fit = np.flatnonzero(is_train)[fit_rows(int(is_train.sum()), sample)]
-        coef, _ = logistic_fit(xi[fit], y[fit])
-        p = _sigmoid(coef[0] + coef[1] * xi)
-        praw = np.exp(logp)
-        coef_raw, _ = logistic_fit(praw[fit], y[fit])
-        p_raw_cal = _sigmoid(coef_raw[0] + coef_raw[1] * praw)
-        evalmask = split[at] == "test" if has_test else is_train
-        xi_all[at], p_all[at] = xi, p
-        rows.append({
-            "model_id": model, "a": coef[0], "b": coef[1],
-            "xi_fill_min": float(finite.min()), "xi_fill_max": float(finite.max()),
-            "n_train": int(is_train.sum()), "n_fit": int(fit.size),
-            "ece": expected_calibration_error(p[evalmask], y[evalmask], n_bins),
-            "ece_no_transform": expected_calibration_error(p_raw_cal[evalmask], y[evalmask], n_bins),
-            "ece_split": "test" if has_test else "train",
-        })
+        xi_all[at], p_all[at], row = _calibrate_model(model, is_train, split[at] == "test" if has_test else is_train,
+                                                      confidence[at], correct[at], kind, has_test, n_bins, sample)
+        rows.append(row)
     out = df.copy(deep=False)  # the input's columns shared, two new ones (10 M rows: a deep copy is ~0.9 GB)
     out["xi"], out["p_correct"] = xi_all, p_all
     return out, pd.DataFrame(rows)
+
+
+def _calibrate_model(model: str, is_train: np.ndarray, evalmask: np.ndarray, logp: np.ndarray, y: np.ndarray,
+                     kind: str, has_test: bool, n_bins: int, sample: int
+                     ) -> tuple[np.ndarray, np.ndarray, dict[str, object]]:
+    """One model's (xi, p_correct, params row) from its rows' train and evaluation (ECE) masks, log-probabilities
+    and labels, in row order."""
+    logp, y = np.asarray(logp, dtype=float), np.asarray(y, dtype=float)
+    xi = transform_logprob(logp, kind)
+    finite = xi[is_train & np.isfinite(xi)]
+    if finite.size < 2 or np.unique(finite).size < 2:
+        raise ValueError(f"model {model!r}: fewer than 2 distinct finite transformed train confidences")
+    xi = fill_infinities(xi, float(finite.min()), float(finite.max()))
+    fit = np.flatnonzero(is_train)[fit_rows(int(is_train.sum()), sample)]
+    coef, _ = logistic_fit(xi[fit], y[fit])
+    p = _sigmoid(coef[0] + coef[1] * xi)
+    praw = np.exp(logp)
+    coef_raw, _ = logistic_fit(praw[fit], y[fit])
+    p_raw_cal = _sigmoid(coef_raw[0] + coef_raw[1] * praw)
+    return xi, p, {
+        "model_id": model, "a": coef[0], "b": coef[1],
+        "xi_fill_min": float(finite.min()), "xi_fill_max": float(finite.max()),
+        "n_train": int(is_train.sum()), "n_fit": int(fit.size),
+        "ece": expected_calibration_error(p[evalmask], y[evalmask], n_bins),
+        "ece_no_transform": expected_calibration_error(p_raw_cal[evalmask], y[evalmask], n_bins),
+        "ece_split": "test" if has_test else "train",
+    }

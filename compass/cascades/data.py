@@ -127,3 +127,47 @@ def mean_costs(df: pd.DataFrame, *, split: str = "train") -> dict[str, float]:
     if costs.isna().any():
         raise ValueError(f"missing {COST_COLUMN} for model(s) {sorted(costs[costs.isna()].index)}")
     return {str(k): float(v) for k, v in costs.items()}
+
+
+# The per-model counts `check_values` and `check_rows` read (computed where the records are:
+# `resources.cascade_matrix`); `check_rows` also reads train_queries.
+SUMMARY_COLUMNS: tuple[str, ...] = ("model_id", "nan_confidence", "positive_confidence", "nan_correct", "bad_correct",
+                                    "train_rows", "train_min_confidence", "train_max_confidence")
+
+
+def check_values(summary: pd.DataFrame) -> None:
+    """`validate_records`' first checks, in its order and with its messages, on per-model counts of the records
+    instead of the records (one row per model, `SUMMARY_COLUMNS`): at least two models, no NaN or positive
+    confidence, no NaN or non-0/1 label."""
+    models = sorted(summary["model_id"])
+    if len(models) < 2:
+        raise ValueError(f"a cascade dataset needs at least 2 models, found {len(models)}: {models}")
+    summary = summary.sort_values("model_id", ignore_index=True)
+    for column, message in (("nan_confidence", "NaN confidence values for model(s) {}"),
+                            ("positive_confidence", "confidence must be a log-probability (<= 0); positive values "
+                                                    "for model(s) {}"),
+                            ("nan_correct", "NaN 'correct' labels for model(s) {}")):
+        bad = summary.loc[summary[column] > 0, "model_id"].tolist()
+        if bad:
+            raise ValueError(message.format(bad))
+    if (summary["bad_correct"] > 0).any():
+        raise ValueError("'correct' must be 0/1 (or boolean)")
+
+
+def check_rows(summary: pd.DataFrame, duplicate: Sequence[object] | None) -> None:
+    """`validate_records`' remaining checks after `check_values`, in its order and with its messages: the first
+    duplicated (split, query_id, model_id) key (None: there is none), then per model its train rows, two distinct
+    train confidences (their min and max differ: NaN is excluded by `check_values`) and its number of distinct
+    train query ids (column train_queries), the same for every model."""
+    if duplicate is not None:
+        raise ValueError(f"duplicate (split, query_id, model_id) rows, e.g. {list(duplicate)}")
+    summary = summary.sort_values("model_id", ignore_index=True)
+    for row in summary.itertuples():
+        if row.train_rows == 0:
+            raise ValueError(f"model {row.model_id!r} has no train rows")
+        if not row.train_min_confidence < row.train_max_confidence:
+            raise ValueError(f"model {row.model_id!r}: all train confidences are identical "
+                             f"({np.float64(row.train_min_confidence)!r})")
+    counts = summary.set_index("model_id")["train_queries"]
+    if counts.nunique() != 1:
+        raise ValueError(f"models answer different numbers of train queries: {counts.to_dict()}")

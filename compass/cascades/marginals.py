@@ -27,6 +27,7 @@ import pandas as pd
 from scipy import special
 
 from compass.cascades.calibration import fit_rows
+from compass.cascades.wide import WideRecords
 
 MIN_EM_POINTS = 10
 # Samples (issue 45: a platform's logs hold ~10^5-10^6 rows per model; every dataset embedded today has <= 1,816 rows
@@ -413,16 +414,26 @@ def fit_marginal(phi: np.ndarray, *, max_iter: int = 2000, tol: float = 1e-6,
     return fit_marginal_batch({name: phi}, max_iter=max_iter, tol=tol)[name]
 
 
-def fit_marginals(calibrated: pd.DataFrame, *, split: str = "train", **em) -> dict[str, MixedBetaMarginal]:
-    """Fit one marginal per model to column ``p_correct`` of ``split`` rows."""
+def fit_marginals(calibrated: pd.DataFrame | WideRecords, *, split: str = "train", **em
+                  ) -> dict[str, MixedBetaMarginal]:
+    """Fit one marginal per model to column ``p_correct`` of ``split`` rows (a long frame or `WideRecords`)."""
     if "p_correct" not in calibrated.columns:
         raise ValueError("calibrated records need a 'p_correct' column (run calibrate first)")
-    keep = (calibrated["split"] == split).to_numpy()
-    if not keep.any():
+    values = split_values(calibrated, "p_correct", split)
+    if not any(v.size for v in values.values()):
         raise ValueError(f"no {split!r} rows to fit marginals on")
-    phi = calibrated["p_correct"].to_numpy()[keep]  # the split's values only, not a copy of its rows (10 M rows)
-    models = pd.Series(calibrated["model_id"].to_numpy()[keep])
-    return fit_marginal_batch({str(m): phi[at] for m, at in models.groupby(models, sort=True).indices.items()}, **em)
+    return fit_marginal_batch({m: v for m, v in values.items() if v.size}, **em)
+
+
+def split_values(records: pd.DataFrame | WideRecords, column: str, split: str) -> dict[str, np.ndarray]:
+    """Each model's float values of `column` on `split`, in row order, models sorted (`WideRecords.model_values` of a
+    long frame: the split's values only, not a copy of its rows (10 M rows))."""
+    if isinstance(records, WideRecords):
+        return {m: v.astype(float, copy=False) for m, v in records.model_values(column, split).items()}
+    keep = (records["split"] == split).to_numpy()
+    values = records[column].to_numpy(dtype=float)[keep]
+    models = pd.Series(records["model_id"].to_numpy()[keep])
+    return {str(m): values[at] for m, at in models.groupby(models, sort=True).indices.items()}
 
 
 def marginal_params_frame(marginals: dict[str, MixedBetaMarginal]) -> pd.DataFrame:
@@ -489,18 +500,18 @@ def marginal_gof(marginal: MixedBetaMarginal, values: np.ndarray, *, n_boot: int
     return stat, float(np.mean(boot >= stat)), marginal
 
 
-def marginal_gof_table(calibrated: pd.DataFrame, marginals: dict[str, MixedBetaMarginal], *,
+def marginal_gof_table(calibrated: pd.DataFrame | WideRecords, marginals: dict[str, MixedBetaMarginal], *,
                        n_boot: int = 100, split: str = "test", bootstrap_refit: bool = False,
                        seed: int = 0, sample: int = GOF_SAMPLE) -> pd.DataFrame:
     """Table 2.5 / 2.6 shape: ``model_id, split, refit, sqrt_cvm, p_value, n, n_fit`` (tested on at most ``sample``
     of a model's ``n`` values: ``n_fit``)."""
     rng = np.random.default_rng(seed)
     rows = []
-    data = calibrated[calibrated["split"] == split]
-    if data.empty:
+    data = split_values(calibrated, "p_correct", split)
+    if not any(v.size for v in data.values()):
         raise ValueError(f"no {split!r} rows for the marginal goodness-of-fit test")
     for model, marg in marginals.items():
-        vals = data.loc[data["model_id"] == model, "p_correct"].to_numpy(dtype=float)
+        vals = data.get(model, np.empty(0))
         if vals.size == 0:
             raise ValueError(f"model {model!r} has no {split!r} rows")
         tested = vals[fit_rows(vals.size, sample)]

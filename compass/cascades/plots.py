@@ -7,7 +7,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from compass.cascades.marginals import MixedBetaMarginal  # noqa: E402
+from compass.cascades.marginals import MixedBetaMarginal, split_values  # noqa: E402
+from compass.cascades.wide import WideRecords  # noqa: E402
 
 
 def curves_plot(curves: pd.DataFrame, dataset: str):
@@ -48,14 +49,14 @@ def tau_heatmap(taus: pd.DataFrame, dataset: str):
     return fig
 
 
-def marginals_plot(cal: pd.DataFrame, marginals: dict[str, MixedBetaMarginal], split: str, dataset: str):
+def marginals_plot(cal: pd.DataFrame | WideRecords, marginals: dict[str, MixedBetaMarginal], split: str, dataset: str):
     """Fitted mixed-beta CDF (eq. 2.7) against the empirical CDF of calibrated confidences on `split` (Fig. 2.2)."""
     models = list(marginals)
     cols = min(3, len(models))
     rows = int(np.ceil(len(models) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.8 * rows), squeeze=False)
     for ax, m in zip(axes.ravel(), models):
-        values = np.sort(cal.loc[(cal["split"] == split) & (cal["model_id"] == m), "p_correct"].to_numpy(float))
+        values = np.sort(split_values(cal, "p_correct", split).get(m, np.empty(0)))
         ax.step(values, np.arange(1, values.size + 1) / values.size, where="post", lw=1, label=f"empirical ({split})")
         grid = np.linspace(marginals[m].phi_min, marginals[m].phi_max, 400)
         ax.plot(grid, marginals[m].cdf(grid), lw=1.2, label="fitted (train)")

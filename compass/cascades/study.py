@@ -1,9 +1,13 @@
 """The Chapter 2-4 study design on real records (Zellinger thesis, seed 001): what the `cascade/*` assets publish.
 
-Preparation (`prepare_records`): a dataset whose records carry no confidence at
-all (livecodebench, mmlu_pro) gives None, so its assets skip explicitly. Any
-other problem (one model, NaN or constant confidences, a model without train
-rows) is a `ValueError` naming the dataset.
+Preparation (`prepare_records` of a long frame; the warehouse's records are
+prepared as (query x model) matrices, `compass.cascades.wide`, with the same
+rules): a dataset whose records carry no confidence at all (livecodebench,
+mmlu_pro) gives None, so its assets skip explicitly. Any other problem (one
+model, NaN or constant confidences, a model without train rows) is a
+`ValueError` naming the dataset. Calibration (Table 2.2) and the marginals
+(Tables 2.5-2.6) take either form; the other tables take the long frame
+(`WideRecords.long`).
 
 Chains (`chains_for`): the thesis' two chains (Llama 1B < 3B < 8B < 70B < 405B;
 the mixed chain gpt-4o-mini < qwen2.5-coder-32b < qwen2.5-72b < gpt-4o)
@@ -42,9 +46,10 @@ from compass.cascades.economics import (
 from compass.cascades.evaluate import evaluate_thresholds, low_sample_train_indices
 from compass.cascades.failfast import failfast_table, join_failfast_records
 from compass.cascades.failfast_synthetic import TABLE_4_1, FailFastSyntheticConfig, generate_failfast_synthetic
-from compass.cascades.marginals import MixedBetaMarginal, marginals_from_params
+from compass.cascades.marginals import MixedBetaMarginal, marginals_from_params, split_values
 from compass.cascades.markov_model import CascadeModel, fit_cascade_model
 from compass.cascades.rational_tuning import rational_tuning
+from compass.cascades.wide import WideRecords
 
 CHAINS: dict[str, tuple[str, ...]] = {
     "llama": ("llama-3.2-1b-instruct", "llama-3.2-3b-instruct", "llama-3.1-8b-instruct",
@@ -122,11 +127,14 @@ def lacks(records: pd.DataFrame, columns: list[str]) -> bool:
     return any(c not in records.columns or records[c].isna().any() for c in columns)
 
 
-def has_test(records: pd.DataFrame) -> bool:
+def has_test(records: pd.DataFrame | WideRecords) -> bool:
+    if isinstance(records, WideRecords):
+        return records.has_split("test")
     return bool((records["split"] == "test").any())
 
 
-def calibrated_records(records: pd.DataFrame, dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def calibrated_records(records: pd.DataFrame | WideRecords, dataset: str
+                       ) -> tuple[pd.DataFrame | WideRecords, pd.DataFrame]:
     """`calibrate` (eqs. 2.16-2.17 + logistic) with the dataset's task kind; errors name the dataset."""
     try:
         return calibrate(records, task_kind_for(dataset))
@@ -163,11 +171,11 @@ def study_cascades(chains: dict[str, list[str]], settings: StudySettings) -> lis
 # ---------------------------------------------------------------- calibration (Table 2.2)
 
 
-def calibration_table(records: pd.DataFrame, dataset: str) -> pd.DataFrame:
+def calibration_table(records: pd.DataFrame | WideRecords, dataset: str) -> pd.DataFrame:
     """cascade.calibration rows: model_id, a, b, ece, ece_no_transform, ece_split, n_train, accuracy, ..."""
     cal, params = calibrated_records(records, dataset)
-    acc = cal[cal["split"] == params["ece_split"].iloc[0]].groupby("model_id")["correct"].mean()
-    params["accuracy"] = params["model_id"].map(acc)
+    correct = split_values(cal, "correct", params["ece_split"].iloc[0])  # 0/1: exact sums, any order
+    params["accuracy"] = params["model_id"].map({m: v.mean() for m, v in correct.items() if v.size})
     params["task_kind"] = task_kind_for(dataset)
     return params
 

@@ -16,12 +16,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.cascades.data import validate_records
+from compass.cascades.data import check_rows
 from compass.cascades.study import prepare_records
+from compass.cascades.wide import WideRecords
 from compass.ingest.extracts import cheapest_prices, no_prices
 from compass.oracle.prepare import prepare
 from compass.oracle.records import build_arrays
 from resources import prepared_store, readers
+from resources.cascade_matrix import cascade_matrix
 from resources.query_extract import publish_records_view
 from resources.query_frames import coded_records
 from resources.warehouse import Warehouse
@@ -114,9 +116,9 @@ def test_the_readers_prepare_what_the_pandas_read_prepares(warehouse, dataset):
     new_cascade = readers.cascade_records(warehouse, dataset)
     if cascade is None:
         assert new_cascade is None
-    else:
-        expected = cascade[[c for c in readers.CASCADE_COLUMNS if c in cascade]]
-        pd.testing.assert_frame_equal(new_cascade, expected, check_exact=True)
+    else:  # the matrices' long frame (resources.cascade_matrix; its own tests: test_cascade_matrix.py)
+        long = new_cascade.long()
+        pd.testing.assert_frame_equal(long, cascade[list(long.columns)], check_exact=True)
     before = prepare(old, readers.dataset_prices(warehouse, dataset), dataset)
     _assert_same_prepared(readers.oracle_dataset(warehouse, dataset), before)
 
@@ -137,8 +139,9 @@ def test_a_partition_prepares_once_and_its_assets_share_it(warehouse, monkeypatc
     (one coded read each) and saves the arrays, the others load them: the same arrays, dtypes and frames."""
     shutil.rmtree(prepared_store.store_dir(warehouse), ignore_errors=True)
     reads = []
-    coded = readers._coded_records
+    coded, matrix = readers._coded_records, readers._cascade_matrix
     monkeypatch.setattr(readers, "_coded_records", lambda *a, **k: reads.append(a[1]) or coded(*a, **k))
+    monkeypatch.setattr(readers, "_cascade_matrix", lambda *a, **k: reads.append(a[1]) or matrix(*a, **k))
     for dataset in EMBEDDED:
         built = [readers.oracle_dataset(warehouse, dataset), readers.cascade_records(warehouse, dataset)]
         first = len(reads)
@@ -147,8 +150,7 @@ def test_a_partition_prepares_once_and_its_assets_share_it(warehouse, monkeypatc
             cascade = readers.cascade_records(warehouse, dataset)
             assert (cascade is None) == (built[1] is None)
             if cascade is not None:
-                pd.testing.assert_frame_equal(cascade, built[1], check_exact=True)
-                assert cascade["query_id"].map(id).nunique() == cascade["query_id"].nunique()  # shared labels
+                pd.testing.assert_frame_equal(cascade.long(), built[1].long(), check_exact=True)
         assert len(reads) == first  # loaded, not read again (a dataset without confidences included)
     # the first oracle and cascade reads only (matharena's oracle reads twice: it has no cost_usd, `record_costs`)
     assert sorted(reads) == sorted([*EMBEDDED, *EMBEDDED, "matharena_aime_2025_i"])
@@ -187,8 +189,8 @@ def _shared(wh: Warehouse, builds: list, value, encode=lambda v: {"x": np.array(
 
 def test_a_change_to_the_preparing_code_prepares_again(tmp_path, monkeypatch):
     # the hash is of the modules the readers build with, and follows their files
-    builders = {prepare, prepare_records, coded_records, validate_records, build_arrays, cheapest_prices,
-                readers.oracle_dataset, prepared_store.encode_frame}
+    builders = {prepare, cascade_matrix, WideRecords.long, coded_records, check_rows, build_arrays,
+                cheapest_prices, readers.oracle_dataset, prepared_store.encode_frame}
     assert {f.__module__ for f in builders} <= set(prepared_store.PREPARATION_MODULES)
     (tmp_path / "prep_mod.py").write_text("X = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))

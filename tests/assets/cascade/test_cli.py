@@ -24,7 +24,7 @@ def test_cascade_command_prints_optimal_thresholds(materialized, capsys):
     t = float(re.search(r"phi_1 \(llama-3.2-1b-instruct\): ([0-9.]+)", out).group(1))
     err = float(re.search(r"expected error: ([0-9.]+) %", out).group(1)) / 100  # printed for people (issue 48)
     cost = float(re.search(r"expected cost: \$([0-9.]+)", out).group(1))
-    cal, _ = calibrated_records(cascade_records(Warehouse(db), "mmlu"), "mmlu")
+    cal, _ = calibrated_records(cascade_records(Warehouse(db), "mmlu").long(), "mmlu")
     model = fit_cascade_model(cal[cal["split"] == "train"], models)
     p, c = model.evaluate(models, np.array([[t]]))
     assert err == pytest.approx(1 - p[0], abs=5e-4) and cost == pytest.approx(c[0], rel=5e-3)
