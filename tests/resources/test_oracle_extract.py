@@ -1,7 +1,8 @@
 """resources.oracle_extract + compass.oracle.dense (issue 45): the oracle prepared from dense tensors DuckDB fills is
 the `Prepared` today's row path gives (`coded_records` + `prepare`), bit for bit, on records with every rule at
 work: prompt ids reused across the train and test splits, a model dropped by the 95 % coverage rule, a kept model
-missing one prompt (dropped as incomplete), a single-generation model among 3-generation ones, an unpriced model,
+at exactly 95 % of the best coverage missing two prompts (dropped as incomplete), a prompt only the dropped model
+answered, a single-generation model among 3-generation ones, an unpriced model,
 costs priced from tokens (cost_usd null) or given per record, categories with nulls, and another dataset's rows in
 the same table. Records that break a rule go back to the rows, which raise their error."""
 
@@ -26,10 +27,12 @@ def _records(seed: int = 3) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
     for split in ("train", "test"):
-        for q in range(20):  # the same ids in both splits
+        for q in range(21):  # the same ids in both splits
             for model, g in MODELS.items():
-                if (model == "e" and q >= 15) or (model == "f" and (split, q) == ("test", 7)):
-                    continue  # e answers 75 % (dropped), f 97.5 % (kept; its missing prompt is dropped)
+                if (q == 20 and (split, model) != ("train", "e")) or (model == "e" and 15 <= q < 20) or (
+                        model == "f" and q == 7):
+                    continue  # train/q20: e's alone; e answers 31 prompts (dropped), f 38 = 95 % of a's 40 (kept;
+                    # its 2 missing prompts are dropped, train/q20 is not counted: only a dropped model answered it)
                 for gen in range(g):
                     rows.append(("s", split, f"q{q}", model, gen, float(rng.integers(0, 2)),
                                  float(rng.integers(50, 500)), float(rng.integers(10, 300)),
@@ -78,8 +81,8 @@ def test_the_dense_path_prepares_what_the_rows_prepare(con, dataset, basis):
     _assert_same_prepared(after, before)
     # every rule was at work
     assert after.cost_basis == basis and after.meta["low_coverage_models_dropped"] == ["e"]
-    assert after.meta["short_g_models_dropped"] == ["d"] and after.meta["prompts_dropped_incomplete"] == 1
-    assert after.full.n_prompts == 39  # 20 ids x 2 splits, less f's missing one
+    assert after.meta["short_g_models_dropped"] == ["d"] and after.meta["prompts_dropped_incomplete"] == 2
+    assert after.full.n_prompts == 38  # 20 ids x 2 splits, less f's missing two
     sets = {"s_cost": {"all": 4}}.get(dataset, {"all": 4, "priced": 3})
     assert after.meta["model_sets"] == sets and after.meta["unpriced_models"] == ([] if dataset == "s_cost" else ["f"])
     for a, b in zip([after.full] + [s.arrays for s in after.sets], [before.full] + [s.arrays for s in before.sets]):
