@@ -30,6 +30,9 @@ from compass.oracle.prepare import (MIN_COVERAGE, PLACEHOLDER_COST, ModelSet, Pr
 from compass.oracle.records import OracleArrays, model_costs_array
 
 
+BLOCK = 1 << 20  # prompts at a time where numpy would copy a whole (N, L, G) tensor
+
+
 class RowsNeeded(Exception):
     """The records break a rule of `prepare` (or do not fit the dense form): prepare them as rows."""
 
@@ -79,7 +82,7 @@ def prepare_dense(records: DenseRecords, model_costs: pd.DataFrame, dataset: str
 
     present, correct = cut(present), cut(records.correct)
     model_ids, prompt_ids = records.model_ids[models], records.prompt_ids[prompts]
-    per_cell = present.sum(axis=2)
+    per_cell = present.sum(axis=2, dtype=np.int32)  # G_l per cell (its float copy is `trials`)
     g_model = per_cell.max(axis=0)
     if len(models) < 2 or np.any(per_cell != g_model) or np.any(present & (np.arange(g) >= g_model[:, None])):
         raise RowsNeeded("fewer than 2 models, or a model's generations differ across prompts or skip a number")
@@ -92,7 +95,7 @@ def prepare_dense(records: DenseRecords, model_costs: pd.DataFrame, dataset: str
         gen_cost = record_cost
     else:
         gen_cost = np.where(present, model_costs_array(pd.Index(model_ids), blended, dataset)[None, :, None], np.nan)
-    full = _arrays(prompt_ids, model_ids, correct, present, per_cell, gen_cost, topics(np.arange(len(models))))
+    full = _arrays(prompt_ids, model_ids, correct, per_cell, gen_cost, topics(np.arange(len(models))))
     every = longest_g(full, dataset)
     sets = [ModelSet("all", every, cost_known=not unpriced)]
     if unpriced:
@@ -102,7 +105,7 @@ def prepare_dense(records: DenseRecords, model_costs: pd.DataFrame, dataset: str
             correct_p, present_p = np.ascontiguousarray(correct[:, keep]), np.ascontiguousarray(present[:, keep])
             cost = (np.ascontiguousarray(record_cost[:, keep]) if record_cost is not None else np.where(
                 present_p, model_costs_array(pd.Index(model_ids[keep]), blended, dataset)[None, :, None], np.nan))
-            sets.append(ModelSet("priced", _arrays(prompt_ids, model_ids[keep], correct_p, present_p,
+            sets.append(ModelSet("priced", _arrays(prompt_ids, model_ids[keep], correct_p,
                                                    np.ascontiguousarray(per_cell[:, keep]), cost, topics(keep)), True))
     if record_cost is not None:
         per_model = _mean_cost(record_cost, order, model_ids)
@@ -163,10 +166,14 @@ def _topics(records: DenseRecords, prompts: np.ndarray, models: np.ndarray):
     return topics
 
 
-def _arrays(prompt_ids: np.ndarray, model_ids: np.ndarray, correct: np.ndarray, present: np.ndarray,
-            per_cell: np.ndarray, gen_cost: np.ndarray, topics: np.ndarray | None) -> OracleArrays:
-    """The `build_arrays` arrays of validated slots (successes: a sum of 0/1, exact in any order)."""
-    return OracleArrays(prompt_ids=prompt_ids, model_ids=model_ids, successes=np.nansum(correct, axis=2),
+def _arrays(prompt_ids: np.ndarray, model_ids: np.ndarray, correct: np.ndarray, per_cell: np.ndarray,
+            gen_cost: np.ndarray, topics: np.ndarray | None) -> OracleArrays:
+    """The `build_arrays` arrays of validated slots: k_nl summed a block of prompts at a time (a sum of 0/1, exact
+    in any order; `nansum` copies its input, so the copy is one block's)."""
+    successes = np.empty(per_cell.shape)
+    for start in range(0, len(successes), BLOCK):
+        successes[start:start + BLOCK] = np.nansum(correct[start:start + BLOCK], axis=2)
+    return OracleArrays(prompt_ids=prompt_ids, model_ids=model_ids, successes=successes,
                         trials=per_cell.astype(float), outcomes=correct, gen_cost=gen_cost, topics=topics)
 
 
