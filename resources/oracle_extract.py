@@ -69,7 +69,8 @@ def dense_records(con: duckdb.DuckDBPyConnection, dataset: str,
             return None
         prompts = con.execute(f"select v, rank from {names['prompt']} order by code").fetchnumpy()
         labels = {name: np.asarray(con.execute(f"select v from {names[name]} order by code").fetchnumpy()["v"],
-                                   dtype=object) for name in names if name != "prompt" and (category or name == "model")}
+                                   dtype=object)
+                  for name in ("model", *(("category",) if category else ()))}
         numbers = ["t.correct", *(["t.cost_usd"] if cost else []), *(["t.tokens_in", "t.tokens_out"] if tokens else [])]
         joins = [f"join {names['prompt']} p on p.v = {key}", f"join {names['model']} m on m.v = t.model_id"]
         if category:

@@ -91,8 +91,8 @@ def test_the_dense_path_prepares_what_the_rows_prepare(con, dataset, basis):
 
 
 def test_records_breaking_a_rule_go_back_to_the_rows(con):
-    con.execute("create temp table broken as select * from t where dataset = 's' and not "
-                "(model_id = 'a' and query_id = 'q3' and split = 'train' and generation = 2)")  # a: 2 of 3 on one prompt
+    con.execute("create temp table broken as select * from t where dataset = 's' and not "  # a: 2 of 3 on a prompt
+                "(model_id = 'a' and query_id = 'q3' and split = 'train' and generation = 2)")
     with pytest.raises(RowsNeeded):
         prepare_dense(dense_records(con, "s", table="broken"), _prices(), "s")
     with pytest.raises(ValueError, match="model 'a' has 3 generations on some prompts but not on 1 prompt"):
