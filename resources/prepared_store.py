@@ -41,10 +41,11 @@ from resources.query_extract import PINS
 from resources.warehouse import Warehouse
 
 # The modules whose code reads, builds and encodes the stored preparations (readers' `_prepare_oracle` and
-# `_cascade_matrix`, this one): a change to any of their files is a new key (`code_hash`).
-PREPARATION_MODULES = ("compass.oracle.prepare", "compass.oracle.records", "compass.ingest.extracts",
-                       "compass.cascades.wide", "compass.cascades.data", "resources.cascade_matrix",
-                       "resources.query_frames", "resources.readers", "resources.prepared_store")
+# `cascade_records`, this one): a change to any of their files is a new key (`code_hash`).
+PREPARATION_MODULES = ("compass.oracle.prepare", "compass.oracle.records", "compass.oracle.dense",
+                       "compass.ingest.extracts", "compass.cascades.wide", "compass.cascades.data",
+                       "resources.cascade_matrix", "resources.query_frames", "resources.oracle_extract",
+                       "resources.readers", "resources.prepared_store")
 _MASKED = ("boolean", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float32", "Float64")
 _UNREADABLE = (OSError, ValueError, KeyError, zipfile.BadZipFile)  # what np.load / decode raise on a damaged file
 _ARRAY_FIELDS = ("successes", "trials", "outcomes", "gen_cost", "mean_cost")

@@ -38,11 +38,13 @@ from compass.mlcompass.rank_uncertainty import Replicates
 from compass.mlcompass.scenarios import Scenario
 from compass.mlcompass.sensitivity import CAPABILITY_AXES, CAPABILITY_COLUMNS, CELL_TIER_COLUMNS, CapabilityCells
 from compass.mlcompass.utility_models import utilities_from_rows
+from compass.oracle.dense import RowsNeeded, prepare_dense
 from compass.oracle.prepare import Prepared, prepare
 from compass.embeddings import Embedder
 from resources import prepared_store
 from resources.cascade_matrix import NoRows, cascade_matrix
 from resources.configs import scenario_files
+from resources.oracle_extract import dense_records
 from resources.query_extract import read_records
 from resources.query_frames import coded_records
 from resources.warehouse import STAMP_COLUMNS, Warehouse
@@ -175,14 +177,25 @@ def _coded_records(wh: Warehouse, dataset: str, columns: tuple[str, ...], prompt
 @one_connection
 def oracle_dataset(wh: Warehouse, dataset: str) -> Prepared:
     """One dataset's records and prices, prepared for the oracle (`compass.oracle.prepare.prepare`); the records as
-    `query_frames.coded_records` reads them, keyed by prompt in DuckDB. Prepared once per extract and price version
-    and shared by the partition's oracle assets (`prepared_store`)."""
+    dense tensors DuckDB fills (`_prepare_oracle`), keyed by prompt in DuckDB. Prepared once per extract and price
+    version and shared by the partition's oracle assets (`prepared_store`)."""
     return prepared_store.shared(wh, "oracle", dataset, lambda: _prepare_oracle(wh, dataset),
                                  prepared_store.encode_prepared, prepared_store.decode_prepared,
                                  tables=("datasets.model_prices",))
 
 
 def _prepare_oracle(wh: Warehouse, dataset: str) -> Prepared:
+    """The dense tensors DuckDB fills (`oracle_extract`), prepared by `prepare_dense`; records that break a rule
+    `prepare` enforces are read as rows and prepared by `prepare`, which raises its error."""
+    dense = None
+    if wh.table_exists("datasets.query_records"):
+        with wh.connect(read_only=True) as con:
+            dense = dense_records(con, dataset)
+    if dense is not None:
+        try:
+            return prepare_dense(dense, dataset_prices(wh, dataset), dataset)
+        except RowsNeeded:
+            dense = None  # freed before the rows are read
     records = _coded_records(wh, dataset, ORACLE_COLUMNS, prompt_key=True)
     if "cost_usd" not in records or records["cost_usd"].isna().any():  # priced from tokens (`record_costs`)
         records = _coded_records(wh, dataset, ORACLE_COLUMNS + ("tokens_in", "tokens_out"), prompt_key=True)

@@ -121,9 +121,9 @@ def _sorted_cells(arrays: OracleArrays) -> tuple[np.ndarray, int, np.ndarray]:
     """(L, N) cell codes G·(g_max+1)+k and cell costs, per prompt from cheapest to dearest; and g_max."""
     cost = arrays.cell_cost
     order = cost_order(cost)
-    g = arrays.trials.astype(int)
+    g = arrays.trials.astype(np.int32)  # int32: codes < (g_max + 1)^2, half the memory of int64 at 10^8 cells
     g_max = int(g.max())
-    codes = g * (g_max + 1) + arrays.successes.astype(int)
+    codes = g * np.int32(g_max + 1) + arrays.successes.astype(np.int32)
     return np.take_along_axis(codes, order, axis=1).T, g_max, np.take_along_axis(cost, order, axis=1).T
 
 

@@ -82,6 +82,20 @@ def complete_cases(records: pd.DataFrame, dataset: str, min_coverage: float = MI
     return complete, dropped, int(len(answered) - len(full))
 
 
+def model_prices(model_costs: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """The cheapest provider's prices by model_id (ValueError when a price is negative)."""
+    prices = cheapest_prices(model_costs).set_index("model_id")
+    if (prices[["input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok"]] < 0).any().any():
+        raise ValueError(f"{dataset}: raw.model_costs holds negative prices")
+    return prices
+
+
+def token_cost(tokens_in: np.ndarray, tokens_out: np.ndarray, input_usd_per_mtok: np.ndarray,
+               output_usd_per_mtok: np.ndarray) -> np.ndarray:
+    """USD of each record: its tokens at its model's prices per million tokens."""
+    return (tokens_in * input_usd_per_mtok + tokens_out * output_usd_per_mtok) / 1e6
+
+
 def record_costs(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> tuple[pd.DataFrame, pd.Series | None, str, list[str]]:
     """Per-record or per-model cost, its basis, and the models with no cost at all.
 
@@ -99,15 +113,13 @@ def record_costs(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str)
         partial = sorted(records.loc[cost.isna(), "model_id"].unique())
         raise ValueError(f"{dataset}: cost_usd is null on some records (models {partial[:5]}) but not all; "
                          "fill it or leave it empty for the whole dataset")
-    prices = cheapest_prices(model_costs).set_index("model_id")
-    if (prices[["input_usd_per_mtok", "output_usd_per_mtok", "blended_usd_per_mtok"]] < 0).any().any():
-        raise ValueError(f"{dataset}: raw.model_costs holds negative prices")
+    prices = model_prices(model_costs, dataset)
     unpriced = [m for m in models if m not in prices.index]
     tokens = [c for c in ("tokens_in", "tokens_out") if c in records.columns]
     if len(tokens) == 2 and records[tokens].notna().all().all():
         p = prices.reindex(records["model_id"])
-        usd = (records["tokens_in"].to_numpy() * p["input_usd_per_mtok"].to_numpy()
-               + records["tokens_out"].to_numpy() * p["output_usd_per_mtok"].to_numpy()) / 1e6
+        usd = token_cost(records["tokens_in"].to_numpy(), records["tokens_out"].to_numpy(),
+                         p["input_usd_per_mtok"].to_numpy(), p["output_usd_per_mtok"].to_numpy())
         return records.assign(cost_usd=usd), None, "tokens_x_price_usd", unpriced
     return records.drop(columns=["cost_usd"], errors="ignore"), prices["blended_usd_per_mtok"], "blended_price_usd_per_mtok", unpriced
 
@@ -119,7 +131,7 @@ def _arrays(records: pd.DataFrame, model_cost: pd.Series | None, dataset: str, u
     return build_arrays(records, model_cost, dataset)
 
 
-def _longest_g(arrays: OracleArrays, dataset: str) -> OracleArrays:
+def longest_g(arrays: OracleArrays, dataset: str) -> OracleArrays:
     """`drop_short_models`, with an error naming the dataset when fewer than 2 models share the largest G."""
     keep = arrays.generations == arrays.generations.max()
     if keep.sum() < 2:
@@ -135,8 +147,7 @@ def prepare(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> P
     records, low_coverage, n_dropped_prompts = complete_cases(prompt_keys(records), dataset)
     records, model_cost, basis, unpriced = record_costs(records, model_costs, dataset)
     full = _arrays(records, model_cost, dataset, uniform=bool(unpriced))
-    every = _longest_g(full, dataset)
-    short = sorted(set(full.model_ids) - set(every.model_ids))
+    every = longest_g(full, dataset)
     sets = [ModelSet("all", every, cost_known=not unpriced)]
     if unpriced:
         priced_records = records[~records["model_id"].isin(unpriced) & records["model_id"].isin(every.model_ids)]
@@ -146,6 +157,13 @@ def prepare(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> P
         per_model = records.groupby("model_id")["cost_usd"].mean()
     else:
         per_model = model_cost.reindex(full.model_ids)
+    return prepared(dataset, basis, full, sets, per_model, unpriced, low_coverage, n_dropped_prompts)
+
+
+def prepared(dataset: str, basis: str, full: OracleArrays, sets: list[ModelSet], per_model: pd.Series,
+             unpriced: list[str], low_coverage: list[str], n_dropped_prompts: int) -> Prepared:
+    """The `Prepared` of the model sets, with the metadata the oracle assets publish."""
+    short = sorted(set(full.model_ids) - set(sets[0].arrays.model_ids))
     meta = {
         "cost_basis": basis, "unpriced_models": unpriced, "short_g_models_dropped": short,
         "low_coverage_models_dropped": low_coverage, "prompts_dropped_incomplete": n_dropped_prompts,

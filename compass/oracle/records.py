@@ -107,6 +107,8 @@ class OracleArrays:
         keep = np.asarray(keep, dtype=bool)
         if keep.sum() < 2:
             raise ValueError(f"oracle routing needs at least 2 models, {int(keep.sum())} would remain")
+        if keep.all():  # the same arrays, not a copy (at 10^8 records a copy is gigabytes)
+            return self
         return OracleArrays(
             prompt_ids=self.prompt_ids,
             model_ids=self.model_ids[keep],
@@ -286,7 +288,7 @@ def _generation_cost(
         return out.reshape(n, l, g_max)
     if "cost_usd" in df.columns and df["cost_usd"].notna().any():
         raise ValueError(f"{dataset}: cost_usd is null on some records but not all; fill it or drop it")
-    per_model = _model_costs(model_ids, model_cost, dataset)
+    per_model = model_costs_array(model_ids, model_cost, dataset)
     out = np.broadcast_to(per_model[None, :, None], (n, l, g_max)).copy()
     out[~present] = np.nan
     return out
@@ -373,7 +375,7 @@ def from_cells(
     elif cost_rows.any():
         raise ValueError(f"{dataset}: cost_usd is null on some records but not all; fill it or drop it")
     else:
-        mean_cost = np.broadcast_to(_model_costs(model_ids, model_cost, dataset)[None, :], (n, l)).copy()
+        mean_cost = np.broadcast_to(model_costs_array(model_ids, model_cost, dataset)[None, :], (n, l)).copy()
     return OracleArrays(
         prompt_ids=np.asarray(prompt_ids),
         model_ids=np.asarray(model_ids),
@@ -385,7 +387,7 @@ def from_cells(
     )
 
 
-def _model_costs(model_ids: pd.Index, model_cost: pd.Series | dict[str, float] | None, dataset: str) -> np.ndarray:
+def model_costs_array(model_ids: pd.Index, model_cost: pd.Series | dict[str, float] | None, dataset: str) -> np.ndarray:
     """The per-model cost of every model (records without cost_usd); ValueError naming what is missing."""
     if model_cost is None:
         raise ValueError(f"{dataset}: records carry no cost_usd and no per-model cost was passed")

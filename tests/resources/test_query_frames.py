@@ -142,6 +142,8 @@ def test_a_partition_prepares_once_and_its_assets_share_it(warehouse, monkeypatc
     coded, matrix = readers._coded_records, readers._cascade_matrix
     monkeypatch.setattr(readers, "_coded_records", lambda *a, **k: reads.append(a[1]) or coded(*a, **k))
     monkeypatch.setattr(readers, "_cascade_matrix", lambda *a, **k: reads.append(a[1]) or matrix(*a, **k))
+    dense = readers.dense_records
+    monkeypatch.setattr(readers, "dense_records", lambda *a, **k: reads.append(a[1]) or dense(*a, **k))
     for dataset in EMBEDDED:
         built = [readers.oracle_dataset(warehouse, dataset), readers.cascade_records(warehouse, dataset)]
         first = len(reads)
@@ -152,8 +154,8 @@ def test_a_partition_prepares_once_and_its_assets_share_it(warehouse, monkeypatc
             if cascade is not None:
                 pd.testing.assert_frame_equal(cascade.long(), built[1].long(), check_exact=True)
         assert len(reads) == first  # loaded, not read again (a dataset without confidences included)
-    # the first oracle and cascade reads only (matharena's oracle reads twice: it has no cost_usd, `record_costs`)
-    assert sorted(reads) == sorted([*EMBEDDED, *EMBEDDED, "matharena_aime_2025_i"])
+    # the first oracle (dense: `oracle_extract`) and cascade reads only
+    assert sorted(reads) == sorted([*EMBEDDED, *EMBEDDED])
     assert len(list(prepared_store.store_dir(warehouse).glob("*.npz"))) == 2 * len(EMBEDDED)
     for stored in prepared_store.store_dir(warehouse).glob("oracle-*.npz"):  # `all` stored as a mask of `full`
         with np.load(stored) as arrays:

@@ -1,0 +1,102 @@
+"""resources.oracle_extract + compass.oracle.dense (issue 45): the oracle prepared from dense tensors DuckDB fills is
+the `Prepared` today's row path gives (`coded_records` + `prepare`), bit for bit, on records with every rule at
+work: prompt ids reused across the train and test splits, a model dropped by the 95 % coverage rule, a kept model
+at exactly 95 % of the best coverage missing two prompts (dropped as incomplete), a prompt only the dropped model
+answered, a single-generation model among 3-generation ones, an unpriced model,
+costs priced from tokens (cost_usd null) or given per record, categories with nulls, and another dataset's rows in
+the same table. Records that break a rule go back to the rows, which raise their error."""
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from compass.ingest.extracts import PRICE_COLUMNS
+from compass.oracle.dense import RowsNeeded, prepare_dense
+from compass.oracle.prepare import prepare
+from resources.oracle_extract import dense_records
+from resources.query_frames import coded_records
+from resources.readers import ORACLE_COLUMNS
+from tests.resources.test_query_frames import _assert_same_prepared
+
+MODELS = {"a": 3, "b": 3, "c": 3, "d": 1, "e": 3, "f": 3}  # generations; d: short G
+PRICED = ("a", "b", "c", "d", "e")  # f has no price: the `all` set gets placeholder costs, `priced` the rest
+
+
+def _records(seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for split in ("train", "test"):
+        for q in range(21):  # the same ids in both splits
+            for model, g in MODELS.items():
+                if (q == 20 and (split, model) != ("train", "e")) or (model == "e" and 15 <= q < 20) or (
+                        model == "f" and q == 7):
+                    continue  # train/q20: e's alone; e answers 31 prompts (dropped), f 38 = 95 % of a's 40 (kept;
+                    # its 2 missing prompts are dropped, train/q20 is not counted: only a dropped model answered it)
+                for gen in range(g):
+                    rows.append(("s", split, f"q{q}", model, gen, float(rng.integers(0, 2)),
+                                 float(rng.integers(50, 500)), float(rng.integers(10, 300)),
+                                 None if q % 4 == 0 else f"cat{(q + (model == 'b')) % 3}"))
+    frame = pd.DataFrame(rows, columns=["dataset", "split", "query_id", "model_id", "generation", "correct",
+                                        "tokens_in", "tokens_out", "category"])
+    frame["cost_usd"] = np.nan
+    return frame
+
+
+def _prices() -> pd.DataFrame:
+    rng = np.random.default_rng(9)
+    return pd.DataFrame({"model_id": list(PRICED), "provider": "p", "input_usd_per_mtok": rng.random(len(PRICED)),
+                         "output_usd_per_mtok": rng.random(len(PRICED)),
+                         "blended_usd_per_mtok": rng.random(len(PRICED))})[PRICE_COLUMNS]
+
+
+@pytest.fixture(scope="module")
+def con():
+    """Three datasets in one table, rows shuffled: s (cost from tokens), s_cost (cost_usd on every record), s_blend
+    (neither: blended prices), and rows of another dataset that must not leak in."""
+    s = _records()
+    rng = np.random.default_rng(4)
+    frames = [s, s.assign(dataset="s_cost", cost_usd=rng.random(len(s)) / 100),
+              s.drop(columns=["tokens_out"]).assign(dataset="s_blend"),
+              s.iloc[:200].assign(dataset="other", correct=1.0, split="train")]
+    table = pd.concat(frames, ignore_index=True).sample(frac=1.0, random_state=1)
+    connection = duckdb.connect()
+    connection.register("frame", table)
+    connection.execute("create table t as select * from frame")
+    yield connection
+    connection.close()
+
+
+def _rows_path(con, dataset: str):
+    """Today's reader: the coded frame (tokens when a cost is missing), then `prepare`."""
+    records = coded_records(con, dataset, ORACLE_COLUMNS + ("tokens_in", "tokens_out"), table="t", prompt_key=True)
+    return prepare(records, _prices(), dataset)
+
+
+@pytest.mark.parametrize("dataset,basis", [("s", "tokens_x_price_usd"), ("s_cost", "per_query_usd"),
+                                           ("s_blend", "blended_price_usd_per_mtok")])
+def test_the_dense_path_prepares_what_the_rows_prepare(con, dataset, basis):
+    before = _rows_path(con, dataset)
+    after = prepare_dense(dense_records(con, dataset, table="t"), _prices(), dataset)
+    _assert_same_prepared(after, before)
+    # every rule was at work
+    assert after.cost_basis == basis and after.meta["low_coverage_models_dropped"] == ["e"]
+    assert after.meta["short_g_models_dropped"] == ["d"] and after.meta["prompts_dropped_incomplete"] == 2
+    assert after.full.n_prompts == 38  # 20 ids x 2 splits, less f's missing two
+    sets = {"s_cost": {"all": 4}}.get(dataset, {"all": 4, "priced": 3})
+    assert after.meta["model_sets"] == sets and after.meta["unpriced_models"] == ([] if dataset == "s_cost" else ["f"])
+    for a, b in zip([after.full] + [s.arrays for s in after.sets], [before.full] + [s.arrays for s in before.sets]):
+        for field in ("successes", "trials", "outcomes", "gen_cost"):  # numpy's sums round by the memory layout
+            assert getattr(a, field).strides == getattr(b, field).strides, field
+
+
+def test_records_breaking_a_rule_go_back_to_the_rows(con):
+    con.execute("create temp table broken as select * from t where dataset = 's' and not "  # a: 2 of 3 on a prompt
+                "(model_id = 'a' and query_id = 'q3' and split = 'train' and generation = 2)")
+    with pytest.raises(RowsNeeded):
+        prepare_dense(dense_records(con, "s", table="broken"), _prices(), "s")
+    with pytest.raises(ValueError, match="model 'a' has 3 generations on some prompts but not on 1 prompt"):
+        prepare(coded_records(con, "s", ORACLE_COLUMNS + ("tokens_in", "tokens_out"), table="broken",
+                              prompt_key=True), _prices(), "s")
+    con.execute("update broken set correct = 2 where query_id = 'q1'")
+    assert dense_records(con, "s", table="broken") is None  # not 0/1: read as rows
