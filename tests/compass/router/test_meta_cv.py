@@ -3,6 +3,7 @@
 member; and a constant offset of ψ̂, which routing never sees, does not count against a member (review fix)."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from compass.router.learners import LearnerSpec
 from compass.router.routers import CV_CANDIDATES, CV_CRITERION, cv_errors, fit_router
 
 SPEC = LearnerSpec(n_estimators=25, seed=0)
+SINGLE = ("preference_only", "gold_only")
 
 
 def world(n_gold: int, useless_preferences: bool, seed: int = 0):
@@ -181,3 +183,18 @@ def test_the_one_standard_error_rule_compares_members_on_paired_folds():
     se = routers.difference_se(scores)
     assert se["meta_dr"] == 0.0 and se["preference_only"] == pytest.approx(np.std(steady, ddof=1) / np.sqrt(5))
 
+
+def test_the_served_router_picks_a_cate_member_where_one_routes_best():
+    """Positive control (issue 46 third review; `synthetic.make_query_dependent_bias`): where a CATE member beats both
+    single sources, meta_cv serves it and routes test queries better than either single source (red if the rule
+    always serves the simplest member). Seed 1: `router_headline.py positive-control` serves R in 4 of seeds 0-4
+    (gold-only at seed 0, where R's lead is within one paired SE), so this is one world, not a rate."""
+    from compass.router.evaluation import efficiency_gain, interior_mean
+    from compass.router.synthetic import make_query_dependent_bias
+
+    d, spec = make_query_dependent_bias(seed=1), LearnerSpec(n_estimators=6, seed=1)
+    fitted = fit_router("meta_cv", spec, d.X_g, d.r, d.X_p, d.y, cate=replace(spec, min_samples_leaf=20))
+    gain = {name: float(interior_mean(efficiency_gain(router.psi(d.X_test), d.psi_test, seed=0))) for name, router
+            in {"served": fitted, **{m: fit_router(m, spec, d.X_g, d.r, d.X_p, d.y) for m in SINGLE}}.items()}
+    assert fitted.chosen in ("meta_dr", "meta_r"), (fitted.cv_scores, gain)
+    assert gain["served"] > max(gain[m] for m in SINGLE), gain
