@@ -137,7 +137,7 @@ def router_policies(context: dg.AssetExecutionContext, warehouse: WarehouseResou
                         metadata={"priced": prices is not None})
 
 
-DEPLOYMENT_CODE_VERSION = f"{CODE_VERSION}-meta-cv-gain-calibrated"  # issue 46 second review: ψ̂ in gold units
+DEPLOYMENT_CODE_VERSION = f"{CODE_VERSION}-meta-cv-gain-calibrated-paired-se"  # issue 46 second review: ψ̂ in gold units
 
 
 @dg.asset(key=["router", "deployment"], deps=_labels, **{**_common, "code_version": DEPLOYMENT_CODE_VERSION})

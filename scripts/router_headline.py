@@ -23,6 +23,10 @@ gold-only and preference-only routing with 95 % t-intervals (`compass.router.stu
         with the larger mean gain over the rounds), paired, per preset and gold size, with issue 46's target (not
         worse beyond its interval), a 0.01 non-inferiority margin, the served router minus the other single-source
         router and how often it chose each member; refuses CSVs of more than one configuration per preset and size.
+  positive-control  the one-SE rule's positive control (`synthetic.make_query_dependent_bias`, a world where a CATE
+        stage pays): per seed, each member's test gain, the member meta_cv served (paired-SE rule) and the one the
+        unpaired rule (the best member's own SE) would have served from the same fold scores; then each router minus
+        the better single-source router, paired over seeds, 95 % t-intervals.
   choices  how often the CV-chosen meta-router chose each member (`chosen`, by its criterion) and how often the
         squared-error rule it replaced would have (the least `cv_errors`), from the same out-of-fold predictions.
 
@@ -37,6 +41,7 @@ Usage:
   .venv/bin/python scripts/router_headline.py ablations-table var/router_headline/ablations_*.csv
   .venv/bin/python scripts/router_headline.py choices var/router_headline/cv_A*.csv
   .venv/bin/python scripts/router_headline.py served var/router_headline/fig1_*.csv
+  .venv/bin/python scripts/router_headline.py positive-control --rounds 5 --trees 6
 """
 
 import os
@@ -65,10 +70,10 @@ from compass.router.routers import CV_CANDIDATES, fit_router  # noqa: E402
 from compass.router.study import (  # noqa: E402
     SYNTHETIC_ROUTERS, ablation_differences, evaluate_synthetic, synthetic_comparisons,
 )
-from compass.router.synthetic import make_data  # noqa: E402
+from compass.router.synthetic import make_data, make_query_dependent_bias  # noqa: E402
 
 OUT = ROOT / "var" / "router_headline"
-NAMES = {"oracle": "oracle", "gold_only": "gold-only", "preference_only": "pref-only", "pooled": "pooled",
+NAMES = {"meta_cv_unpaired": "meta (CV-chosen), unpaired rule", "oracle": "oracle", "gold_only": "gold-only", "preference_only": "pref-only", "pooled": "pooled",
          "mean_shift": "mean-shift", "meta_r": "meta (R)", "meta_dr": "meta (DR)", "routellm_mf": "RouteLLM MF",
          "routellm_sw": "RouteLLM SW", "meta_cv": "meta (CV-chosen)", "meta_true_delta": "eq. 6 with true Δ",
          "meta_true_eta": "eq. 6, Δ̂ on gold with true η", "meta_dr_constant_p": "meta (DR), p̂ = κ"}
@@ -305,19 +310,59 @@ def rounds_line(rounds: pd.DataFrame) -> str:
 
 
 def choice_table(rounds: pd.DataFrame) -> pd.DataFrame:
-    """Per preset and n_gold: rounds in which meta_cv chose each member, by its criterion, by the largest routing
-    gain without the one-SE rule and by least squared error (the earlier rules, on the same out-of-fold ψ̂)."""
+    """Per preset and n_gold: rounds in which meta_cv chose each member, by its criterion (the paired one-SE rule
+    since issue 46's third review), by the one-SE rule with the best member's own SE, by the largest routing gain
+    without the one-SE rule and by least squared error (the earlier rules, on the same out-of-fold ψ̂)."""
     cv = rounds[(rounds["router"] == "meta_cv") & rounds["chosen"].notna()]
     by_error = cv["cv_errors"].map(lambda text: min((errors := json.loads(text)), key=errors.__getitem__))
     by_gain = cv["cv_scores"].map(lambda text: max((scores := json.loads(text)), key=scores.__getitem__))
+    unpaired = [unpaired_choice(json.loads(a), json.loads(b)) for a, b in zip(cv["cv_scores"], cv["cv_score_se"])]
     rows = []
-    for (preset, n_gold), part in cv.assign(by_error=by_error, by_gain=by_gain).groupby(["preset", "n_gold"]):
-        for rule, column in (("routing gain (now)", "chosen"), ("largest routing gain", "by_gain"),
-                             ("squared error", "by_error")):
+    for (preset, n_gold), part in cv.assign(by_error=by_error, by_gain=by_gain, unpaired=unpaired).groupby(
+            ["preset", "n_gold"]):
+        for rule, column in (("routing gain (now)", "chosen"), ("one SE unpaired", "unpaired"),
+                             ("largest routing gain", "by_gain"), ("squared error", "by_error")):
             counts = part[column].value_counts()
             rows.append({"preset": preset, "n_gold": n_gold, "rule": rule, "rounds": len(part),
                          **{NAMES.get(m, m): int(counts.get(m, 0)) for m in CV_CANDIDATES}})
     return pd.DataFrame(rows)
+
+
+def unpaired_choice(scores: dict[str, float], score_se: dict[str, float]) -> str:
+    """The one-SE rule before issue 46's third review: within one SE of the best member's own fold scores."""
+    best = max(scores, key=scores.__getitem__)
+    return next(name for name in CV_CANDIDATES if scores[name] >= scores[best] - score_se[best])
+
+
+def positive_control(args: argparse.Namespace) -> None:
+    rows = []
+    for seed in range(args.rounds):
+        d, spec = make_query_dependent_bias(seed=seed), LearnerSpec(n_estimators=args.trees, seed=seed)
+        cate = replace(spec, min_samples_leaf=args.cate_min_leaf)
+        routers = {name: fit_router(name, spec, d.X_g, d.r, d.X_p, d.y, **({"cate": cate} if "meta" in name else {}))
+                   for name in (*CV_CANDIDATES, "meta_cv")}
+        gains = {name: float(interior_mean(efficiency_gain(router.psi(d.X_test), d.psi_test, seed=seed)))
+                 for name, router in routers.items()}
+        served = routers["meta_cv"]
+        before = unpaired_choice(served.cv_scores, served.cv_score_se)
+        rows += [{"preset": "query-dependent bias", "n_gold": len(d.r), "round": seed, "router": name,
+                  "mean_gain": gain, "chosen": served.chosen if name == "meta_cv" else None,
+                  "unpaired": before if name == "meta_cv" else None} for name, gain in gains.items()]
+        rows.append({"preset": "query-dependent bias", "n_gold": len(d.r), "round": seed, "router": "meta_cv_unpaired",
+                     "mean_gain": gains[before]})
+    rounds = pd.DataFrame(rows)
+    served = rounds[rounds["router"] == "meta_cv"]
+    for rule, column in (("paired SE (served)", "chosen"), ("unpaired SE (before)", "unpaired")):
+        print(f"Chosen by the {rule} rule, seeds 0-{args.rounds - 1}: " + ", ".join(
+            f"{NAMES[m]} {n}" for m, n in served[column].value_counts().items()))
+    means = rounds.groupby("router")["mean_gain"].mean()
+    better = max(SINGLE_SOURCE, key=means.__getitem__)
+    table = synthetic_comparisons(rounds, baselines=("random", better))
+    print(pd.DataFrame([{"router": NAMES.get(name, name), "rounds": int(sub["mc_rounds"].iloc[0]),
+                         **{("vs random" if b == "random" else f"vs {NAMES[better]}"): cell(m, lo, hi, dd) for b, m, lo,
+                            hi, dd in sub[["baseline", "mean_difference", "lo", "hi", "distinguishable"]]
+                            .itertuples(index=False) if name != b}} for name, sub in table.groupby("router", sort=False)])
+          .fillna("–").to_markdown(index=False))
 
 
 SINGLE_SOURCE = ("preference_only", "gold_only")
@@ -402,6 +447,10 @@ def main(argv: list[str]) -> None:
     sub.add_parser("ablations-table").add_argument("csv", nargs="+")
     sub.add_parser("choices").add_argument("csv", nargs="+")
     sub.add_parser("served").add_argument("csv", nargs="+")
+    control = sub.add_parser("positive-control")
+    control.add_argument("--rounds", type=int, default=5)
+    control.add_argument("--trees", type=int, default=6)
+    control.add_argument("--cate-min-leaf", type=int, default=20)
     args = parser.parse_args(argv)
     if args.command == "table":
         rounds = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
@@ -425,7 +474,8 @@ def main(argv: list[str]) -> None:
     elif args.command == "served":
         print(served_table(checked_rounds(args, mixed_configurations)).to_markdown(index=False))
     else:
-        {"run": run, "true-delta": true_delta, "ablations": paper_ablations}[args.command](args)
+        {"run": run, "true-delta": true_delta, "ablations": paper_ablations,
+         "positive-control": positive_control}[args.command](args)
 
 
 def add_run_arguments(r: argparse.ArgumentParser, routers: tuple[str, ...] = SYNTHETIC_ROUTERS,

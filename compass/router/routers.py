@@ -17,7 +17,7 @@ after PCA, spec §2.1), gold labels r already scale-normalized (`normalize`), pr
                     rows inside the overlap region (the propensity p̂(s) = Pr(gold | s) inside `overlap`, i.e.
                     a bounded density ratio), re-normalize within the overlap and fit the DR meta-router there
 * meta_cv           ours (issue 46): the simplest member of CV_CANDIDATES (preference-only, gold-only, mean-shift,
-                    DR, R) whose out-of-fold ψ̂ routes the held-out gold rows within one SE of the best (CV_CRITERION,
+                    DR, R) whose out-of-fold ψ̂ routes the held-out gold rows within one paired SE of the best (CV_CRITERION,
                     `cv_scores`, `one_se_choice`), chosen at fit time, refitted on all rows and calibrated to gold
                     units (`calibrate`); a CATE stage that adds more noise than the bias it removes loses to a simpler
                     member
@@ -47,8 +47,9 @@ CV_CANDIDATES = ("preference_only", "gold_only", "mean_shift", "meta_dr", "meta_
 CV_FOLDS = 5
 # What meta_cv ranks its candidates by (exported with the router): the realized gold gain of routing each fold's
 # held-out gold rows by each candidate's out-of-fold ψ̂, averaged over folds (`cv_scores`), and the simplest member
-# within one standard error of the best (`one_se_choice`). The squared error it replaced is still reported.
-CV_CRITERION = "oof_routing_gain_one_se"
+# within one standard error of the best, the SE of its paired per-fold differences with the best (`one_se_choice`,
+# `difference_se`). The squared error it replaced is still reported.
+CV_CRITERION = "oof_routing_gain_one_paired_se"
 # §2.11 overlap region: the density ratio f_gold(s) / f_pref(s) within [1/19, 19]. It is p̂/(1 − p̂) · (1 − κ)/κ with
 # κ = n/(n + m), so the region does not move with the gold share (at κ = 1/2 it is p̂ ∈ [0.05, 0.95]).
 OVERLAP_RATIO = 19.0
@@ -66,6 +67,7 @@ class FittedRouter:
     cv_scores: dict[str, float] | None = None  # meta_cv: each candidate's CV_CRITERION, the larger the better
     cv_criterion: str | None = None  # meta_cv: CV_CRITERION
     cv_score_se: dict[str, float] | None = None  # meta_cv: each candidate's standard error of its fold scores
+    cv_difference_se: dict[str, float] | None = None  # meta_cv: SE of each candidate's fold differences with the best
     calibration: tuple[float, float] = (0.0, 1.0)  # meta_cv: (a, b) of ψ̂ = a + b·model(x) in gold units (`calibrate`)
 
     def psi(self, X: np.ndarray) -> np.ndarray:
@@ -191,15 +193,26 @@ def fold_scores(predictions: dict[str, np.ndarray], r: np.ndarray, folds: int = 
             for name, psi in predictions.items()}
 
 
-def one_se_choice(scores: dict[str, np.ndarray]) -> str:
-    """The one-standard-error rule (Hastie, Tibshirani & Friedman, ESL §7.10): the first candidate, in the order
-    given (simplest first, CV_CANDIDATES), whose mean fold score is within one standard error (of the best
-    candidate's fold scores) of the best mean. Differences within noise go to the simpler member, not only
-    exact ties."""
+def difference_se(scores: dict[str, np.ndarray]) -> dict[str, float]:
+    """Each candidate's standard error of its paired per-fold differences with the best candidate (the largest mean
+    fold score): SE(best_k − candidate_k) over the folds k (0 for the best itself; 0 with one fold). All candidates
+    are scored on the same held-out rows of each fold, so the rows' difficulty, shared by every candidate, cancels
+    in the difference; the marginal SE of the best's fold scores keeps it (ESL §7.10 leaves the SE open)."""
     means = {name: float(np.mean(v)) for name, v in scores.items()}
-    best = max(means, key=means.__getitem__)
-    se = float(np.std(scores[best], ddof=1) / np.sqrt(len(scores[best]))) if len(scores[best]) > 1 else 0.0
-    return next(name for name in scores if means[name] >= means[best] - se)
+    best = scores[max(means, key=means.__getitem__)]
+    return {name: float(np.std(best - v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
+            for name, v in scores.items()}
+
+
+def one_se_choice(scores: dict[str, np.ndarray]) -> str:
+    """The one-standard-error rule (Hastie, Tibshirani & Friedman, ESL §7.10) on paired folds: the first candidate,
+    in the order given (simplest first, CV_CANDIDATES), whose mean fold score is within one standard error of the
+    best mean, the SE of its own per-fold differences with the best (`difference_se`). Differences within noise
+    go to the simpler member, not only exact ties; a member behind the best on every fold by a steady margin
+    does not hide in the spread that the folds' rows give every member alike."""
+    means = {name: float(np.mean(v)) for name, v in scores.items()}
+    best, se = max(means, key=means.__getitem__), difference_se(scores)
+    return next(name for name in scores if means[best] - means[name] <= se[name])
 
 
 def cv_scores(predictions: dict[str, np.ndarray], r: np.ndarray, seed: int = 0,
@@ -249,7 +262,8 @@ def fit_cv_router(spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.nda
     fitted = fit_router(chosen, spec, X_g, r, X_p, y, **(meta if chosen.startswith("meta") else {}))
     a, b = calibrate(predictions[chosen], r)
     return replace(fitted, name="meta_cv", chosen=chosen, cv_errors=squared_errors(predictions, r), cv_scores=scores,
-                   cv_criterion=CV_CRITERION, cv_score_se=se, calibration=(a, b)), a + b * predictions[chosen]
+                   cv_criterion=CV_CRITERION, cv_score_se=se, cv_difference_se=difference_se(per_fold),
+                   calibration=(a, b)), a + b * predictions[chosen]
 
 
 def fit_router(name: str, spec: LearnerSpec, X_g: np.ndarray, r: np.ndarray, X_p: np.ndarray, y: np.ndarray,

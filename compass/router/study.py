@@ -243,6 +243,7 @@ def fit_deployment(labels: pd.DataFrame, design: StudyDesign, router: str = "met
              "n_trees": len(fitted.model.estimators_), "holdout_folds": HOLDOUT_FOLDS, "chosen": member,
              "cv_errors": _rounded_json(fitted.cv_errors), "cv_criterion": fitted.cv_criterion or "",
              "cv_scores": _rounded_json(fitted.cv_scores), "cv_score_se": _rounded_json(fitted.cv_score_se),
+             "cv_difference_se": _rounded_json(fitted.cv_difference_se),
              "calibration_offset": fitted.calibration[0],
              "calibration_slope": fitted.calibration[1]}
     return Deployment(embedder, forest_nodes(fitted.model, *fitted.calibration), facts, holdout)
@@ -263,7 +264,8 @@ def _summarize(gains: dict[tuple, list[np.ndarray]], keys: tuple[str, ...]) -> p
     return pd.concat(rows, ignore_index=True)
 
 
-CHOICE_COLUMNS = ("chosen", "cv_scores", "cv_errors", "cv_score_se")  # what meta_cv chose and by which scores
+# what meta_cv chose and by which scores (cv_score_se: the marginal SE the unpaired rule used, kept for comparison)
+CHOICE_COLUMNS = ("chosen", "cv_scores", "cv_errors", "cv_score_se", "cv_difference_se")
 SYNTHETIC_ROUTERS = ("oracle",) + REAL_ROUTERS[:-1]  # the truncation variant needs distinct pools; here they are one
 
 
@@ -286,7 +288,8 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
     `learner.kind`, `normalization` and `world` (gold label scale, embedding dimension) carry the paper's ablations
     (`compass.router.ablations`); every configuration draws the same data from the same seeds.
     The rounds say what `meta_cv` chose in each round and the scores it chose by (`chosen`, `cv_scores` with their
-    standard errors `cv_score_se`, and the squared errors `cv_errors`; empty for the other routers)."""
+    standard errors `cv_score_se`, the SEs of their paired fold differences with the best `cv_difference_se`, and the
+    squared errors `cv_errors`; empty for the other routers)."""
     gains: dict[tuple, list[np.ndarray]] = {}
     choices: dict[tuple, list[tuple[str | None, ...]]] = {}
     steps, done = len(presets) * len(n_gold) * mc_rounds, 0
@@ -304,7 +307,8 @@ def evaluate_synthetic(presets: tuple[str, ...], n_gold: tuple[int, ...], mc_rou
                         efficiency_gain(router.psi(d.X_test), d.psi_test, seed=seed + rnd))
                     choices.setdefault((preset, name, n), []).append(
                         (router.chosen, _rounded_json(router.cv_scores), _rounded_json(router.cv_errors),
-                         _rounded_json(router.cv_score_se)) if router.chosen else (None,) * len(CHOICE_COLUMNS))
+                         _rounded_json(router.cv_score_se), _rounded_json(router.cv_difference_se))
+                        if router.chosen else (None,) * len(CHOICE_COLUMNS))
                 done += 1
                 if progress is not None:
                     progress(done, steps)

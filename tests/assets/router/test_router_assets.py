@@ -68,10 +68,10 @@ def test_served_router_and_the_route_command(warehouse, tmp_path, capsys):
     embedder, nodes, facts = readers.router_deployment(wh, "arena_small")
     assert facts["router"] == "meta_cv" and facts["n_gold"] == 90 and facts["n_preference"] == 180
     # issue 46: the CATE stage chosen at fit time by the held-out gold gain of routing, exported with the router
-    scores, errors, se = (json.loads(facts[k]) for k in ("cv_scores", "cv_errors", "cv_score_se"))
+    scores, errors, se = (json.loads(facts[k]) for k in ("cv_scores", "cv_errors", "cv_difference_se"))
     assert set(scores) == set(errors) == set(se) == set(CV_CANDIDATES)
-    best = max(scores, key=scores.__getitem__)  # one-SE rule: the simplest member within one SE of the best
-    assert facts["chosen"] == next(c for c in CV_CANDIDATES if scores[c] >= scores[best] - se[best] - 1e-5)
+    best = max(scores, key=scores.__getitem__)  # one-SE rule: the simplest member within one paired SE of the best
+    assert facts["chosen"] == next(c for c in CV_CANDIDATES if scores[best] - scores[c] <= se[c] + 1e-5)
     assert facts["cv_criterion"] == CV_CRITERION and facts["calibration_slope"] > 0
     queries = pd.read_csv(FIXTURE / "route_labels.csv").head(20)[["query_id", "query_text"]]
     path, out = tmp_path / "q.csv", tmp_path / "routes.csv"

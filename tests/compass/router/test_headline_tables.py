@@ -61,9 +61,12 @@ def test_choice_table_counts_each_rules_members():
                                                                               "mean_shift", "meta_dr", "meta_r")})}
             for i, (c, e) in enumerate(zip(chosen, least))]
     rows.append({"preset": "A", "n_gold": 100, "router": "gold_only", "round": 0, "chosen": None, "cv_errors": None})
-    for row in rows[:3]:
+    for i, row in enumerate(rows[:3]):
         row["cv_scores"] = json.dumps({m: (0.5 if m == "meta_r" else 0.1) for m in json.loads(row["cv_errors"])})
+        # the unpaired rule: within the best member's own SE (0.5 in round 0 reaches every member, 0.01 none)
+        row["cv_score_se"] = json.dumps({m: (0.5 if i == 0 else 0.01) for m in json.loads(row["cv_errors"])})
     table = choice_table(pd.DataFrame(rows)).set_index("rule")
+    assert table.loc["one SE unpaired", ["pref-only", "meta (R)"]].tolist() == [1, 2]
     assert table.loc["routing gain (now)", ["gold-only", "pref-only", "mean-shift"]].tolist() == [2, 1, 0]
     assert table.loc["squared error", ["gold-only", "pref-only", "mean-shift"]].tolist() == [1, 0, 2]
     assert table.loc["largest routing gain", "meta (R)"] == 3 and (table["rounds"] == 3).all()
