@@ -3,6 +3,7 @@ warehouse host publishes is what the step would have written in place, once, all
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -12,6 +13,7 @@ import sys
 import threading
 from types import SimpleNamespace
 
+import duckdb
 import pandas as pd
 import pytest
 
@@ -79,6 +81,7 @@ def stage(tmp_path, monkeypatch):
     folder = tmp_path / "stage"
     folder.mkdir()
     Stage(str(folder)).create_empty()  # set up by the warehouse host, its warehouse empty
+    monkeypatch.setattr(stage_module, "_publisher", stage_module.NO_PUBLISH)  # entries pending until publish_stage
     monkeypatch.delenv("COMPASS_PUBLISH_FROM", raising=False)
     monkeypatch.delenv("COMPASS_STAGE", raising=False)
     monkeypatch.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))  # the only file a stage publishes to
@@ -237,6 +240,7 @@ def test_rows_that_do_not_fit_fail_the_step_and_a_refused_entry_is_set_aside(sta
     monkeypatch.setattr(stage_module, "_check_applies", lambda *args: None)
     publish_many(CONTEXT, remote, {"compass.a": bad}, {"case_id": "c2"})
     monkeypatch.undo()
+    monkeypatch.setattr(stage_module, "_publisher", stage_module.NO_PUBLISH)
     monkeypatch.setenv("COMPASS_DB", str(host.path))
     publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.w": W}, history=False)
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
@@ -300,9 +304,11 @@ def test_reads_never_publish_and_a_publish_never_waits_on_this_process(stage, tm
 
 def test_a_folder_without_the_hosts_marker_is_no_stage(tmp_path, monkeypatch):
     """An empty folder at the stage path (an unmounted share's mount point) is unreachable in stage mode, not an empty
-    warehouse; the host's first use marks it; a stage removed meanwhile is not recreated by a write. Red when the
-    marker is not required (`check` without it: the read found no table; seen red) and when `_put` recreates the
-    folder (seen red)."""
+    warehouse, and on the host a write's export to it is one line naming it, nothing written there (the tables stay
+    owed); once set up (`create_empty`, the only writer of the marker) the next write exports them; a stage removed
+    meanwhile is not recreated by a write. Red when the marker is not required (`check` without it: the read found no
+    table; seen red), when the host's export marks the folder itself (the write succeeded, the mount point got a
+    marker, a manifest and a snapshot: seen red on the pub branch) and when `_put` recreates the folder (seen red)."""
     empty = tmp_path / "mnt"
     empty.mkdir()
     monkeypatch.delenv("COMPASS_STAGE", raising=False)
@@ -310,7 +316,13 @@ def test_a_folder_without_the_hosts_marker_is_no_stage(tmp_path, monkeypatch):
         StagedWarehouse(str(empty)).read("compass.a")
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(empty))
     monkeypatch.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))
-    publish_many(CONTEXT, Warehouse(tmp_path / "host.duckdb"), {"compass.a": A1}, {"case_id": "c1"})
+    host = Warehouse(tmp_path / "host.duckdb")
+    with pytest.raises(StageUnavailable, match=f"^the stage {empty} is unreachable: no STAGE marker in it "
+                                               r"\(not mounted, or never set up: Stage\.create_empty\)$"):
+        publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    assert os.listdir(empty) == [] and len(host.read("compass.a")) == 2  # committed, owed
+    Stage(str(empty)).create_empty()
+    host.publish_stage()  # the next write on the host exports what is owed
     monkeypatch.delenv("COMPASS_PUBLISH_FROM")
     remote = StagedWarehouse(str(empty))
     assert len(remote.read("compass.a")) == 2
@@ -367,7 +379,7 @@ def test_a_remote_write_is_in_the_warehouse_before_the_step_reports_it(stage, tm
     pending entry (`publish_pending` without its filter: compass.w published; seen red)."""
     asked, publisher = host_publisher
     remote = StagedWarehouse(str(stage))
-    stage_module.set_publisher(None)
+    stage_module.set_publisher(stage_module.NO_PUBLISH)
     publish_many(CONTEXT, remote, {"compass.w": W}, history=False)  # staged by a step that then died
     orphan = os.listdir(stage / "pending")
     stage_module.set_publisher(publisher)
@@ -420,6 +432,7 @@ def test_the_manifest_lists_every_table_and_a_reader_checks_it(tmp_path, monkeyp
     remote = StagedWarehouse(str(folder))
     with pytest.raises(StageUnavailable, match=r"no STAGE marker"):
         remote.read("compass.w")
+    Stage(str(folder)).create_empty()  # set up: marked, its manifest empty
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(folder))
     publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
     manifest = Stage(str(folder))._read_json("snapshot/_tables.json")["tables"]
@@ -439,11 +452,13 @@ def test_the_manifest_lists_every_table_and_a_reader_checks_it(tmp_path, monkeyp
 
 
 def test_garbage_is_what_no_manifest_or_entry_names_once_it_is_old(stage, tmp_path, monkeypatch):
-    """Retention: after a second export of compass.a and a published remote write, the superseded snapshot file and
-    the published entry's staged file go once older than the grace period; the manifest's files, a pending entry's
-    file and anything younger stay; a pending entry that old (its step died before asking) goes to failed/ with its
+    """Retention: after a second export of compass.a and a published remote write, the published entry's staged file
+    goes once older than the grace period, and the superseded snapshot file once the grace period has passed since the
+    manifest dropped it, however old the file (a step may have bound it); the manifest's files, a pending entry's file
+    and anything younger stay; a pending entry that old (its step died before asking) goes to failed/ with its
     reason, its file kept. Red when garbage ignores the entries (`named` without them: the pending entry's file went;
-    seen red) and when it ignores the grace period (the young superseded file went; seen red)."""
+    seen red) and when it ignores the grace period (the young superseded file went; seen red), and when it counts from
+    the file's time (the pub branch: the file written long ago, superseded just now, went; seen red)."""
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     host = Warehouse(tmp_path / "host.duckdb")
     publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
@@ -458,21 +473,20 @@ def test_garbage_is_what_no_manifest_or_entry_names_once_it_is_old(stage, tmp_pa
         remote_env.delenv("COMPASS_PUBLISH_FROM")
         publish_many(CONTEXT, remote, {"compass.a": A2}, {"case_id": "c2"})  # pending
     files = Stage(str(stage))._files("tables") | Stage(str(stage))._files("snapshot")
-    young = tmp_path / "young"
     stage_gc = Stage(str(stage))
     superseded = sorted(first - {"snapshot/_tables.json"} - {v["path"] for v in stage_gc._read_json(
         "snapshot/_tables.json")["tables"].values()})
     assert len(superseded) == 1
     assert stage_gc.collect_garbage() == []  # everything is younger than an hour
-    young.write_text("")
     for path in [*(stage / f for f in files), *(stage / "pending").iterdir()]:
-        os.utime(path, (0, 0))  # old
-    os.utime(stage / superseded[0], None)  # but this one was just written
+        os.utime(path, (0, 0))  # written long ago, the superseded file too (but superseded just now)
     removed = stage_gc.collect_garbage()
     assert superseded[0] not in removed and len(removed) == 1 and removed[0].startswith("tables/compass.w/")
     assert (stage / "failed").is_dir() and len(os.listdir(stage / "failed")) == 2
     assert "abandoned: no publish asked for within 3600 s" in next((stage / "failed").glob("*.error")).read_text()
-    os.utime(stage / superseded[0], (0, 0))
+    manifest = stage_gc._read_json("snapshot/_tables.json")
+    assert list(manifest["retired"]) == superseded
+    stage_gc._write_json("snapshot/_tables.json", {**manifest, "retired": {superseded[0]: 0.0}})  # an hour later
     assert stage_gc.collect_garbage() == superseded
     assert len(StagedWarehouse(str(stage)).read("compass.a")) == 2  # the manifest's files are all there
 
@@ -497,3 +511,65 @@ def test_a_publish_task_killed_mid_commit_commits_its_entries_whole_when_deliver
     assert publish_on_host(str(stage), names[:2]) == 2  # delivered again
     assert sorted(host.read("compass.a")["case_id"]) == ["c1", "c1", "c2"] and not host.table_exists("compass.w")
     assert os.listdir(stage / "pending") == names[2:] and len(host.read(PUBLISHES)) == 2
+
+
+def test_a_step_reads_no_other_steps_pending_entry(stage, tmp_path, monkeypatch, host_publisher):
+    """A compute step killed between its pending entry and its publish request (finding 1 of rev44a): no other reader
+    sees its rows (the warehouse never gets them), the object that staged it (NO_PUBLISH) does until it is published,
+    and a reader with a publisher reads the snapshot only. Red when readers overlay every pending entry (the pub
+    branch: the new reader read 9.9; seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM")
+    stage_module.set_publisher(stage_module.NO_PUBLISH)  # the killed step: staged, never asked
+    killed = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, killed, {"compass.a": A1.assign(value=[9.9, 9.9])}, {"case_id": "c1"})
+    assert killed.read("compass.a")["value"].tolist() == [9.9, 9.9] and len(os.listdir(stage / "pending")) == 1
+    assert _remote_values(stage) == [0.25, 0.5]
+    stage_module.set_publisher(host_publisher[1])
+    assert _remote_values(stage) == [0.25, 0.5]
+    writer = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, writer, {"compass.w": W}, history=False)  # published by the host before it returns
+    assert len(writer.read("compass.w")) == 2 and writer.read("compass.a")["value"].sort_values().tolist() == [0.25, 0.5]
+
+
+def test_a_stage_mode_write_without_a_publisher_fails_in_one_line(stage):
+    """A step in stage mode in a process that cannot have the host publish (no pipelines.celery_app: `compass run`,
+    the in-process executor) fails before it stages anything, instead of succeeding with rows that never reach the
+    warehouse. Red when the missing publisher is ignored (the pub branch: the write succeeded; seen red)."""
+    stage_module.set_publisher(None)
+    remote = StagedWarehouse(str(stage))
+    for write in (lambda: publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"}),
+                  lambda: remote.delete_rows(["compass.a"], {"case_id": "c1"})):
+        with pytest.raises(RuntimeError, match=r"^stage mode \(.*\) needs the warehouse host's publish task: run steps "
+                                               r"on workers started with -A pipelines\.celery_app$"):
+            write()
+    assert not (stage / "pending").exists() and not (stage / "tables").exists()
+
+
+def test_retention_is_best_effort_and_a_reused_staged_file_is_young(stage, tmp_path, monkeypatch, caplog):
+    """An error inside retention (a file another user wrote on a share) is one warning naming the stage, and the write
+    it followed succeeds (committed and exported); a staged file reused by content address is touched, so retention
+    does not take it before its entry names it. Red when retention's error escapes (the pub branch: the write raised
+    PermissionError after its commit; seen red) and when a reused file keeps its old time (collected; seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+
+    def denied(self, grace_s=0):
+        raise PermissionError(13, "Permission denied", str(stage / "snapshot" / "x.parquet"))
+
+    monkeypatch.setattr(Stage, "collect_garbage", denied)
+    monkeypatch.setattr(stage_module, "_collected_at", -float("inf"))
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    assert _remote_values(stage) == [0.25, 0.5]
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warned == [f"retention of the stage {stage} skipped: [Errno 13] Permission denied: "
+                      f"'{stage}/snapshot/x.parquet'"]
+    monkeypatch.undo()
+    staged, rows = Stage(str(stage)), "tables/compass.x/v1/s.parquet"
+    with contextlib.closing(duckdb.connect()) as con:
+        staged.write_parquet(con, "(select 1 as x)", rows)
+        os.utime(stage / rows, (0, 0))  # staged long ago, its entry published: garbage
+        staged.write_parquet(con, "(select 1 as x)", rows)  # the same rows staged again
+    assert rows not in staged.collect_garbage() and (stage / rows).exists()
