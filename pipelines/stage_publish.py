@@ -2,7 +2,7 @@
 warehouse host's `duckdb` queue commits the transactions the step staged, in one DuckDB transaction, and the step waits
 for it before it returns, so the data version Dagster records for it is already in the warehouse, and its successors
 (on any queue) read its rows there. A step whose publish fails fails (its entries are not published later: nothing
-else publishes a stage); the task is acknowledged late like the steps, so a publishing worker killed mid-commit (rolled
+else publishes a stage; unless the host claimed them first, resources.stage.Stage.publish_pending, and commits them); the task is acknowledged late like the steps, so a publishing worker killed mid-commit (rolled
 back) hands it to the next one, which commits it whole.
 """
 

@@ -7,6 +7,8 @@ its object-store drivers are not, and only folders are tested). Its layout:
                                                               (<scope>: hash of the rows' `where`); never rewritten
     STAGE                                                     the marker: written once, at setup (`create_empty`)
     pending/<ns>-<pid>-<n>.json                               one per staged transaction, not yet published
+    publishing/<entry>                                        an entry the publisher claimed, until committed
+    failed/<entry>, failed/<entry>.error                      an entry set aside (never published) and why
     snapshot/_tables.json                                     the manifest: every table of the warehouse with its
                                                               data version and file (none for history.*), and when
                                                               each file it dropped was dropped ("retired"),
@@ -57,6 +59,7 @@ NOT_EXPORTED = ("history.", "stage.")  # listed in the manifest without a file
 MARKER = "STAGE"  # a stage without it is not one (an empty folder: an unmounted share's mount point)
 GC_GRACE_S = 3600  # a file no manifest or entry names is kept this long (`Stage.collect_garbage`)
 GC_EVERY_S = 60  # a host process collects at most this often
+CLAIMED = "publishing"  # entries the publisher took (renamed from pending/ under the writer lock), until committed
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
 _collected_at = -float("inf")  # when this process last collected garbage (time.monotonic)
@@ -267,51 +270,83 @@ class Stage:
 
     def publish_pending(self, wh: Warehouse, names: list[str] | None = None) -> int:
         """Commit the pending transactions `names` (a step's request; None: every pending one, oldest first) to `wh`
-        in one transaction, then drop the entries: the number of entries committed. An entry already committed
-        (listed in stage.publishes: a publisher killed after its commit, a request delivered twice) is not applied
-        again; a staged write whose data version the scope already holds writes nothing. A requested entry the
-        warehouse refuses fails the request (StagedWriteRejected, the entries set aside to failed/); without a
-        request, a refused entry is set aside and the rest are published."""
-        entries = listed = self.pending()
-        if names is not None:
-            entries = [(name, entry) for name, entry in entries if name in set(names)]
-            if not entries and not names:
-                return 0
-        elif not entries:
+        in one transaction, then drop the entries: the number of entries committed. Under the writer lock, each entry
+        is first claimed by renaming pending/<e> to publishing/<e>: a step that gives up on its request sets its entry
+        aside by renaming it out of pending/ too, so exactly one of them wins and an entry is never both committed
+        and in failed/. An entry found in publishing/ (a publisher killed after its claim) is taken as claimed. An
+        entry already committed (listed in stage.publishes: a publisher killed after its commit, a request delivered
+        twice) is not applied again; a staged write whose data version the scope already holds writes nothing. A
+        requested entry the warehouse refuses fails the request (StagedWriteRejected, the entries set aside to
+        failed/); without a request, a refused entry is set aside and the rest are published."""
+        self.check()
+        if names is not None and not names or names is None and not self._names("pending") + self._names(CLAIMED):
             return 0
         with wh.connect() as con:
             self.attach(con)
             con.execute(f"create table if not exists {PUBLISHES} (entry varchar, \"table\" varchar, "
                         f"version varchar, published_at timestamp)")
             done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
-            lost = sorted(set(names or ()) - done - {name for name, _ in entries})
-            if lost:
-                raise StageUnavailable(f"the stage {self.url} lost staged entries {', '.join(lost)}: neither pending "
+            listed = {folder: self._names(folder) for folder in ("pending", CLAIMED)}
+            wanted = listed["pending"] + listed[CLAIMED] if names is None else names
+            claimed = self._claim([name for name in wanted if name not in done])
+            entries = sorted((name, entry) for name in claimed if (entry := self._entry(CLAIMED, name)))
+            gone = sorted(set(names or ()) - done - {name for name, _ in entries})
+            if gone:
+                aside = set(self._names("failed"))
+                if set(gone) <= aside:
+                    raise RuntimeError(f"staged entries {', '.join(gone)} of the stage {self.url} were set aside "
+                                       f"(failed/) before this publish: not published")
+                raise StageUnavailable(f"the stage {self.url} lost staged entries {', '.join(gone)}: neither pending "
                                        f"nor published")
-            todo = [(name, entry) for name, entry in entries if name not in done]
+            todo = entries
             set_aside = set()
             try:
                 self._commit_entries(wh, con, todo)
             except _Rejected as rejected:
                 if names is not None:  # the step that asked fails; its entries never publish
                     for name, entry in todo:
-                        self._set_aside(name, entry, rejected.__cause__)
+                        self._set_aside(name, entry, rejected.__cause__, CLAIMED)
                     raise StagedWriteRejected(f"staged entries {', '.join(n for n, _ in todo)} not published to "
                                               f"{wh.path}: {_one_line(rejected.__cause__)}") from None
                 for name, entry in todo:  # each in a transaction of its own, the bad ones aside
                     try:
                         self._commit_entries(wh, con, [(name, entry)])
                     except _Rejected as alone:
-                        self._set_aside(name, entry, alone.__cause__)
+                        self._set_aside(name, entry, alone.__cause__, CLAIMED)
                         set_aside.add(name)
             con.execute("checkpoint")
             self.export_owed(wh, con)  # before the entries go: a stage-mode reader never misses their rows
-            committed = {name for name, _ in todo} - set_aside
-            for name, _ in listed:  # and any committed before (a publisher killed before it removed them)
-                if name in committed or name in done:
+            for name, _ in todo:
+                if name not in set_aside:
                     with contextlib.suppress(FileNotFoundError):
-                        self.fs.rm(self._full(f"pending/{name}"))
+                        self.fs.rm(self._full(f"{CLAIMED}/{name}"))
+            for folder, found in listed.items():  # committed before (a publisher killed before it removed them)
+                for name in set(found) & done:
+                    with contextlib.suppress(FileNotFoundError):
+                        self.fs.rm(self._full(f"{folder}/{name}"))
         return len(todo) - len(set_aside)
+
+    def _claim(self, names: list[str]) -> list[str]:
+        """Of `names`, those now in publishing/: moved there from pending/ (the rename wins against a step's
+        set-aside, or loses and the entry is not taken) or there already."""
+        there = set(self._names(CLAIMED))
+        for name in names:
+            if name in there:
+                continue
+            try:
+                self._move(f"pending/{name}", f"{CLAIMED}/{name}")
+            except FileNotFoundError:
+                continue
+            there.add(name)
+        return [name for name in names if name in there]
+
+    def _move(self, source: str, target: str) -> None:
+        """Rename within the stage; FileNotFoundError when `source` is gone (someone else moved it first)."""
+        if self.local:
+            os.makedirs(os.path.dirname(self._full(target)), exist_ok=True)
+            os.rename(self._full(source), self._full(target))
+        else:
+            self.fs.mv(self._full(source), self._full(target))
 
     def _commit_entries(self, wh: Warehouse, con: duckdb.DuckDBPyConnection, entries: list[tuple[str, dict]]) -> None:
         """Commit `entries` in one transaction, or none of them: StageUnavailable when the stage failed, _Rejected
@@ -332,14 +367,14 @@ class Stage:
                 raise self._unreachable(exc) from None
             raise _Rejected() from exc
 
-    def _set_aside(self, name: str, entry: dict, exc: BaseException | None) -> None:
-        """Move a pending entry that will not be published (refused by the warehouse, its publish failed, abandoned)
-        to failed/, next to a one-line reason naming it and its runs."""
+    def _set_aside(self, name: str, entry: dict, exc: BaseException | str | None, folder: str = "pending") -> None:
+        """Move an entry that will not be published (refused by the warehouse, its publish failed, abandoned) from
+        `folder` to failed/, then write a one-line reason naming it and its runs next to it. FileNotFoundError when
+        the entry is no longer in `folder` (claimed by the publisher first: it is being committed)."""
         runs = sorted({w.get("run_id") or "?" for w in entry["writes"]})
-        reason = _one_line(exc)
-        line = f"staged entry {name} (run {', '.join(runs)}) not published: {reason}"
+        line = f"staged entry {name} (run {', '.join(runs)}) not published: {_one_line(exc)}"
+        self._move(f"{folder}/{name}", f"failed/{name}")
         self._put(f"failed/{name}.error", lambda tmp: Path(tmp).write_text(line + "\n"))
-        self.fs.mv(self._full(f"pending/{name}"), self._full(f"failed/{name}"))
         LOG.error(line)
 
     def export_owed(self, wh: Warehouse, con: duckdb.DuckDBPyConnection) -> None:
@@ -369,17 +404,19 @@ class Stage:
         was abandoned (its step failed before asking for its publish) and goes to failed/ with a one-line reason.
         failed/ stays until removed by hand, with the files it names. The stage's paths removed, sorted."""
         old = time.time() - grace_s
-        pending = self.pending()
-        for name, entry in pending:
-            if self._modified(f"pending/{name}") < old:
-                self._set_aside(name, entry, f"abandoned: no publish asked for within {grace_s:.0f} s")
+        for folder, reason in (("pending", "no publish asked for"), (CLAIMED, "its publisher died and none came")):
+            for name in self._names(folder):
+                entry = self._entry(folder, name)
+                if entry and self._modified(f"{folder}/{name}") < old:
+                    with contextlib.suppress(FileNotFoundError):  # claimed or set aside meanwhile
+                        self._set_aside(name, entry, f"abandoned: {reason} within {grace_s:.0f} s", folder)
         try:
             manifest = self._read_json(MANIFEST)
         except FileNotFoundError:
             return []
         retired = manifest.get("retired", {})
         named = {listed["path"] for listed in manifest["tables"].values()} | {
-            write["path"] for folder in ("pending", "failed") for name in self._names(folder)
+            write["path"] for folder in ("pending", CLAIMED, "failed") for name in self._names(folder)
             for write in self._entry(folder, name).get("writes", ()) if "path" in write}
         removed = sorted(path for path in self._files("snapshot") | self._files("tables")
                          if path != MANIFEST and path not in named
@@ -516,7 +553,7 @@ class StagedWarehouse(Warehouse):
             con.execute("use warehouse")
             self.stage.attach(con)
             if self._own:  # listed before the snapshot is read: an entry published meanwhile is applied twice (the
-                pending = set(self.stage._names("pending"))  # same rows), never missed
+                pending = {*self.stage._names("pending"), *self.stage._names(CLAIMED)}  # same rows), never missed
                 if any(name not in pending for name, _ in self._own):
                     self._own, self._snapshot = [(n, e) for n, e in self._own if n in pending], None
             if self._snapshot is None:

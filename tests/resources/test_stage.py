@@ -156,7 +156,7 @@ def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage,
                             env={**os.environ, "COMPASS_PUBLISH_FROM": str(stage), "PYTHONPATH": str(ROOT)})
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert not host.table_exists("compass.a") and not host.table_exists("compass.w")
-    assert len(os.listdir(stage / "pending")) == 3
+    assert len(_unpublished(stage)) == 3
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     host.publish_stage()
     history = host.read("history.compass_a")
@@ -185,6 +185,12 @@ def test_an_unreachable_stage_is_one_line_naming_it_and_nothing_is_published(sta
         StagedWarehouse(missing).read("compass.a")
 
 
+def _unpublished(stage) -> list[str]:
+    """The entries pending or claimed by a publisher (publishing/), not yet committed."""
+    return sorted(p.name for folder in ("pending", "publishing") if (stage / folder).is_dir()
+                  for p in (stage / folder).iterdir())
+
+
 def _remote_values(stage) -> list[float]:
     return sorted(StagedWarehouse(str(stage)).read("compass.a")["value"].tolist())
 
@@ -211,9 +217,9 @@ def test_an_export_that_fails_after_its_commit_stays_owed_until_one_succeeds(sta
     monkeypatch.setattr(Stage, "export", fails_once)
     with pytest.raises(StageUnavailable):
         host.publish_stage()  # committed, then the export fails
-    assert host.read("compass.a")["value"].tolist() == [2.0, 2.0] and len(os.listdir(stage / "pending")) == 1
+    assert host.read("compass.a")["value"].tolist() == [2.0, 2.0] and len(_unpublished(stage)) == 1
     host.publish_stage()
-    assert _remote_values(stage) == [2.0, 2.0] and not os.listdir(stage / "pending")
+    assert _remote_values(stage) == [2.0, 2.0] and not _unpublished(stage)
     failures.clear()
     three = A1.assign(value=[3.0, 3.0])
     with pytest.raises(StageUnavailable):
@@ -506,11 +512,11 @@ def test_a_publish_task_killed_mid_commit_commits_its_entries_whole_when_deliver
     killed = subprocess.run([sys.executable, "-c", PUBLISH_TASK, "kill", *names[:2]], cwd=ROOT, env=env,
                             capture_output=True, text=True)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
-    assert not host.table_exists("compass.a") and sorted(os.listdir(stage / "pending")) == names
+    assert not host.table_exists("compass.a") and _unpublished(stage) == names
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     assert publish_on_host(str(stage), names[:2]) == 2  # delivered again
     assert sorted(host.read("compass.a")["case_id"]) == ["c1", "c1", "c2"] and not host.table_exists("compass.w")
-    assert os.listdir(stage / "pending") == names[2:] and len(host.read(PUBLISHES)) == 2
+    assert _unpublished(stage) == names[2:] and len(host.read(PUBLISHES)) == 2
 
 
 def test_a_step_reads_no_other_steps_pending_entry(stage, tmp_path, monkeypatch, host_publisher):
@@ -573,3 +579,42 @@ def test_retention_is_best_effort_and_a_reused_staged_file_is_young(stage, tmp_p
         os.utime(stage / rows, (0, 0))  # staged long ago, its entry published: garbage
         staged.write_parquet(con, "(select 1 as x)", rows)  # the same rows staged again
     assert rows not in staged.collect_garbage() and (stage / rows).exists()
+
+
+def test_an_entry_is_committed_or_set_aside_never_both(stage, tmp_path, monkeypatch):
+    """Finding 3 of rev44a: a step that gives up on its request (its wait over, its run terminated) while the host's
+    task is about to commit the entry: exactly one of them takes it (the host claims entries by rename under the
+    writer lock); a task that arrives after the step set its entry aside commits nothing and says so. Red when the
+    publisher commits the entries it listed without claiming them (the pub branch: the row committed and the entry in
+    failed/ marked "not published"; seen red) and on the late task's message ("lost staged entries"; seen red)."""
+    remote = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"})
+    publish_many(CONTEXT, remote, {"compass.w": W}, history=False)
+    first, second = sorted(os.listdir(stage / "pending"))
+
+    def timed_out(url, entries):
+        raise TimeoutError("The operation timed out")
+
+    def gives_up(name):  # the step's side of request_publish when its wait runs out
+        monkeypatch.setattr(stage_module, "_publisher", timed_out)
+        with pytest.raises(TimeoutError):
+            stage_module.request_publish(Stage(str(stage)), name)
+
+    real = Stage._commit_entries
+
+    def the_step_gives_up_meanwhile(self, wh, con, entries):
+        gives_up(first)
+        return real(self, wh, con, entries)
+
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    with monkeypatch.context() as racing:
+        racing.setattr(Stage, "_commit_entries", the_step_gives_up_meanwhile)
+        assert publish_on_host(str(stage), [first]) == 1
+    host = Warehouse(tmp_path / "host.duckdb")
+    assert len(host.read("compass.a")) == 2 and not (stage / "failed").exists()  # committed, so not set aside
+    gives_up(second)  # and a task that comes after the step gave up
+    with pytest.raises(RuntimeError, match=rf"^staged entries {second} of the stage .* were set aside \(failed/\) "
+                                           r"before this publish: not published$"):
+        publish_on_host(str(stage), [second])
+    assert not host.table_exists("compass.w") and sorted(os.listdir(stage / "failed")) == [second, f"{second}.error"]
+    assert not _unpublished(stage)
