@@ -12,6 +12,8 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from celery.exceptions import TimeoutError as CeleryTimeout
+
 from resources import settings, stage
 from resources.warehouse import Warehouse
 
@@ -43,7 +45,11 @@ def register(app: Celery) -> None:
     def through_the_host(url: str, entries: list[str]) -> int:
         asked = time.monotonic()
         result = task.apply_async(args=[url, entries], queue=WRITER_QUEUE, routing_key=f"{WRITER_QUEUE}.{TASK}")
-        committed = result.get(timeout=WAIT_S, disable_sync_subtasks=False)  # another queue's worker: no self-wait
+        try:
+            committed = result.get(timeout=WAIT_S, disable_sync_subtasks=False)  # another queue's worker: no self-wait
+        except CeleryTimeout:
+            result.revoke()  # still queued: it never runs (a worker that already runs it commits or finds it set aside)
+            raise
         LOG.info("the warehouse host published %s of %s in %.2f s", committed, ", ".join(entries),
                  time.monotonic() - asked)
         return committed

@@ -618,3 +618,30 @@ def test_an_entry_is_committed_or_set_aside_never_both(stage, tmp_path, monkeypa
         publish_on_host(str(stage), [second])
     assert not host.table_exists("compass.w") and sorted(os.listdir(stage / "failed")) == [second, f"{second}.error"]
     assert not _unpublished(stage)
+
+
+def test_a_publish_request_that_times_out_is_revoked(monkeypatch):
+    """Finding 7 of rev44a: when a step's wait for its publish task runs out, the task is revoked (still queued, it
+    never runs after the step gave up). Red without the revoke (seen red)."""
+    from celery.exceptions import TimeoutError as CeleryTimeout
+
+    from pipelines import stage_publish
+
+    revoked = []
+
+    class Result:
+        def get(self, timeout, disable_sync_subtasks):
+            raise CeleryTimeout("The operation timed out.")
+
+        def revoke(self):
+            revoked.append(True)
+
+    class App:  # the Celery app's task decorator, the task sent to a queue no worker consumes
+        def task(self, name):
+            return lambda body: SimpleNamespace(apply_async=lambda **kwargs: Result())
+
+    monkeypatch.setattr(stage_module, "_publisher", None)
+    stage_publish.register(App())
+    with pytest.raises(CeleryTimeout):
+        stage_module._publisher("/stage", ["e.json"])
+    assert revoked == [True]
