@@ -2,7 +2,7 @@
 warehouse host's `duckdb` queue commits the transactions the step staged, in one DuckDB transaction, and the step waits
 for it before it returns, so the data version Dagster records for it is already in the warehouse, and its successors
 (on any queue) read its rows there. A step whose publish fails fails (its entries are not published later: nothing
-else publishes a stage); the task is acknowledged late like the steps, so a publishing worker killed mid-commit (rolled
+else publishes a stage; unless the host claimed them first, resources.stage.Stage.publish_pending, and commits them); the task is acknowledged late like the steps, so a publishing worker killed mid-commit (rolled
 back) hands it to the next one, which commits it whole.
 """
 
@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import time
 from typing import TYPE_CHECKING
+
+from celery.exceptions import TimeoutError as CeleryTimeout
 
 from resources import settings, stage
 from resources.warehouse import Warehouse
@@ -43,7 +45,11 @@ def register(app: Celery) -> None:
     def through_the_host(url: str, entries: list[str]) -> int:
         asked = time.monotonic()
         result = task.apply_async(args=[url, entries], queue=WRITER_QUEUE, routing_key=f"{WRITER_QUEUE}.{TASK}")
-        committed = result.get(timeout=WAIT_S, disable_sync_subtasks=False)  # another queue's worker: no self-wait
+        try:
+            committed = result.get(timeout=WAIT_S, disable_sync_subtasks=False)  # another queue's worker: no self-wait
+        except CeleryTimeout:
+            result.revoke()  # still queued: it never runs (a worker that already runs it commits or finds it set aside)
+            raise
         LOG.info("the warehouse host published %s of %s in %.2f s", committed, ", ".join(entries),
                  time.monotonic() - asked)
         return committed

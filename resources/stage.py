@@ -5,21 +5,24 @@ its object-store drivers are not, and only folders are tested). Its layout:
 
     tables/<schema>.<table>/<data_version>/<scope>.parquet    rows a step staged, content-addressed by data version
                                                               (<scope>: hash of the rows' `where`); never rewritten
-    STAGE                                                     the marker: written by the warehouse host (`check`)
+    STAGE                                                     the marker: written once, at setup (`create_empty`)
     pending/<ns>-<pid>-<n>.json                               one per staged transaction, not yet published
+    publishing/<entry>                                        an entry the publisher claimed, until committed
+    failed/<entry>, failed/<entry>.error                      an entry set aside (never published) and why
     snapshot/_tables.json                                     the manifest: every table of the warehouse with its
-                                                              data version and file (none for history.*), replaced
-                                                              whole by each export
+                                                              data version and file (none for history.*), and when
+                                                              each file it dropped was dropped ("retired"),
+                                                              replaced whole by each export
     snapshot/<schema>.<table>/<relation_version>.parquet      the published table as exported by the warehouse host
 
 A step in stage mode (COMPASS_STAGE on a host without the warehouse file) gets a `StagedWarehouse`: its reads go
-through an in-memory DuckDB connection whose `schema.table` names are views over the published snapshot with every
-pending transaction applied in order (a scoped write replaces its scope's rows, as `Warehouse.write_relation` does),
-and its writes (`resources.publish`: `publish_many`, `publish_staged`; `delete_rows`) stage Parquet plus one pending
+through an in-memory DuckDB connection whose `schema.table` names are views over the published snapshot (with only
+its own entries still pending applied, under NO_PUBLISH: a scoped write replaces its scope's rows, as
+`Warehouse.write_relation` does; never another step's pending entry, which may never be published), and its writes (`resources.publish`: `publish_many`, `publish_staged`; `delete_rows`) stage Parquet plus one pending
 entry per transaction instead, after forcing the entry's rows through the overlay's casts (a write the warehouse could
 not commit fails the step, `StagedWriteRejected`), and then wait for the warehouse host to commit that entry
 (`request_publish`: on the deploy profile's workers a Celery task on the host's `duckdb` queue,
-pipelines.stage_publish), so the data version the step reports to Dagster is in the warehouse when Dagster records it,
+pipelines.stage_publish; a process without a publisher fails the write in one line), so the data version the step reports to Dagster is in the warehouse when Dagster records it,
 and the steps after it read its rows there. On the host (COMPASS_PUBLISH_FROM, for the file COMPASS_DB names only),
 `Warehouse.publish_stage(entries)` commits the entries asked for in one transaction (`Stage.publish_pending`: history
 and the replica as for any write; an entry is committed once, recorded in `stage.publishes` in the same transaction,
@@ -56,6 +59,7 @@ NOT_EXPORTED = ("history.", "stage.")  # listed in the manifest without a file
 MARKER = "STAGE"  # a stage without it is not one (an empty folder: an unmounted share's mount point)
 GC_GRACE_S = 3600  # a file no manifest or entry names is kept this long (`Stage.collect_garbage`)
 GC_EVERY_S = 60  # a host process collects at most this often
+CLAIMED = "publishing"  # entries the publisher took (renamed from pending/ under the writer lock), until committed
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
 _collected_at = -float("inf")  # when this process last collected garbage (time.monotonic)
@@ -95,9 +99,10 @@ class Stage:
         if not self.local:
             con.register_filesystem(self.fs)
 
-    def check(self, host: bool = False) -> None:
+    def check(self, mark: bool = False) -> None:
         """StageUnavailable unless the stage's folder exists (whoever sets the stage up creates it) and holds the
-        marker, which the warehouse host (`host`) writes into an existing folder the first time it uses it."""
+        marker, which only `create_empty` writes (`mark`): an export, a publish and a reader all require it, so an
+        unmounted share's empty mount point is one line naming it, never taken for a new stage."""
         try:
             found = self.fs.isdir(self.root)
             marked = found and self.fs.exists(self._full(MARKER))
@@ -105,15 +110,19 @@ class Stage:
             raise self._unreachable(exc) from None
         if not found:
             raise StageUnavailable(f"the stage {self.url} is unreachable: no such folder")
-        if not marked and host:
+        if not marked and mark:
             self._put(MARKER, lambda tmp: Path(tmp).write_text(json.dumps({"id": uuid.uuid4().hex}) + "\n"))
         elif not marked:
             raise StageUnavailable(f"the stage {self.url} is unreachable: no {MARKER} marker in it (not mounted, or "
-                                   f"the warehouse host never used it)")
+                                   f"never set up: Stage.create_empty)")
 
     def create_empty(self) -> None:
-        """Set the stage up for a warehouse with no tables yet (a new deployment): the marker and an empty manifest.
-        A warehouse with tables sets it up with its first export instead (`export`: every table)."""
+        """Set the stage up, once, in its existing folder (the deployment's setup): the marker (nothing else writes
+        it) and, unless there is one, an empty manifest. The warehouse host's first export then exports every table
+        of its warehouse (`export`)."""
+        self.check(mark=True)
+        if self.fs.exists(self._full(MANIFEST)):
+            return
         with contextlib.closing(duckdb.connect()) as con:
             self.export(con, [])
 
@@ -141,9 +150,12 @@ class Stage:
                 os.unlink(tmp)
 
     def write_parquet(self, con: duckdb.DuckDBPyConnection, relation: str, relative: str) -> None:
-        """`relation`'s rows as Parquet at `relative`, unless that path exists (content-addressed: same rows)."""
+        """`relation`'s rows as Parquet at `relative`, unless that path exists (content-addressed: same rows); a file
+        reused is touched, so retention (`collect_garbage`, by age) does not take it before its entry names it."""
         if self.fs.exists(self._full(relative)):
-            return
+            if self.local:
+                os.utime(self._full(relative), None)
+                return  # an object store's files have no settable time: written again below
         self._put(relative, lambda tmp: con.execute(f"copy (select * from {relation}) to '{tmp}' (format parquet)"))
 
     def _write_json(self, relative: str, value: object) -> None:
@@ -170,9 +182,9 @@ class Stage:
         self._write_json(f"pending/{name}", {"writes": writes})
         return name
 
-    def pending(self, host: bool = False) -> list[tuple[str, dict]]:
+    def pending(self) -> list[tuple[str, dict]]:
         """The pending transactions, oldest first."""
-        self.check(host)
+        self.check()
         found = []
         for name in self._names("pending"):
             try:
@@ -215,17 +227,21 @@ class Stage:
         """The current rows of `tables` to the snapshot, from the warehouse host's open connection, then the manifest
         (one file, replaced whole): every table of the warehouse with its data version (`relation_version`) and its
         file; unchanged content keeps its file; a dropped table leaves the manifest. The first export to a stage
-        without a manifest exports every table (those written before publishing was switched on). History and the
-        stage's own tables are listed without a file (not exported): a step in stage mode that reads one fails naming
-        it, instead of reading nothing."""
+        whose manifest lists nothing exports every table (those written before publishing was switched on). History and
+        the stage's own tables are listed without a file (not exported): a step in stage mode that reads one fails
+        naming it, instead of reading nothing. A file the manifest stops naming is listed in "retired" with the time it
+        was dropped (retention's grace period counts from then: a step may have bound it), until it is gone."""
         try:
-            self.check(host=True)
+            self.check()
             try:
                 manifest = self._read_json(MANIFEST)
             except FileNotFoundError:
-                manifest, tables = {"tables": {}}, _all_tables(con)
-            listed = manifest["tables"]
+                manifest = {"tables": {}}
+            listed, retired = manifest["tables"], manifest.get("retired", {})
+            if not listed:
+                tables = _all_tables(con)
             present = set(_all_tables(con))
+            was = {table: entry["path"] for table, entry in listed.items()}
             for table in sorted(set(tables) | set(listed)):
                 if table not in present:
                     listed.pop(table, None)
@@ -239,7 +255,12 @@ class Stage:
             for table in present - set(listed):  # history.* a write just created
                 if table.startswith(NOT_EXPORTED):
                     listed[table] = {"version": None, "path": None}
-            self._write_json(MANIFEST, {"tables": dict(sorted(listed.items()))})
+            named = {entry["path"] for entry in listed.values()}
+            now = time.time()
+            retired.update({path: now for path in was.values() if path is not None and path not in named})
+            files = self._files("snapshot")
+            retired = {path: at for path, at in sorted(retired.items()) if path in files and path not in named}
+            self._write_json(MANIFEST, {"tables": dict(sorted(listed.items())), "retired": retired})
         except StageUnavailable:
             raise
         except (OSError, duckdb.IOException) as exc:
@@ -249,51 +270,83 @@ class Stage:
 
     def publish_pending(self, wh: Warehouse, names: list[str] | None = None) -> int:
         """Commit the pending transactions `names` (a step's request; None: every pending one, oldest first) to `wh`
-        in one transaction, then drop the entries: the number of entries committed. An entry already committed
-        (listed in stage.publishes: a publisher killed after its commit, a request delivered twice) is not applied
-        again; a staged write whose data version the scope already holds writes nothing. A requested entry the
-        warehouse refuses fails the request (StagedWriteRejected, the entries set aside to failed/); without a
-        request, a refused entry is set aside and the rest are published."""
-        entries = listed = self.pending(host=True)
-        if names is not None:
-            entries = [(name, entry) for name, entry in entries if name in set(names)]
-            if not entries and not names:
-                return 0
-        elif not entries:
+        in one transaction, then drop the entries: the number of entries committed. Under the writer lock, each entry
+        is first claimed by renaming pending/<e> to publishing/<e>: a step that gives up on its request sets its entry
+        aside by renaming it out of pending/ too, so exactly one of them wins and an entry is never both committed
+        and in failed/. An entry found in publishing/ (a publisher killed after its claim) is taken as claimed. An
+        entry already committed (listed in stage.publishes: a publisher killed after its commit, a request delivered
+        twice) is not applied again; a staged write whose data version the scope already holds writes nothing. A
+        requested entry the warehouse refuses fails the request (StagedWriteRejected, the entries set aside to
+        failed/); without a request, a refused entry is set aside and the rest are published."""
+        self.check()
+        if names is not None and not names or names is None and not self._names("pending") + self._names(CLAIMED):
             return 0
         with wh.connect() as con:
             self.attach(con)
             con.execute(f"create table if not exists {PUBLISHES} (entry varchar, \"table\" varchar, "
                         f"version varchar, published_at timestamp)")
             done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
-            lost = sorted(set(names or ()) - done - {name for name, _ in entries})
-            if lost:
-                raise StageUnavailable(f"the stage {self.url} lost staged entries {', '.join(lost)}: neither pending "
+            listed = {folder: self._names(folder) for folder in ("pending", CLAIMED)}
+            wanted = listed["pending"] + listed[CLAIMED] if names is None else names
+            claimed = self._claim([name for name in wanted if name not in done])
+            entries = sorted((name, entry) for name in claimed if (entry := self._entry(CLAIMED, name)))
+            gone = sorted(set(names or ()) - done - {name for name, _ in entries})
+            if gone:
+                aside = set(self._names("failed"))
+                if set(gone) <= aside:
+                    raise RuntimeError(f"staged entries {', '.join(gone)} of the stage {self.url} were set aside "
+                                       f"(failed/) before this publish: not published")
+                raise StageUnavailable(f"the stage {self.url} lost staged entries {', '.join(gone)}: neither pending "
                                        f"nor published")
-            todo = [(name, entry) for name, entry in entries if name not in done]
+            todo = entries
             set_aside = set()
             try:
                 self._commit_entries(wh, con, todo)
             except _Rejected as rejected:
                 if names is not None:  # the step that asked fails; its entries never publish
                     for name, entry in todo:
-                        self._set_aside(name, entry, rejected.__cause__)
+                        self._set_aside(name, entry, rejected.__cause__, CLAIMED)
                     raise StagedWriteRejected(f"staged entries {', '.join(n for n, _ in todo)} not published to "
                                               f"{wh.path}: {_one_line(rejected.__cause__)}") from None
                 for name, entry in todo:  # each in a transaction of its own, the bad ones aside
                     try:
                         self._commit_entries(wh, con, [(name, entry)])
                     except _Rejected as alone:
-                        self._set_aside(name, entry, alone.__cause__)
+                        self._set_aside(name, entry, alone.__cause__, CLAIMED)
                         set_aside.add(name)
             con.execute("checkpoint")
             self.export_owed(wh, con)  # before the entries go: a stage-mode reader never misses their rows
-            committed = {name for name, _ in todo} - set_aside
-            for name, _ in listed:  # and any committed before (a publisher killed before it removed them)
-                if name in committed or name in done:
+            for name, _ in todo:
+                if name not in set_aside:
                     with contextlib.suppress(FileNotFoundError):
-                        self.fs.rm(self._full(f"pending/{name}"))
+                        self.fs.rm(self._full(f"{CLAIMED}/{name}"))
+            for folder, found in listed.items():  # committed before (a publisher killed before it removed them)
+                for name in set(found) & done:
+                    with contextlib.suppress(FileNotFoundError):
+                        self.fs.rm(self._full(f"{folder}/{name}"))
         return len(todo) - len(set_aside)
+
+    def _claim(self, names: list[str]) -> list[str]:
+        """Of `names`, those now in publishing/: moved there from pending/ (the rename wins against a step's
+        set-aside, or loses and the entry is not taken) or there already."""
+        there = set(self._names(CLAIMED))
+        for name in names:
+            if name in there:
+                continue
+            try:
+                self._move(f"pending/{name}", f"{CLAIMED}/{name}")
+            except FileNotFoundError:
+                continue
+            there.add(name)
+        return [name for name in names if name in there]
+
+    def _move(self, source: str, target: str) -> None:
+        """Rename within the stage; FileNotFoundError when `source` is gone (someone else moved it first)."""
+        if self.local:
+            os.makedirs(os.path.dirname(self._full(target)), exist_ok=True)
+            os.rename(self._full(source), self._full(target))
+        else:
+            self.fs.mv(self._full(source), self._full(target))
 
     def _commit_entries(self, wh: Warehouse, con: duckdb.DuckDBPyConnection, entries: list[tuple[str, dict]]) -> None:
         """Commit `entries` in one transaction, or none of them: StageUnavailable when the stage failed, _Rejected
@@ -314,14 +367,14 @@ class Stage:
                 raise self._unreachable(exc) from None
             raise _Rejected() from exc
 
-    def _set_aside(self, name: str, entry: dict, exc: BaseException | None) -> None:
-        """Move a pending entry that will not be published (refused by the warehouse, its publish failed, abandoned)
-        to failed/, next to a one-line reason naming it and its runs."""
+    def _set_aside(self, name: str, entry: dict, exc: BaseException | str | None, folder: str = "pending") -> None:
+        """Move an entry that will not be published (refused by the warehouse, its publish failed, abandoned) from
+        `folder` to failed/, then write a one-line reason naming it and its runs next to it. FileNotFoundError when
+        the entry is no longer in `folder` (claimed by the publisher first: it is being committed)."""
         runs = sorted({w.get("run_id") or "?" for w in entry["writes"]})
-        reason = _one_line(exc)
-        line = f"staged entry {name} (run {', '.join(runs)}) not published: {reason}"
+        line = f"staged entry {name} (run {', '.join(runs)}) not published: {_one_line(exc)}"
+        self._move(f"{folder}/{name}", f"failed/{name}")
         self._put(f"failed/{name}.error", lambda tmp: Path(tmp).write_text(line + "\n"))
-        self.fs.mv(self._full(f"pending/{name}"), self._full(f"failed/{name}"))
         LOG.error(line)
 
     def export_owed(self, wh: Warehouse, con: duckdb.DuckDBPyConnection) -> None:
@@ -337,29 +390,37 @@ class Stage:
         global _collected_at
         if time.monotonic() - _collected_at > GC_EVERY_S:
             _collected_at = time.monotonic()
-            self.collect_garbage()
+            try:  # best effort: the write it follows is committed and exported
+                self.collect_garbage()
+            except Exception as exc:  # noqa: BLE001 - any driver's or file's error: one line, the write succeeds
+                LOG.warning("retention of the stage %s skipped: %s", self.url,
+                            _one_line(exc) or type(exc).__name__)
 
     def collect_garbage(self, grace_s: float = GC_GRACE_S) -> list[str]:
         """Retention (on the warehouse host, under the warehouse lock, at most every GC_EVERY_S after an export): a
-        snapshot file the manifest no longer names, and a staged file no pending or failed entry names, go once they
-        are `grace_s` old (a step in stage mode may still read the snapshot it bound, or stage a file whose entry it
-        has not written yet); a pending entry that old was abandoned (its step failed before asking for its publish)
-        and goes to failed/ with a one-line reason. failed/ stays until removed by hand, with the files it names.
-        The stage's paths removed, sorted."""
+        snapshot file `grace_s` after the manifest stopped naming it (its "retired" time: a step in stage mode may
+        still read the snapshot it bound), and a staged file no pending or failed entry names once it is `grace_s` old
+        (written or reused: a step may stage a file whose entry it has not written yet), go; a pending entry that old
+        was abandoned (its step failed before asking for its publish) and goes to failed/ with a one-line reason.
+        failed/ stays until removed by hand, with the files it names. The stage's paths removed, sorted."""
         old = time.time() - grace_s
-        pending = self.pending(host=True)
-        for name, entry in pending:
-            if self._modified(f"pending/{name}") < old:
-                self._set_aside(name, entry, f"abandoned: no publish asked for within {grace_s:.0f} s")
+        for folder, reason in (("pending", "no publish asked for"), (CLAIMED, "its publisher died and none came")):
+            for name in self._names(folder):
+                entry = self._entry(folder, name)
+                if entry and self._modified(f"{folder}/{name}") < old:
+                    with contextlib.suppress(FileNotFoundError):  # claimed or set aside meanwhile
+                        self._set_aside(name, entry, f"abandoned: {reason} within {grace_s:.0f} s", folder)
         try:
-            manifest = self._read_json(MANIFEST)["tables"]
+            manifest = self._read_json(MANIFEST)
         except FileNotFoundError:
             return []
-        named = {listed["path"] for listed in manifest.values()} | {
-            write["path"] for folder in ("pending", "failed") for name in self._names(folder)
+        retired = manifest.get("retired", {})
+        named = {listed["path"] for listed in manifest["tables"].values()} | {
+            write["path"] for folder in ("pending", CLAIMED, "failed") for name in self._names(folder)
             for write in self._entry(folder, name).get("writes", ()) if "path" in write}
         removed = sorted(path for path in self._files("snapshot") | self._files("tables")
-                         if path != MANIFEST and path not in named and self._modified(path) < old)
+                         if path != MANIFEST and path not in named
+                         and max(retired.get(path, 0.0), self._modified(path)) < old)
         for path in removed:
             with contextlib.suppress(FileNotFoundError):
                 self.fs.rm(self._full(path))
@@ -413,8 +474,14 @@ def _commit(wh: Warehouse, con: duckdb.DuckDBPyConnection, stage: Stage, write: 
 
 # How a step in stage mode has the warehouse host commit what it staged: (stage url, entry names) -> entries committed,
 # raising when they were not. pipelines.celery_app sets it on every worker (a task on the host's `duckdb` queue, waited
-# for); unset (a step run in-process, the tests), entries stay pending until `Warehouse.publish_stage` on the host.
+# for); unset, a stage-mode write fails (`require_publisher`); NO_PUBLISH (tests, by hand): entries stay pending until
+# `Warehouse.publish_stage` on the host, and only the StagedWarehouse that staged them reads them meanwhile.
 _publisher: Callable[[str, list[str]], int] | None = None
+
+
+def NO_PUBLISH(url: str, names: list[str]) -> int:  # noqa: N802 - a constant: the publisher that leaves entries pending
+    """The publisher that asks for nothing: entries stay pending until `publish_stage` on the host publishes them."""
+    return 0
 
 
 def set_publisher(publisher: Callable[[str, list[str]], int] | None) -> None:
@@ -422,11 +489,21 @@ def set_publisher(publisher: Callable[[str, list[str]], int] | None) -> None:
     _publisher = publisher
 
 
-def request_publish(stage: Stage, name: str) -> None:
-    """Have the warehouse host commit the staged transaction `name` before the step goes on (so the data version the
-    step reports to Dagster is in the warehouse when Dagster records it); its error fails the step."""
+def require_publisher(stage: Stage) -> None:
+    """RuntimeError (one line) unless this process can have the host publish a staged write: else the step would
+    succeed and Dagster record data versions that never reach the warehouse (nothing else publishes a stage)."""
     if _publisher is None:
-        return
+        raise RuntimeError(f"stage mode ({stage.url}) needs the warehouse host's publish task: run steps on workers "
+                           f"started with -A pipelines.celery_app")
+
+
+def request_publish(stage: Stage, name: str) -> bool:
+    """Have the warehouse host commit the staged transaction `name` before the step goes on (so the data version the
+    step reports to Dagster is in the warehouse when Dagster records it); its error fails the step. False when the
+    entry stays pending (NO_PUBLISH)."""
+    require_publisher(stage)
+    if _publisher is NO_PUBLISH:
+        return False
     try:
         _publisher(stage.url, [name])
     except BaseException as exc:  # the step fails: its entry must not stay in every stage-mode reader's overlay
@@ -435,6 +512,7 @@ def request_publish(stage: Stage, name: str) -> None:
             with contextlib.suppress(Exception):  # the stage itself may be what failed
                 stage._set_aside(name, entry, f"its publish failed: {_one_line(exc) or type(exc).__name__}")
         raise
+    return True
 
 
 class _Rejected(Exception):
@@ -443,16 +521,19 @@ class _Rejected(Exception):
 
 class StagedWarehouse(Warehouse):
     """The warehouse as a step on a host without it sees it (module docstring): reads from the stage's snapshot with
-    the pending transactions applied, writes staged. Never opens, locks or creates a warehouse file."""
+    this object's own entries still pending applied (NO_PUBLISH only: with a publisher each is committed before its
+    write returns), writes staged. Never another step's pending entry: it may never be published (its step killed,
+    its publish refused). Never opens, locks or creates a warehouse file."""
 
     def __init__(self, url: str):
         super().__init__(Path(tempfile.gettempdir()) / "compass-stage" / hashlib.sha256(url.encode()).hexdigest()[:12]
                          / "warehouse.duckdb")  # a path no file is ever made at (`Warehouse` needs one)
         self.stage = Stage(url)
         self._writes: list[dict] | None = None
-        # the snapshot, read once (binding ~60 Parquet views costs enough per connection), and every pending entry
-        # seen since: read again when one of them was published (gone from pending) meanwhile
-        self._snapshot: tuple[dict[str, str | None], set[str]] | None = None
+        # the snapshot, read once (binding ~60 Parquet views costs enough per connection), again after each write this
+        # object had published, and when one of its own pending entries (NO_PUBLISH) was published meanwhile
+        self._snapshot: dict[str, str | None] | None = None
+        self._own: list[tuple[str, dict]] = []
 
     def exists(self) -> bool:
         self.stage.check()
@@ -471,18 +552,19 @@ class StagedWarehouse(Warehouse):
             con.execute("attach ':memory:' as warehouse")
             con.execute("use warehouse")
             self.stage.attach(con)
-            entries = self.stage.pending()  # listed before the snapshot is read (`_create_views`)
-            names = {name for name, _ in entries}
-            if self._snapshot is None or self._snapshot[1] - names:
-                self._snapshot = (self.stage.snapshot(), names)
-            self._snapshot[1].update(names)
-            _create_views(con, self.stage, entries, self._snapshot[0])
+            if self._own:  # listed before the snapshot is read: an entry published meanwhile is applied twice (the
+                pending = {*self.stage._names("pending"), *self.stage._names(CLAIMED)}  # same rows), never missed
+                if any(name not in pending for name, _ in self._own):
+                    self._own, self._snapshot = [(n, e) for n, e in self._own if n in pending], None
+            if self._snapshot is None:
+                self._snapshot = self.stage.snapshot()
+            _create_views(con, self.stage, self._own, self._snapshot)
             self._writes = []
             yield con
             _no_tables_in_place(con, self.stage)
             if self._writes:
-                _check_applies(self.stage, entries, self._snapshot[0], self._writes)
-                request_publish(self.stage, self.stage.add_pending(self._writes))
+                _check_applies(self.stage, self._own, self._snapshot, self._writes)
+                self._staged(self.stage.add_pending(self._writes), self._writes)
         finally:
             self._writes = None
             con.close()
@@ -493,6 +575,7 @@ class StagedWarehouse(Warehouse):
         pending entry is written when the connection closes without an error (one entry per transaction)."""
         if self._writes is None:
             raise RuntimeError(f"write to {table} outside a connection of the stage {self.stage.url}")
+        require_publisher(self.stage)
         columns = {name: kind for name, kind, *_ in con.execute(f"describe {relation}").fetchall()}
         data_version = history_version
         if data_version is None and "data_version" in columns:
@@ -514,9 +597,18 @@ class StagedWarehouse(Warehouse):
         self._writes.append(write)
 
     def delete_rows(self, tables: list[str], where: Mapping[str, object]) -> None:
+        require_publisher(self.stage)
         self.stage.check()
-        request_publish(self.stage, self.stage.add_pending([{"kind": "delete", "table": t, "where": dict(where)}
-                                                            for t in tables]))
+        writes = [{"kind": "delete", "table": t, "where": dict(where)} for t in tables]
+        self._staged(self.stage.add_pending(writes), writes)
+
+    def _staged(self, name: str, writes: list[dict]) -> None:
+        """After the entry `name` is written: the host commits it (read from the snapshot again), or it stays pending
+        (NO_PUBLISH) and this object reads it over the snapshot."""
+        if request_publish(self.stage, name):
+            self._snapshot = None
+        else:
+            self._own.append((name, {"writes": writes}))
 
     def publish_replica(self) -> Path:
         raise RuntimeError(f"stage mode ({self.stage.url}): the replica is published on the warehouse host")
@@ -533,8 +625,8 @@ def _no_tables_in_place(con: duckdb.DuckDBPyConnection, stage: Stage) -> None:
 
 def _check_applies(stage: Stage, entries: list[tuple[str, dict]], snapshot: Mapping[str, str | None],
                    writes: list[dict]) -> None:
-    """StagedWriteRejected unless every table `writes` touch reads whole over the snapshot with the pending entries
-    and `writes` applied: every value is cast to its column's type here, as the publisher's commit would."""
+    """StagedWriteRejected unless every table `writes` touch reads whole over the snapshot with `entries` (the
+    writer's own pending ones) and `writes` applied: every value is cast to its column's type here, as the publisher's commit would."""
     with contextlib.closing(duckdb.connect()) as con:
         con.execute("attach ':memory:' as warehouse")
         con.execute("use warehouse")
@@ -553,9 +645,7 @@ def _check_applies(stage: Stage, entries: list[tuple[str, dict]], snapshot: Mapp
 
 def _create_views(con: duckdb.DuckDBPyConnection, stage: Stage, entries: list[tuple[str, dict]],
                   snapshot: Mapping[str, str | None]) -> None:
-    """Every published table as a view over the snapshot with the pending transactions applied in order. The pending
-    entries are listed before the snapshot is read: an entry published meanwhile is then applied twice (the same
-    rows), never missed."""
+    """Every published table as a view over the snapshot with `entries` (pending transactions) applied in order."""
     relations = {table: f"read_parquet('{path}')" if path is not None else _not_exported(stage, table)
                  for table, path in snapshot.items()}
     step = 0

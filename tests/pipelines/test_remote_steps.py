@@ -1,7 +1,8 @@
 """Real asset steps where the warehouse is not (resources.stage, issue 44 item 2), without the deploy stack: three case
-steps of compass_small run in stage mode with a warehouse path that cannot exist, and the warehouse host's
-`publish_stage` publishes the data versions of the local refresh (no Celery here, so no step asks for its entries:
-they are published by hand). (compass/rank_bootstrap, which reads another remote step's staged rows, runs remote in
+steps of compass_small run in stage mode with a warehouse path that cannot exist, each asking the warehouse host to
+publish what it staged (the host's task, pipelines.stage_publish.publish_on_host, called in-process: no Celery here),
+and the warehouse gets the data versions of the local refresh; each step reads its predecessor's rows from the host's
+export, never from a pending entry. (compass/rank_bootstrap, which reads another remote step's staged rows, runs remote in
 `make deploy-check` only: 27 s of bootstrap at load 9.)"""
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import dagster as dg
 from assets.compass_inputs import case_benchmarks, imputation_validation
 from assets.compass_studies import variance_explained
 from assets.partitions import case_partitions
+from pipelines.stage_publish import publish_on_host
+from resources import stage as stage_module
 from resources.stage import PUBLISHES, Stage
 from resources.warehouse import Warehouse, WarehouseResource
 from tests.pipelines.conftest import compass_small_env
@@ -41,6 +44,7 @@ def test_remote_case_steps_publish_the_versions_of_a_local_refresh(compass_small
     shutil.copy(root / "warehouse.duckdb", host)
     stage = tmp_path / "stage"
     stage.mkdir()
+    Stage(str(stage)).create_empty()  # the deployment's setup
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     monkeypatch.setenv("COMPASS_DB", str(host))
     wh = Warehouse(host)
@@ -52,6 +56,14 @@ def test_remote_case_steps_publish_the_versions_of_a_local_refresh(compass_small
                                             "where table_catalog = 'warehouse'").fetchall()]
         Stage(str(stage)).export(con, others)
 
+    def on_the_host(url: str, entries: list[str]) -> int:  # the host's publish task, as a step asks for it
+        with monkeypatch.context() as host_env:
+            host_env.delenv("COMPASS_STAGE")
+            host_env.setenv("COMPASS_PUBLISH_FROM", str(stage))
+            host_env.setenv("COMPASS_DB", str(host))
+            return publish_on_host(url, entries)
+
+    monkeypatch.setattr(stage_module, "_publisher", on_the_host)
     remote = tmp_path / "remote"
     remote.mkdir()
     (remote / "not-a-folder").write_text("")
@@ -67,10 +79,6 @@ def test_remote_case_steps_publish_the_versions_of_a_local_refresh(compass_small
     assert result.success
     assert sorted(p.name for p in tmp_path.rglob("*.duckdb")) == ["warehouse.duckdb"]  # the host's only
     assert not Warehouse(host).path.with_suffix(".duckdb.wal").exists()
-    pending = len(list((stage / "pending").iterdir()))
-    assert pending == len(STEPS)
-
-    published = Warehouse(host)  # by hand, every pending entry (on the stack each step asks for its own)
-    published.publish_stage()
+    published = Warehouse(host)
     assert _versions(published) == expected
     assert len(published.read(PUBLISHES)) == len(TABLES) and not list((stage / "pending").iterdir())

@@ -3,6 +3,7 @@ warehouse host publishes is what the step would have written in place, once, all
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -12,6 +13,7 @@ import sys
 import threading
 from types import SimpleNamespace
 
+import duckdb
 import pandas as pd
 import pytest
 
@@ -79,6 +81,7 @@ def stage(tmp_path, monkeypatch):
     folder = tmp_path / "stage"
     folder.mkdir()
     Stage(str(folder)).create_empty()  # set up by the warehouse host, its warehouse empty
+    monkeypatch.setattr(stage_module, "_publisher", stage_module.NO_PUBLISH)  # entries pending until publish_stage
     monkeypatch.delenv("COMPASS_PUBLISH_FROM", raising=False)
     monkeypatch.delenv("COMPASS_STAGE", raising=False)
     monkeypatch.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))  # the only file a stage publishes to
@@ -153,7 +156,7 @@ def test_a_killed_publisher_publishes_nothing_and_the_next_one_everything(stage,
                             env={**os.environ, "COMPASS_PUBLISH_FROM": str(stage), "PYTHONPATH": str(ROOT)})
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert not host.table_exists("compass.a") and not host.table_exists("compass.w")
-    assert len(os.listdir(stage / "pending")) == 3
+    assert len(_unpublished(stage)) == 3
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     host.publish_stage()
     history = host.read("history.compass_a")
@@ -182,6 +185,12 @@ def test_an_unreachable_stage_is_one_line_naming_it_and_nothing_is_published(sta
         StagedWarehouse(missing).read("compass.a")
 
 
+def _unpublished(stage) -> list[str]:
+    """The entries pending or claimed by a publisher (publishing/), not yet committed."""
+    return sorted(p.name for folder in ("pending", "publishing") if (stage / folder).is_dir()
+                  for p in (stage / folder).iterdir())
+
+
 def _remote_values(stage) -> list[float]:
     return sorted(StagedWarehouse(str(stage)).read("compass.a")["value"].tolist())
 
@@ -208,9 +217,9 @@ def test_an_export_that_fails_after_its_commit_stays_owed_until_one_succeeds(sta
     monkeypatch.setattr(Stage, "export", fails_once)
     with pytest.raises(StageUnavailable):
         host.publish_stage()  # committed, then the export fails
-    assert host.read("compass.a")["value"].tolist() == [2.0, 2.0] and len(os.listdir(stage / "pending")) == 1
+    assert host.read("compass.a")["value"].tolist() == [2.0, 2.0] and len(_unpublished(stage)) == 1
     host.publish_stage()
-    assert _remote_values(stage) == [2.0, 2.0] and not os.listdir(stage / "pending")
+    assert _remote_values(stage) == [2.0, 2.0] and not _unpublished(stage)
     failures.clear()
     three = A1.assign(value=[3.0, 3.0])
     with pytest.raises(StageUnavailable):
@@ -237,6 +246,7 @@ def test_rows_that_do_not_fit_fail_the_step_and_a_refused_entry_is_set_aside(sta
     monkeypatch.setattr(stage_module, "_check_applies", lambda *args: None)
     publish_many(CONTEXT, remote, {"compass.a": bad}, {"case_id": "c2"})
     monkeypatch.undo()
+    monkeypatch.setattr(stage_module, "_publisher", stage_module.NO_PUBLISH)
     monkeypatch.setenv("COMPASS_DB", str(host.path))
     publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.w": W}, history=False)
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
@@ -300,9 +310,11 @@ def test_reads_never_publish_and_a_publish_never_waits_on_this_process(stage, tm
 
 def test_a_folder_without_the_hosts_marker_is_no_stage(tmp_path, monkeypatch):
     """An empty folder at the stage path (an unmounted share's mount point) is unreachable in stage mode, not an empty
-    warehouse; the host's first use marks it; a stage removed meanwhile is not recreated by a write. Red when the
-    marker is not required (`check` without it: the read found no table; seen red) and when `_put` recreates the
-    folder (seen red)."""
+    warehouse, and on the host a write's export to it is one line naming it, nothing written there (the tables stay
+    owed); once set up (`create_empty`, the only writer of the marker) the next write exports them; a stage removed
+    meanwhile is not recreated by a write. Red when the marker is not required (`check` without it: the read found no
+    table; seen red), when the host's export marks the folder itself (the write succeeded, the mount point got a
+    marker, a manifest and a snapshot: seen red on the pub branch) and when `_put` recreates the folder (seen red)."""
     empty = tmp_path / "mnt"
     empty.mkdir()
     monkeypatch.delenv("COMPASS_STAGE", raising=False)
@@ -310,7 +322,13 @@ def test_a_folder_without_the_hosts_marker_is_no_stage(tmp_path, monkeypatch):
         StagedWarehouse(str(empty)).read("compass.a")
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(empty))
     monkeypatch.setenv("COMPASS_DB", str(tmp_path / "host.duckdb"))
-    publish_many(CONTEXT, Warehouse(tmp_path / "host.duckdb"), {"compass.a": A1}, {"case_id": "c1"})
+    host = Warehouse(tmp_path / "host.duckdb")
+    with pytest.raises(StageUnavailable, match=f"^the stage {empty} is unreachable: no STAGE marker in it "
+                                               r"\(not mounted, or never set up: Stage\.create_empty\)$"):
+        publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    assert os.listdir(empty) == [] and len(host.read("compass.a")) == 2  # committed, owed
+    Stage(str(empty)).create_empty()
+    host.publish_stage()  # the next write on the host exports what is owed
     monkeypatch.delenv("COMPASS_PUBLISH_FROM")
     remote = StagedWarehouse(str(empty))
     assert len(remote.read("compass.a")) == 2
@@ -367,7 +385,7 @@ def test_a_remote_write_is_in_the_warehouse_before_the_step_reports_it(stage, tm
     pending entry (`publish_pending` without its filter: compass.w published; seen red)."""
     asked, publisher = host_publisher
     remote = StagedWarehouse(str(stage))
-    stage_module.set_publisher(None)
+    stage_module.set_publisher(stage_module.NO_PUBLISH)
     publish_many(CONTEXT, remote, {"compass.w": W}, history=False)  # staged by a step that then died
     orphan = os.listdir(stage / "pending")
     stage_module.set_publisher(publisher)
@@ -420,6 +438,7 @@ def test_the_manifest_lists_every_table_and_a_reader_checks_it(tmp_path, monkeyp
     remote = StagedWarehouse(str(folder))
     with pytest.raises(StageUnavailable, match=r"no STAGE marker"):
         remote.read("compass.w")
+    Stage(str(folder)).create_empty()  # set up: marked, its manifest empty
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(folder))
     publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
     manifest = Stage(str(folder))._read_json("snapshot/_tables.json")["tables"]
@@ -439,11 +458,13 @@ def test_the_manifest_lists_every_table_and_a_reader_checks_it(tmp_path, monkeyp
 
 
 def test_garbage_is_what_no_manifest_or_entry_names_once_it_is_old(stage, tmp_path, monkeypatch):
-    """Retention: after a second export of compass.a and a published remote write, the superseded snapshot file and
-    the published entry's staged file go once older than the grace period; the manifest's files, a pending entry's
-    file and anything younger stay; a pending entry that old (its step died before asking) goes to failed/ with its
+    """Retention: after a second export of compass.a and a published remote write, the published entry's staged file
+    goes once older than the grace period, and the superseded snapshot file once the grace period has passed since the
+    manifest dropped it, however old the file (a step may have bound it); the manifest's files, a pending entry's file
+    and anything younger stay; a pending entry that old (its step died before asking) goes to failed/ with its
     reason, its file kept. Red when garbage ignores the entries (`named` without them: the pending entry's file went;
-    seen red) and when it ignores the grace period (the young superseded file went; seen red)."""
+    seen red) and when it ignores the grace period (the young superseded file went; seen red), and when it counts from
+    the file's time (the pub branch: the file written long ago, superseded just now, went; seen red)."""
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     host = Warehouse(tmp_path / "host.duckdb")
     publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
@@ -458,21 +479,20 @@ def test_garbage_is_what_no_manifest_or_entry_names_once_it_is_old(stage, tmp_pa
         remote_env.delenv("COMPASS_PUBLISH_FROM")
         publish_many(CONTEXT, remote, {"compass.a": A2}, {"case_id": "c2"})  # pending
     files = Stage(str(stage))._files("tables") | Stage(str(stage))._files("snapshot")
-    young = tmp_path / "young"
     stage_gc = Stage(str(stage))
     superseded = sorted(first - {"snapshot/_tables.json"} - {v["path"] for v in stage_gc._read_json(
         "snapshot/_tables.json")["tables"].values()})
     assert len(superseded) == 1
     assert stage_gc.collect_garbage() == []  # everything is younger than an hour
-    young.write_text("")
     for path in [*(stage / f for f in files), *(stage / "pending").iterdir()]:
-        os.utime(path, (0, 0))  # old
-    os.utime(stage / superseded[0], None)  # but this one was just written
+        os.utime(path, (0, 0))  # written long ago, the superseded file too (but superseded just now)
     removed = stage_gc.collect_garbage()
     assert superseded[0] not in removed and len(removed) == 1 and removed[0].startswith("tables/compass.w/")
     assert (stage / "failed").is_dir() and len(os.listdir(stage / "failed")) == 2
     assert "abandoned: no publish asked for within 3600 s" in next((stage / "failed").glob("*.error")).read_text()
-    os.utime(stage / superseded[0], (0, 0))
+    manifest = stage_gc._read_json("snapshot/_tables.json")
+    assert list(manifest["retired"]) == superseded
+    stage_gc._write_json("snapshot/_tables.json", {**manifest, "retired": {superseded[0]: 0.0}})  # an hour later
     assert stage_gc.collect_garbage() == superseded
     assert len(StagedWarehouse(str(stage)).read("compass.a")) == 2  # the manifest's files are all there
 
@@ -492,8 +512,136 @@ def test_a_publish_task_killed_mid_commit_commits_its_entries_whole_when_deliver
     killed = subprocess.run([sys.executable, "-c", PUBLISH_TASK, "kill", *names[:2]], cwd=ROOT, env=env,
                             capture_output=True, text=True)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
-    assert not host.table_exists("compass.a") and sorted(os.listdir(stage / "pending")) == names
+    assert not host.table_exists("compass.a") and _unpublished(stage) == names
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     assert publish_on_host(str(stage), names[:2]) == 2  # delivered again
     assert sorted(host.read("compass.a")["case_id"]) == ["c1", "c1", "c2"] and not host.table_exists("compass.w")
-    assert os.listdir(stage / "pending") == names[2:] and len(host.read(PUBLISHES)) == 2
+    assert _unpublished(stage) == names[2:] and len(host.read(PUBLISHES)) == 2
+
+
+def test_a_step_reads_no_other_steps_pending_entry(stage, tmp_path, monkeypatch, host_publisher):
+    """A compute step killed between its pending entry and its publish request (finding 1 of rev44a): no other reader
+    sees its rows (the warehouse never gets them), the object that staged it (NO_PUBLISH) does until it is published,
+    and a reader with a publisher reads the snapshot only. Red when readers overlay every pending entry (the pub
+    branch: the new reader read 9.9; seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM")
+    stage_module.set_publisher(stage_module.NO_PUBLISH)  # the killed step: staged, never asked
+    killed = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, killed, {"compass.a": A1.assign(value=[9.9, 9.9])}, {"case_id": "c1"})
+    assert killed.read("compass.a")["value"].tolist() == [9.9, 9.9] and len(os.listdir(stage / "pending")) == 1
+    assert _remote_values(stage) == [0.25, 0.5]
+    stage_module.set_publisher(host_publisher[1])
+    assert _remote_values(stage) == [0.25, 0.5]
+    writer = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, writer, {"compass.w": W}, history=False)  # published by the host before it returns
+    assert len(writer.read("compass.w")) == 2 and writer.read("compass.a")["value"].sort_values().tolist() == [0.25, 0.5]
+
+
+def test_a_stage_mode_write_without_a_publisher_fails_in_one_line(stage):
+    """A step in stage mode in a process that cannot have the host publish (no pipelines.celery_app: `compass run`,
+    the in-process executor) fails before it stages anything, instead of succeeding with rows that never reach the
+    warehouse. Red when the missing publisher is ignored (the pub branch: the write succeeded; seen red)."""
+    stage_module.set_publisher(None)
+    remote = StagedWarehouse(str(stage))
+    for write in (lambda: publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"}),
+                  lambda: remote.delete_rows(["compass.a"], {"case_id": "c1"})):
+        with pytest.raises(RuntimeError, match=r"^stage mode \(.*\) needs the warehouse host's publish task: run steps "
+                                               r"on workers started with -A pipelines\.celery_app$"):
+            write()
+    assert not (stage / "pending").exists() and not (stage / "tables").exists()
+
+
+def test_retention_is_best_effort_and_a_reused_staged_file_is_young(stage, tmp_path, monkeypatch, caplog):
+    """An error inside retention (a file another user wrote on a share) is one warning naming the stage, and the write
+    it followed succeeds (committed and exported); a staged file reused by content address is touched, so retention
+    does not take it before its entry names it. Red when retention's error escapes (the pub branch: the write raised
+    PermissionError after its commit; seen red) and when a reused file keeps its old time (collected; seen red)."""
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+
+    def denied(self, grace_s=0):
+        raise PermissionError(13, "Permission denied", str(stage / "snapshot" / "x.parquet"))
+
+    monkeypatch.setattr(Stage, "collect_garbage", denied)
+    monkeypatch.setattr(stage_module, "_collected_at", -float("inf"))
+    publish_many(CONTEXT, host, {"compass.a": A1}, {"case_id": "c1"})
+    assert _remote_values(stage) == [0.25, 0.5]
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warned == [f"retention of the stage {stage} skipped: [Errno 13] Permission denied: "
+                      f"'{stage}/snapshot/x.parquet'"]
+    monkeypatch.undo()
+    staged, rows = Stage(str(stage)), "tables/compass.x/v1/s.parquet"
+    with contextlib.closing(duckdb.connect()) as con:
+        staged.write_parquet(con, "(select 1 as x)", rows)
+        os.utime(stage / rows, (0, 0))  # staged long ago, its entry published: garbage
+        staged.write_parquet(con, "(select 1 as x)", rows)  # the same rows staged again
+    assert rows not in staged.collect_garbage() and (stage / rows).exists()
+
+
+def test_an_entry_is_committed_or_set_aside_never_both(stage, tmp_path, monkeypatch):
+    """Finding 3 of rev44a: a step that gives up on its request (its wait over, its run terminated) while the host's
+    task is about to commit the entry: exactly one of them takes it (the host claims entries by rename under the
+    writer lock); a task that arrives after the step set its entry aside commits nothing and says so. Red when the
+    publisher commits the entries it listed without claiming them (the pub branch: the row committed and the entry in
+    failed/ marked "not published"; seen red) and on the late task's message ("lost staged entries"; seen red)."""
+    remote = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"})
+    publish_many(CONTEXT, remote, {"compass.w": W}, history=False)
+    first, second = sorted(os.listdir(stage / "pending"))
+
+    def timed_out(url, entries):
+        raise TimeoutError("The operation timed out")
+
+    def gives_up(name):  # the step's side of request_publish when its wait runs out
+        monkeypatch.setattr(stage_module, "_publisher", timed_out)
+        with pytest.raises(TimeoutError):
+            stage_module.request_publish(Stage(str(stage)), name)
+
+    real = Stage._commit_entries
+
+    def the_step_gives_up_meanwhile(self, wh, con, entries):
+        gives_up(first)
+        return real(self, wh, con, entries)
+
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    with monkeypatch.context() as racing:
+        racing.setattr(Stage, "_commit_entries", the_step_gives_up_meanwhile)
+        assert publish_on_host(str(stage), [first]) == 1
+    host = Warehouse(tmp_path / "host.duckdb")
+    assert len(host.read("compass.a")) == 2 and not (stage / "failed").exists()  # committed, so not set aside
+    gives_up(second)  # and a task that comes after the step gave up
+    with pytest.raises(RuntimeError, match=rf"^staged entries {second} of the stage .* were set aside \(failed/\) "
+                                           r"before this publish: not published$"):
+        publish_on_host(str(stage), [second])
+    assert not host.table_exists("compass.w") and sorted(os.listdir(stage / "failed")) == [second, f"{second}.error"]
+    assert not _unpublished(stage)
+
+
+def test_a_publish_request_that_times_out_is_revoked(monkeypatch):
+    """Finding 7 of rev44a: when a step's wait for its publish task runs out, the task is revoked (still queued, it
+    never runs after the step gave up). Red without the revoke (seen red)."""
+    from celery.exceptions import TimeoutError as CeleryTimeout
+
+    from pipelines import stage_publish
+
+    revoked = []
+
+    class Result:
+        def get(self, timeout, disable_sync_subtasks):
+            raise CeleryTimeout("The operation timed out.")
+
+        def revoke(self):
+            revoked.append(True)
+
+    class App:  # the Celery app's task decorator, the task sent to a queue no worker consumes
+        def task(self, name):
+            return lambda body: SimpleNamespace(apply_async=lambda **kwargs: Result())
+
+    monkeypatch.setattr(stage_module, "_publisher", None)
+    stage_publish.register(App())
+    with pytest.raises(CeleryTimeout):
+        stage_module._publisher("/stage", ["e.json"])
+    assert revoked == [True]
