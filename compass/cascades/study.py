@@ -5,9 +5,10 @@ prepared as (query x model) matrices, `compass.cascades.wide`, with the same
 rules): a dataset whose records carry no confidence at all (livecodebench,
 mmlu_pro) gives None, so its assets skip explicitly. Any other problem (one
 model, NaN or constant confidences, a model without train rows) is a
-`ValueError` naming the dataset. Calibration (Table 2.2) and the marginals
-(Tables 2.5-2.6) take either form; the other tables take the long frame
-(`WideRecords.long`).
+`ValueError` naming the dataset. Calibration (Table 2.2), the marginals
+(Tables 2.5-2.6), the copulas (Tables 2.3-2.4), the curves and the protocol
+study (Tables 2.7-2.8) take either form; economics, the two-model cascades
+and Fail Fast take the long frame (`WideRecords.long`).
 
 Chains (`chains_for`): the thesis' two chains (Llama 1B < 3B < 8B < 70B < 405B;
 the mixed chain gpt-4o-mini < qwen2.5-coder-32b < qwen2.5-72b < gpt-4o)
@@ -33,8 +34,9 @@ from scipy import stats
 
 from compass.cascades.baselines import bayes_opt_curve, default_lambdas, grid_search_curve, threshold_columns
 from compass.cascades.calibration import calibrate, task_kind_for
+from compass.cascades.copulas import copula_table, markov_test
 from compass.cascades.curves import auc_comparisons, k_group_summary, pareto_mask, size_ordered_subcascades
-from compass.cascades.data import pivot, validate_records
+from compass.cascades.data import model_ids, pivot, validate_records, validate_wide
 from compass.cascades.economics import (
     cer_curve,
     critical_price_of_error,
@@ -142,17 +144,30 @@ def calibrated_records(records: pd.DataFrame | WideRecords, dataset: str
         raise ValueError(f"dataset {dataset!r}: {exc}") from None
 
 
-def chains_for(records: pd.DataFrame) -> dict[str, list[str]]:
+def chains_for(records: pd.DataFrame | WideRecords) -> dict[str, list[str]]:
     """The thesis chains restricted to the present models (>= 2 each); the rest ordered by mean train cost."""
-    present = set(records["model_id"])
+    present = set(model_ids(records))
     chains = {name: [m for m in chain if m in present] for name, chain in CHAINS.items()}
     chains = {name: chain for name, chain in chains.items() if len(chain) >= 2}
     rest = present - {m for c in chains.values() for m in c}
     if len(rest) >= 2:
-        train = records[records["split"] == "train"]
-        cost = train.groupby("model_id")["cost_usd"].mean() if "cost_usd" in train else pd.Series(dtype=float)
+        if "cost_usd" not in records.columns:
+            cost = pd.Series(dtype=float)
+        elif isinstance(records, WideRecords):
+            cost = records.model_means("cost_usd", "train")
+        else:
+            cost = records[records["split"] == "train"].groupby("model_id")["cost_usd"].mean()
         chains["by_cost"] = sorted(rest, key=lambda m: (cost.get(m, np.inf), m))
     return chains
+
+
+def train_queries(records: pd.DataFrame | WideRecords, models: list[str]) -> int:
+    """The number of train queries some model of `models` answers (a training set's n)."""
+    if isinstance(records, WideRecords):
+        cols = [records.models.index(m) for m in models if m in records.models]
+        return int(records.present[records.split_rows("train")][:, cols].any(axis=1).sum())
+    train = records[records["split"] == "train"]
+    return int(train[train["model_id"].isin(models)]["query_id"].nunique())
 
 
 def study_cascades(chains: dict[str, list[str]], settings: StudySettings) -> list[tuple[str, tuple[str, ...]]]:
@@ -198,7 +213,7 @@ def checked_marginals(params: pd.DataFrame, dataset: str, models: list[str]) -> 
 # ---------------------------------------------------------------- copulas (eqs. 2.9-2.10, Tables 2.3, 2.4)
 
 
-def tau_table(cal: pd.DataFrame, split: str) -> pd.DataFrame:
+def tau_table(cal: pd.DataFrame | WideRecords, split: str) -> pd.DataFrame:
     """Kendall tau of calibrated confidences for every model pair on `split` (the tau heatmap)."""
     phi = pivot(cal, "p_correct", split=split)
     models = list(phi.columns)
@@ -218,6 +233,29 @@ def copula_pairs(chains: dict[str, list[str]], all_pairs: bool) -> list[tuple[st
     return out
 
 
+MARKOV_TEST_COLUMNS = ["model_id", "parent", "ancestor", "coef_parent", "coef_ancestor", "p_parent", "p_ancestor",
+                       "log10_p_parent", "log10_p_ancestor", "chain", "split"]
+
+
+def copula_tables(records: pd.DataFrame | WideRecords, cal: pd.DataFrame | WideRecords,
+                  marginals: dict[str, MixedBetaMarginal], settings: StudySettings) -> dict[str, pd.DataFrame]:
+    """What cascade/copulas publishes: per chain pair (`copula_pairs`) the copula fits on train tested on test when
+    there is one (Table 2.4, `copula_table`), the Markov test of each chain of >= 3 models (Table 2.3) on test (else
+    train) and the Kendall tau of every train pair (`tau_table`). `cal` is `calibrated_records(records)[0]`."""
+    chains = chains_for(records)
+    phi = pivot(cal, "p_correct", split="train")
+    phi_test = pivot(cal, "p_correct", split="test") if has_test(records) else None
+    copulas = pd.concat([copula_table(phi, marginals, [(a, b)], n_boot=settings.copula_boot, phi_test=phi_test)
+                         .assign(chain=chain) for chain, a, b in copula_pairs(chains, settings.copula_all_pairs)],
+                        ignore_index=True)
+    split = "test" if has_test(records) else "train"
+    phi_m, corr_m = pivot(cal, "p_correct", split=split), pivot(cal, "correct", split=split)
+    markov = [markov_test(phi_m, corr_m, chain).assign(chain=name, split=split)
+              for name, chain in chains.items() if len(chain) >= 3]
+    markov_frame = pd.concat(markov, ignore_index=True) if markov else pd.DataFrame(columns=MARKOV_TEST_COLUMNS)
+    return {"cascade.copulas": copulas, "cascade.markov_test": markov_frame, "cascade.tau": tau_table(cal, "train")}
+
+
 # ---------------------------------------------------------------- curves (Sec. 2.4, Tables 2.7-2.8)
 
 RT_COPULAS = {"rt": "gumbel", "rt_aic": "aic"}  # Rational Tuning with the thesis' Gumbel / the AIC-best family
@@ -232,7 +270,7 @@ class CascadeData:
     c: np.ndarray
 
     @classmethod
-    def of(cls, cal: pd.DataFrame, cascade: tuple[str, ...], split: str) -> "CascadeData":
+    def of(cls, cal: pd.DataFrame | WideRecords, cascade: tuple[str, ...], split: str) -> "CascadeData":
         p = pivot(cal, "p_correct", split=split, models=cascade)
         frames = [pivot(cal, col, split=split, models=cascade).loc[p.index] for col in ("correct", "cost_usd")]
         return cls(p.to_numpy(float), frames[0].to_numpy(float), frames[1].to_numpy(float))
@@ -273,7 +311,7 @@ def test_curve(test: CascadeData, thresholds: np.ndarray, mean_cost: bool = Fals
     return frame.sort_values(["cost", "error"], ignore_index=True).rename_axis("point").reset_index()
 
 
-def low_sample_ids(cal: pd.DataFrame, models: list[str], seed: int) -> pd.Index:
+def low_sample_ids(cal: pd.DataFrame | WideRecords, models: list[str], seed: int) -> pd.Index:
     """One n <= 30 training subsample per benchmark and seed (Sec. 2.4 "Performance in the Low-Sample Limit"):
     the balanced draw of `low_sample_train_indices` over `models` (the study passes its longest chain, the
     five Llama models of Table 2.8: 3 rounds, 20-30 rows after collisions), shared by all the dataset's cascades."""
@@ -281,26 +319,31 @@ def low_sample_ids(cal: pd.DataFrame, models: list[str], seed: int) -> pd.Index:
     return train_y.index[low_sample_train_indices(train_y.to_numpy(float), LOW_SAMPLE_N, seed=seed)]
 
 
-def training_samples(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, models: list[str],
-                     seeds: tuple[int, ...]) -> tuple[list[tuple[str, pd.DataFrame, int]], dict[str, str]]:
+def training_samples(records: pd.DataFrame | WideRecords, cal: pd.DataFrame | WideRecords, dataset: str,
+                     models: list[str], seeds: tuple[int, ...]
+                     ) -> tuple[list[tuple[str, pd.DataFrame | WideRecords, int]], dict[str, str]]:
     """The training sets of Tables 2.7 and 2.8: ("full", `cal`, 0), then per seed ("low_seed<s>", the records
     recalibrated on that seed's n <= 30 subsample of `models` (`low_sample_ids`) with test rows unchanged, s).
     Everything learned from data is refitted on the subsample alone, so the calibrators never see the full
     training set (the leak of issue 12). A seed whose subsample cannot be calibrated is left out and listed in
     the second value, sample -> reason."""
-    samples: list[tuple[str, pd.DataFrame, int]] = [("full", cal, 0)]
+    samples: list[tuple[str, pd.DataFrame | WideRecords, int]] = [("full", cal, 0)]
     skipped = {}
     for seed in seeds:
         ids = low_sample_ids(cal, models, seed)
-        sub = records[(records["split"] != "train") | records["query_id"].isin(ids)]
         try:
+            if isinstance(records, WideRecords):  # what `calibrate` checks of a long frame (`validate_records`)
+                sub = records.keep_rows(~records.split_rows("train") | np.isin(records.query_ids, ids.to_numpy(str)))
+                validate_wide(sub, dataset)
+            else:
+                sub = records[(records["split"] != "train") | records["query_id"].isin(ids)]
             samples.append((f"low_seed{seed}", calibrated_records(sub, dataset)[0], seed))
         except ValueError as exc:
             skipped[f"low_seed{seed}"] = str(exc)
     return samples, skipped
 
 
-def cascade_curves(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, chains: dict[str, list[str]],
+def cascade_curves(records: pd.DataFrame | WideRecords, cal: pd.DataFrame | WideRecords, dataset: str, chains: dict[str, list[str]],
                    chain_cascades: list[tuple[str, tuple[str, ...]]],
                    settings: StudySettings) -> tuple[pd.DataFrame, dict[str, object]]:
     """cascade.curves rows for every cascade, method and training size (full train and n <= 30 seeds).
@@ -312,7 +355,6 @@ def cascade_curves(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, chain
     the subsample's calibrators. A seed whose subsample cannot be calibrated is skipped and listed.
     `cal` is `calibrated_records(records, dataset)[0]` (the caller reuses it).
     """
-    train_cal = cal[cal["split"] == "train"]
     samples, skipped = training_samples(records, cal, dataset, max(chains.values(), key=len),
                                         settings.low_sample_seeds)
     parts, changed = [], {}
@@ -322,7 +364,7 @@ def cascade_curves(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, chain
     for chain in {c for c, _ in chain_cascades}:
         marginals = None
         for method, copula in RT_COPULAS.items():
-            chain_models[(chain, method)] = fit_cascade_model(train_cal, chains[chain], copula=copula,
+            chain_models[(chain, method)] = fit_cascade_model(cal, chains[chain], copula=copula,
                                                               marginals=marginals)
             marginals = chain_models[(chain, method)].marginals
     for chain, cascade in chain_cascades:
@@ -331,8 +373,7 @@ def cascade_curves(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, chain
             if sample == "full":
                 models = {method: chain_models[(chain, method)] for method in RT_COPULAS}
             else:  # low-sample limit: the thesis' Gumbel model on the subsample's own calibration
-                sub_train = sample_cal[sample_cal["split"] == "train"]
-                models = {"rt": fit_cascade_model(sub_train, cascade, copula=RT_COPULAS["rt"])}
+                models = {"rt": fit_cascade_model(sample_cal, cascade, copula=RT_COPULAS["rt"])}
             tuned = method_thresholds(models, cascade, train, settings, seed)
             if "rt_aic" in tuned:
                 changed[">".join(cascade)] = copula_choice_change(tuned["rt"], tuned["rt_aic"], len(cascade))
@@ -364,13 +405,12 @@ def markov_error(model: CascadeModel, cascade: tuple[str, ...], data: CascadeDat
                          "calibration_gap_points": 100 * (confidence - (1 - error))})
 
 
-def markov_error_table(cal: pd.DataFrame, chain: tuple[str, ...]) -> pd.DataFrame:
+def markov_error_table(cal: pd.DataFrame | WideRecords, chain: tuple[str, ...]) -> pd.DataFrame:
     """`markov_error` at Rational Tuning's thresholds for every prefix k = 2..K of `chain`, with `split`:
     'test' (out of sample: the model and the thresholds are fitted on train, the cascade runs on test; first
     when there is a test split) and 'train' (the rows the model was fitted on, so the gap there is the model's
     structure, not sampling). Per point, with k and split."""
-    train_cal = cal[cal["split"] == "train"]
-    model = fit_cascade_model(train_cal, list(chain), copula=RT_COPULAS["rt"])
+    model = fit_cascade_model(cal, list(chain), copula=RT_COPULAS["rt"])
     splits = ["test", "train"] if has_test(cal) else ["train"]
     parts = []
     for k in range(2, len(chain) + 1):
