@@ -19,7 +19,6 @@ Study size: `CascadeStudyConfig.study` (run config), default light, heavy with C
 
 import dagster as dg
 import numpy as np
-import pandas as pd
 
 from assets.datasets import DATASET_RECORDS
 from assets.partitions import dataset_partitions
@@ -83,12 +82,6 @@ def _with_checks(result: dg.MaterializeResult, *checks: dg.AssetCheckResult) -> 
 
 def _skip_checked(context: dg.AssetExecutionContext, reason: str = SKIPPED) -> dg.MaterializeResult:
     return _with_checks(_skip(context, reason), dg.AssetCheckResult(passed=True, metadata={"skipped": reason}))
-
-
-def _long(records: WideRecords | None) -> pd.DataFrame | None:
-    """The long frame of the partition's records, for the tables whose science takes it (economics, two-model
-    cascades, Fail Fast; the others take the matrices)."""
-    return None if records is None else records.long()
 
 
 def _records_with_test(context: dg.AssetExecutionContext, warehouse: WarehouseResource
@@ -241,7 +234,7 @@ def cascade_economics(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     """Economic evaluation: reward per model on the (lambda_E, lambda_L) grid, optimal-model map, critical prices."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = _long(readers.cascade_records(wh, dataset))
+    records = readers.cascade_records(wh, dataset)
     if records is None:
         return _skip(context)
     if cs.lacks(records, ["cost_usd", "latency_ms"]):
@@ -259,7 +252,7 @@ def cascade_two_model(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     (App. 3D, Fig. 3.5) and the cascade error rate decomposition across thresholds (Fig. 3.6)."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = _long(readers.cascade_records(wh, dataset))
+    records = readers.cascade_records(wh, dataset)
     if records is None:
         return _skip(context)
     if cs.lacks(records, ["cost_usd", "latency_ms"]) or not cs.has_test(records):
@@ -276,14 +269,14 @@ def cascade_failfast(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     """"Fail Fast, or Ask" on REAL records (Sec. 4.3, Table 4.2 shape), labelled data = real."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = _long(readers.cascade_records(wh, dataset))
+    records = readers.cascade_records(wh, dataset)
     if records is None:
         return _skip(context)
     if cs.lacks(records, ["cost_usd", "latency_ms", "tokens_out"]):
         return _skip(context, "no per-query tokens, cost or latency")
     cal, _ = cs.calibrated_records(records, dataset)
     strong, _ = cs.failfast_pair(cal)
-    if cal.loc[cal["model_id"] == strong, "tokens_out"].nunique() < 2:
+    if cs.distinct_values(cal, strong, "tokens_out") < 2:
         return _skip(context, f"output tokens of {strong} are constant: no uncertainty signal")
     table = cs.real_failfast(cal)
     meta = {"data": "real", "reasoning_model": table["reasoning_model"].iloc[0],

@@ -124,9 +124,19 @@ def prepare_records(records: pd.DataFrame, dataset: str) -> pd.DataFrame | None:
     return records
 
 
-def lacks(records: pd.DataFrame, columns: list[str]) -> bool:
+def lacks(records: pd.DataFrame | WideRecords, columns: list[str]) -> bool:
     """Some record has no value in one of `columns` (an absent column counts as empty)."""
+    if isinstance(records, WideRecords):
+        return any(c not in records.values or bool((np.isnan(records.values[c]) & records.present).any())
+                   for c in columns)
     return any(c not in records.columns or records[c].isna().any() for c in columns)
+
+
+def distinct_values(records: pd.DataFrame | WideRecords, model: str, column: str) -> int:
+    """How many distinct values of `column` `model`'s records hold (NaN aside)."""
+    if isinstance(records, WideRecords):
+        return int(pd.Series(records.model_values(column)[model]).nunique())
+    return int(records.loc[records["model_id"] == model, column].nunique())
 
 
 def has_test(records: pd.DataFrame | WideRecords) -> bool:
@@ -445,11 +455,12 @@ def auc_tables(curves: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 # ---------------------------------------------------------------- economics (Ch. 3)
 
 
-def economics_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def economics_tables(records: pd.DataFrame | WideRecords) -> dict[str, pd.DataFrame]:
     """Expected reward of each single model on the price grid (eqs. 3.10-3.13), the argmax map and the
     critical prices of error between consecutive winners at lambda_L = 0 (test split when present)."""
     split = "test" if has_test(records) else "train"
-    rows = records[records["split"] == split].rename(columns={"model_id": "system"})
+    rows = (records.long(["correct", "cost_usd", "latency_ms"], split=split) if isinstance(records, WideRecords)
+            else records[records["split"] == split]).rename(columns={"model_id": "system"})
     summary = summarize_systems(rows)
     grid = reward_grid(summary, LAMBDA_ERRORS, LAMBDA_LATENCIES)
     best = optimal_model_map(summary, LAMBDA_ERRORS, LAMBDA_LATENCIES)
@@ -465,10 +476,12 @@ def economics_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
             "cascade.critical_prices": critical.assign(split=split), "cascade.system_summary": summary.assign(split=split)}
 
 
-def _pair_frame(cal: pd.DataFrame, model: str, split: str) -> pd.DataFrame:
+def _pair_frame(cal: pd.DataFrame | WideRecords, model: str, split: str) -> pd.DataFrame:
     """One model's rows of a split, indexed by query id, in the shape `economics.cascade_records` reads:
     correct, cost_usd, latency_s and p_true (the calibrated P(correct) of Ch. 2 as the P(True) of Ch. 3)."""
-    rows = cal[(cal["model_id"] == model) & (cal["split"] == split)].set_index("query_id").sort_index()
+    rows = (cal.long(["correct", "cost_usd", "latency_ms", "p_correct"], split=split, models=[model])
+            if isinstance(cal, WideRecords) else cal[(cal["model_id"] == model) & (cal["split"] == split)])
+    rows = rows.set_index("query_id").sort_index()
     return pd.DataFrame({"correct": rows["correct"].astype(float), "cost_usd": rows["cost_usd"].astype(float),
                          "latency_s": rows["latency_ms"].astype(float) / 1000.0, "p_true": rows["p_correct"]})
 
@@ -479,13 +492,13 @@ def big_alone_reward(big: pd.DataFrame, lambda_error: np.ndarray, lambda_latency
              + lambda_error * (1 - big["correct"].mean()))
 
 
-def two_model_cascade_tables(records: pd.DataFrame, dataset: str) -> dict[str, pd.DataFrame]:
+def two_model_cascade_tables(records: pd.DataFrame | WideRecords, dataset: str) -> dict[str, pd.DataFrame]:
     """Ch. 3's cascade findings on every consecutive pair M_small -> M_big of the primary (Llama) chain:
     the test reward of the threshold re-tuned on train for each price of error and of latency (App. 3D, Fig. 3.5),
     beside the test reward of M_big alone (`big_alone_reward`, `cascade_beats_big`), and the cascade error rate's
     decomposition across deferral thresholds on test (CER of eq. 3.25, Fig. 3.6)."""
     cal, _ = calibrated_records(records, dataset)
-    chain = [m for m in CHAINS[PRIMARY_CHAIN] if m in set(cal["model_id"])]
+    chain = [m for m in CHAINS[PRIMARY_CHAIN] if m in set(model_ids(cal))]
     rewards, cer = [], []
     for small, big in zip(chain[:-1], chain[1:]):
         s_tr, b_tr, s_te, b_te = (_pair_frame(cal, m, split) for split in ("train", "test") for m in (small, big))
@@ -501,17 +514,20 @@ def two_model_cascade_tables(records: pd.DataFrame, dataset: str) -> dict[str, p
 # ---------------------------------------------------------------- Fail Fast, or Ask (Ch. 4)
 
 
-def failfast_pair(records: pd.DataFrame) -> tuple[str, str]:
+def failfast_pair(records: pd.DataFrame | WideRecords) -> tuple[str, str]:
     """(M_r, M_nr) on real records: the most accurate train model answers, the cheapest one fronts it."""
-    train = records[records["split"] == "train"]
-    acc = train.groupby("model_id")["correct"].mean()
-    cost = train.groupby("model_id")["cost_usd"].mean()
+    if isinstance(records, WideRecords):
+        acc, cost = records.model_means("correct", "train"), records.model_means("cost_usd", "train")
+    else:
+        train = records[records["split"] == "train"]
+        acc = train.groupby("model_id")["correct"].mean()
+        cost = train.groupby("model_id")["cost_usd"].mean()
     strong = str(acc.sort_values(ascending=False, kind="stable").index[0])
     weak = str(cost.drop(strong).sort_values(kind="stable").index[0])
     return strong, weak
 
 
-def real_failfast(cal: pd.DataFrame) -> pd.DataFrame:
+def real_failfast(cal: pd.DataFrame | WideRecords) -> pd.DataFrame:
     """Table 4.2 shape on REAL records: M_r's output tokens as its uncertainty, M_nr's calibrated P(correct).
 
     The cascade datasets hold no reasoning models; whether output tokens carry signal is reported as
@@ -519,7 +535,8 @@ def real_failfast(cal: pd.DataFrame) -> pd.DataFrame:
     """
     split = "test" if has_test(cal) else "train"
     strong, weak = failfast_pair(cal)
-    joined = join_failfast_records(cal[cal["split"] == split], strong, weak, confidence_col="p_correct")
+    rows = cal.long(split=split, models=[strong, weak]) if isinstance(cal, WideRecords) else cal[cal["split"] == split]
+    joined = join_failfast_records(rows, strong, weak, confidence_col="p_correct")
     table = failfast_table(joined, FAILFAST_UTILIZATIONS, rng=0)
     rho = stats.spearmanr(joined["tokens_r"], joined["correct_r"])
     return table.assign(data="real", reasoning_model=strong, nonreasoning_model=weak, split=split, n=len(joined),

@@ -111,12 +111,17 @@ class WideRecords:
         return WideRecords(self.split_names, self.split_codes, self.query_ids, self.models, self.present,
                            {**self.values, **columns})
 
-    def long(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    def long(self, columns: Sequence[str] | None = None, *, split: str | None = None,
+             models: Sequence[str] | None = None) -> pd.DataFrame:
         """The long frame: one row per present cell, (split, query_id, model_id) order, the label and the signals
-        float64, the strings objects (one per label). Meant for the small (embedded) data the long-frame science
-        runs on; at 10^8 cells it is the frame this form avoids."""
+        float64, the strings objects (one per label); only `split`'s rows and `models`' cells when given (the rows
+        of the whole frame that hold them, in order). Whole, it is meant for the small (embedded) data; at 10^8 cells
+        it is the frame this form avoids."""
         wanted = list(self.values) if columns is None else [c for c in columns if c in self.values]
-        rows, cols = np.nonzero(self.present)  # row-major: split, query, then model
+        keep = self.present & self.split_rows(split)[:, None]
+        if models is not None:
+            keep &= np.isin(np.asarray(self.models, dtype=object), list(models))[None, :]
+        rows, cols = np.nonzero(keep)  # row-major: split, query, then model
         names = np.asarray(self.split_names, dtype=object)
         frame = {"split": names[self.split_codes[rows]],
                  "query_id": self.query_ids.astype(object)[rows],

@@ -191,3 +191,22 @@ def test_a_training_subsample_is_checked_as_the_long_frame_is(syn_both, train_id
         assert str(new.value) == f"dataset 'syn': {exc}"
     else:
         validate_wide(sub_wide, "syn")
+
+
+def test_economics_two_model_cascades_and_fail_fast_read_the_matrices_as_the_long_frame(syn_both):
+    """Chs. 3-4's tables, the checks their assets skip on and the per-model frames of the two-model cascades, the
+    same off the matrices as off the long frame."""
+    old, wide, cal_old, cal_wide = syn_both
+    assert not cs.lacks(wide, ["cost_usd", "latency_ms", "tokens_out"])
+    assert cs.lacks(wide.with_values(latency_ms=np.where(wide.present, wide.values["latency_ms"], 0.0)
+                                     + np.where(wide.split_rows("test")[:, None], np.nan, 0.0)), ["latency_ms"])
+    for name, table in cs.economics_tables(old).items():
+        pd.testing.assert_frame_equal(cs.economics_tables(wide)[name], table, check_exact=True)
+    assert cs.failfast_pair(cal_wide) == cs.failfast_pair(cal_old)
+    for model in wide.models:
+        assert cs.distinct_values(cal_wide, model, "tokens_out") == cs.distinct_values(cal_old, model, "tokens_out")
+    pd.testing.assert_frame_equal(cs.real_failfast(cal_wide), cs.real_failfast(cal_old), check_exact=True)
+    for model in wide.models:  # what the two-model cascades read of each model (the tables: the parity script)
+        for split in ("train", "test"):
+            pd.testing.assert_frame_equal(cs._pair_frame(cal_wide, model, split), cs._pair_frame(cal_old, model, split),
+                                          check_exact=True)
