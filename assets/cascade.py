@@ -1,7 +1,7 @@
 """LLM-cascade assets, one partition per dataset (Zellinger thesis, seed 001, Chs. 2-4).
 
-Lineage (all but auc read their dataset's records from datasets/records; the
-science is `compass.cascades.study`):
+Lineage (all but auc read their dataset's records from datasets/records, as (query x model) matrices,
+`compass.cascades.wide`; the science is `compass.cascades.study`):
 
     calibration -> marginals -> copulas -> curves -> auc          (Ch. 2, Tables 2.2-2.8)
                                copulas -> protocols               (Tables 2.7, 2.8 under each protocol variant)
@@ -19,14 +19,11 @@ Study size: `CascadeStudyConfig.study` (run config), default light, heavy with C
 
 import dagster as dg
 import numpy as np
-import pandas as pd
 
 from assets.datasets import DATASET_RECORDS
 from assets.partitions import dataset_partitions
 from compass.cascades import protocols as cp
 from compass.cascades import study as cs
-from compass.cascades.copulas import copula_table, markov_test
-from compass.cascades.data import pivot
 from compass.cascades.marginals import fit_marginals, marginal_gof_table, marginal_params_frame
 from compass.cascades.plots import curves_plot, marginals_plot, optimal_map_plot, tau_heatmap, two_model_cascades_plot
 from compass.cascades.wide import WideRecords
@@ -87,17 +84,11 @@ def _skip_checked(context: dg.AssetExecutionContext, reason: str = SKIPPED) -> d
     return _with_checks(_skip(context, reason), dg.AssetCheckResult(passed=True, metadata={"skipped": reason}))
 
 
-def _long(records: WideRecords | None) -> pd.DataFrame | None:
-    """The long frame of the partition's records, for the tables whose science takes it (all but calibration and
-    marginals, which take the matrices)."""
-    return None if records is None else records.long()
-
-
 def _records_with_test(context: dg.AssetExecutionContext, warehouse: WarehouseResource
-                       ) -> tuple[Warehouse, pd.DataFrame | None, str]:
+                       ) -> tuple[Warehouse, WideRecords | None, str]:
     """The warehouse and the partition's cascade records, or None and why the test-curve assets skip it."""
     wh = warehouse.get()
-    records = _long(readers.cascade_records(wh, context.partition_key))
+    records = readers.cascade_records(wh, context.partition_key)
     if records is None:
         return wh, None, SKIPPED
     if not cs.has_test(records):
@@ -153,34 +144,19 @@ def cascade_copulas(context: dg.AssetExecutionContext, config: CascadeStudyConfi
     is tested on the test split (Table 2.4, as the thesis runs it), with 200 bootstrap draws in the heavy study."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = _long(readers.cascade_records(wh, dataset))
+    records = readers.cascade_records(wh, dataset)
     if records is None:
         return _skip(context)
     study = config.settings()
     cal, _ = cs.calibrated_records(records, dataset)
-    marginals = readers.cascade_marginals(wh, dataset, list(cal["model_id"].unique()))
-    chains = cs.chains_for(records)
-    phi = pivot(cal, "p_correct", split="train")
-    phi_test = pivot(cal, "p_correct", split="test") if cs.has_test(records) else None  # Table 2.4: test on test
-    parts = []
-    for chain, a, b in cs.copula_pairs(chains, study.copula_all_pairs):
-        parts.append(copula_table(phi, marginals, [(a, b)], n_boot=study.copula_boot, phi_test=phi_test)
-                     .assign(chain=chain))
-    copulas = pd.concat(parts, ignore_index=True)
-    markov_split = "test" if cs.has_test(records) else "train"
-    phi_m, corr_m = pivot(cal, "p_correct", split=markov_split), pivot(cal, "correct", split=markov_split)
-    markov = [markov_test(phi_m, corr_m, chain).assign(chain=name, split=markov_split)
-              for name, chain in chains.items() if len(chain) >= 3]
-    markov_cols = ["model_id", "parent", "ancestor", "coef_parent", "coef_ancestor", "p_parent", "p_ancestor",
-                   "log10_p_parent", "log10_p_ancestor", "chain", "split"]
-    markov_frame = pd.concat(markov, ignore_index=True) if markov else pd.DataFrame(columns=markov_cols)
-    taus = cs.tau_table(cal, "train")
+    marginals = readers.cascade_marginals(wh, dataset, list(cal.models))
+    tables = cs.copula_tables(records, cal, marginals, study)
+    copulas, taus = tables["cascade.copulas"], tables["cascade.tau"]
     thesis = copulas[copulas["family"] == "gumbel_tau"]
     meta = {"copula_boot": study.copula_boot, "n_pairs": int(len(thesis)),
             "gumbel_mean_cvm": float(thesis["cvm"].mean()), "gumbel_rejected_at_5pct": int((thesis["p_value"] < 0.05).sum()),
             "selected_families": copulas.loc[copulas["selected"], "family"].value_counts().to_dict(),
             "tau_figure": save_figure(tau_heatmap(taus, dataset), "cascades", f"tau_{dataset}")}
-    tables = {"cascade.copulas": copulas, "cascade.markov_test": markov_frame, "cascade.tau": taus}
     return publish_many(context, wh, tables, _where(context), meta)
 
 
@@ -258,7 +234,7 @@ def cascade_economics(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     """Economic evaluation: reward per model on the (lambda_E, lambda_L) grid, optimal-model map, critical prices."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = _long(readers.cascade_records(wh, dataset))
+    records = readers.cascade_records(wh, dataset)
     if records is None:
         return _skip(context)
     if cs.lacks(records, ["cost_usd", "latency_ms"]):
@@ -276,7 +252,7 @@ def cascade_two_model(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     (App. 3D, Fig. 3.5) and the cascade error rate decomposition across thresholds (Fig. 3.6)."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = _long(readers.cascade_records(wh, dataset))
+    records = readers.cascade_records(wh, dataset)
     if records is None:
         return _skip(context)
     if cs.lacks(records, ["cost_usd", "latency_ms"]) or not cs.has_test(records):
@@ -293,14 +269,14 @@ def cascade_failfast(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     """"Fail Fast, or Ask" on REAL records (Sec. 4.3, Table 4.2 shape), labelled data = real."""
     wh = warehouse.get()
     dataset = context.partition_key
-    records = _long(readers.cascade_records(wh, dataset))
+    records = readers.cascade_records(wh, dataset)
     if records is None:
         return _skip(context)
     if cs.lacks(records, ["cost_usd", "latency_ms", "tokens_out"]):
         return _skip(context, "no per-query tokens, cost or latency")
     cal, _ = cs.calibrated_records(records, dataset)
     strong, _ = cs.failfast_pair(cal)
-    if cal.loc[cal["model_id"] == strong, "tokens_out"].nunique() < 2:
+    if cs.distinct_values(cal, strong, "tokens_out") < 2:
         return _skip(context, f"output tokens of {strong} are constant: no uncertainty signal")
     table = cs.real_failfast(cal)
     meta = {"data": "real", "reasoning_model": table["reasoning_model"].iloc[0],

@@ -503,16 +503,15 @@ def cmd_cascade(args: argparse.Namespace) -> int:
         datasets = wh.query("select distinct dataset from raw.query_records")["dataset"].tolist()
         if args.dataset not in datasets:
             raise UsageError(f"unknown dataset {args.dataset!r}; valid datasets: {choices(datasets)}")
-        wide = readers.cascade_records(wh, args.dataset)
-        if wide is None:
+        records = readers.cascade_records(wh, args.dataset)
+        if records is None:
             raise ValueError(f"dataset {args.dataset!r} has no confidence signal; cascades need confidences")
-        records = wide.long()
-        known = sorted(records["model_id"].unique())
+        known = sorted(records.models)
         unknown = [m for m in models if m not in known]
         if unknown:
             raise ValueError(f"unknown model(s) {unknown} for dataset {args.dataset!r}; available: {known}")
         cal, _ = calibrated_records(records, args.dataset)
-        model = fit_cascade_model(cal[cal["split"] == "train"], models, copula=args.copula)
+        model = fit_cascade_model(cal, models, copula=args.copula)  # on the train split
         row = rational_tuning(model, [args.lam], infill_q=None).iloc[0]
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

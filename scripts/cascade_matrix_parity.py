@@ -5,11 +5,12 @@ For every dataset of data/query_records.parquet (as the extract datasets.query_r
 path (`query_frames.coded_records` of every row, then `compass.cascades.study.prepare_records`) against
 `resources.cascade_matrix` (the matrices, `WideRecords`). Checked, exactly (no tolerance): None for the same
 datasets; the matrices' long frame equals the old records (every row, its position, value and dtype; the old frame's
-`generation` and `category` columns are read by no cascade table); the tables the calibration and marginals assets
-build from the matrices (cascade.calibration, cascade.marginals, cascade.marginal_gof at the light study's draws)
-equal those built from the old records; and the tables of the assets that take the long frame (cascade.tau,
-cascade.markov_test, cascade.economics and its siblings, cascade.tuned_rewards, cascade.cer_curve, cascade.failfast)
-built from `WideRecords.long()` equal the old ones (curves and protocols take the same long frame; not rerun here).
+`generation` and `category` columns are read by no cascade table); the tables of every cascade asset
+built from the matrices (cascade.calibration, cascade.marginals, cascade.marginal_gof, cascade.copulas,
+cascade.markov_test, cascade.tau, cascade.curves with its low-sample skips, cascade.markov_error, the protocol
+study's cascade.protocol_curves, cascade.protocol_auc, cascade.protocol_summary at the light study; cascade.economics,
+cascade.optimal_model_map, cascade.critical_prices, cascade.system_summary, cascade.tuned_rewards, cascade.cer_curve,
+cascade.failfast and the failfast asset's skip test) equal those built from the old records.
 
 Run: PYTHONPATH=. .venv/bin/python scripts/cascade_matrix_parity.py
 """
@@ -23,9 +24,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from compass.cascades import protocols as cp  # noqa: E402
 from compass.cascades import study as cs  # noqa: E402
-from compass.cascades.copulas import markov_test  # noqa: E402
-from compass.cascades.data import pivot  # noqa: E402
 from compass.cascades.marginals import fit_marginals, marginal_gof_table, marginal_params_frame  # noqa: E402
 from resources.cascade_matrix import cascade_matrix  # noqa: E402
 from resources.query_frames import coded_records  # noqa: E402
@@ -35,29 +35,32 @@ OLD_COLUMNS = ("split", "query_id", "model_id", "generation", "correct", "confid
                "tokens_in", "tokens_out", "category")
 
 
-def wide_tables(records, dataset: str) -> dict[str, pd.DataFrame]:
-    """What cascade/calibration and cascade/marginals publish, from `records` (either form)."""
+def cascade_tables(records, dataset: str) -> dict[str, pd.DataFrame]:
+    """What the cascade assets publish (calibration, marginals, copulas, curves, protocols at the light study,
+    economics, two-model cascades, Fail Fast), from `records` (either form)."""
     cal, _ = cs.calibrated_records(records, dataset)
     marginals = fit_marginals(cal)
     split = "test" if cs.has_test(records) else "train"
-    return {"calibration": cs.calibration_table(records, dataset), "marginals": marginal_params_frame(marginals),
-            "marginal_gof": marginal_gof_table(cal, marginals, n_boot=cs.LIGHT.gof_boot, split=split)}
-
-
-def long_tables(records: pd.DataFrame, dataset: str) -> dict[str, pd.DataFrame]:
-    """What the long-frame assets publish (copulas' tau and Markov test, economics, two-model, failfast)."""
-    cal, _ = cs.calibrated_records(records, dataset)
-    split = "test" if cs.has_test(records) else "train"
-    out = {"tau": cs.tau_table(cal, "train")}
-    phi, corr = pivot(cal, "p_correct", split=split), pivot(cal, "correct", split=split)
-    for name, chain in cs.chains_for(records).items():
-        if len(chain) >= 3:
-            out[f"markov_test:{name}"] = markov_test(phi, corr, chain)
+    out = {"calibration": cs.calibration_table(records, dataset), "marginals": marginal_params_frame(marginals),
+           "marginal_gof": marginal_gof_table(cal, marginals, n_boot=cs.LIGHT.gof_boot, split=split),
+           **cs.copula_tables(records, cal, marginals, cs.LIGHT)}
+    if cs.has_test(records):
+        chains = cs.chains_for(records)
+        out["cascade.curves"], extra = cs.cascade_curves(records, cal, dataset, chains,
+                                                         cs.study_cascades(chains, cs.LIGHT), cs.LIGHT)
+        out["cascade.markov_error"] = cs.markov_error_table(cal, tuple(max(chains.values(), key=len)))
+        out["low_sample_skipped"] = pd.DataFrame([extra["low_sample_skipped"]], dtype=object)
+        samples, _ = cs.training_samples(records, cal, dataset, max(chains.values(), key=len), cs.LIGHT.low_sample_seeds)
+        curves, auc, summary = cp.protocol_study(samples, chains, cp.protocols_named(list(cs.LIGHT.protocols)))
+        out.update({"cascade.protocol_curves": curves, "cascade.protocol_auc": auc,
+                    "cascade.protocol_summary": summary})
     if not cs.lacks(records, ["cost_usd", "latency_ms"]):
         out.update(cs.economics_tables(records))
         if cs.has_test(records):
             out.update(cs.two_model_cascade_tables(records, dataset))
     if not cs.lacks(records, ["cost_usd", "latency_ms", "tokens_out"]):
+        strong, _ = cs.failfast_pair(cal)
+        out["failfast_tokens"] = pd.DataFrame({"distinct": [cs.distinct_values(cal, strong, "tokens_out")]})
         out["failfast"] = cs.real_failfast(cal)
     return out
 
@@ -78,8 +81,8 @@ def main() -> int:
     con.execute("create schema datasets")
     con.execute(f"create table datasets.query_records as select * from '{ROOT / 'data' / 'query_records.parquet'}'")
     failures = 0
-    print("| dataset | rows | old s | matrices s | records | calibration + marginals tables | long-frame tables |")
-    print("|---|---|---|---|---|---|---|")
+    print("| dataset | rows | old s | matrices s | records | tables |")
+    print("|---|---|---|---|---|---|")
     for (dataset,) in con.execute("select distinct dataset from datasets.query_records order by 1").fetchall():
         t = time.perf_counter()
         old = cs.prepare_records(coded_records(con, dataset, OLD_COLUMNS), dataset)
@@ -90,7 +93,7 @@ def main() -> int:
         if old is None or wide is None:
             ok = old is None and wide is None
             failures += not ok
-            print(f"| {dataset} | {n:,} | {t_old:.2f} | {t_new:.2f} | {'both None' if ok else 'DIFFER'} | – | – |")
+            print(f"| {dataset} | {n:,} | {t_old:.2f} | {t_new:.2f} | {'both None' if ok else 'DIFFER'} | – |")
             continue
         long = wide.long()
         try:
@@ -98,13 +101,11 @@ def main() -> int:
             records = "identical"
         except AssertionError:
             records = "DIFFER"
-        bad_wide = same(wide_tables(wide, dataset), wide_tables(old, dataset))
-        n_long = long_tables(old, dataset)
-        bad_long = same(long_tables(long, dataset), n_long)
-        failures += records != "identical" or bool(bad_wide) or bool(bad_long)
+        n_old = cascade_tables(old, dataset)
+        bad = same(cascade_tables(wide, dataset), n_old)
+        failures += records != "identical" or bool(bad)
         print(f"| {dataset} | {n:,} | {t_old:.2f} | {t_new:.2f} | {records} | "
-              f"{'3 identical' if not bad_wide else 'DIFFER: ' + ', '.join(bad_wide)} | "
-              f"{f'{len(n_long)} identical' if not bad_long else 'DIFFER: ' + ', '.join(bad_long)} |", flush=True)
+              f"{f'{len(n_old)} identical' if not bad else 'DIFFER: ' + ', '.join(bad)} |", flush=True)
     return 1 if failures else 0
 
 

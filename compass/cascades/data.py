@@ -17,6 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from compass.cascades.wide import WideRecords
+
 REQUIRED_COLUMNS: tuple[str, ...] = ("split", "query_id", "model_id", "correct", "confidence")
 COST_COLUMN = "cost_usd"
 
@@ -91,15 +93,23 @@ def _split_rows(df: pd.DataFrame, split: str | None) -> np.ndarray:
     return keep
 
 
-def pivot(df: pd.DataFrame, column: str, *, split: str | None = None,
+def model_ids(records: pd.DataFrame | WideRecords) -> list[str]:
+    """The models of the records (a long frame's in order of appearance, the matrices' sorted)."""
+    return list(records.models) if isinstance(records, WideRecords) else list(records["model_id"].unique())
+
+
+def pivot(df: pd.DataFrame | WideRecords, column: str, *, split: str | None = None,
           models: Sequence[str] | None = None) -> pd.DataFrame:
     """Wide (query_id x model_id) table of float ``column`` for one split (all rows if ``None``), queries sorted.
 
     Queries missing for any requested model are dropped so that rows align across models. Built with numpy from
-    the three columns (``DataFrame.pivot`` of the filtered frame gives the same table, several times slower).
+    the three columns (``DataFrame.pivot`` of the filtered frame gives the same table, several times slower), or
+    read off the matrices (`WideRecords.pivot`).
     """
     if column not in df.columns:
         raise ValueError(f"column {column!r} not in records; have {list(df.columns)}")
+    if isinstance(df, WideRecords):
+        return df.pivot(column, split, models)
     keep = _split_rows(df, split)
     query, queries = pd.factorize(df["query_id"].to_numpy()[keep], sort=True)
     model, names = pd.factorize(df["model_id"].to_numpy()[keep], sort=True)
@@ -118,12 +128,17 @@ def pivot(df: pd.DataFrame, column: str, *, split: str | None = None,
                         columns=pd.Index(names, name="model_id"))
 
 
-def mean_costs(df: pd.DataFrame, *, split: str = "train") -> dict[str, float]:
+def mean_costs(df: pd.DataFrame | WideRecords, *, split: str = "train") -> dict[str, float]:
     """Mean per-query cost E[C_i] in USD per model on ``split`` (thesis eq. 2.15)."""
     if COST_COLUMN not in df.columns:
         raise ValueError(f"records have no {COST_COLUMN!r} column; cannot compute expected costs")
-    keep = _split_rows(df, split)  # the two columns only: filtering the whole frame costs more than the means
-    costs = pd.Series(df[COST_COLUMN].to_numpy()[keep]).groupby(df["model_id"].to_numpy()[keep]).mean()
+    if isinstance(df, WideRecords):
+        if not df.has_split(split):
+            raise ValueError(f"no rows for split {split!r}")
+        costs = df.model_means(COST_COLUMN, split)
+    else:
+        keep = _split_rows(df, split)  # the two columns only: filtering the whole frame costs more than the means
+        costs = pd.Series(df[COST_COLUMN].to_numpy()[keep]).groupby(df["model_id"].to_numpy()[keep]).mean()
     if costs.isna().any():
         raise ValueError(f"missing {COST_COLUMN} for model(s) {sorted(costs[costs.isna()].index)}")
     return {str(k): float(v) for k, v in costs.items()}
@@ -171,3 +186,25 @@ def check_rows(summary: pd.DataFrame, duplicate: Sequence[object] | None) -> Non
     counts = summary.set_index("model_id")["train_queries"]
     if counts.nunique() != 1:
         raise ValueError(f"models answer different numbers of train queries: {counts.to_dict()}")
+
+
+def validate_wide(records: WideRecords, dataset: str) -> None:
+    """`validate_records` of the records' long frame, on the matrices (`check_values`, `check_rows`: the same
+    checks, order and messages; a matrix cell holds one record, so there is no duplicate); errors name `dataset`."""
+    train = records.split_rows("train")[:, None] & records.present
+    confidence, correct = records.values["confidence"], records.values["correct"]
+    inf = np.where(train, confidence, np.inf).min(axis=0, initial=np.inf)
+    sup = np.where(train, confidence, -np.inf).max(axis=0, initial=-np.inf)
+    summary = pd.DataFrame({
+        "model_id": list(records.models),
+        "nan_confidence": (records.present & np.isnan(confidence)).sum(axis=0),
+        "positive_confidence": (records.present & (confidence > 1e-12)).sum(axis=0),
+        "nan_correct": (records.present & np.isnan(correct.astype(float))).sum(axis=0),
+        "bad_correct": (records.present & ~np.isin(correct, (0, 1))).sum(axis=0),
+        "train_rows": train.sum(axis=0), "train_min_confidence": inf, "train_max_confidence": sup,
+        "train_queries": train.sum(axis=0)})
+    try:
+        check_values(summary)
+        check_rows(summary, None)
+    except ValueError as exc:
+        raise ValueError(f"dataset {dataset!r}: {exc}") from None

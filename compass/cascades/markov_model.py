@@ -30,8 +30,9 @@ import numpy as np
 import pandas as pd
 
 from compass.cascades.copulas import THESIS_FAMILY, PairJoint, fit_pair, gumbel_cdf_unchecked
-from compass.cascades.data import check_cascade, mean_costs, pivot
+from compass.cascades.data import check_cascade, mean_costs, model_ids, pivot
 from compass.cascades.marginals import MixedBetaMarginal, fit_marginal_batch
+from compass.cascades.wide import WideRecords
 
 INTERIOR_EPS = 1e-3  # fraction of (phi_max - phi_min) kept clear of the point masses
 _COPULA_ALIASES = {"gumbel": THESIS_FAMILY}
@@ -401,7 +402,7 @@ class CascadeModel:
         return phi_ans, cost
 
 
-def fit_cascade_model(calibrated: pd.DataFrame, models: Sequence[str], *, copula: str = "gumbel",
+def fit_cascade_model(calibrated: pd.DataFrame | WideRecords, models: Sequence[str], *, copula: str = "gumbel",
                       split: str = "train", costs: dict[str, float] | None = None,
                       marginals: dict[str, MixedBetaMarginal] | None = None) -> CascadeModel:
     """Fit marginals (eq. 2.7), pair laws for every ordered pair i < j (eq. 2.4) and mean costs.
@@ -412,7 +413,7 @@ def fit_cascade_model(calibrated: pd.DataFrame, models: Sequence[str], *, copula
     marginals of these models on the same rows (e.g. from a fit with another copula family); default: the
     EMs of all models in one batch (``fit_marginal_batch``). Pair laws are fitted on first use (``PairLaws``).
     """
-    models = check_cascade(models, calibrated["model_id"].unique())
+    models = check_cascade(models, model_ids(calibrated))
     phi = pivot(calibrated, "p_correct", split=split, models=models)
     if phi.empty:
         raise ValueError(f"no aligned {split!r} rows for models {models}")

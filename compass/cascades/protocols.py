@@ -29,7 +29,8 @@ from compass.cascades.baselines import grid_search_curve, threshold_columns
 from compass.cascades.curves import auc_comparisons, k_group_summary, size_ordered_subcascades
 from compass.cascades.markov_model import CascadeModel, fit_cascade_model
 from compass.cascades.rational_tuning import rational_tuning
-from compass.cascades.study import PRIMARY_CHAIN, RT_COPULAS, CascadeData, test_curve
+from compass.cascades.study import PRIMARY_CHAIN, RT_COPULAS, CascadeData, test_curve, train_queries
+from compass.cascades.wide import WideRecords
 
 GRIDS = ("thesis_text", "authors_code")
 COSTS = ("per_query", "model_mean")
@@ -74,7 +75,7 @@ def _mean_costs(data: CascadeData) -> CascadeData:
     return CascadeData(data.p, data.y, np.broadcast_to(data.c.mean(axis=0), data.c.shape).copy())
 
 
-def protocol_curves(model: CascadeModel, cal: pd.DataFrame, cascades: list[tuple[str, ...]],
+def protocol_curves(model: CascadeModel, cal: pd.DataFrame | WideRecords, cascades: list[tuple[str, ...]],
                     protocols: list[Protocol], resolution: float) -> pd.DataFrame:
     """Test curves of RT and grid search for every cascade under every protocol.
 
@@ -121,7 +122,7 @@ def protocol_auc_tables(curves: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
     return pd.concat(auc, ignore_index=True), pd.concat(summary, ignore_index=True)
 
 
-def protocol_study(samples: list[tuple[str, pd.DataFrame, int]], chains: dict[str, list[str]],
+def protocol_study(samples: list[tuple[str, pd.DataFrame | WideRecords, int]], chains: dict[str, list[str]],
                    protocols: list[Protocol], resolution: float = THESIS_RESOLUTION
                    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Tables 2.7 and 2.8 under each protocol on every size-ordered subset (k >= 2) of the primary (Llama)
@@ -136,9 +137,8 @@ def protocol_study(samples: list[tuple[str, pd.DataFrame, int]], chains: dict[st
     chain = chains[name]
     parts = []
     for sample, cal, _seed in samples:
-        train = cal[cal["split"] == "train"]
-        model = fit_cascade_model(train, chain, copula=RT_COPULAS["rt"])
-        n_train = int(train[train["model_id"].isin(chain)]["query_id"].nunique())
+        model = fit_cascade_model(cal, chain, copula=RT_COPULAS["rt"])
+        n_train = train_queries(cal, chain)
         parts.append(protocol_curves(model, cal, size_ordered_subcascades(chain), protocols, resolution)
                      .assign(sample=sample, n_train=n_train))
     curves = pd.concat(parts, ignore_index=True)

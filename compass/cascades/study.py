@@ -5,9 +5,10 @@ prepared as (query x model) matrices, `compass.cascades.wide`, with the same
 rules): a dataset whose records carry no confidence at all (livecodebench,
 mmlu_pro) gives None, so its assets skip explicitly. Any other problem (one
 model, NaN or constant confidences, a model without train rows) is a
-`ValueError` naming the dataset. Calibration (Table 2.2) and the marginals
-(Tables 2.5-2.6) take either form; the other tables take the long frame
-(`WideRecords.long`).
+`ValueError` naming the dataset. Calibration (Table 2.2), the marginals
+(Tables 2.5-2.6), the copulas (Tables 2.3-2.4), the curves and the protocol
+study (Tables 2.7-2.8) take either form; economics, the two-model cascades
+and Fail Fast take the long frame (`WideRecords.long`).
 
 Chains (`chains_for`): the thesis' two chains (Llama 1B < 3B < 8B < 70B < 405B;
 the mixed chain gpt-4o-mini < qwen2.5-coder-32b < qwen2.5-72b < gpt-4o)
@@ -33,8 +34,9 @@ from scipy import stats
 
 from compass.cascades.baselines import bayes_opt_curve, default_lambdas, grid_search_curve, threshold_columns
 from compass.cascades.calibration import calibrate, task_kind_for
+from compass.cascades.copulas import copula_table, markov_test
 from compass.cascades.curves import auc_comparisons, k_group_summary, pareto_mask, size_ordered_subcascades
-from compass.cascades.data import pivot, validate_records
+from compass.cascades.data import model_ids, pivot, validate_records, validate_wide
 from compass.cascades.economics import (
     cer_curve,
     critical_price_of_error,
@@ -122,9 +124,19 @@ def prepare_records(records: pd.DataFrame, dataset: str) -> pd.DataFrame | None:
     return records
 
 
-def lacks(records: pd.DataFrame, columns: list[str]) -> bool:
+def lacks(records: pd.DataFrame | WideRecords, columns: list[str]) -> bool:
     """Some record has no value in one of `columns` (an absent column counts as empty)."""
+    if isinstance(records, WideRecords):
+        return any(c not in records.values or bool((np.isnan(records.values[c]) & records.present).any())
+                   for c in columns)
     return any(c not in records.columns or records[c].isna().any() for c in columns)
+
+
+def distinct_values(records: pd.DataFrame | WideRecords, model: str, column: str) -> int:
+    """How many distinct values of `column` `model`'s records hold (NaN aside)."""
+    if isinstance(records, WideRecords):
+        return int(pd.Series(records.model_values(column)[model]).nunique())
+    return int(records.loc[records["model_id"] == model, column].nunique())
 
 
 def has_test(records: pd.DataFrame | WideRecords) -> bool:
@@ -142,17 +154,30 @@ def calibrated_records(records: pd.DataFrame | WideRecords, dataset: str
         raise ValueError(f"dataset {dataset!r}: {exc}") from None
 
 
-def chains_for(records: pd.DataFrame) -> dict[str, list[str]]:
+def chains_for(records: pd.DataFrame | WideRecords) -> dict[str, list[str]]:
     """The thesis chains restricted to the present models (>= 2 each); the rest ordered by mean train cost."""
-    present = set(records["model_id"])
+    present = set(model_ids(records))
     chains = {name: [m for m in chain if m in present] for name, chain in CHAINS.items()}
     chains = {name: chain for name, chain in chains.items() if len(chain) >= 2}
     rest = present - {m for c in chains.values() for m in c}
     if len(rest) >= 2:
-        train = records[records["split"] == "train"]
-        cost = train.groupby("model_id")["cost_usd"].mean() if "cost_usd" in train else pd.Series(dtype=float)
+        if "cost_usd" not in records.columns:
+            cost = pd.Series(dtype=float)
+        elif isinstance(records, WideRecords):
+            cost = records.model_means("cost_usd", "train")
+        else:
+            cost = records[records["split"] == "train"].groupby("model_id")["cost_usd"].mean()
         chains["by_cost"] = sorted(rest, key=lambda m: (cost.get(m, np.inf), m))
     return chains
+
+
+def train_queries(records: pd.DataFrame | WideRecords, models: list[str]) -> int:
+    """The number of train queries some model of `models` answers (a training set's n)."""
+    if isinstance(records, WideRecords):
+        cols = [records.models.index(m) for m in models if m in records.models]
+        return int(records.present[records.split_rows("train")][:, cols].any(axis=1).sum())
+    train = records[records["split"] == "train"]
+    return int(train[train["model_id"].isin(models)]["query_id"].nunique())
 
 
 def study_cascades(chains: dict[str, list[str]], settings: StudySettings) -> list[tuple[str, tuple[str, ...]]]:
@@ -198,7 +223,7 @@ def checked_marginals(params: pd.DataFrame, dataset: str, models: list[str]) -> 
 # ---------------------------------------------------------------- copulas (eqs. 2.9-2.10, Tables 2.3, 2.4)
 
 
-def tau_table(cal: pd.DataFrame, split: str) -> pd.DataFrame:
+def tau_table(cal: pd.DataFrame | WideRecords, split: str) -> pd.DataFrame:
     """Kendall tau of calibrated confidences for every model pair on `split` (the tau heatmap)."""
     phi = pivot(cal, "p_correct", split=split)
     models = list(phi.columns)
@@ -218,6 +243,29 @@ def copula_pairs(chains: dict[str, list[str]], all_pairs: bool) -> list[tuple[st
     return out
 
 
+MARKOV_TEST_COLUMNS = ["model_id", "parent", "ancestor", "coef_parent", "coef_ancestor", "p_parent", "p_ancestor",
+                       "log10_p_parent", "log10_p_ancestor", "chain", "split"]
+
+
+def copula_tables(records: pd.DataFrame | WideRecords, cal: pd.DataFrame | WideRecords,
+                  marginals: dict[str, MixedBetaMarginal], settings: StudySettings) -> dict[str, pd.DataFrame]:
+    """What cascade/copulas publishes: per chain pair (`copula_pairs`) the copula fits on train tested on test when
+    there is one (Table 2.4, `copula_table`), the Markov test of each chain of >= 3 models (Table 2.3) on test (else
+    train) and the Kendall tau of every train pair (`tau_table`). `cal` is `calibrated_records(records)[0]`."""
+    chains = chains_for(records)
+    phi = pivot(cal, "p_correct", split="train")
+    phi_test = pivot(cal, "p_correct", split="test") if has_test(records) else None
+    copulas = pd.concat([copula_table(phi, marginals, [(a, b)], n_boot=settings.copula_boot, phi_test=phi_test)
+                         .assign(chain=chain) for chain, a, b in copula_pairs(chains, settings.copula_all_pairs)],
+                        ignore_index=True)
+    split = "test" if has_test(records) else "train"
+    phi_m, corr_m = pivot(cal, "p_correct", split=split), pivot(cal, "correct", split=split)
+    markov = [markov_test(phi_m, corr_m, chain).assign(chain=name, split=split)
+              for name, chain in chains.items() if len(chain) >= 3]
+    markov_frame = pd.concat(markov, ignore_index=True) if markov else pd.DataFrame(columns=MARKOV_TEST_COLUMNS)
+    return {"cascade.copulas": copulas, "cascade.markov_test": markov_frame, "cascade.tau": tau_table(cal, "train")}
+
+
 # ---------------------------------------------------------------- curves (Sec. 2.4, Tables 2.7-2.8)
 
 RT_COPULAS = {"rt": "gumbel", "rt_aic": "aic"}  # Rational Tuning with the thesis' Gumbel / the AIC-best family
@@ -232,7 +280,7 @@ class CascadeData:
     c: np.ndarray
 
     @classmethod
-    def of(cls, cal: pd.DataFrame, cascade: tuple[str, ...], split: str) -> "CascadeData":
+    def of(cls, cal: pd.DataFrame | WideRecords, cascade: tuple[str, ...], split: str) -> "CascadeData":
         p = pivot(cal, "p_correct", split=split, models=cascade)
         frames = [pivot(cal, col, split=split, models=cascade).loc[p.index] for col in ("correct", "cost_usd")]
         return cls(p.to_numpy(float), frames[0].to_numpy(float), frames[1].to_numpy(float))
@@ -273,7 +321,7 @@ def test_curve(test: CascadeData, thresholds: np.ndarray, mean_cost: bool = Fals
     return frame.sort_values(["cost", "error"], ignore_index=True).rename_axis("point").reset_index()
 
 
-def low_sample_ids(cal: pd.DataFrame, models: list[str], seed: int) -> pd.Index:
+def low_sample_ids(cal: pd.DataFrame | WideRecords, models: list[str], seed: int) -> pd.Index:
     """One n <= 30 training subsample per benchmark and seed (Sec. 2.4 "Performance in the Low-Sample Limit"):
     the balanced draw of `low_sample_train_indices` over `models` (the study passes its longest chain, the
     five Llama models of Table 2.8: 3 rounds, 20-30 rows after collisions), shared by all the dataset's cascades."""
@@ -281,26 +329,31 @@ def low_sample_ids(cal: pd.DataFrame, models: list[str], seed: int) -> pd.Index:
     return train_y.index[low_sample_train_indices(train_y.to_numpy(float), LOW_SAMPLE_N, seed=seed)]
 
 
-def training_samples(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, models: list[str],
-                     seeds: tuple[int, ...]) -> tuple[list[tuple[str, pd.DataFrame, int]], dict[str, str]]:
+def training_samples(records: pd.DataFrame | WideRecords, cal: pd.DataFrame | WideRecords, dataset: str,
+                     models: list[str], seeds: tuple[int, ...]
+                     ) -> tuple[list[tuple[str, pd.DataFrame | WideRecords, int]], dict[str, str]]:
     """The training sets of Tables 2.7 and 2.8: ("full", `cal`, 0), then per seed ("low_seed<s>", the records
     recalibrated on that seed's n <= 30 subsample of `models` (`low_sample_ids`) with test rows unchanged, s).
     Everything learned from data is refitted on the subsample alone, so the calibrators never see the full
     training set (the leak of issue 12). A seed whose subsample cannot be calibrated is left out and listed in
     the second value, sample -> reason."""
-    samples: list[tuple[str, pd.DataFrame, int]] = [("full", cal, 0)]
+    samples: list[tuple[str, pd.DataFrame | WideRecords, int]] = [("full", cal, 0)]
     skipped = {}
     for seed in seeds:
         ids = low_sample_ids(cal, models, seed)
-        sub = records[(records["split"] != "train") | records["query_id"].isin(ids)]
         try:
+            if isinstance(records, WideRecords):  # what `calibrate` checks of a long frame (`validate_records`)
+                sub = records.keep_rows(~records.split_rows("train") | np.isin(records.query_ids, ids.to_numpy(str)))
+                validate_wide(sub, dataset)
+            else:
+                sub = records[(records["split"] != "train") | records["query_id"].isin(ids)]
             samples.append((f"low_seed{seed}", calibrated_records(sub, dataset)[0], seed))
         except ValueError as exc:
             skipped[f"low_seed{seed}"] = str(exc)
     return samples, skipped
 
 
-def cascade_curves(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, chains: dict[str, list[str]],
+def cascade_curves(records: pd.DataFrame | WideRecords, cal: pd.DataFrame | WideRecords, dataset: str, chains: dict[str, list[str]],
                    chain_cascades: list[tuple[str, tuple[str, ...]]],
                    settings: StudySettings) -> tuple[pd.DataFrame, dict[str, object]]:
     """cascade.curves rows for every cascade, method and training size (full train and n <= 30 seeds).
@@ -312,7 +365,6 @@ def cascade_curves(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, chain
     the subsample's calibrators. A seed whose subsample cannot be calibrated is skipped and listed.
     `cal` is `calibrated_records(records, dataset)[0]` (the caller reuses it).
     """
-    train_cal = cal[cal["split"] == "train"]
     samples, skipped = training_samples(records, cal, dataset, max(chains.values(), key=len),
                                         settings.low_sample_seeds)
     parts, changed = [], {}
@@ -322,7 +374,7 @@ def cascade_curves(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, chain
     for chain in {c for c, _ in chain_cascades}:
         marginals = None
         for method, copula in RT_COPULAS.items():
-            chain_models[(chain, method)] = fit_cascade_model(train_cal, chains[chain], copula=copula,
+            chain_models[(chain, method)] = fit_cascade_model(cal, chains[chain], copula=copula,
                                                               marginals=marginals)
             marginals = chain_models[(chain, method)].marginals
     for chain, cascade in chain_cascades:
@@ -331,8 +383,7 @@ def cascade_curves(records: pd.DataFrame, cal: pd.DataFrame, dataset: str, chain
             if sample == "full":
                 models = {method: chain_models[(chain, method)] for method in RT_COPULAS}
             else:  # low-sample limit: the thesis' Gumbel model on the subsample's own calibration
-                sub_train = sample_cal[sample_cal["split"] == "train"]
-                models = {"rt": fit_cascade_model(sub_train, cascade, copula=RT_COPULAS["rt"])}
+                models = {"rt": fit_cascade_model(sample_cal, cascade, copula=RT_COPULAS["rt"])}
             tuned = method_thresholds(models, cascade, train, settings, seed)
             if "rt_aic" in tuned:
                 changed[">".join(cascade)] = copula_choice_change(tuned["rt"], tuned["rt_aic"], len(cascade))
@@ -364,13 +415,12 @@ def markov_error(model: CascadeModel, cascade: tuple[str, ...], data: CascadeDat
                          "calibration_gap_points": 100 * (confidence - (1 - error))})
 
 
-def markov_error_table(cal: pd.DataFrame, chain: tuple[str, ...]) -> pd.DataFrame:
+def markov_error_table(cal: pd.DataFrame | WideRecords, chain: tuple[str, ...]) -> pd.DataFrame:
     """`markov_error` at Rational Tuning's thresholds for every prefix k = 2..K of `chain`, with `split`:
     'test' (out of sample: the model and the thresholds are fitted on train, the cascade runs on test; first
     when there is a test split) and 'train' (the rows the model was fitted on, so the gap there is the model's
     structure, not sampling). Per point, with k and split."""
-    train_cal = cal[cal["split"] == "train"]
-    model = fit_cascade_model(train_cal, list(chain), copula=RT_COPULAS["rt"])
+    model = fit_cascade_model(cal, list(chain), copula=RT_COPULAS["rt"])
     splits = ["test", "train"] if has_test(cal) else ["train"]
     parts = []
     for k in range(2, len(chain) + 1):
@@ -405,11 +455,12 @@ def auc_tables(curves: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 # ---------------------------------------------------------------- economics (Ch. 3)
 
 
-def economics_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def economics_tables(records: pd.DataFrame | WideRecords) -> dict[str, pd.DataFrame]:
     """Expected reward of each single model on the price grid (eqs. 3.10-3.13), the argmax map and the
     critical prices of error between consecutive winners at lambda_L = 0 (test split when present)."""
     split = "test" if has_test(records) else "train"
-    rows = records[records["split"] == split].rename(columns={"model_id": "system"})
+    rows = (records.long(["correct", "cost_usd", "latency_ms"], split=split) if isinstance(records, WideRecords)
+            else records[records["split"] == split]).rename(columns={"model_id": "system"})
     summary = summarize_systems(rows)
     grid = reward_grid(summary, LAMBDA_ERRORS, LAMBDA_LATENCIES)
     best = optimal_model_map(summary, LAMBDA_ERRORS, LAMBDA_LATENCIES)
@@ -425,10 +476,12 @@ def economics_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
             "cascade.critical_prices": critical.assign(split=split), "cascade.system_summary": summary.assign(split=split)}
 
 
-def _pair_frame(cal: pd.DataFrame, model: str, split: str) -> pd.DataFrame:
+def _pair_frame(cal: pd.DataFrame | WideRecords, model: str, split: str) -> pd.DataFrame:
     """One model's rows of a split, indexed by query id, in the shape `economics.cascade_records` reads:
     correct, cost_usd, latency_s and p_true (the calibrated P(correct) of Ch. 2 as the P(True) of Ch. 3)."""
-    rows = cal[(cal["model_id"] == model) & (cal["split"] == split)].set_index("query_id").sort_index()
+    rows = (cal.long(["correct", "cost_usd", "latency_ms", "p_correct"], split=split, models=[model])
+            if isinstance(cal, WideRecords) else cal[(cal["model_id"] == model) & (cal["split"] == split)])
+    rows = rows.set_index("query_id").sort_index()
     return pd.DataFrame({"correct": rows["correct"].astype(float), "cost_usd": rows["cost_usd"].astype(float),
                          "latency_s": rows["latency_ms"].astype(float) / 1000.0, "p_true": rows["p_correct"]})
 
@@ -439,13 +492,13 @@ def big_alone_reward(big: pd.DataFrame, lambda_error: np.ndarray, lambda_latency
              + lambda_error * (1 - big["correct"].mean()))
 
 
-def two_model_cascade_tables(records: pd.DataFrame, dataset: str) -> dict[str, pd.DataFrame]:
+def two_model_cascade_tables(records: pd.DataFrame | WideRecords, dataset: str) -> dict[str, pd.DataFrame]:
     """Ch. 3's cascade findings on every consecutive pair M_small -> M_big of the primary (Llama) chain:
     the test reward of the threshold re-tuned on train for each price of error and of latency (App. 3D, Fig. 3.5),
     beside the test reward of M_big alone (`big_alone_reward`, `cascade_beats_big`), and the cascade error rate's
     decomposition across deferral thresholds on test (CER of eq. 3.25, Fig. 3.6)."""
     cal, _ = calibrated_records(records, dataset)
-    chain = [m for m in CHAINS[PRIMARY_CHAIN] if m in set(cal["model_id"])]
+    chain = [m for m in CHAINS[PRIMARY_CHAIN] if m in set(model_ids(cal))]
     rewards, cer = [], []
     for small, big in zip(chain[:-1], chain[1:]):
         s_tr, b_tr, s_te, b_te = (_pair_frame(cal, m, split) for split in ("train", "test") for m in (small, big))
@@ -461,17 +514,20 @@ def two_model_cascade_tables(records: pd.DataFrame, dataset: str) -> dict[str, p
 # ---------------------------------------------------------------- Fail Fast, or Ask (Ch. 4)
 
 
-def failfast_pair(records: pd.DataFrame) -> tuple[str, str]:
+def failfast_pair(records: pd.DataFrame | WideRecords) -> tuple[str, str]:
     """(M_r, M_nr) on real records: the most accurate train model answers, the cheapest one fronts it."""
-    train = records[records["split"] == "train"]
-    acc = train.groupby("model_id")["correct"].mean()
-    cost = train.groupby("model_id")["cost_usd"].mean()
+    if isinstance(records, WideRecords):
+        acc, cost = records.model_means("correct", "train"), records.model_means("cost_usd", "train")
+    else:
+        train = records[records["split"] == "train"]
+        acc = train.groupby("model_id")["correct"].mean()
+        cost = train.groupby("model_id")["cost_usd"].mean()
     strong = str(acc.sort_values(ascending=False, kind="stable").index[0])
     weak = str(cost.drop(strong).sort_values(kind="stable").index[0])
     return strong, weak
 
 
-def real_failfast(cal: pd.DataFrame) -> pd.DataFrame:
+def real_failfast(cal: pd.DataFrame | WideRecords) -> pd.DataFrame:
     """Table 4.2 shape on REAL records: M_r's output tokens as its uncertainty, M_nr's calibrated P(correct).
 
     The cascade datasets hold no reasoning models; whether output tokens carry signal is reported as
@@ -479,7 +535,8 @@ def real_failfast(cal: pd.DataFrame) -> pd.DataFrame:
     """
     split = "test" if has_test(cal) else "train"
     strong, weak = failfast_pair(cal)
-    joined = join_failfast_records(cal[cal["split"] == split], strong, weak, confidence_col="p_correct")
+    rows = cal.long(split=split, models=[strong, weak]) if isinstance(cal, WideRecords) else cal[cal["split"] == split]
+    joined = join_failfast_records(rows, strong, weak, confidence_col="p_correct")
     table = failfast_table(joined, FAILFAST_UTILIZATIONS, rng=0)
     rho = stats.spearmanr(joined["tokens_r"], joined["correct_r"])
     return table.assign(data="real", reasoning_model=strong, nonreasoning_model=weak, split=split, n=len(joined),

@@ -71,17 +71,57 @@ class WideRecords:
                 out[model] = self.values[column][at, j]
         return out
 
+    def pivot(self, column: str, split: str | None = None, models: Sequence[str] | None = None) -> pd.DataFrame:
+        """`compass.cascades.data.pivot` of the long frame, off the matrices: the (query_id x model_id) float table of
+        `column` on `split`, queries sorted (the rows of a split are), only the queries every model of `models` (all
+        when None) answers with a value."""
+        rows = self.split_rows(split)
+        if not rows.any():
+            raise ValueError(f"no rows for split {split!r}")
+        names = list(self.models) if models is None else list(models)
+        unknown = [m for m in names if m not in self.models]
+        if unknown:
+            raise ValueError(f"unknown model(s) {unknown}; records have {sorted(self.models)}")
+        cols = [self.models.index(m) for m in names]
+        rows = np.flatnonzero(rows)
+        if split is None and pd.Index(self.query_ids[rows]).has_duplicates:  # a query id in two splits
+            raise ValueError(f"duplicate (query_id, model_id) rows in column {column!r}")
+        values = self.values[column][np.ix_(rows, cols)].astype(float)
+        complete = self.present[np.ix_(rows, cols)].all(axis=1) & ~np.isnan(values).any(axis=1)
+        return pd.DataFrame(values[complete], index=pd.Index(self.query_ids[rows[complete]].astype(object),
+                                                                  name="query_id"),
+                            columns=pd.Index(names, name="model_id"))
+
+    def model_means(self, column: str, split: str) -> pd.Series:
+        """Each model's mean of `column` on `split`, indexed by model (those with rows there): the long frame's
+        `groupby("model_id")[column].mean()` on the split, summed in the same order (its rows', per model)."""
+        values = self.model_values(column, split)
+        codes = np.concatenate([np.full(v.size, j) for j, v in enumerate(values.values())])
+        means = pd.Series(np.concatenate(list(values.values())).astype(float)).groupby(codes).mean()
+        return pd.Series(means.to_numpy(), index=pd.Index([self.models[j] for j in means.index], name="model_id"),
+                         name=column)
+
+    def keep_rows(self, rows: np.ndarray) -> "WideRecords":
+        """The records of the rows (queries) where the boolean `rows` holds."""
+        return WideRecords(self.split_names, self.split_codes[rows], self.query_ids[rows], self.models,
+                           self.present[rows], {c: v[rows] for c, v in self.values.items()})
+
     def with_values(self, **columns: np.ndarray) -> "WideRecords":
         """The same records with `columns` (each (Q, M)) added or replaced."""
         return WideRecords(self.split_names, self.split_codes, self.query_ids, self.models, self.present,
                            {**self.values, **columns})
 
-    def long(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    def long(self, columns: Sequence[str] | None = None, *, split: str | None = None,
+             models: Sequence[str] | None = None) -> pd.DataFrame:
         """The long frame: one row per present cell, (split, query_id, model_id) order, the label and the signals
-        float64, the strings objects (one per label). Meant for the small (embedded) data the long-frame science
-        runs on; at 10^8 cells it is the frame this form avoids."""
+        float64, the strings objects (one per label); only `split`'s rows and `models`' cells when given (the rows
+        of the whole frame that hold them, in order). Whole, it is meant for the small (embedded) data; at 10^8 cells
+        it is the frame this form avoids."""
         wanted = list(self.values) if columns is None else [c for c in columns if c in self.values]
-        rows, cols = np.nonzero(self.present)  # row-major: split, query, then model
+        keep = self.present & self.split_rows(split)[:, None]
+        if models is not None:
+            keep &= np.isin(np.asarray(self.models, dtype=object), list(models))[None, :]
+        rows, cols = np.nonzero(keep)  # row-major: split, query, then model
         names = np.asarray(self.split_names, dtype=object)
         frame = {"split": names[self.split_codes[rows]],
                  "query_id": self.query_ids.astype(object)[rows],

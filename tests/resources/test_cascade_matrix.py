@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from compass.cascades import study as cs
+from compass.cascades.data import mean_costs, pivot, validate_records, validate_wide
 from compass.cascades.marginals import fit_marginals, marginal_gof_table
 from compass.cascades.study import prepare_records
 from resources import prepared_store, readers
@@ -140,3 +141,72 @@ def test_no_confidence_is_none_and_the_store_gives_the_matrices_back(warehouse, 
     assert len(builds) == 1
     pd.testing.assert_frame_equal(back.long(), wide.long(), check_exact=True)
     assert {c: v.dtype for c, v in back.values.items()} == {c: v.dtype for c, v in wide.values.items()}
+
+
+@pytest.fixture(scope="module")
+def syn_both(warehouse):
+    """The synthetic dataset's records and calibrated records, long and as matrices."""
+    old, wide = _long_path(warehouse, "syn"), _wide(warehouse, "syn")
+    return old, wide, cs.calibrated_records(old, "syn")[0], cs.calibrated_records(wide, "syn")[0]
+
+
+def test_the_study_reads_the_matrices_as_the_long_frame(syn_both):
+    """What copulas, curves and protocols read (pivots per split and model order, mean costs, chains, training
+    samples, training-set sizes) and the copula tables, the same off the matrices as off the long frame."""
+    old, wide, cal_old, cal_wide = syn_both
+    with pytest.raises(ValueError, match="duplicate"):  # the ids are reused across splits
+        pivot(wide, "correct")
+    for split in ("train", "test"):
+        for models in (None, ["m-é", "m-a", "m-c"], ["m-c", "m-é"]):
+            for column, o, w in (("p_correct", cal_old, cal_wide), ("correct", old, wide), ("cost_usd", old, wide)):
+                pd.testing.assert_frame_equal(pivot(w, column, split=split, models=models),
+                                              pivot(o, column, split=split, models=models), check_exact=True)
+        assert mean_costs(wide, split=split) == mean_costs(old, split=split)
+    assert cs.chains_for(wide) == cs.chains_for(old) == {"by_cost": ["m-c", "m-a", "m-é"]}
+    marginals = fit_marginals(cal_old)
+    for name, table in cs.copula_tables(old, cal_old, marginals, cs.LIGHT).items():
+        pd.testing.assert_frame_equal(cs.copula_tables(wide, cal_wide, marginals, cs.LIGHT)[name], table,
+                                      check_exact=True)
+    samples_w, _ = cs.training_samples(wide, cal_wide, "syn", ["m-a", "m-c", "m-é"], (0, 1))
+    samples_o, _ = cs.training_samples(old, cal_old, "syn", ["m-a", "m-c", "m-é"], (0, 1))
+    assert [s[0] for s in samples_w] == [s[0] for s in samples_o] == ["full", "low_seed0", "low_seed1"]
+    for (_, w, _), (_, o, _) in zip(samples_w, samples_o):
+        long = w.long(["correct", "p_correct"])
+        pd.testing.assert_frame_equal(long, o[list(long.columns)].reset_index(drop=True), check_exact=True)
+        assert cs.train_queries(w, ["m-a", "m-c"]) == cs.train_queries(o, ["m-a", "m-c"])
+
+
+@pytest.mark.parametrize("train_ids", (["q5"], ["q6", "q7"], ["q0", "q1", "q5"], ["q0", "q1"], []))
+def test_a_training_subsample_is_checked_as_the_long_frame_is(syn_both, train_ids):
+    """`validate_wide` of a subsample (test rows and the train rows of `train_ids`) raises `validate_records`'
+    error (a model without train rows, unequal train counts, constant train confidences) or none."""
+    old, wide, _, _ = syn_both
+    sub_old = old[(old["split"] != "train") | old["query_id"].isin(train_ids)]
+    sub_wide = wide.keep_rows(~wide.split_rows("train") | np.isin(wide.query_ids, train_ids))
+    try:
+        validate_records(sub_old)
+    except ValueError as exc:
+        with pytest.raises(ValueError) as new:
+            validate_wide(sub_wide, "syn")
+        assert str(new.value) == f"dataset 'syn': {exc}"
+    else:
+        validate_wide(sub_wide, "syn")
+
+
+def test_economics_two_model_cascades_and_fail_fast_read_the_matrices_as_the_long_frame(syn_both):
+    """Chs. 3-4's tables, the checks their assets skip on and the per-model frames of the two-model cascades, the
+    same off the matrices as off the long frame."""
+    old, wide, cal_old, cal_wide = syn_both
+    assert not cs.lacks(wide, ["cost_usd", "latency_ms", "tokens_out"])
+    assert cs.lacks(wide.with_values(latency_ms=np.where(wide.present, wide.values["latency_ms"], 0.0)
+                                     + np.where(wide.split_rows("test")[:, None], np.nan, 0.0)), ["latency_ms"])
+    for name, table in cs.economics_tables(old).items():
+        pd.testing.assert_frame_equal(cs.economics_tables(wide)[name], table, check_exact=True)
+    assert cs.failfast_pair(cal_wide) == cs.failfast_pair(cal_old)
+    for model in wide.models:
+        assert cs.distinct_values(cal_wide, model, "tokens_out") == cs.distinct_values(cal_old, model, "tokens_out")
+    pd.testing.assert_frame_equal(cs.real_failfast(cal_wide), cs.real_failfast(cal_old), check_exact=True)
+    for model in wide.models:  # what the two-model cascades read of each model (the tables: the parity script)
+        for split in ("train", "test"):
+            pd.testing.assert_frame_equal(cs._pair_frame(cal_wide, model, split), cs._pair_frame(cal_old, model, split),
+                                          check_exact=True)
