@@ -316,12 +316,15 @@ def choice_table(rounds: pd.DataFrame) -> pd.DataFrame:
     cv = rounds[(rounds["router"] == "meta_cv") & rounds["chosen"].notna()]
     by_error = cv["cv_errors"].map(lambda text: min((errors := json.loads(text)), key=errors.__getitem__))
     by_gain = cv["cv_scores"].map(lambda text: max((scores := json.loads(text)), key=scores.__getitem__))
-    unpaired = [unpaired_choice(json.loads(a), json.loads(b)) for a, b in zip(cv["cv_scores"], cv["cv_score_se"])]
+    has_se = "cv_score_se" in cv and cv["cv_score_se"].notna().all()  # CSVs from before b65e6c6 lack it: no row
+    unpaired = ([unpaired_choice(json.loads(a), json.loads(b)) for a, b in zip(cv["cv_scores"], cv["cv_score_se"])]
+                if has_se else None)
+    rules = (("routing gain (now)", "chosen"), ("one SE unpaired", "unpaired"), ("largest routing gain", "by_gain"),
+             ("squared error", "by_error"))
     rows = []
     for (preset, n_gold), part in cv.assign(by_error=by_error, by_gain=by_gain, unpaired=unpaired).groupby(
             ["preset", "n_gold"]):
-        for rule, column in (("routing gain (now)", "chosen"), ("one SE unpaired", "unpaired"),
-                             ("largest routing gain", "by_gain"), ("squared error", "by_error")):
+        for rule, column in (r for r in rules if has_se or r[1] != "unpaired"):
             counts = part[column].value_counts()
             rows.append({"preset": preset, "n_gold": n_gold, "rule": rule, "rounds": len(part),
                          **{NAMES.get(m, m): int(counts.get(m, 0)) for m in CV_CANDIDATES}})
@@ -363,6 +366,9 @@ def positive_control(args: argparse.Namespace) -> None:
                             hi, dd in sub[["baseline", "mean_difference", "lo", "hi", "distinguishable"]]
                             .itertuples(index=False) if name != b}} for name, sub in table.groupby("router", sort=False)])
           .fillna("–").to_markdown(index=False))
+    direct = synthetic_comparisons(rounds, baselines=("meta_cv_unpaired",)).set_index("router").loc["meta_cv"]
+    print(f"\nServed gain, paired rule minus unpaired rule, paired over seeds 0-{args.rounds - 1}: "
+          + cell(direct.mean_difference, direct.lo, direct.hi, direct.distinguishable))
 
 
 SINGLE_SOURCE = ("preference_only", "gold_only")

@@ -70,6 +70,8 @@ def test_choice_table_counts_each_rules_members():
     assert table.loc["routing gain (now)", ["gold-only", "pref-only", "mean-shift"]].tolist() == [2, 1, 0]
     assert table.loc["squared error", ["gold-only", "pref-only", "mean-shift"]].tolist() == [1, 0, 2]
     assert table.loc["largest routing gain", "meta (R)"] == 3 and (table["rounds"] == 3).all()
+    older = choice_table(pd.DataFrame(rows).drop(columns="cv_score_se")).set_index("rule")  # CSVs before b65e6c6
+    assert "one SE unpaired" not in older.index and older.loc["squared error", "mean-shift"] == 2  # red: KeyError
 
 
 def test_ablations_table_refuses_arms_of_different_sizes(tmp_path, capsys):
