@@ -254,7 +254,8 @@ class SyntheticAblationConfig(dg.Config):
         return {k: getattr(self, k) or default for k, default in base.items()}
 
 
-@dg.asset(key=["router", "synthetic_ablations"], group_name="router", code_version="router-synthetic-ablations-4",  # 4: cv_difference_se; meta_cv paired rule
+# synthetic_ablations 4: the rounds gain cv_difference_se; meta_cv's corrected paired one-SE rule
+@dg.asset(key=["router", "synthetic_ablations"], group_name="router", code_version="router-synthetic-ablations-4",
           pool=settings.writer_pool())
 def router_synthetic_ablations(context: dg.AssetExecutionContext, config: SyntheticAblationConfig,
                                warehouse: WarehouseResource) -> dg.MaterializeResult:
