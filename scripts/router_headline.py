@@ -216,6 +216,7 @@ PAPER_CLAIMS = [
 ]
 OTHER_ROUTERS = ("pooled", "preference_only", "gold_only", "mean_shift")
 NOT_TESTABLE = "not testable (main: not above)"
+LITERAL_CONTRADICTION = "contradicts literally; main's premise absent"  # significant where the paper says "not"
 
 
 def verdict(lo: float, hi: float, side: str) -> str:
@@ -232,7 +233,8 @@ def verdict(lo: float, hi: float, side: str) -> str:
 
 def claims_table(rounds: pd.DataFrame) -> pd.DataFrame:
     """Each of the paper's claims per preset: our paired difference(s) with 95 % t-intervals and the verdict. A claim
-    read against main's ordering is "not testable" for a (router, baseline) pair that main does not put above."""
+    read against main's ordering is "not testable" for a (router, baseline) pair that main does not put above, or
+    "contradicts literally" when our interval excludes 0 against the paper's side all the same."""
     rows = []
     main_rounds = rounds[rounds["configuration"] == "main"]
     for configuration, router, against, side, claim, needs_main_above in PAPER_CLAIMS:
@@ -254,7 +256,7 @@ def claims_table(rounds: pd.DataFrame) -> pd.DataFrame:
                 key = (d.preset, d.n_gold, d.router, d.baseline)
                 in_main = main_table.loc[key] if key in main_table.index else None
                 if in_main is None or verdict(in_main["lo"], in_main["hi"], "above") != "reproduces":
-                    result = NOT_TESTABLE
+                    result = LITERAL_CONTRADICTION if result == "contradicts" else NOT_TESTABLE
             rows.append({"claim": claim, "preset": d.preset, "router": NAMES.get(d.router, d.router),
                          "against": "main run" if d.baseline == "main" else NAMES.get(d.baseline, d.baseline),
                          "rounds": d.mc_rounds, "ours": cell(d.mean_difference, d.lo, d.hi, d.distinguishable),

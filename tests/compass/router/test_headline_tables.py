@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from scripts.router_headline import (
-    NOT_TESTABLE, choice_table, claims_table, main, mismatched_sizes, mixed_configurations, served_table,
+    LITERAL_CONTRADICTION, choice_table, claims_table, main, mismatched_sizes, mixed_configurations, served_table,
     verdict,
 )
 
@@ -37,15 +37,16 @@ def _rounds(configuration, gains):
 
 def test_claims_table_reads_iii_against_gold_only_only_where_main_puts_the_meta_router_above():
     """Main: meta (R) clearly above gold-only, meta (DR) tied with it. In (iii) meta (R) ties gold-only (the paper's
-    "not significantly above": a tie, since the premise holds) and meta (DR) is far above it, which is not testable
-    because main never put it above (red without the premise check: "contradicts"); against main, (iii)'s meta (R)
+    "not significantly above": a tie, since the premise holds) and meta (DR) is far above it, which contradicts the
+    claim literally although main never put it above (red without the premise check: "contradicts"; red with
+    "not testable", the label before issue 46's fourth review); against main, (iii)'s meta (R)
     lies below (reproduces) and meta (DR) above (contradicts)."""
     rounds = pd.concat([
         _rounds("main", {"gold_only": BASE, "meta_r": BASE + 0.1 + 0.1 * JITTER, "meta_dr": BASE + JITTER}),
         _rounds("iii_none", {"gold_only": BASE, "meta_r": BASE + JITTER, "meta_dr": BASE + 0.1 + 0.1 * JITTER}),
     ], ignore_index=True)
     table = claims_table(rounds).set_index(["against", "router"])["verdict"]
-    assert table.to_dict() == {("gold-only", "meta (DR)"): NOT_TESTABLE,
+    assert table.to_dict() == {("gold-only", "meta (DR)"): LITERAL_CONTRADICTION,
                                ("gold-only", "meta (R)"): "tie (not significant)",
                                ("main run", "meta (DR)"): "contradicts", ("main run", "meta (R)"): "reproduces"}
 
