@@ -17,8 +17,8 @@ after PCA, spec §2.1), gold labels r already scale-normalized (`normalize`), pr
                     rows inside the overlap region (the propensity p̂(s) = Pr(gold | s) inside `overlap`, i.e.
                     a bounded density ratio), re-normalize within the overlap and fit the DR meta-router there
 * meta_cv           ours (issue 46): the simplest member of CV_CANDIDATES (preference-only, gold-only, mean-shift,
-                    DR, R) whose out-of-fold ψ̂ routes the held-out gold rows within one paired SE of the best (CV_CRITERION,
-                    `cv_scores`, `one_se_choice`), chosen at fit time, refitted on all rows and calibrated to gold
+                    DR, R) whose out-of-fold ψ̂ routes the held-out gold rows within one corrected paired SE of
+                    the best, among those no simpler member beats (CV_CRITERION, `cv_scores`, `one_se_choice`), chosen at fit time, refitted on all rows and calibrated to gold
                     units (`calibrate`); a CATE stage that adds more noise than the bias it removes loses to a simpler
                     member
 """
@@ -47,9 +47,10 @@ CV_CANDIDATES = ("preference_only", "gold_only", "mean_shift", "meta_dr", "meta_
 CV_FOLDS = 5
 # What meta_cv ranks its candidates by (exported with the router): the realized gold gain of routing each fold's
 # held-out gold rows by each candidate's out-of-fold ψ̂, averaged over folds (`cv_scores`), and the simplest member
-# within one standard error of the best, the SE of its paired per-fold differences with the best (`one_se_choice`,
-# `difference_se`). The squared error it replaced is still reported.
-CV_CRITERION = "oof_routing_gain_one_paired_se"
+# within one standard error of the best that no simpler member beats on mean, the SE of its paired per-fold
+# differences with the best, Nadeau-Bengio corrected (`one_se_choice`, `difference_se`). The squared error it
+# replaced is still reported.
+CV_CRITERION = "oof_routing_gain_one_corrected_paired_se_pareto"
 # §2.11 overlap region: the density ratio f_gold(s) / f_pref(s) within [1/19, 19]. It is p̂/(1 − p̂) · (1 − κ)/κ with
 # κ = n/(n + m), so the region does not move with the gold share (at κ = 1/2 it is p̂ ∈ [0.05, 0.95]).
 OVERLAP_RATIO = 19.0
