@@ -18,9 +18,9 @@ after PCA, spec §2.1), gold labels r already scale-normalized (`normalize`), pr
                     a bounded density ratio), re-normalize within the overlap and fit the DR meta-router there
 * meta_cv           ours (issue 46): the simplest member of CV_CANDIDATES (preference-only, gold-only, mean-shift,
                     DR, R) whose out-of-fold ψ̂ routes the held-out gold rows within one corrected paired SE of
-                    the best, among those no simpler member beats (CV_CRITERION, `cv_scores`, `one_se_choice`), chosen at fit time, refitted on all rows and calibrated to gold
-                    units (`calibrate`); a CATE stage that adds more noise than the bias it removes loses to a simpler
-                    member
+                    the best, among those no simpler member beats (CV_CRITERION, `cv_scores`, `one_se_choice`),
+                    chosen at fit time, refitted on all rows and calibrated to gold units (`calibrate`); a CATE
+                    stage that adds more noise than the bias it removes loses to a simpler member
 """
 
 from __future__ import annotations
