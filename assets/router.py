@@ -137,7 +137,9 @@ def router_policies(context: dg.AssetExecutionContext, warehouse: WarehouseResou
                         metadata={"priced": prices is not None})
 
 
-DEPLOYMENT_CODE_VERSION = f"{CODE_VERSION}-meta-cv-gain-calibrated-paired-se"  # issue 46 second review: ψ̂ in gold units
+# issue 46 second review: ψ̂ in gold units; third: paired fold SE; fourth: Nadeau-Bengio-corrected paired SE and
+# no member served over a simpler one with a higher mean
+DEPLOYMENT_CODE_VERSION = f"{CODE_VERSION}-meta-cv-gain-calibrated-paired-se-nb-pareto"
 
 
 @dg.asset(key=["router", "deployment"], deps=_labels, **{**_common, "code_version": DEPLOYMENT_CODE_VERSION})
@@ -171,7 +173,8 @@ SYNTHETIC_SIZES = {
 # The synthetic study's own version, so changing it leaves the real-data router assets fresh.
 # 2: paired comparisons; light 4 rounds, n 50/200; heavy n 50-1,000. 3: the rounds say what meta_cv chose.
 # 4: meta_cv refits the scale constant per fold and calibrates its ψ̂ (issue 46 second review)
-SYNTHETIC_CODE_VERSION = "router-5-synthetic-4"  # text-free: the query embedder (router-6) does not touch it
+# 5: cv_difference_se column; meta_cv's corrected paired one-SE rule (issue 46 third and fourth reviews)
+SYNTHETIC_CODE_VERSION = "router-5-synthetic-5"  # text-free: the query embedder (router-6) does not touch it
 
 
 class SyntheticRouterConfig(dg.Config):
@@ -251,7 +254,8 @@ class SyntheticAblationConfig(dg.Config):
         return {k: getattr(self, k) or default for k, default in base.items()}
 
 
-@dg.asset(key=["router", "synthetic_ablations"], group_name="router", code_version="router-synthetic-ablations-3",
+# synthetic_ablations 4: the rounds gain cv_difference_se; meta_cv's corrected paired one-SE rule
+@dg.asset(key=["router", "synthetic_ablations"], group_name="router", code_version="router-synthetic-ablations-4",
           pool=settings.writer_pool())
 def router_synthetic_ablations(context: dg.AssetExecutionContext, config: SyntheticAblationConfig,
                                warehouse: WarehouseResource) -> dg.MaterializeResult:

@@ -30,6 +30,14 @@ def interior_mean(gains: np.ndarray, grid: np.ndarray = PMUR_GRID) -> np.ndarray
     return np.asarray(gains)[..., inner].mean(axis=-1)
 
 
+def corrected_se(differences: np.ndarray, test_over_train: float) -> float:
+    """SE of the mean of k differences from overlapping resamples of one data set: Nadeau & Bengio's (2003)
+    corrected resampled-t s·√(1/k + n_test/n_train), not s/√k (overlapping training sets correlate the differences,
+    and s/√k shrinks to 0 as k grows while the data stay fixed). NaN with fewer than two differences."""
+    diff = np.asarray(differences, dtype=float)
+    return float(diff.std(ddof=1) * np.sqrt(1 / len(diff) + test_over_train)) if len(diff) > 1 else np.nan
+
+
 def paired_comparisons(rounds: pd.DataFrame, baselines: tuple[str, ...] = ("random", "gold_only", "preference_only"),
                        level: float = 0.95) -> pd.DataFrame:
     """Each router against each baseline, paired across Monte Carlo rounds (same split, same test queries).
@@ -55,7 +63,7 @@ def paired_comparisons(rounds: pd.DataFrame, baselines: tuple[str, ...] = ("rand
                     continue
                 diff = (wide[router] - base).to_numpy(float)
                 k = len(diff)
-                se = diff.std(ddof=1) * np.sqrt(1 / k + correction) if k > 1 else np.nan
+                se = corrected_se(diff, correction)
                 half = stats.t.ppf(0.5 + level / 2, k - 1) * se if k > 1 else np.nan
                 mean = float(diff.mean())
                 rows.append({"n_gold": n_gold, "router": router, "baseline": baseline, "mean_difference": mean,

@@ -17,10 +17,10 @@ after PCA, spec §2.1), gold labels r already scale-normalized (`normalize`), pr
                     rows inside the overlap region (the propensity p̂(s) = Pr(gold | s) inside `overlap`, i.e.
                     a bounded density ratio), re-normalize within the overlap and fit the DR meta-router there
 * meta_cv           ours (issue 46): the simplest member of CV_CANDIDATES (preference-only, gold-only, mean-shift,
-                    DR, R) whose out-of-fold ψ̂ routes the held-out gold rows within one paired SE of the best (CV_CRITERION,
-                    `cv_scores`, `one_se_choice`), chosen at fit time, refitted on all rows and calibrated to gold
-                    units (`calibrate`); a CATE stage that adds more noise than the bias it removes loses to a simpler
-                    member
+                    DR, R) whose out-of-fold ψ̂ routes the held-out gold rows within one corrected paired SE of
+                    the best, among those no simpler member beats (CV_CRITERION, `cv_scores`, `one_se_choice`),
+                    chosen at fit time, refitted on all rows and calibrated to gold units (`calibrate`); a CATE
+                    stage that adds more noise than the bias it removes loses to a simpler member
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from compass.router.evaluation import efficiency_gain, interior_mean
+from compass.router.evaluation import corrected_se, efficiency_gain, interior_mean
 from compass.router.learners import LearnerSpec, out_of_sample, predict
 from compass.router.normalize import scale_constant
 from compass.router.routellm import MatrixFactorizationRouter, SimilarityWeightedRouter
@@ -47,9 +47,10 @@ CV_CANDIDATES = ("preference_only", "gold_only", "mean_shift", "meta_dr", "meta_
 CV_FOLDS = 5
 # What meta_cv ranks its candidates by (exported with the router): the realized gold gain of routing each fold's
 # held-out gold rows by each candidate's out-of-fold ψ̂, averaged over folds (`cv_scores`), and the simplest member
-# within one standard error of the best, the SE of its paired per-fold differences with the best (`one_se_choice`,
-# `difference_se`). The squared error it replaced is still reported.
-CV_CRITERION = "oof_routing_gain_one_paired_se"
+# within one standard error of the best that no simpler member beats on mean, the SE of its paired per-fold
+# differences with the best, Nadeau-Bengio corrected (`one_se_choice`, `difference_se`). The squared error it
+# replaced is still reported.
+CV_CRITERION = "oof_routing_gain_one_corrected_paired_se_pareto"
 # §2.11 overlap region: the density ratio f_gold(s) / f_pref(s) within [1/19, 19]. It is p̂/(1 − p̂) · (1 − κ)/κ with
 # κ = n/(n + m), so the region does not move with the gold share (at κ = 1/2 it is p̂ ∈ [0.05, 0.95]).
 OVERLAP_RATIO = 19.0
@@ -195,24 +196,35 @@ def fold_scores(predictions: dict[str, np.ndarray], r: np.ndarray, folds: int = 
 
 def difference_se(scores: dict[str, np.ndarray]) -> dict[str, float]:
     """Each candidate's standard error of its paired per-fold differences with the best candidate (the largest mean
-    fold score): SE(best_k − candidate_k) over the folds k (0 for the best itself; 0 with one fold). All candidates
-    are scored on the same held-out rows of each fold, so the rows' difficulty, shared by every candidate, cancels
-    in the difference; the marginal SE of the best's fold scores keeps it (ESL §7.10 leaves the SE open)."""
+    fold score), widened for K-fold's overlapping training sets by Nadeau & Bengio's (2003) correction with
+    n_test/n_train = 1/(K − 1) (`evaluation.corrected_se`: s·√(1/K + 1/(K − 1)), ×1.50 at K = 5): 0 for the best
+    itself and with one fold. All candidates are scored on the same held-out rows of each fold, so the rows'
+    difficulty, shared by every candidate, cancels in the difference; the marginal SE of the best's fold scores
+    keeps it (ESL §7.10 leaves the SE open)."""
     means = {name: float(np.mean(v)) for name, v in scores.items()}
     best = scores[max(means, key=means.__getitem__)]
-    return {name: float(np.std(best - v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
-            for name, v in scores.items()}
+    return {name: corrected_se(best - v, 1 / (len(v) - 1)) if len(v) > 1 else 0.0 for name, v in scores.items()}
 
 
 def one_se_choice(scores: dict[str, np.ndarray]) -> str:
-    """The one-standard-error rule (Hastie, Tibshirani & Friedman, ESL §7.10) on paired folds: the first candidate,
-    in the order given (simplest first, CV_CANDIDATES), whose mean fold score is within one standard error of the
-    best mean, the SE of its own per-fold differences with the best (`difference_se`). Differences within noise
-    go to the simpler member, not only exact ties; a member behind the best on every fold by a steady margin
-    does not hide in the spread that the folds' rows give every member alike."""
+    """The one-standard-error rule (Hastie, Tibshirani & Friedman, ESL §7.10) on paired folds: walking the candidates
+    in the order given (simplest first, CV_CANDIDATES), the first whose mean fold score is within one standard error
+    of the best mean, the SE of its own per-fold differences with the best (`difference_se`), among those that no
+    simpler candidate beats on mean (the Pareto front of simplicity and mean). Differences within noise go to the
+    simpler member; a member behind the best by a steady margin does not hide in the spread that the folds' rows
+    give every member alike; and a noisier member does not win by its wider band over a simpler, better one (issue 46
+    fourth review). A NaN fold score raises ValueError naming the candidate: no rule ranks an unscored member."""
+    for name, v in scores.items():
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"one_se_choice: candidate {name!r} has a non-finite fold score ({list(map(float, v))})")
     means = {name: float(np.mean(v)) for name, v in scores.items()}
     best, se = max(means, key=means.__getitem__), difference_se(scores)
-    return next(name for name in scores if means[best] - means[name] <= se[name])
+    simpler_best = -np.inf
+    for name in scores:
+        if means[name] >= simpler_best and means[best] - means[name] <= se[name]:
+            return name
+        simpler_best = max(simpler_best, means[name])
+    return best
 
 
 def cv_scores(predictions: dict[str, np.ndarray], r: np.ndarray, seed: int = 0,

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from scripts.router_headline import (
-    NOT_TESTABLE, choice_table, claims_table, main, mismatched_sizes, mixed_configurations, served_table,
+    LITERAL_CONTRADICTION, choice_table, claims_table, main, mismatched_sizes, mixed_configurations, served_table,
     verdict,
 )
 
@@ -37,15 +37,16 @@ def _rounds(configuration, gains):
 
 def test_claims_table_reads_iii_against_gold_only_only_where_main_puts_the_meta_router_above():
     """Main: meta (R) clearly above gold-only, meta (DR) tied with it. In (iii) meta (R) ties gold-only (the paper's
-    "not significantly above": a tie, since the premise holds) and meta (DR) is far above it, which is not testable
-    because main never put it above (red without the premise check: "contradicts"); against main, (iii)'s meta (R)
+    "not significantly above": a tie, since the premise holds) and meta (DR) is far above it, which contradicts the
+    claim literally although main never put it above (red without the premise check: "contradicts"; red with
+    "not testable", the label before issue 46's fourth review); against main, (iii)'s meta (R)
     lies below (reproduces) and meta (DR) above (contradicts)."""
     rounds = pd.concat([
         _rounds("main", {"gold_only": BASE, "meta_r": BASE + 0.1 + 0.1 * JITTER, "meta_dr": BASE + JITTER}),
         _rounds("iii_none", {"gold_only": BASE, "meta_r": BASE + JITTER, "meta_dr": BASE + 0.1 + 0.1 * JITTER}),
     ], ignore_index=True)
     table = claims_table(rounds).set_index(["against", "router"])["verdict"]
-    assert table.to_dict() == {("gold-only", "meta (DR)"): NOT_TESTABLE,
+    assert table.to_dict() == {("gold-only", "meta (DR)"): LITERAL_CONTRADICTION,
                                ("gold-only", "meta (R)"): "tie (not significant)",
                                ("main run", "meta (DR)"): "contradicts", ("main run", "meta (R)"): "reproduces"}
 
@@ -70,6 +71,8 @@ def test_choice_table_counts_each_rules_members():
     assert table.loc["routing gain (now)", ["gold-only", "pref-only", "mean-shift"]].tolist() == [2, 1, 0]
     assert table.loc["squared error", ["gold-only", "pref-only", "mean-shift"]].tolist() == [1, 0, 2]
     assert table.loc["largest routing gain", "meta (R)"] == 3 and (table["rounds"] == 3).all()
+    older = choice_table(pd.DataFrame(rows).drop(columns="cv_score_se")).set_index("rule")  # CSVs before b65e6c6
+    assert "one SE unpaired" not in older.index and older.loc["squared error", "mean-shift"] == 2  # red: KeyError
 
 
 def test_ablations_table_refuses_arms_of_different_sizes(tmp_path, capsys):
