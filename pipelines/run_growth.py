@@ -11,10 +11,11 @@ counts as one D with all its members) joins when
    code version changed (a parent's *new data version* is not known before the run: a parent re-run with the same
    data leaves its children alone, so children that are there already never join);
 3. every parent is in the run (executable in the same run: Dagster runs it first, and a failed blocking check
-   there stops D as the automation's `all_deps_blocking_checks_passed` would), or settled for the partitions D
-   reads of it: a parent the automation vetted for the run's own requests (not pending, not failed, its blocking
-   checks passed) for no more partitions than those requests read, or else one that Dagster reports fresh, whose
-   latest execution did not fail and whose blocking checks last passed;
+   there stops D as the automation's `all_deps_blocking_checks_passed` would), or else is no descendant of the
+   run's assets (one the run leaves out changes after it if its parents' data do, and D would wait for it) and is
+   settled for the partitions D reads of it: a parent the automation vetted for the run's own requests (not
+   pending, not failed, its blocking checks passed) for no more partitions than those requests read, or else one
+   that Dagster reports fresh, whose latest execution did not fail and whose blocking checks last passed;
 4. no other run planned now (in flight, submitted this tick, deferred, or failed this refresh) plans D or one of
    its ancestors, nor a settled parent's (`pipelines.queue_refresh._blocked`, the driver's own rule for deferring
    a request).
@@ -136,6 +137,8 @@ def _joining(statuses: _Statuses, partition: str | None, requested: list[dg.Asse
             if parent in in_run and executable_in_same_run(graph, member, parent):
                 return True
             if parent in in_run:  # planned here, but read across partitions: it cannot run first in this run
+                return False
+            if graph.get_ancestor_asset_keys(parent) & in_run:  # a descendant of this run: it may change after it
                 return False
             read = view.compute_parent_subset(parent, statuses.subset(member, partition))
             if parent in vetted and read.compute_difference(vetted[parent]).is_empty:

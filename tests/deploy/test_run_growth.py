@@ -17,13 +17,14 @@ TARGETS, MEASURES, BOOTSTRAP = KEY("compass/targets"), KEY("compass/measures"), 
 CHANGES, UNCERTAINTY, NEXT = KEY("compass/leaderboard_changes"), KEY("compass/rank_uncertainty"), \
     KEY("compass/next_evaluations")
 CASE, LOW = "small_open", "small_open|cost_aware_low"
+SCENARIOS = ["cost_aware_low", "constrained_all", "triangle"]  # one a test, so module-scoped cases stay independent
 GRAPH = defs.resolve_asset_graph()
 
 
 def _instance() -> dg.DagsterInstance:
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("case", [CASE])
-    instance.add_dynamic_partitions("scenario", ["cost_aware_low", "constrained_all"])
+    instance.add_dynamic_partitions("scenario", SCENARIOS)
     return instance
 
 
@@ -47,24 +48,31 @@ def _materialize(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str 
     instance.report_runless_asset_event(dg.AssetMaterialization(key, partition=partition, tags=tags))
 
 
-def _with_ancestors_of(instance: dg.DagsterInstance, key: dg.AssetKey) -> dg.DagsterInstance:
-    wanted = GRAPH.get_ancestor_asset_keys(key) | {key}
+def _with_ancestors_of(instance: dg.DagsterInstance, *keys: dg.AssetKey) -> dg.DagsterInstance:
+    wanted = set(keys).union(*(GRAPH.get_ancestor_asset_keys(key) for key in keys))
     for each in GRAPH.toposorted_asset_keys:
         if each in wanted:
             _materialize(instance, each)
     return instance
 
 
-def _grown(instance, others=()) -> list[dg.AssetKey]:
-    [(partition, keys)] = grow(instance, [(LOW, [TARGETS])], list(others), _blocked)
-    assert partition == LOW
+def _grown(instance, others=(), partition=LOW) -> list[dg.AssetKey]:
+    [(grown_partition, keys)] = grow(instance, [(partition, [TARGETS])], list(others), _blocked)
+    assert grown_partition == partition
     return keys
+
+
+def _decided(instance: dg.DagsterInstance, partition: str) -> None:
+    """The decision tables of `partition` as a previous refresh left them."""
+    for key in GRAPH.get(TARGETS).assets_def.keys:
+        _materialize(instance, key, partition)
 
 
 @pytest.fixture(scope="module")
 def settled_case():
-    """The case's rank bootstrap and everything above it materialized and fresh; no decision yet."""
-    return _with_ancestors_of(_instance(), BOOTSTRAP)
+    """Everything above the case's decisions and rank bootstrap materialized and fresh (what the automation's request
+    of the decisions vouches for, and more); no decision yet."""
+    return _with_ancestors_of(_instance(), TARGETS, BOOTSTRAP)
 
 
 def test_a_decision_run_takes_its_children_when_their_other_parents_are_settled(settled_case):
@@ -119,3 +127,15 @@ def test_a_parent_is_settled_only_when_its_blocking_checks_passed(results, settl
         assert statuses.settled(MEASURES, statuses.subset(MEASURES, CASE), {}, _blocked) is settled
     finally:
         statuses.loop.close()
+
+
+def test_a_child_does_not_join_while_another_parent_of_it_descends_from_the_run(settled_case):
+    """Next_evaluations (a new code version: certain) reads rank_uncertainty, which is there and current but is itself
+    a child of the decisions: after the run the automation requests it (its parent has a new data version), and
+    next_evaluations after it. Joined, next_evaluations would read the new leaderboards and the old rank_uncertainty,
+    run twice and publish mixed inputs in between (review 44b, finding 1). Red without the descendant rule."""
+    triangle = f"{CASE}|triangle"
+    _decided(settled_case, triangle)
+    _materialize(settled_case, UNCERTAINTY, triangle)
+    _materialize(settled_case, NEXT, triangle, code_version="an older version")
+    assert _grown(settled_case, partition=triangle) == [TARGETS, CHANGES]
