@@ -7,8 +7,8 @@ A descendant D (same partitions definition and partition key as the run; a multi
 counts as one D with all its members) joins when
 
 1. it carries the refresh condition (assets.automation: REFRESH_CONDITION or FOLLOW_CONDITION; not the report's);
-2. the automation would request it for certain: it is missing and its own latest execution did not fail, or its
-   code version changed (a parent's *new data version* is not known before the run: a parent re-run with the same
+2. the automation would request it for certain: it is missing or its code version changed, and its own latest
+   execution did not fail (a parent's *new data version* is not known before the run: a parent re-run with the same
    data leaves its children alone, so children that are there already never join);
 3. every parent is in the run (executable in the same run: Dagster runs it first, and a failed blocking check
    there stops D as the automation's `all_deps_blocking_checks_passed` would), or else is no descendant of the
@@ -58,16 +58,17 @@ class _Statuses:
         return self.view.get_asset_subset_from_asset_partitions(key, {AssetKeyPartitionKey(key, partition)})
 
     def certain(self, key: dg.AssetKey, partition: str | None) -> bool:
-        """The automation requests this asset partition once its parents are done, whatever their data: missing
-        (and its latest execution did not fail), or a new code version."""
+        """The automation requests this asset partition once its parents are done, whatever their data: missing or
+        a new code version, and its latest execution did not fail (a missing asset whose run failed waits for new
+        inputs, and a new code version is handled once requested: `execution_failed`, `since_last_handled`)."""
         status = self.resolver.get_status(key, partition)
-        if status == StaleStatus.MISSING:
-            failed = self.loop.run_until_complete(
-                self.view.compute_execution_failed_subset(key=key, from_subset=self.subset(key, partition)))
-            return failed.compute_intersection(self.subset(key, partition)).is_empty
-        return status == StaleStatus.STALE and any(
-            cause.category == StaleCauseCategory.CODE and cause.key.asset_key == key
-            for cause in self.resolver.get_stale_causes(key, partition))
+        if not (status == StaleStatus.MISSING or status == StaleStatus.STALE and any(
+                cause.category == StaleCauseCategory.CODE and cause.key.asset_key == key
+                for cause in self.resolver.get_stale_causes(key, partition))):
+            return False
+        subset = self.subset(key, partition)
+        failed = self.loop.run_until_complete(self.view.compute_execution_failed_subset(key=key, from_subset=subset))
+        return failed.compute_intersection(subset).is_empty
 
     def settled(self, key: dg.AssetKey, read, planned: dict, blocked) -> bool:
         """The partitions `read` of the asset `key` are done for this refresh: fresh, not planned by any run (nor

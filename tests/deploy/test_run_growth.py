@@ -8,6 +8,8 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
     AssetCheckEvaluationTargetMaterializationData)
 from dagster._core.definitions.data_version import (CODE_VERSION_TAG, DATA_VERSION_TAG, get_input_data_version_tag,
                                                     get_input_event_pointer_tag)
+from dagster._core.events import AssetMaterializationPlannedData, DagsterEvent, DagsterEventType
+from dagster._core.utils import make_new_run_id
 
 from pipelines.queue_refresh import _blocked, defs
 from pipelines.run_growth import _Statuses, grow
@@ -17,7 +19,7 @@ TARGETS, MEASURES, BOOTSTRAP = KEY("compass/targets"), KEY("compass/measures"), 
 CHANGES, UNCERTAINTY, NEXT = KEY("compass/leaderboard_changes"), KEY("compass/rank_uncertainty"), \
     KEY("compass/next_evaluations")
 CASE, LOW = "small_open", "small_open|cost_aware_low"
-SCENARIOS = ["cost_aware_low", "constrained_all", "triangle"]  # one a test, so module-scoped cases stay independent
+SCENARIOS = ["cost_aware_low", "constrained_all", "triangle", "failed_missing", "failed_code"]  # one a test, so module-scoped cases stay independent
 GRAPH = defs.resolve_asset_graph()
 
 
@@ -66,6 +68,20 @@ def _decided(instance: dg.DagsterInstance, partition: str) -> None:
     """The decision tables of `partition` as a previous refresh left them."""
     for key in GRAPH.get(TARGETS).assets_def.keys:
         _materialize(instance, key, partition)
+
+
+def _run(instance: dg.DagsterInstance, keys: list[dg.AssetKey], partition: str | None,
+         failed: bool = True) -> dg.DagsterRun:
+    """A run that planned `keys` of `partition` (as a submitted run records), then failed (else: still in progress)."""
+    run = instance.add_run(dg.DagsterRun(job_name="__ASSET_JOB", run_id=make_new_run_id(),
+                                         status=dg.DagsterRunStatus.NOT_STARTED, asset_selection=frozenset(keys)))
+    for key in keys:
+        instance.report_dagster_event(DagsterEvent(
+            DagsterEventType.ASSET_MATERIALIZATION_PLANNED.value, job_name=run.job_name,
+            event_specific_data=AssetMaterializationPlannedData(key, partition=partition)), run_id=run.run_id)
+    if failed:
+        instance.report_run_failed(run)
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +155,19 @@ def test_a_child_does_not_join_while_another_parent_of_it_descends_from_the_run(
     _materialize(settled_case, UNCERTAINTY, triangle)
     _materialize(settled_case, NEXT, triangle, code_version="an older version")
     assert _grown(settled_case, partition=triangle) == [TARGETS, CHANGES]
+
+
+@pytest.mark.parametrize("scenario, code_version", [("failed_missing", None), ("failed_code", "an older version")])
+def test_a_child_whose_own_latest_run_failed_does_not_join(settled_case, scenario, code_version):
+    """Leaderboard_changes, missing or with a new code version, whose own latest run failed: the automation does not
+    request it again (a missing asset's failed execution, a code change handled once requested), so it does not
+    join; rank_uncertainty still does. Red when `certain` ignores failures on the missing branch and (review 44b,
+    finding 3) on the code-version branch, where a deterministic failure joined every run of its parent and held
+    the whole run's descendants as failed."""
+    partition = f"{CASE}|{scenario}"
+    if code_version:
+        _decided(settled_case, partition)
+        _materialize(settled_case, CHANGES, partition, code_version=code_version)
+    _run(settled_case, [CHANGES], partition)
+    grown = _grown(settled_case, partition=partition)
+    assert CHANGES not in grown and UNCERTAINTY in grown
