@@ -15,7 +15,9 @@ counts as one D with all its members) joins when
    run's assets (one the run leaves out changes after it if its parents' data do, and D would wait for it) and is
    settled for the partitions D reads of it: a parent the automation vetted for the run's own requests (not
    pending, not failed, its blocking checks passed) for no more partitions than those requests read, or else one
-   that Dagster reports fresh, whose latest execution did not fail and whose blocking checks last passed;
+   that Dagster reports fresh, that no run in progress plans (any run: the daemon's schedule may rewrite raw
+   tables meanwhile), nor an ancestor of it, whose latest execution did not fail and whose blocking checks last
+   passed;
 4. no other run planned now (in flight, submitted this tick, deferred, or failed this refresh) plans D or one of
    its ancestors, nor a settled parent's (`pipelines.queue_refresh._blocked`, the driver's own rule for deferring
    a request).
@@ -53,6 +55,7 @@ class _Statuses:
                                    instance=instance, asset_graph=self.graph)
         self.resolver = CachingStaleStatusResolver(instance=instance, asset_graph=self.graph, loading_context=self.view)
         self.loop = asyncio.new_event_loop()  # one for all: the view's data loaders are bound to the first they see
+        self.pending_subsets: dict[dg.AssetKey, object] = {}
 
     def subset(self, key: dg.AssetKey, partition: str | None):
         return self.view.get_asset_subset_from_asset_partitions(key, {AssetKeyPartitionKey(key, partition)})
@@ -70,12 +73,29 @@ class _Statuses:
         failed = self.loop.run_until_complete(self.view.compute_execution_failed_subset(key=key, from_subset=subset))
         return failed.compute_intersection(subset).is_empty
 
+    def pending(self, key: dg.AssetKey):
+        """The partitions of `key` that a run or backfill in progress (any, not only the driver's: the daemon's, one
+        started by hand) plans, or that one in progress for an ancestor maps down to (assets.automation's
+        AncestorPending, without this tick's requests)."""
+        if key not in self.pending_subsets:
+            full = self.view.get_full_subset(key=key)
+            subset = self.loop.run_until_complete(self.view.compute_run_in_progress_subset(
+                key=key, from_subset=full)).compute_union(self.loop.run_until_complete(
+                    self.view.compute_backfill_in_progress_subset(key=key, from_subset=full)))
+            for parent in self.graph.get(key).parent_keys:
+                subset = subset.compute_union(self.view.compute_child_subset(key, self.pending(parent)))
+            self.pending_subsets[key] = subset
+        return self.pending_subsets[key]
+
     def settled(self, key: dg.AssetKey, read, planned: dict, blocked) -> bool:
         """The partitions `read` of the asset `key` are done for this refresh: fresh, not planned by any run (nor
-        their ancestors), their latest execution not failed, their blocking checks passed."""
+        their ancestors), neither in progress nor below an ancestor in progress, their latest execution not failed,
+        their blocking checks passed."""
         partitions = sorted(read.expensively_compute_partition_keys()) if read.is_partitioned else [None]
         if any(self.resolver.get_status(key, partition) != StaleStatus.FRESH or blocked(partition, key, planned)
                for partition in partitions):
+            return False
+        if not self.pending(key).compute_intersection(read).is_empty:
             return False
         failed = self.loop.run_until_complete(self.view.compute_execution_failed_subset(key=key, from_subset=read))
         if not failed.compute_intersection(read).is_empty:

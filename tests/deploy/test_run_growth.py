@@ -74,7 +74,7 @@ def _run(instance: dg.DagsterInstance, keys: list[dg.AssetKey], partition: str |
          failed: bool = True) -> dg.DagsterRun:
     """A run that planned `keys` of `partition` (as a submitted run records), then failed (else: still in progress)."""
     run = instance.add_run(dg.DagsterRun(job_name="__ASSET_JOB", run_id=make_new_run_id(),
-                                         status=dg.DagsterRunStatus.NOT_STARTED, asset_selection=frozenset(keys)))
+                                         status=dg.DagsterRunStatus.STARTED, asset_selection=frozenset(keys)))
     for key in keys:
         instance.report_dagster_event(DagsterEvent(
             DagsterEventType.ASSET_MATERIALIZATION_PLANNED.value, job_name=run.job_name,
@@ -171,3 +171,18 @@ def test_a_child_whose_own_latest_run_failed_does_not_join(settled_case, scenari
     _run(settled_case, [CHANGES], partition)
     grown = _grown(settled_case, partition=partition)
     assert CHANGES not in grown and UNCERTAINTY in grown
+
+
+def test_a_parent_below_a_run_in_progress_is_not_settled(settled_case):
+    """A run the driver did not submit (the daemon's schedule, or one started by hand) rewrites the scores, an
+    ancestor of the case's rank bootstrap: rank_uncertainty and next_evaluations, which read the bootstrap, wait for
+    it as the automation's AncestorPending makes them (review 44b, finding 4); once it finished they join. Red when
+    `settled` reads only the driver's own runs. Last in this module: the run is on the shared raw table while it
+    lasts."""
+    run = _run(settled_case, [KEY("raw/benchmark_scores")], None, failed=False)
+    try:
+        assert _grown(settled_case) == [TARGETS, CHANGES]
+    finally:
+        settled_case.report_dagster_event(DagsterEvent(DagsterEventType.RUN_SUCCESS.value, job_name=run.job_name),
+                                          run_id=run.run_id)
+    assert _grown(settled_case) == [TARGETS, CHANGES, UNCERTAINTY, NEXT]
