@@ -11,6 +11,7 @@ from dagster._core.definitions.data_version import (CODE_VERSION_TAG, DATA_VERSI
 from dagster._core.events import AssetMaterializationPlannedData, DagsterEvent, DagsterEventType
 from dagster._core.utils import make_new_run_id
 
+from assets.automation import REPORT_CONDITION
 from pipelines.queue_refresh import _blocked, defs
 from pipelines.run_growth import _Statuses, grow
 
@@ -18,6 +19,7 @@ KEY = dg.AssetKey.from_user_string
 TARGETS, MEASURES, BOOTSTRAP = KEY("compass/targets"), KEY("compass/measures"), KEY("compass/rank_bootstrap")
 CHANGES, UNCERTAINTY, NEXT = KEY("compass/leaderboard_changes"), KEY("compass/rank_uncertainty"), \
     KEY("compass/next_evaluations")
+CATALOG, COST = KEY("compass/case_catalog"), KEY("compass/cost_side")
 CASE, LOW = "small_open", "small_open|cost_aware_low"
 SCENARIOS = ["cost_aware_low", "constrained_all", "triangle", "failed_missing", "failed_code"]  # one a test, so module-scoped cases stay independent
 GRAPH = defs.resolve_asset_graph()
@@ -35,11 +37,11 @@ def _partition(key: dg.AssetKey) -> str | None:
 
 
 def _materialize(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None = None,
-                 code_version: str | None = None) -> None:
+                 code_version: str | None = None, data_version: str = "v1") -> None:
     """A materialization recording its parents' latest data versions, as a run's does (fresh until one changes);
     by default of the case's partition (or none)."""
     partition = partition or _partition(key)
-    tags = {DATA_VERSION_TAG: "v1", CODE_VERSION_TAG: code_version or GRAPH.get(key).code_version}
+    tags = {DATA_VERSION_TAG: data_version, CODE_VERSION_TAG: code_version or GRAPH.get(key).code_version}
     for parent in GRAPH.get(key).parent_keys:
         same = GRAPH.get(parent).partitions_def == GRAPH.get(key).partitions_def
         read = partition if same else _partition(parent)
@@ -171,6 +173,45 @@ def test_a_child_whose_own_latest_run_failed_does_not_join(settled_case, scenari
     _run(settled_case, [CHANGES], partition)
     grown = _grown(settled_case, partition=partition)
     assert CHANGES not in grown and UNCERTAINTY in grown
+
+
+def test_a_child_under_another_condition_does_not_join(settled_case, monkeypatch):
+    """Leaderboard_changes, were it under the report's condition (which also runs while a parent is missing or
+    failed, and is not what growth models), is left to the automation. Red without the condition filter (on the
+    real graph the report, unpartitioned, is left out by its partitions as well)."""
+    node = GRAPH.get(CHANGES)
+    monkeypatch.setattr(node, "_spec", node._spec.replace_attributes(automation_condition=REPORT_CONDITION))
+    assert _grown(settled_case) == [TARGETS, UNCERTAINTY, NEXT]
+
+
+def test_a_run_of_the_same_tick_planning_a_parent_holds_the_child(settled_case):
+    """The case's rank bootstrap, requested in the same tick as the decisions (before or after them in submission
+    order), holds rank_uncertainty and next_evaluations, which read it. Red when `planned` leaves out the runs
+    before (the driver's order: by case before by case and scenario) or after the one growing."""
+    for runs in ([(CASE, [BOOTSTRAP]), (LOW, [TARGETS])], [(LOW, [TARGETS]), (CASE, [BOOTSTRAP])]):
+        assert dict(grow(settled_case, runs, [], _blocked))[LOW] == [TARGETS, CHANGES]
+
+
+def test_a_parent_whose_latest_run_failed_is_not_settled(settled_case):
+    """The case's rank bootstrap, fresh, but its latest run failed (a re-run whose check failed, say): the children
+    that read it wait, as the automation's parent_failed makes them. Red when `settled` ignores failed executions."""
+    try:
+        _run(settled_case, [BOOTSTRAP], CASE)
+        assert _grown(settled_case) == [TARGETS, CHANGES]
+    finally:
+        _materialize(settled_case, BOOTSTRAP)  # re-run: fresh again, for the tests below
+
+
+def test_a_parent_the_automation_vetted_counts_though_dagster_calls_it_stale(settled_case):
+    """The cost side read a case catalogue older than the latest (a change the automation's trigger did not see, or
+    handled): Dagster calls it stale, yet the automation requested the decisions, so it vouched for the cost side
+    as their parent, and next_evaluations, which reads the same partition of it, joins as it would be requested
+    after the run. Red without the vetted shortcut (the cost side is not settled by Dagster's status)."""
+    try:
+        _materialize(settled_case, CATALOG, data_version="v2")
+        assert _grown(settled_case) == [TARGETS, CHANGES, UNCERTAINTY, NEXT]
+    finally:
+        _materialize(settled_case, COST)  # fresh again, for the tests below
 
 
 def test_a_parent_below_a_run_in_progress_is_not_settled(settled_case):
