@@ -25,6 +25,11 @@ counts as one D with all its members) joins when
 So a joined asset runs after all its parents finished, as it would one tick later, and is then not requested again
 (its `missing` trigger is gone and its parents' new data versions are older than it). The local refresh (`compass
 run`) is unchanged: it ticks per layer (pipelines.refresh).
+
+A joined asset that a failed run skipped (a step before it failed) counts for Dagster as a failed execution, so the
+automation would never request it again, where without growth it would have stayed missing and been requested once
+its parents are there. The driver tags such runs (GROWN_TAG, RETRY_TAG) and a later refresh requests what they
+skipped once its parents are settled (`skipped_to_retry`).
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ from dagster._time import get_current_datetime
 from assets.automation import FOLLOW_CONDITION, REFRESH_CONDITION
 from pipelines.definitions import defs, with_inseparable
 from pipelines.refresh import Run
+
+GROWN_TAG = "compass/grown"  # on a queued run: the asset keys that joined it, comma-separated
+RETRY_TAG = "compass/grown_retry"  # on a failed grown run: "pending" until a refresh requested what it skipped
 
 
 class _Statuses:
@@ -170,3 +178,33 @@ def _joining(statuses: _Statuses, partition: str | None, requested: list[dg.Asse
             in_run.update(group)
             joined += [member for member in group if member not in joined]
     return joined
+
+
+def skipped_to_retry(instance: dg.DagsterInstance, blocked) -> tuple[list[Run], list[str]]:
+    """The joined asset partitions that failed runs tagged RETRY_TAG "pending" left missing, per run whose missing
+    ones are all ready now (every parent settled or among them, as for joining), as runs to submit, and the ids of
+    the runs handled (nothing left missing, or all ready): to tag "done" once submitted."""
+    runs = instance.get_runs(dg.RunsFilter(tags={RETRY_TAG: "pending"}, statuses=[dg.DagsterRunStatus.FAILURE]))
+    if not runs:
+        return [], []
+    statuses, retries, handled = _Statuses(instance), [], []
+    try:
+        for run in runs:
+            partition = run.tags.get("dagster/partition")
+            missing = [key for key in map(dg.AssetKey.from_user_string, run.tags.get(GROWN_TAG, "").split(",") if
+                                          run.tags.get(GROWN_TAG) else [])
+                       if statuses.resolver.get_status(key, partition) == StaleStatus.MISSING]
+
+            def ready(key: dg.AssetKey, parent: dg.AssetKey) -> bool:
+                if parent in missing:
+                    return executable_in_same_run(statuses.graph, key, parent)
+                read = statuses.view.compute_parent_subset(parent, statuses.subset(key, partition))
+                return statuses.settled(parent, read, {}, blocked)
+
+            if all(ready(key, parent) for key in missing for parent in statuses.graph.get(key).parent_keys):
+                handled.append(run.run_id)
+                if missing:
+                    retries.append((partition, missing))
+    finally:
+        statuses.loop.close()
+    return retries, handled

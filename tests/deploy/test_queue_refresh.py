@@ -37,9 +37,11 @@ class _InstantQueue:
 
     def __init__(self):
         self.submitted: list[tuple[str | None, list[dg.AssetKey]]] = []
+        self.tags: list[dict | None] = []
 
-    def submit(self, keys, partition):
+    def submit(self, keys, partition, tags=None):
         self.submitted.append((partition, keys))
+        self.tags.append(tags)
         return f"run-{len(self.submitted)}"
 
     def finished(self, run_ids):
@@ -81,6 +83,7 @@ def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkey
     monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (next(answers), cursor))
     monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
     monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: runs)  # test_run_growth.py
+    monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([], []))
     monkeypatch.setattr(qr, "_still_stale", lambda instance, runs: [
         (p, [k for k in keys if k == CHANGES or k in stale]) for p, keys in runs])
     monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
@@ -93,6 +96,37 @@ def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkey
     assert queue.submitted[2:] == ([] if low_run_fails else [(LOW, after)])
 
 
+class _RunTags:
+    """An instance that only records the run tags the driver adds."""
+
+    def __init__(self):
+        self.added: dict[str, dict[str, str]] = {}
+
+    def add_run_tags(self, run_id, tags):
+        self.added.setdefault(run_id, {}).update(tags)
+
+
+def test_a_failed_grown_run_is_tagged_for_a_later_refresh_to_request_what_it_skipped(monkeypatch):
+    """A decision run that leaderboard_changes joined fails: the driver tags it (RETRY_TAG pending: what it skipped
+    counts as failed, which nothing requests again; review 44b, finding 2), and the run names what joined it
+    (GROWN_TAG). What an earlier failed run skipped (pipelines.run_growth.skipped_to_retry, tested in
+    test_run_growth.py) is submitted with the first tick's runs, and that run tagged done. Red when a failed grown
+    run is not tagged, and when the retries are not submitted or not tagged done."""
+    answers = iter([[dg.RunRequest(partition_key=LOW, asset_selection=[TARGETS])], [], []])
+    monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (next(answers), cursor))
+    monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
+    monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: [
+        (partition, keys + [CHANGES] if TARGETS in keys else keys) for partition, keys in runs])
+    monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([(ALL, [CHANGES])], ["an-old-run"]))
+    monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
+    queue = _OneAtATimeQueue(failing={"run-2"})
+    queue.instance = _RunTags()
+    qr.tick_as_runs_finish(queue, RefreshReport(), 1, lambda line: None)
+    assert queue.submitted == [(ALL, [CHANGES]), (LOW, [TARGETS, CHANGES])]
+    assert queue.tags == [None, {qr.GROWN_TAG: "compass/leaderboard_changes"}]
+    assert queue.instance.added == {"an-old-run": {qr.RETRY_TAG: "done"}, "run-2": {qr.RETRY_TAG: "pending"}}
+
+
 def test_a_refresh_that_does_not_settle_stops(monkeypatch):
     """A tick that requests the same decision partition again after every run (as a data version that changed on
     every run would) stops the refresh after MAX_TICKS runs of that partition key, with an error naming it, instead
@@ -103,6 +137,7 @@ def test_a_refresh_that_does_not_settle_stops(monkeypatch):
     monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (requests, cursor))
     monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
     monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: runs)  # test_run_growth.py
+    monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([], []))
     monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
     queue = _InstantQueue()
     with pytest.raises(RuntimeError, match=f"more than {MAX_TICKS} runs of partition key.*{LOW}"):

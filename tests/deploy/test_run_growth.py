@@ -13,7 +13,7 @@ from dagster._core.utils import make_new_run_id
 
 from assets.automation import REPORT_CONDITION
 from pipelines.queue_refresh import _blocked, defs
-from pipelines.run_growth import _Statuses, grow
+from pipelines.run_growth import GROWN_TAG, RETRY_TAG, _Statuses, grow, skipped_to_retry
 
 KEY = dg.AssetKey.from_user_string
 TARGETS, MEASURES, BOOTSTRAP = KEY("compass/targets"), KEY("compass/measures"), KEY("compass/rank_bootstrap")
@@ -21,7 +21,7 @@ CHANGES, UNCERTAINTY, NEXT = KEY("compass/leaderboard_changes"), KEY("compass/ra
     KEY("compass/next_evaluations")
 CATALOG, COST = KEY("compass/case_catalog"), KEY("compass/cost_side")
 CASE, LOW = "small_open", "small_open|cost_aware_low"
-SCENARIOS = ["cost_aware_low", "constrained_all", "triangle", "failed_missing", "failed_code"]  # one a test, so module-scoped cases stay independent
+SCENARIOS = ["cost_aware_low", "constrained_all", "triangle", "failed_missing", "failed_code", "retry"]  # one a test, so module-scoped cases stay independent
 GRAPH = defs.resolve_asset_graph()
 
 
@@ -66,6 +66,18 @@ def _grown(instance, others=(), partition=LOW) -> list[dg.AssetKey]:
     return keys
 
 
+def _checked(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None,
+             results: dict[str, bool]) -> None:
+    """Check results on the latest materialization of `key`'s `partition`."""
+    record = instance.fetch_materializations(dg.AssetRecordsFilter(
+        asset_key=key, asset_partitions=[partition] if partition else None), limit=1).records[0]
+    target = AssetCheckEvaluationTargetMaterializationData(storage_id=record.storage_id, run_id=record.run_id,
+                                                           timestamp=record.timestamp)
+    for name, passed in results.items():
+        instance.report_runless_asset_event(dg.AssetCheckEvaluation(
+            asset_key=key, check_name=name, passed=passed, partition=partition, target_materialization_data=target))
+
+
 def _decided(instance: dg.DagsterInstance, partition: str) -> None:
     """The decision tables of `partition` as a previous refresh left them."""
     for key in GRAPH.get(TARGETS).assets_def.keys:
@@ -73,9 +85,10 @@ def _decided(instance: dg.DagsterInstance, partition: str) -> None:
 
 
 def _run(instance: dg.DagsterInstance, keys: list[dg.AssetKey], partition: str | None,
-         failed: bool = True) -> dg.DagsterRun:
+         failed: bool = True, tags: dict[str, str] | None = None) -> dg.DagsterRun:
     """A run that planned `keys` of `partition` (as a submitted run records), then failed (else: still in progress)."""
-    run = instance.add_run(dg.DagsterRun(job_name="__ASSET_JOB", run_id=make_new_run_id(),
+    tags = {**(tags or {}), **({"dagster/partition": partition} if partition else {})}
+    run = instance.add_run(dg.DagsterRun(job_name="__ASSET_JOB", run_id=make_new_run_id(), tags=tags,
                                          status=dg.DagsterRunStatus.STARTED, asset_selection=frozenset(keys)))
     for key in keys:
         instance.report_dagster_event(DagsterEvent(
@@ -88,9 +101,13 @@ def _run(instance: dg.DagsterInstance, keys: list[dg.AssetKey], partition: str |
 
 @pytest.fixture(scope="module")
 def settled_case():
-    """Everything above the case's decisions and rank bootstrap materialized and fresh (what the automation's request
-    of the decisions vouches for, and more); no decision yet."""
-    return _with_ancestors_of(_instance(), TARGETS, BOOTSTRAP)
+    """Everything above the case's decisions and rank bootstrap materialized and fresh, its blocking checks passed
+    (what the automation's request of the decisions vouches for, and more); no decision yet."""
+    instance = _with_ancestors_of(_instance(), TARGETS, BOOTSTRAP)
+    for key in GRAPH.get_ancestor_asset_keys(TARGETS) | GRAPH.get_ancestor_asset_keys(BOOTSTRAP):
+        _checked(instance, key, _partition(key), {check.name: True for check in GRAPH.get(key).check_keys
+                                                  if GRAPH.get(check).blocking})
+    return instance
 
 
 def test_a_decision_run_takes_its_children_when_their_other_parents_are_settled(settled_case):
@@ -133,13 +150,7 @@ def test_a_parent_is_settled_only_when_its_blocking_checks_passed(results, settl
     that materialization (as the automation's all_deps_blocking_checks_passed): not before any result, not after
     one failed. Red when blocking checks are not read (True in the first two cases)."""
     instance = _with_ancestors_of(_instance(), MEASURES)
-    record = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=MEASURES, asset_partitions=[CASE]),
-                                             limit=1).records[0]
-    target = AssetCheckEvaluationTargetMaterializationData(storage_id=record.storage_id, run_id=record.run_id,
-                                                           timestamp=record.timestamp)
-    for name, passed in results.items():
-        instance.report_runless_asset_event(dg.AssetCheckEvaluation(
-            asset_key=MEASURES, check_name=name, passed=passed, partition=CASE, target_materialization_data=target))
+    _checked(instance, MEASURES, CASE, results)
     statuses = _Statuses(instance)
     try:
         assert statuses.settled(MEASURES, statuses.subset(MEASURES, CASE), {}, _blocked) is settled
@@ -173,6 +184,22 @@ def test_a_child_whose_own_latest_run_failed_does_not_join(settled_case, scenari
     _run(settled_case, [CHANGES], partition)
     grown = _grown(settled_case, partition=partition)
     assert CHANGES not in grown and UNCERTAINTY in grown
+
+
+def test_what_a_failed_grown_run_skipped_is_requested_once_its_parents_are_settled(settled_case):
+    """A decision run that rank_uncertainty joined failed in the decisions: rank_uncertainty, skipped, now counts as
+    a failed execution, which neither the automation nor growth requests again (review 44b, finding 2). The driver
+    tagged the run; a later refresh requests it once its parents are settled (the decisions re-run, their blocking
+    check passed), not before. Red when the parents are not read (requested at once) and without the retry."""
+    partition = f"{CASE}|retry"
+    decisions = sorted(GRAPH.get(TARGETS).assets_def.keys)
+    run = _run(settled_case, [*decisions, UNCERTAINTY], partition,
+               tags={GROWN_TAG: UNCERTAINTY.to_user_string(), RETRY_TAG: "pending"})
+    assert skipped_to_retry(settled_case, _blocked) == ([], [])
+    _decided(settled_case, partition)
+    _checked(settled_case, KEY("compass/leaderboards"), partition, {"ranked_by_score": True})
+    assert UNCERTAINTY not in _grown(settled_case, partition=partition)  # failed: not certain
+    assert skipped_to_retry(settled_case, _blocked) == ([(partition, [UNCERTAINTY])], [run.run_id])
 
 
 def test_a_child_under_another_condition_does_not_join(settled_case, monkeypatch):
