@@ -43,7 +43,7 @@ from pipelines.definitions import defs, job_for_keys, with_inseparable
 from pipelines.executor import remote_steps
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.pg_connections import keep_connections
-from pipelines.refresh import MAX_TICKS, RefreshReport, Run, sources_to_read, tick
+from pipelines.refresh import MAX_TICKS, RefreshReport, Run, _load_cursor, _save_cursor, sources_to_read, tick
 from pipelines.run_growth import GROWN_TAG, RETRY_TAG, grow, skipped_to_retry
 from resources.settings import SettingsError
 from resources.sources import SourcesResource
@@ -189,7 +189,8 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
     TimeoutError when no run finishes for `timeout_s`; RuntimeError when a partition key got more than MAX_TICKS runs
     (the layered refresh's bound: a tick per layer, a run per partition key and tick), i.e. the refresh does not
     settle."""
-    instance, cursor = queue.instance, None
+    instance = queue.instance
+    cursor = _load_cursor(instance)  # the last refresh's, as `compass run`: changes since then trigger tick 1
     retries, retried = skipped_to_retry(instance, _blocked)  # joined assets an earlier failed run skipped
     in_flight: dict[str, Run] = {}
     joined_by: dict[str, list[dg.AssetKey]] = {}  # run in flight -> the asset keys that joined it
@@ -231,6 +232,7 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                      f"{evaluated - began:.1f} s, deferrals and growth "
                      f"{grown - evaluated:.1f} s, submission {time.monotonic() - grown:.1f} s)")
         if not in_flight:  # nothing deferred either: only a run in flight defers
+            _save_cursor(instance, cursor)
             return
         finished: list[Run] = []
         while in_flight and (not finished or _only_sinks(finished)):
@@ -250,6 +252,7 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                 finished.append((partition, keys))
             bookkeeping = time.monotonic() - noticed
         if not in_flight and not deferred and _only_sinks(finished):
+            _save_cursor(instance, cursor)
             return
 
 
