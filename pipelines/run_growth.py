@@ -9,7 +9,7 @@ counts as one D with all its members) joins when
 1. it carries the refresh condition (assets.automation: REFRESH_CONDITION or FOLLOW_CONDITION; not the report's);
 2. the automation would request it for certain: it is missing or its code version changed, and its own latest
    execution did not fail (a parent's *new data version* is not known before the run: a parent re-run with the same
-   data leaves its children alone, so children that are there already never join);
+   data leaves its children alone, so a child that is there already joins only with a new code version);
 3. every parent is in the run (executable in the same run: Dagster runs it first, and a failed blocking check
    there stops D as the automation's `all_deps_blocking_checks_passed` would), or else is no descendant of the
    run's assets (one the run leaves out changes after it if its parents' data do, and D would wait for it) and is
