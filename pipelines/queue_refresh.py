@@ -43,8 +43,8 @@ from pipelines.definitions import defs, job_for_keys, with_inseparable
 from pipelines.executor import remote_steps
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.pg_connections import keep_connections
-from pipelines.refresh import MAX_TICKS, RefreshReport, Run, sources_to_read, tick
-from pipelines.run_growth import grow
+from pipelines.refresh import MAX_TICKS, RefreshReport, Run, _load_cursor, _save_cursor, sources_to_read, tick
+from pipelines.run_growth import GROWN_TAG, RETRY_TAG, grow, skipped_to_retry
 from resources.settings import SettingsError
 from resources.sources import SourcesResource
 from resources.warehouse import Warehouse
@@ -183,12 +183,17 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
     in flight, nothing is deferred and a tick requests nothing, or only sinks (the report) finished since the last
     tick. Requests that wait for a run in flight (`_split_in_flight`) are submitted after it finished if it succeeded
     and they are still stale (a request the automation would not have made: a failed parent, or its failed blocking
-    check, holds them, as the refresh condition's wait for a failed parent does).
+    check, holds them, as the refresh condition's wait for a failed parent does). A failed run that assets joined is
+    tagged (pipelines.run_growth.RETRY_TAG): what it skipped counts as failed, which nothing requests again, so a
+    later refresh's first tick also submits it once its parents are settled (`skipped_to_retry`).
     TimeoutError when no run finishes for `timeout_s`; RuntimeError when a partition key got more than MAX_TICKS runs
     (the layered refresh's bound: a tick per layer, a run per partition key and tick), i.e. the refresh does not
     settle."""
-    instance, cursor = queue.instance, None
+    instance = queue.instance
+    cursor = _load_cursor(instance)  # the last refresh's, as `compass run`: changes since then trigger tick 1
+    retries, retried = skipped_to_retry(instance, _blocked)  # joined assets an earlier failed run skipped
     in_flight: dict[str, Run] = {}
+    joined_by: dict[str, list[dg.AssetKey]] = {}  # run in flight -> the asset keys that joined it
     deferred: list[Run] = []
     failed: dict[str, Run] = {}  # finished runs that did not succeed: what they plan, and its descendants, stays held
     runs_per_partition: collections.Counter[str | None] = collections.Counter()
@@ -200,9 +205,10 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
         evaluated = time.monotonic()
         ready, waiting = _split_in_flight(deferred, in_flight)  # ready: their runs finished
         ready = _split_in_flight(ready, failed)[0]  # as the automation, which waits while a parent's run failed
-        runs, deferred = _split_in_flight(_merged(_requested_runs(requests) + waiting + _still_stale(instance, ready)),
-                                          in_flight)
+        runs, deferred = _split_in_flight(_merged(_requested_runs(requests) + waiting + _still_stale(instance, ready)
+                                                  + retries), in_flight)
         requested = sum(len(keys) for _, keys in runs)
+        before = runs
         runs = grow(instance, runs, [*in_flight.values(), *deferred, *failed.values()], _blocked)
         grown = time.monotonic()
         runs_per_partition.update(partition for partition, _ in runs)
@@ -210,7 +216,14 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
         if unsettled:
             raise RuntimeError(f"the refresh did not settle: more than {MAX_TICKS} runs of partition key(s) "
                                f"{', '.join(unsettled)} (None: unpartitioned)")
-        in_flight.update({queue.submit(keys, partition): (partition, keys) for partition, keys in runs})
+        for (partition, keys), (_, asked) in zip(runs, before):
+            joiners = keys[len(asked):]
+            run_id = queue.submit(keys, partition, tags={GROWN_TAG: ",".join(k.to_user_string() for k in joiners)}
+                                  if joiners else None)
+            in_flight[run_id], joined_by[run_id] = (partition, keys), joiners
+        for run_id in retried:  # submitted with this tick's runs
+            instance.add_run_tags(run_id, {RETRY_TAG: "done"})
+        retries, retried = [], []
         if runs or deferred:
             joined = sum(len(keys) for _, keys in runs) - requested
             progress(f"tick {report.ticks}: {len(runs)} queued run(s), {joined} asset(s) joined them, {len(deferred)} "
@@ -219,6 +232,7 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                      f"{evaluated - began:.1f} s, deferrals and growth "
                      f"{grown - evaluated:.1f} s, submission {time.monotonic() - grown:.1f} s)")
         if not in_flight:  # nothing deferred either: only a run in flight defers
+            _save_cursor(instance, cursor)
             return
         finished: list[Run] = []
         while in_flight and (not finished or _only_sinks(finished)):
@@ -229,12 +243,16 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
             sync_dynamic_partitions(instance)
             for run_id, status in queue.finished(in_flight).items():  # the tick must not count them in flight
                 partition, keys = in_flight.pop(run_id)
+                joiners = joined_by.pop(run_id)
                 if status != dg.DagsterRunStatus.SUCCESS:
                     failed[run_id] = (partition, keys)
+                    if joiners:  # what it skipped counts as failed from now on: a later refresh requests it
+                        instance.add_run_tags(run_id, {RETRY_TAG: "pending"})
                 report.add(defs, instance, run_id, with_inseparable(keys), partition)
                 finished.append((partition, keys))
             bookkeeping = time.monotonic() - noticed
         if not in_flight and not deferred and _only_sinks(finished):
+            _save_cursor(instance, cursor)
             return
 
 

@@ -413,10 +413,11 @@ def refresh(stack: Stack, label: str) -> tuple[bool, float, dict[str, float]]:
 
 
 def forget_refresh(stack: Stack) -> None:
-    """Make the next refresh cold again: the instance's runs and events wiped (the services keep running), an empty
-    warehouse."""
+    """Make the next refresh cold again: the instance's runs and events wiped (the services keep running), the
+    automation cursor the driver keeps in the home gone (pipelines.refresh._cursor_path), an empty warehouse."""
     subprocess.run([sys.executable, "-c", "import dagster as dg\nwith dg.DagsterInstance.get() as i: i.wipe()"],
                    env=stack.env(), cwd=ROOT, check=True)
+    (Path(stack.env()["DAGSTER_HOME"]) / "compass_automation_sensor_cursor").unlink(missing_ok=True)
     stack.new_warehouse()
 
 

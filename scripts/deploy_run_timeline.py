@@ -9,6 +9,10 @@ Columns, in seconds: `created` from the first run's creation; `idle` with no run
 created; `queue` creation to RUN_STARTING (daemon dequeue); `launch` RUN_STARTING to RUN_START (run worker task
 picked up); `to step 1` RUN_START to the first STEP_START; `steps` summed step execution; `task starts` summed
 submission-to-STEP_START; `end` last step end to the run's end.
+
+`idle` counts only time with no run in flight anywhere: a hop of one partition's chain while another partition's
+run executes shows as 0, so it understates the waiting on one chain; and with no ids it reads every run in the
+instance, so the gap between two refreshes in one home shows as idle too (pass the refresh's run ids).
 """
 
 from __future__ import annotations

@@ -30,16 +30,28 @@ def test_a_tick_does_not_request_what_a_run_in_flight_plans():
     assert _split_in_flight(runs, {}) == (runs, [])
 
 
+class _Instance:
+    """An instance with only a home (the automation cursor's file) and the run tags the driver adds."""
+
+    def __init__(self, root_directory):
+        self.root_directory = str(root_directory)
+        self.added: dict[str, dict[str, str]] = {}
+
+    def add_run_tags(self, run_id, tags):
+        self.added.setdefault(run_id, {}).update(tags)
+
+
 class _InstantQueue:
     """Runs that finish as soon as they are submitted (no stack): the driver's loop alone."""
 
-    instance = None
-
-    def __init__(self):
+    def __init__(self, home):
+        self.instance = _Instance(home)
         self.submitted: list[tuple[str | None, list[dg.AssetKey]]] = []
+        self.tags: list[dict | None] = []
 
-    def submit(self, keys, partition):
+    def submit(self, keys, partition, tags=None):
         self.submitted.append((partition, keys))
+        self.tags.append(tags)
         return f"run-{len(self.submitted)}"
 
     def finished(self, run_ids):
@@ -52,8 +64,8 @@ class _InstantQueue:
 class _OneAtATimeQueue(_InstantQueue):
     """Runs that finish one per wait, in the order submitted; those in `failing` fail."""
 
-    def __init__(self, failing=()):
-        super().__init__()
+    def __init__(self, home, failing=()):
+        super().__init__(home)
         self.done: set[str] = set()
         self.failing = set(failing)
 
@@ -67,7 +79,8 @@ class _OneAtATimeQueue(_InstantQueue):
 
 
 @pytest.mark.parametrize("stale, low_run_fails", [(set(), False), ({LEADERBOARDS}, False), ({LEADERBOARDS}, True)])
-def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkeypatch, stale, low_run_fails):
+def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkeypatch, tmp_path, stale,
+                                                                           low_run_fails):
     """Tick 1 queues a decision partition of each scenario; after the first finished, tick 2 requests the other's
     leaderboards (planned by its run in flight: a tick seeing its steps part-way) and their child. Neither is
     submitted while that run is in flight; after it finished, the child (stale: its parent got a new version) runs,
@@ -81,10 +94,11 @@ def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkey
     monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (next(answers), cursor))
     monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
     monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: runs)  # test_run_growth.py
+    monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([], []))
     monkeypatch.setattr(qr, "_still_stale", lambda instance, runs: [
         (p, [k for k in keys if k == CHANGES or k in stale]) for p, keys in runs])
     monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
-    queue, submitted_at_tick = _OneAtATimeQueue(failing={"run-2"} if low_run_fails else ()), []
+    queue, submitted_at_tick = _OneAtATimeQueue(tmp_path, failing={"run-2"} if low_run_fails else ()), []
     qr.tick_as_runs_finish(queue, RefreshReport(), 1,
                            lambda line: submitted_at_tick.append(len(queue.submitted)))
     assert queue.submitted[:2] == [(ALL, [LEADERBOARDS]), (LOW, [LEADERBOARDS])]
@@ -93,7 +107,49 @@ def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkey
     assert queue.submitted[2:] == ([] if low_run_fails else [(LOW, after)])
 
 
-def test_a_refresh_that_does_not_settle_stops(monkeypatch):
+def test_a_failed_grown_run_is_tagged_for_a_later_refresh_to_request_what_it_skipped(monkeypatch, tmp_path):
+    """A decision run that leaderboard_changes joined fails: the driver tags it (RETRY_TAG pending: what it skipped
+    counts as failed, which nothing requests again; review 44b, finding 2), and the run names what joined it
+    (GROWN_TAG). What an earlier failed run skipped (pipelines.run_growth.skipped_to_retry, tested in
+    test_run_growth.py) is submitted with the first tick's runs, and that run tagged done. Red when a failed grown
+    run is not tagged, and when the retries are not submitted or not tagged done."""
+    answers = iter([[dg.RunRequest(partition_key=LOW, asset_selection=[TARGETS])], [], []])
+    monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (next(answers), cursor))
+    monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
+    monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: [
+        (partition, keys + [CHANGES] if TARGETS in keys else keys) for partition, keys in runs])
+    monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([(ALL, [CHANGES])], ["an-old-run"]))
+    monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
+    queue = _OneAtATimeQueue(tmp_path, failing={"run-2"})
+    qr.tick_as_runs_finish(queue, RefreshReport(), 1, lambda line: None)
+    assert queue.submitted == [(ALL, [CHANGES]), (LOW, [TARGETS, CHANGES])]
+    assert queue.tags == [None, {qr.GROWN_TAG: "compass/leaderboard_changes"}]
+    assert queue.instance.added == {"an-old-run": {qr.RETRY_TAG: "done"}, "run-2": {qr.RETRY_TAG: "pending"}}
+
+
+def test_a_queued_refresh_starts_from_the_last_refresh_s_cursor_and_keeps_its_own(monkeypatch, tmp_path):
+    """The driver's first tick evaluates against the automation cursor the last refresh left in the home (as `compass
+    run` does), and it leaves its last cursor for the next: with None (review 44b, finding 6), tick 1 had no previous
+    evaluation, so a source's new data version or a new code version from before it reached no child (a warm queued
+    refresh recomputed nothing: `cascade/economics` not requested after a new `datasets/records`, reproduced with
+    Dagster's own tick). Red with the old `cursor = None` and without the save."""
+    seen = []
+
+    def tick(defs, instance, cursor):
+        seen.append(cursor)
+        return [], f"after tick {len(seen)}"
+
+    monkeypatch.setattr(qr, "tick", tick)
+    monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([], []))
+    queue = _InstantQueue(tmp_path)
+    qr._save_cursor(queue.instance, "the last refresh's")
+    qr.tick_as_runs_finish(queue, RefreshReport(), 1, lambda line: None)
+    assert seen == ["the last refresh's"]
+    qr.tick_as_runs_finish(queue, RefreshReport(), 1, lambda line: None)
+    assert seen == ["the last refresh's", "after tick 1"]
+
+
+def test_a_refresh_that_does_not_settle_stops(monkeypatch, tmp_path):
     """A tick that requests the same decision partition again after every run (as a data version that changed on
     every run would) stops the refresh after MAX_TICKS runs of that partition key, with an error naming it, instead
     of ticking for ever; a tick that requests nothing ends it after the runs it started. Red when the bound is
@@ -103,15 +159,16 @@ def test_a_refresh_that_does_not_settle_stops(monkeypatch):
     monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (requests, cursor))
     monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
     monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: runs)  # test_run_growth.py
+    monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([], []))
     monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
-    queue = _InstantQueue()
+    queue = _InstantQueue(tmp_path)
     with pytest.raises(RuntimeError, match=f"more than {MAX_TICKS} runs of partition key.*{LOW}"):
         qr.tick_as_runs_finish(queue, RefreshReport(), 1, lambda line: None)
     assert len(queue.submitted) == MAX_TICKS
 
     answers = iter([requests, requests, []])
     monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (next(answers), cursor))
-    queue, report = _InstantQueue(), RefreshReport()
+    queue, report = _InstantQueue(tmp_path), RefreshReport()
     qr.tick_as_runs_finish(queue, report, 1, lambda line: None)
     assert len(queue.submitted) == 2 and report.ticks == 3
 
