@@ -29,38 +29,32 @@ A1 = pd.DataFrame({"model_id": ["m1", "m2"], "value": [0.5, 0.25], "n": [1, 2]})
 A2 = pd.DataFrame({"model_id": ["m3"], "value": [0.75], "n": [3.0], "extra": ["e"]})  # n a float, a new column
 W = pd.DataFrame({"k": ["x", "y"], "w": [None, None]})  # an all-null column: stored as a string
 TABLES = ("compass.a", "compass.w", "history.compass_a")
-# A publisher (`publish_stage` of the warehouse at argv[1]) SIGKILLed as it applies the third staged write, in
-# the middle of its one transaction.
-KILLED_PUBLISHER = """
-import os, signal, sys
-from resources import stage
-from resources.warehouse import Warehouse
-real, calls = stage._commit, []
-def dies_on_the_third(*args):
-    calls.append(1)
-    if len(calls) == 3:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return real(*args)
-stage._commit = dies_on_the_third
-Warehouse(sys.argv[1]).publish_stage()
-"""
 
 
-# The host's publish task (pipelines.stage_publish.publish_on_host) for the entries argv[2:] of the stage in
-# COMPASS_PUBLISH_FROM, SIGKILLed as it applies their second write.
-PUBLISH_TASK = """
+def killed_on_commit(n: int, publish: str) -> str:
+    """A script that runs `publish` with `stage._commit` SIGKILLing its process on the n-th staged write applied, in
+    the middle of the publish's one transaction."""
+    return f"""
 import os, signal, sys
 from pipelines.stage_publish import publish_on_host
 from resources import stage
+from resources.warehouse import Warehouse
 real, calls = stage._commit, []
-def dies_on_the_second(*args):
+def dies(*args):
     calls.append(1)
-    if len(calls) == 2:
+    if len(calls) == {n}:
         os.kill(os.getpid(), signal.SIGKILL)
     return real(*args)
-stage._commit = dies_on_the_second
-print(publish_on_host(os.environ["COMPASS_PUBLISH_FROM"], sys.argv[2:]))
+stage._commit = dies
+{publish}
 """
+
+
+# A publisher (`publish_stage` of the warehouse at argv[1]) killed as it applies the third staged write.
+KILLED_PUBLISHER = killed_on_commit(3, "Warehouse(sys.argv[1]).publish_stage()")
+# The host's publish task (pipelines.stage_publish.publish_on_host) for the entries argv[2:] of the stage in
+# COMPASS_PUBLISH_FROM, killed as it applies their second write.
+PUBLISH_TASK = killed_on_commit(2, 'print(publish_on_host(os.environ["COMPASS_PUBLISH_FROM"], sys.argv[2:]))')
 
 
 def _publish_all(wh: Warehouse) -> list[str]:
