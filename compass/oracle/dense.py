@@ -44,7 +44,7 @@ class DenseRecords:
     prompt_ids[N]     every prompt key, sorted (`prepare.prompt_keys`: split/query_id when there is a split)
     model_ids[L]      every model, sorted
     correct[N, L, G]  φ of each record (G: the largest generation + 1)
-    cost[N, L, G]     its cost_usd (NaN when null); None when the records have no cost_usd column
+    cost[N, L, G]     its cost_usd (NaN when null or NaN); None when no record has one
     tokens            (tokens_in, tokens_out)[N, L, G], read only when some record lacks a cost; else None
     categories        the distinct category labels; None when the records have no category column
     category[N, L]    code into `categories` of each cell's generation-0 record (−1: null or no record)

@@ -100,3 +100,56 @@ def test_records_breaking_a_rule_go_back_to_the_rows(con):
                               prompt_key=True), _prices(), "s")
     con.execute("update broken set correct = 2 where query_id = 'q1'")
     assert dense_records(con, "s", table="broken") is None  # not 0/1: read as rows
+
+
+def _small(seed: int = 1) -> pd.DataFrame:
+    """6 ids in train and test x 3 priced models, one generation, a category varying by model and generation."""
+    rng = np.random.default_rng(seed)
+    rows = [("t", split, f"q{q}", model, 0, float(rng.integers(0, 2)), float(rng.integers(1, 99)),
+             float(rng.integers(1, 99)), f"{rng.choice(['x', 'Y', 'é'])}-{model}", float(rng.random()))
+            for q in range(6) for split in ("train", "test") for model in ("a", "b", "c")]
+    return pd.DataFrame(rows, columns=["dataset", "split", "query_id", "model_id", "generation", "correct",
+                                       "tokens_in", "tokens_out", "category", "cost_usd"])
+
+
+def _table(frame: pd.DataFrame, *updates: str) -> duckdb.DuckDBPyConnection:
+    connection = duckdb.connect()
+    connection.register("frame", frame.sample(frac=1.0, random_state=2))
+    connection.execute("create table t as select * from frame")
+    for update in updates:
+        connection.execute(update)
+    return connection
+
+
+SMALL = {  # a case -> (the records, SQL run on them): the dense path must prepare what the rows prepare
+    # a NULL split keys the prompt "/q1", as `prompt_keys` does
+    "null_split": (_small(), "update t set split = null where query_id = 'q1' and split = 'train'"),
+    # topics: the first model's generation-0 category, not a later model's or generation's
+    "topics": (pd.concat([_small(), _small(2).assign(generation=1, category="later")]), "select 1"),
+    # a NaN cost_usd (an Arrow/Parquet ingest keeps NaN; pandas gives NULL) is missing: priced from tokens
+    "nan_cost": (_small(), "update t set cost_usd = 'nan'::double"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SMALL))
+def test_small_cases_prepare_as_the_rows(case):
+    frame, update = SMALL[case]
+    con = _table(frame, update)
+    dense = dense_records(con, "t", table="t")
+    assert dense is not None
+    after = prepare_dense(dense, _prices(), "t")
+    _assert_same_prepared(after, _rows_path(con, "t"))
+    if case == "nan_cost":
+        assert after.cost_basis == "tokens_x_price_usd" and dense.cost is None  # no tensor of NaN costs
+    if case == "topics":
+        assert set(after.full.topics) <= {"x-a", "Y-a", "é-a"}
+
+
+def test_a_duplicated_slot_or_a_prompt_with_two_keys_goes_back_to_the_rows():
+    frame = _small()
+    with pytest.raises(RowsNeeded):  # the second record would overwrite the first
+        prepare_dense(dense_records(_table(pd.concat([frame, frame.iloc[[4]]])), "t", table="t"), _prices(), "t")
+    # q1 of a NULL and of an empty split: both keyed "/q1"
+    two_keys = _table(frame, "update t set split = null where query_id = 'q1' and split = 'train'",
+                      "update t set split = '' where query_id = 'q1' and split = 'test'")
+    assert dense_records(two_keys, "t", table="t") is None
