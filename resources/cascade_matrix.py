@@ -105,7 +105,9 @@ def _summary(con: duckdb.DuckDBPyConnection, view: str, signals: list[str]) -> t
     """The view's per-model counts (`compass.cascades.data.SUMMARY_COLUMNS`) and each float signal's dtype: float32
     when every value of it is a float32 exactly (NULLs and NaN aside), else float64; in one scan."""
     floats = [c for c in signals if c != LABEL_COLUMN]
-    exact = "".join(f", coalesce(bool_and({c}::float::double = {c}), true) as exact_{c}" for c in floats)
+    # beyond ±FLT_MAX (a log-probability of -1e40) the cast fails: not a float32
+    exact = "".join(f", coalesce(bool_and(coalesce(try_cast({c} as float)::double = {c}, {c} is null)), true) "
+                    f"as exact_{c}" for c in floats)
     summary = con.execute(f"""
         select model_id,
                count(*) filter (confidence is null or isnan(confidence)) as nan_confidence,

@@ -6,6 +6,7 @@ reused across splits and NULL confidences in the later generation, and on two em
 import logging
 from types import SimpleNamespace
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -140,3 +141,28 @@ def test_no_confidence_is_none_and_the_store_gives_the_matrices_back(warehouse, 
     assert len(builds) == 1
     pd.testing.assert_frame_equal(back.long(), wide.long(), check_exact=True)
     assert {c: v.dtype for c, v in back.values.items()} == {c: v.dtype for c, v in wide.values.items()}
+
+
+def _small_cascade(fault: str) -> pd.DataFrame:
+    """Two splits x 6 queries (q10..q15) x 3 models, generation 0, with one fault `_long_path`'s preparation accepts."""
+    frame = _synthetic("d")
+    frame = frame[frame["generation"].eq(0) & frame["query_id"].isin([f"q{q}" for q in range(10, 16)])].copy()
+    if fault == "null_split":  # a missing split is train
+        frame.loc[frame["split"].eq("train") & frame["query_id"].isin(["q11", "q14"]), "split"] = None
+    elif fault == "null_generation":  # a missing generation is 0
+        frame["generation"] = frame["generation"].astype(object).where(frame["model_id"].ne("m-a"), None)
+    elif fault == "huge_confidence":  # a log-probability below -FLT_MAX stays float64
+        frame.loc[frame.index[3], "confidence"] = -1e40
+    return frame
+
+
+@pytest.mark.parametrize("fault", ["null_split", "null_generation", "huge_confidence"])
+def test_small_faults_give_the_long_records(fault):
+    con = duckdb.connect()
+    con.register("frame", _small_cascade(fault))
+    con.execute("create table t as select * from frame")
+    keys = ["split", "query_id", "model_id"]  # a NULL split's rows come first in the long path (wide.py)
+    old = prepare_records(coded_records(con, "d", LONG, table="t"), "d").sort_values(keys, ignore_index=True)
+    new = cascade_matrix(con, "d", table="t").long().sort_values(keys, ignore_index=True)
+    pd.testing.assert_frame_equal(new, old[list(new.columns)], check_exact=True)
+    assert len(new) == len(_small_cascade(fault))
