@@ -131,13 +131,13 @@ def _first_duplicate(con: duckdb.DuckDBPyConnection, view: str) -> tuple[object,
 
 
 def _rows(con: duckdb.DuckDBPyConnection, queries: str) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """(split names, per-row split codes int8, per-row query ids as a fixed-width str array), fetched in chunks."""
+    """(split names, per-row split codes int8, per-row query ids as str objects), fetched in chunks. Not a
+    fixed-width str array: that sizes every id by the longest (one 4,000-character id: 16 kB per row)."""
     names = tuple(con.execute(f"select distinct split from {queries} order by split").fetchnumpy()["split"].tolist())
     if len(names) > 127:
         raise ValueError(f"{len(names)} splits; a cascade dataset has a few (train, test)")
-    width = con.execute(f"select coalesce(max(strlen(query_id)), 1) from {queries}").fetchone()[0]  # bytes >= chars
     n = con.execute(f"select count(*) from {queries}").fetchone()[0]
-    codes, ids = np.empty(n, np.int8), np.empty(n, f"<U{max(width, 1)}")
+    codes, ids = np.empty(n, np.int8), np.empty(n, object)
     code_of = ", ".join(f"'{_quoted(s)}'" for s in names)
     result = con.execute(f"select r, list_position([{code_of}], split) - 1 as s, query_id from {queries}")
     while (batch := _chunk(result)) is not None:

@@ -151,12 +151,14 @@ def _small_cascade(fault: str) -> pd.DataFrame:
         frame.loc[frame["split"].eq("train") & frame["query_id"].isin(["q11", "q14"]), "split"] = None
     elif fault == "null_generation":  # a missing generation is 0
         frame["generation"] = frame["generation"].astype(object).where(frame["model_id"].ne("m-a"), None)
+    elif fault == "long_id":  # one 4,000-character (8,000-byte) id
+        frame["query_id"] = frame["query_id"].replace("q12", "é" * 4000)
     elif fault == "huge_confidence":  # a log-probability below -FLT_MAX stays float64
         frame.loc[frame.index[3], "confidence"] = -1e40
     return frame
 
 
-@pytest.mark.parametrize("fault", ["null_split", "null_generation", "huge_confidence"])
+@pytest.mark.parametrize("fault", ["null_split", "null_generation", "huge_confidence", "long_id"])
 def test_small_faults_give_the_long_records(fault):
     con = duckdb.connect()
     con.register("frame", _small_cascade(fault))
@@ -166,3 +168,7 @@ def test_small_faults_give_the_long_records(fault):
     new = cascade_matrix(con, "d", table="t").long().sort_values(keys, ignore_index=True)
     pd.testing.assert_frame_equal(new, old[list(new.columns)], check_exact=True)
     assert len(new) == len(_small_cascade(fault))
+    wide = cascade_matrix(con, "d", table="t")
+    assert wide.query_ids.nbytes <= 8 * len(wide.query_ids)  # a reference per row, not the longest id's width
+    back = prepared_store.decode_wide(prepared_store.encode_wide(wide))
+    assert back.query_ids.tolist() == wide.query_ids.tolist() and back.query_ids.nbytes <= 8 * len(back.query_ids)
