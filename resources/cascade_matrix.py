@@ -119,7 +119,9 @@ def _summary(con: duckdb.DuckDBPyConnection, view: str, signals: list[str]) -> t
                max(confidence) filter (split = 'train') as train_max_confidence{exact}
         from {view} group by model_id order by model_id""").df()
     if summary["model_id"].isna().any():
-        raise ValueError("a record has no model_id")
+        split, query = con.execute(f"select split, query_id from {view} where model_id is null "
+                                   "order by split, query_id limit 1").fetchone()
+        raise ValueError(f"the record of split {split!r}, query_id {query!r} has no model_id")
     narrow = {c: np.float32 if summary[f"exact_{c}"].all() else np.float64 for c in floats}
     return summary[list(SUMMARY_COLUMNS)], narrow
 

@@ -172,3 +172,12 @@ def test_small_faults_give_the_long_records(fault):
     assert wide.query_ids.nbytes <= 8 * len(wide.query_ids)  # a reference per row, not the longest id's width
     back = prepared_store.decode_wide(prepared_store.encode_wide(wide))
     assert back.query_ids.tolist() == wide.query_ids.tolist() and back.query_ids.nbytes <= 8 * len(back.query_ids)
+
+
+def test_a_record_without_a_model_names_its_query():
+    con = duckdb.connect()
+    con.register("frame", _small_cascade("none").assign(model_id=lambda f: f["model_id"].where(
+        ~(f["query_id"].eq("q13") & f["split"].eq("test") & f["model_id"].eq("m-a")), None)))
+    con.execute("create table t as select * from frame")
+    with pytest.raises(ValueError, match="^the record of split 'test', query_id 'q13' has no model_id$"):
+        cascade_matrix(con, "d", table="t")

@@ -183,3 +183,10 @@ def test_a_missing_cell_or_token_prices_cost_no_memory_over_the_benchmark_case()
     bench = _peak_bytes_per_slot(tokens=False, missing_cell=False)
     for tokens, missing_cell in ((False, True), (True, False), (True, True)):
         assert _peak_bytes_per_slot(tokens, missing_cell) < 1.05 * bench, (tokens, missing_cell)
+
+
+def test_a_record_without_a_model_names_its_prompt():  # was a TypeError of sorting None with str
+    con = _table(_small(), "update t set model_id = null where query_id = 'q2' and split = 'test' and model_id = 'b'")
+    assert dense_records(con, "t", table="t") is None
+    with pytest.raises(ValueError, match="dataset 't': the record of query_id 'test/q2' has no model_id"):
+        _rows_path(con, "t")
