@@ -105,7 +105,9 @@ def _summary(con: duckdb.DuckDBPyConnection, view: str, signals: list[str]) -> t
     """The view's per-model counts (`compass.cascades.data.SUMMARY_COLUMNS`) and each float signal's dtype: float32
     when every value of it is a float32 exactly (NULLs and NaN aside), else float64; in one scan."""
     floats = [c for c in signals if c != LABEL_COLUMN]
-    exact = "".join(f", coalesce(bool_and({c}::float::double = {c}), true) as exact_{c}" for c in floats)
+    # beyond ±FLT_MAX (a log-probability of -1e40) the cast fails: not a float32
+    exact = "".join(f", coalesce(bool_and(coalesce(try_cast({c} as float)::double = {c}, {c} is null)), true) "
+                    f"as exact_{c}" for c in floats)
     summary = con.execute(f"""
         select model_id,
                count(*) filter (confidence is null or isnan(confidence)) as nan_confidence,
@@ -117,7 +119,9 @@ def _summary(con: duckdb.DuckDBPyConnection, view: str, signals: list[str]) -> t
                max(confidence) filter (split = 'train') as train_max_confidence{exact}
         from {view} group by model_id order by model_id""").df()
     if summary["model_id"].isna().any():
-        raise ValueError("a record has no model_id")
+        split, query = con.execute(f"select split, query_id from {view} where model_id is null "
+                                   "order by split, query_id limit 1").fetchone()
+        raise ValueError(f"the record of split {split!r}, query_id {query!r} has no model_id")
     narrow = {c: np.float32 if summary[f"exact_{c}"].all() else np.float64 for c in floats}
     return summary[list(SUMMARY_COLUMNS)], narrow
 
@@ -129,13 +133,13 @@ def _first_duplicate(con: duckdb.DuckDBPyConnection, view: str) -> tuple[object,
 
 
 def _rows(con: duckdb.DuckDBPyConnection, queries: str) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """(split names, per-row split codes int8, per-row query ids as a fixed-width str array), fetched in chunks."""
+    """(split names, per-row split codes int8, per-row query ids as str objects), fetched in chunks. Not a
+    fixed-width str array: that sizes every id by the longest (one 4,000-character id: 16 kB per row)."""
     names = tuple(con.execute(f"select distinct split from {queries} order by split").fetchnumpy()["split"].tolist())
     if len(names) > 127:
         raise ValueError(f"{len(names)} splits; a cascade dataset has a few (train, test)")
-    width = con.execute(f"select coalesce(max(strlen(query_id)), 1) from {queries}").fetchone()[0]  # bytes >= chars
     n = con.execute(f"select count(*) from {queries}").fetchone()[0]
-    codes, ids = np.empty(n, np.int8), np.empty(n, f"<U{max(width, 1)}")
+    codes, ids = np.empty(n, np.int8), np.empty(n, object)
     code_of = ", ".join(f"'{_quoted(s)}'" for s in names)
     result = con.execute(f"select r, list_position([{code_of}], split) - 1 as s, query_id from {queries}")
     while (batch := _chunk(result)) is not None:

@@ -43,9 +43,11 @@ def dense_records(con: duckdb.DuckDBPyConnection, dataset: str,
     rows, bad, max_generation, costed = con.execute(
         f"select count(*), count_if({key} is null or t.model_id is null or t.generation is null or t.correct is null "
         f"or t.generation < 0 or (t.correct <> 0 and t.correct <> 1)) + {fractional}, max(t.generation), "
-        f"{'count(t.cost_usd)' if cost else '0'} from {table} t where t.dataset = $dataset", where).fetchone()
+        f"{'count(*) filter (not isnan(t.cost_usd))' if cost else '0'} from {table} t where t.dataset = $dataset",
+        where).fetchone()  # a NaN cost (Arrow/Parquet keep NaN) is a missing one, as in pandas
     if rows == 0 or bad:
         return None
+    cost = cost and costed > 0  # no tensor of missing costs
     tokens = (not cost or costed < rows) and {"tokens_in", "tokens_out"} <= set(types)
     tag = uuid.uuid4().hex[:12]
     names = {"prompt": f"_oracle_prompts_{tag}", "model": f"_oracle_models_{tag}", "category": f"_oracle_cats_{tag}"}

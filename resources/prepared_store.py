@@ -14,7 +14,7 @@ when it is written. A file lock per (kind, dataset) makes concurrent assets wait
 does not load (truncated, corrupt) is built again. Without a pinned extract (an old layout, a test warehouse) or when
 a listed table is not versioned (no data_version column) nothing is stored. The cascade's preparation is its
 (query x model) matrices (`compass.cascades.wide.WideRecords`, `encode_wide`: numeric arrays as they are, the
-labels fixed-width str).
+labels fixed-width str, the query ids UTF-8 bytes and offsets).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import TypeVar
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from compass.cascades.wide import WideRecords
 from compass.oracle.prepare import ModelSet, Prepared
@@ -237,16 +238,24 @@ def decode_prepared(arrays: dict[str, np.ndarray]) -> Prepared:
 
 
 def encode_wide(records: WideRecords) -> dict[str, np.ndarray]:
-    """`WideRecords` as arrays: the split names and codes, the query ids (fixed-width str), the models, the presence
-    mask and each value matrix as `v:<column>` (its own dtype)."""
+    """`WideRecords` as arrays: the split names and codes, the query ids (their UTF-8 bytes and offsets: a
+    fixed-width array would size each by the longest), the models, the presence mask and each value matrix as
+    `v:<column>` (its own dtype)."""
+    ids = pa.array(records.query_ids, type=pa.large_string())
+    offsets = np.frombuffer(ids.buffers()[1], np.int64)[:len(ids) + 1]
+    data = np.frombuffer(ids.buffers()[2], np.uint8)[:offsets[-1]] if offsets[-1] else np.empty(0, np.uint8)
     out = {"split_names": np.array(records.split_names, dtype=str), "split_codes": records.split_codes,
-           "query_ids": records.query_ids, "models": np.array(records.models, dtype=str), "present": records.present}
+           "query_ids.offsets": offsets, "query_ids.utf8": data, "models": np.array(records.models, dtype=str),
+           "present": records.present}
     for column, values in records.values.items():
         out[f"v:{column}"] = values
     return out
 
 
 def decode_wide(arrays: dict[str, np.ndarray]) -> WideRecords:
-    return WideRecords(tuple(arrays["split_names"].tolist()), arrays["split_codes"], arrays["query_ids"],
-                       tuple(arrays["models"].tolist()), arrays["present"],
+    offsets = arrays["query_ids.offsets"]
+    ids = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets),
+                                           pa.py_buffer(arrays["query_ids.utf8"]))
+    return WideRecords(tuple(arrays["split_names"].tolist()), arrays["split_codes"],
+                       ids.to_numpy(zero_copy_only=False), tuple(arrays["models"].tolist()), arrays["present"],
                        {name[2:]: value for name, value in arrays.items() if name.startswith("v:")})

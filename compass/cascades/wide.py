@@ -7,7 +7,9 @@ Python object per string cell (100 M rows: > 8 GB).
 
 A row is a query of one split, (split, query_id), the rows sorted by split then query id, the columns the models
 sorted by name: the order `prepare_records`' long frame has (split, query_id, model_id), so a model's values in row
-order are its rows of the long frame in order (`model_values`) and `long` gives that frame back exactly. A cell that
+order are its rows of the long frame in order (`model_values`) and `long` gives that frame back exactly when every
+record has a split: `prepare_records` reads a NULL split as train but keeps its rows first (the records' order puts
+NULL splits first), here they sort among the train rows by query id (same rows, other order). A cell that
 has no record is absent (`present`); a value matrix holds NaN there. `correct` is int8 (0/1), every other signal the
 float64 it was, or float32 when every value of the column is a float32 exactly (a lossless narrowing: token counts).
 """
@@ -29,7 +31,7 @@ class WideRecords:
 
     split_names: tuple[str, ...]  # sorted
     split_codes: np.ndarray  # (Q,) int8 into split_names
-    query_ids: np.ndarray  # (Q,) str
+    query_ids: np.ndarray  # (Q,) str (objects from the warehouse: a fixed width would size each by the longest)
     models: tuple[str, ...]  # sorted
     present: np.ndarray  # (Q, M) bool: the cell has a record
     values: Mapping[str, np.ndarray] = field(default_factory=dict)  # column -> (Q, M)

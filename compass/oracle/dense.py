@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from compass.oracle.prepare import (MIN_COVERAGE, PLACEHOLDER_COST, ModelSet, Prepared, longest_g, model_prices,
-                                    prepared, token_cost)
+                                    prepared)
 from compass.oracle.records import OracleArrays, model_costs_array
 
 
@@ -37,14 +37,14 @@ class RowsNeeded(Exception):
     """The records break a rule of `prepare` (or do not fit the dense form): prepare them as rows."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class DenseRecords:
     """Every record of one dataset in dense slots; NaN where a (prompt, model, generation) has no record.
 
     prompt_ids[N]     every prompt key, sorted (`prepare.prompt_keys`: split/query_id when there is a split)
     model_ids[L]      every model, sorted
     correct[N, L, G]  φ of each record (G: the largest generation + 1)
-    cost[N, L, G]     its cost_usd (NaN when null); None when the records have no cost_usd column
+    cost[N, L, G]     its cost_usd (NaN when null or NaN); None when no record has one
     tokens            (tokens_in, tokens_out)[N, L, G], read only when some record lacks a cost; else None
     categories        the distinct category labels; None when the records have no category column
     category[N, L]    code into `categories` of each cell's generation-0 record (−1: null or no record)
@@ -64,23 +64,37 @@ class DenseRecords:
     record_rank: np.ndarray
     rows: int
 
+    def take(self, name: str) -> np.ndarray | tuple[np.ndarray, np.ndarray] | None:
+        """The tensor(s) `name` ("correct", "cost", "tokens"), given up by the records: `prepare_dense` takes each
+        before it cuts it, so the uncut tensor is freed once the cut copy exists (10^8 records: ~0.8 GB each)."""
+        value = getattr(self, name)
+        setattr(self, name, None)
+        return value
+
 
 def prepare_dense(records: DenseRecords, model_costs: pd.DataFrame, dataset: str,
                   min_coverage: float = MIN_COVERAGE) -> Prepared:
-    """`prepare.prepare` of the dense records (the module docstring); `RowsNeeded` where `prepare` would raise."""
-    present = ~np.isnan(records.correct)
+    """`prepare.prepare` of the dense records (the module docstring); `RowsNeeded` where `prepare` would raise.
+    It takes the tensors out of `records` (`DenseRecords.take`): prepare a `DenseRecords` once."""
+    correct = records.take("correct")
+    present = ~np.isnan(correct)
     if np.count_nonzero(present) != records.rows:  # two records in one slot
         raise RowsNeeded("duplicate (prompt, model, generation) records")
     prompts, models, low_coverage, n_dropped = _complete_cases(present, records.model_ids, min_coverage)
-    whole = len(prompts) == present.shape[0] and len(models) == present.shape[1]
-    used = np.flatnonzero(present.any(axis=(0, 1)) if whole else present[prompts][:, models].any(axis=(0, 1)))
+    all_prompts, all_models = len(prompts) == present.shape[0], len(models) == present.shape[1]
+    # advanced indices on the leading axes give one C-order copy (a slice between them would not)
+    kept = (prompts, slice(None)) if all_models else (prompts[:, None], models)
+    used = np.flatnonzero((present if all_prompts and all_models else present[kept]).any(axis=(0, 1)))
     g = int(used[-1]) + 1
 
     def cut(a: np.ndarray) -> np.ndarray:
-        """The complete cases' slots of a (N, L, G) tensor (a view when nothing is dropped)."""
-        return a if whole and g == a.shape[2] else np.ascontiguousarray(a[prompts][:, models][:, :, :g])
+        """The complete cases' slots of a (N, L, G) tensor: one C-order copy (a view when nothing is dropped)."""
+        if all_prompts and all_models:
+            return a if g == a.shape[2] else np.ascontiguousarray(a[:, :, :g])
+        return np.ascontiguousarray(a[(*kept, slice(0, g))])
 
-    present, correct = cut(present), cut(records.correct)
+    correct = cut(correct)  # the uncut tensor goes (records gave it up)
+    present = cut(present)
     model_ids, prompt_ids = records.model_ids[models], records.prompt_ids[prompts]
     per_cell = present.sum(axis=2, dtype=np.int32)  # G_l per cell (its float copy is `trials`)
     g_model = per_cell.max(axis=0)
@@ -133,7 +147,7 @@ def _costs(records: DenseRecords, present: np.ndarray, cut, model_ids: np.ndarra
     """`prepare.record_costs` on the slots: (record costs or None, blended price per model or None, basis,
     unpriced models)."""
     if records.cost is not None:
-        cost = cut(records.cost)
+        cost = cut(records.take("cost"))
         known = np.count_nonzero(present & ~np.isnan(cost))
         if known == np.count_nonzero(present):
             if np.any(cost < 0):
@@ -144,13 +158,25 @@ def _costs(records: DenseRecords, present: np.ndarray, cut, model_ids: np.ndarra
     prices = model_prices(model_costs, dataset)
     unpriced = [m for m in model_ids if m not in prices.index]
     if records.tokens is not None:
-        tokens_in, tokens_out = cut(records.tokens[0]), cut(records.tokens[1])
+        tokens_in, tokens_out = records.take("tokens")
+        tokens_in, tokens_out = cut(tokens_in), cut(tokens_out)
         if not (np.isnan(tokens_in) & present).any() and not (np.isnan(tokens_out) & present).any():
             p = prices.reindex(model_ids)
-            usd = token_cost(tokens_in, tokens_out, p["input_usd_per_mtok"].to_numpy()[None, :, None],
-                             p["output_usd_per_mtok"].to_numpy()[None, :, None])
+            usd = _token_cost(tokens_in, tokens_out, p["input_usd_per_mtok"].to_numpy()[None, :, None],
+                              p["output_usd_per_mtok"].to_numpy()[None, :, None])
             return usd, None, "tokens_x_price_usd", unpriced
     return None, prices["blended_usd_per_mtok"], "blended_price_usd_per_mtok", unpriced
+
+
+def _token_cost(tokens_in: np.ndarray, tokens_out: np.ndarray, input_usd_per_mtok: np.ndarray,
+                output_usd_per_mtok: np.ndarray) -> np.ndarray:
+    """`prepare.token_cost`, the same operations in the same order (the same bits), with one temporary of a block
+    of prompts instead of three of the whole tensor."""
+    usd = np.multiply(tokens_in, input_usd_per_mtok)
+    for start in range(0, len(usd), BLOCK):
+        usd[start:start + BLOCK] += tokens_out[start:start + BLOCK] * output_usd_per_mtok
+    usd /= 1e6
+    return usd
 
 
 def _topics(records: DenseRecords, prompts: np.ndarray, models: np.ndarray):

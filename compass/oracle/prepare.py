@@ -144,6 +144,10 @@ def prepare(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> P
     """Validate one dataset's records and build the model sets (see the module docstring)."""
     if records.empty:
         raise ValueError(f"dataset {dataset!r}: no rows in raw.query_records")
+    if "model_id" in records and records["model_id"].isna().any():
+        row = records[records["model_id"].isna()].iloc[0]
+        where = ", ".join(f"{c} {row[c]!r}" for c in ("split", "query_id") if c in records)
+        raise ValueError(f"dataset {dataset!r}: the record of {where} has no model_id")
     records, low_coverage, n_dropped_prompts = complete_cases(prompt_keys(records), dataset)
     records, model_cost, basis, unpriced = record_costs(records, model_costs, dataset)
     full = _arrays(records, model_cost, dataset, uniform=bool(unpriced))

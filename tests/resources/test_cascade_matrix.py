@@ -6,6 +6,7 @@ reused across splits and NULL confidences in the later generation, and on two em
 import logging
 from types import SimpleNamespace
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -210,3 +211,43 @@ def test_economics_two_model_cascades_and_fail_fast_read_the_matrices_as_the_lon
         for split in ("train", "test"):
             pd.testing.assert_frame_equal(cs._pair_frame(cal_wide, model, split), cs._pair_frame(cal_old, model, split),
                                           check_exact=True)
+
+
+def _small_cascade(fault: str) -> pd.DataFrame:
+    """Two splits x 6 queries (q10..q15) x 3 models, generation 0, with one fault `_long_path`'s preparation accepts."""
+    frame = _synthetic("d")
+    frame = frame[frame["generation"].eq(0) & frame["query_id"].isin([f"q{q}" for q in range(10, 16)])].copy()
+    if fault == "null_split":  # a missing split is train
+        frame.loc[frame["split"].eq("train") & frame["query_id"].isin(["q11", "q14"]), "split"] = None
+    elif fault == "null_generation":  # a missing generation is 0
+        frame["generation"] = frame["generation"].astype(object).where(frame["model_id"].ne("m-a"), None)
+    elif fault == "long_id":  # one 4,000-character (8,000-byte) id
+        frame["query_id"] = frame["query_id"].replace("q12", "é" * 4000)
+    elif fault == "huge_confidence":  # a log-probability below -FLT_MAX stays float64
+        frame.loc[frame.index[3], "confidence"] = -1e40
+    return frame
+
+
+@pytest.mark.parametrize("fault", ["null_split", "null_generation", "huge_confidence", "long_id"])
+def test_small_faults_give_the_long_records(fault):
+    con = duckdb.connect()
+    con.register("frame", _small_cascade(fault))
+    con.execute("create table t as select * from frame")
+    keys = ["split", "query_id", "model_id"]  # a NULL split's rows come first in the long path (wide.py)
+    old = prepare_records(coded_records(con, "d", LONG, table="t"), "d").sort_values(keys, ignore_index=True)
+    new = cascade_matrix(con, "d", table="t").long().sort_values(keys, ignore_index=True)
+    pd.testing.assert_frame_equal(new, old[list(new.columns)], check_exact=True)
+    assert len(new) == len(_small_cascade(fault))
+    wide = cascade_matrix(con, "d", table="t")
+    assert wide.query_ids.nbytes <= 8 * len(wide.query_ids)  # a reference per row, not the longest id's width
+    back = prepared_store.decode_wide(prepared_store.encode_wide(wide))
+    assert back.query_ids.tolist() == wide.query_ids.tolist() and back.query_ids.nbytes <= 8 * len(back.query_ids)
+
+
+def test_a_record_without_a_model_names_its_query():
+    con = duckdb.connect()
+    con.register("frame", _small_cascade("none").assign(model_id=lambda f: f["model_id"].where(
+        ~(f["query_id"].eq("q13") & f["split"].eq("test") & f["model_id"].eq("m-a")), None)))
+    con.execute("create table t as select * from frame")
+    with pytest.raises(ValueError, match="^the record of split 'test', query_id 'q13' has no model_id$"):
+        cascade_matrix(con, "d", table="t")

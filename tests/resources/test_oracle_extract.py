@@ -6,13 +6,15 @@ answered, a single-generation model among 3-generation ones, an unpriced model,
 costs priced from tokens (cost_usd null) or given per record, categories with nulls, and another dataset's rows in
 the same table. Records that break a rule go back to the rows, which raise their error."""
 
+import tracemalloc
+
 import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
 from compass.ingest.extracts import PRICE_COLUMNS
-from compass.oracle.dense import RowsNeeded, prepare_dense
+from compass.oracle.dense import DenseRecords, RowsNeeded, prepare_dense
 from compass.oracle.prepare import prepare
 from resources.oracle_extract import dense_records
 from resources.query_frames import coded_records
@@ -100,3 +102,91 @@ def test_records_breaking_a_rule_go_back_to_the_rows(con):
                               prompt_key=True), _prices(), "s")
     con.execute("update broken set correct = 2 where query_id = 'q1'")
     assert dense_records(con, "s", table="broken") is None  # not 0/1: read as rows
+
+
+def _small(seed: int = 1) -> pd.DataFrame:
+    """6 ids in train and test x 3 priced models, one generation, a category varying by model and generation."""
+    rng = np.random.default_rng(seed)
+    rows = [("t", split, f"q{q}", model, 0, float(rng.integers(0, 2)), float(rng.integers(1, 99)),
+             float(rng.integers(1, 99)), f"{rng.choice(['x', 'Y', 'é'])}-{model}", float(rng.random()))
+            for q in range(6) for split in ("train", "test") for model in ("a", "b", "c")]
+    return pd.DataFrame(rows, columns=["dataset", "split", "query_id", "model_id", "generation", "correct",
+                                       "tokens_in", "tokens_out", "category", "cost_usd"])
+
+
+def _table(frame: pd.DataFrame, *updates: str) -> duckdb.DuckDBPyConnection:
+    connection = duckdb.connect()
+    connection.register("frame", frame.sample(frac=1.0, random_state=2))
+    connection.execute("create table t as select * from frame")
+    for update in updates:
+        connection.execute(update)
+    return connection
+
+
+SMALL = {  # a case -> (the records, SQL run on them): the dense path must prepare what the rows prepare
+    # a NULL split keys the prompt "/q1", as `prompt_keys` does
+    "null_split": (_small(), "update t set split = null where query_id = 'q1' and split = 'train'"),
+    # topics: the first model's generation-0 category, not a later model's or generation's
+    "topics": (pd.concat([_small(), _small(2).assign(generation=1, category="later")]), "select 1"),
+    # a NaN cost_usd (an Arrow/Parquet ingest keeps NaN; pandas gives NULL) is missing: priced from tokens
+    "nan_cost": (_small(), "update t set cost_usd = 'nan'::double"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SMALL))
+def test_small_cases_prepare_as_the_rows(case):
+    frame, update = SMALL[case]
+    con = _table(frame, update)
+    dense = dense_records(con, "t", table="t")
+    assert dense is not None and (dense.cost is None) == (case == "nan_cost")  # no tensor of NaN costs
+    after = prepare_dense(dense, _prices(), "t")
+    _assert_same_prepared(after, _rows_path(con, "t"))
+    if case == "nan_cost":
+        assert after.cost_basis == "tokens_x_price_usd"
+    if case == "topics":
+        assert set(after.full.topics) <= {"x-a", "Y-a", "é-a"}
+
+
+def test_a_duplicated_slot_or_a_prompt_with_two_keys_goes_back_to_the_rows():
+    frame = _small()
+    with pytest.raises(RowsNeeded):  # the second record would overwrite the first
+        prepare_dense(dense_records(_table(pd.concat([frame, frame.iloc[[4]]])), "t", table="t"), _prices(), "t")
+    # q1 of a NULL and of an empty split: both keyed "/q1"
+    two_keys = _table(frame, "update t set split = null where query_id = 'q1' and split = 'train'",
+                      "update t set split = '' where query_id = 'q1' and split = 'test'")
+    assert dense_records(two_keys, "t", table="t") is None
+
+
+def _peak_bytes_per_slot(tokens: bool, missing_cell: bool, n: int = 20_000) -> float:
+    """tracemalloc's peak while `prepare_dense` runs, inputs included, per (prompt, model) slot (5 models, G = 1)."""
+    rng = np.random.default_rng(0)
+    tracemalloc.start()
+    try:
+        correct = rng.integers(0, 2, (n, 5, 1)).astype(float)
+        correct[7, 3, 0] = np.nan if missing_cell else correct[7, 3, 0]  # prompt 7 dropped: every tensor cut
+        cost = None if tokens else rng.random((n, 5, 1))
+        counts = (rng.integers(1, 500, (n, 5, 1)).astype(float), rng.integers(1, 500, (n, 5, 1)).astype(float))
+        records = DenseRecords(np.array([f"p{i}" for i in range(n)], dtype=object),
+                               np.array(list("abcde"), dtype=object), correct, cost, counts if tokens else None,
+                               None, None, None, np.arange(n), n * 5 - missing_cell)
+        del correct, cost, counts
+        tracemalloc.reset_peak()
+        prepare_dense(records, _prices(), "m")
+        return tracemalloc.get_traced_memory()[1] / (n * 5)
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_missing_cell_or_token_prices_cost_no_memory_over_the_benchmark_case():
+    """rev45 finding 4: the uncut tensors stayed alive beside their cut copies, token prices made 3 full temporaries
+    (main: 65, 81, 81, 89 B per slot; now 65 in each case)."""
+    bench = _peak_bytes_per_slot(tokens=False, missing_cell=False)
+    for tokens, missing_cell in ((False, True), (True, False), (True, True)):
+        assert _peak_bytes_per_slot(tokens, missing_cell) < 1.05 * bench, (tokens, missing_cell)
+
+
+def test_a_record_without_a_model_names_its_prompt():  # was a TypeError of sorting None with str
+    con = _table(_small(), "update t set model_id = null where query_id = 'q2' and split = 'test' and model_id = 'b'")
+    assert dense_records(con, "t", table="t") is None
+    with pytest.raises(ValueError, match="dataset 't': the record of query_id 'test/q2' has no model_id"):
+        _rows_path(con, "t")

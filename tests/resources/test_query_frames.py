@@ -20,10 +20,12 @@ from compass.cascades.data import check_rows
 from compass.cascades.study import prepare_records
 from compass.cascades.wide import WideRecords
 from compass.ingest.extracts import cheapest_prices, no_prices
+from compass.oracle.dense import prepare_dense
 from compass.oracle.prepare import prepare
 from compass.oracle.records import build_arrays
 from resources import prepared_store, readers
 from resources.cascade_matrix import cascade_matrix
+from resources.oracle_extract import dense_records
 from resources.query_extract import publish_records_view
 from resources.query_frames import coded_records
 from resources.warehouse import Warehouse
@@ -191,8 +193,8 @@ def _shared(wh: Warehouse, builds: list, value, encode=lambda v: {"x": np.array(
 
 def test_a_change_to_the_preparing_code_prepares_again(tmp_path, monkeypatch):
     # the hash is of the modules the readers build with, and follows their files
-    builders = {prepare, cascade_matrix, WideRecords.long, coded_records, check_rows, build_arrays,
-                cheapest_prices, readers.oracle_dataset, prepared_store.encode_frame}
+    builders = {prepare, prepare_dense, dense_records, cascade_matrix, WideRecords.long, coded_records, check_rows,
+                build_arrays, cheapest_prices, readers.oracle_dataset, prepared_store.encode_frame}
     assert {f.__module__ for f in builders} <= set(prepared_store.PREPARATION_MODULES)
     (tmp_path / "prep_mod.py").write_text("X = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
