@@ -31,6 +31,7 @@ from sklearn.cluster import KMeans
 from sklearn.mixture import GaussianMixture
 
 from compass.embeddings import DEFAULT_METHOD, embed_queries, fit_features
+from compass.resampling import corrected_se
 
 SEGMENTERS = ("kmeans", "em_gmm")
 REFERENCES = ("global", "random")
@@ -65,10 +66,9 @@ def utility(r: np.ndarray, seg: np.ndarray, choice: dict[int, bool], w: float, d
 TEST_SHARE = 0.3  # held-out share of every split
 
 
-def _resampled_se(gains: pd.Series) -> float:
-    """SE of a mean over re-splits of one data set: Nadeau & Bengio's (2003) corrected resampled-t variance
-    s²·(1/J + n_test/n_train), not s²/J (overlapping splits are correlated; s²/J shrinks to 0 as J grows)."""
-    return float(gains.std() * np.sqrt(1 / len(gains) + TEST_SHARE / (1 - TEST_SHARE)))
+def _resplit_se(gains: pd.Series) -> float:
+    """SE of a mean gain over re-splits with TEST_SHARE held out (n_test/n_train = 0.3/0.7)."""
+    return corrected_se(gains.dropna().to_numpy(), TEST_SHARE / (1 - TEST_SHARE))
 
 
 def evaluate_round(gold: pd.DataFrame, k: int, seed: int, test_share: float = TEST_SHARE, d: int = 50,
@@ -109,7 +109,7 @@ def context_study(labels: pd.DataFrame, ks: tuple[int, ...] = (2, 4, 8), n_round
                   embedder: str = DEFAULT_METHOD) -> pd.DataFrame:
     """Per dataset × k × w factor × method: held-out and in-sample utility (mean over rounds), and the held-out
     gain over each reference with its standard error over rounds (paired: same split, same w; corrected for the
-    overlap of re-splits, `_resampled_se`)."""
+    overlap of re-splits, `resampling.corrected_se`)."""
     frames = []
     for dataset, gold in labels[labels["label_kind"] == "gold"].groupby("dataset", sort=True):
         gold = gold.reset_index(drop=True)
@@ -122,7 +122,7 @@ def context_study(labels: pd.DataFrame, ks: tuple[int, ...] = (2, 4, 8), n_round
     for reference in REFERENCES:
         rounds[f"gain_vs_{reference}"] = _paired_gain(rounds, reference)
         aggs[f"gain_vs_{reference}"] = (f"gain_vs_{reference}", "mean")
-        aggs[f"gain_vs_{reference}_se"] = (f"gain_vs_{reference}", _resampled_se)
+        aggs[f"gain_vs_{reference}_se"] = (f"gain_vs_{reference}", _resplit_se)
     out = rounds.groupby(["dataset", "k", "w_factor", "method"], sort=True).agg(**aggs).reset_index()
     return out
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy import stats
+from compass.resampling import corrected_se
 
 PMUR_GRID = np.round(np.arange(0.0, 1.0001, 0.05), 2)
 
@@ -28,14 +29,6 @@ def interior_mean(gains: np.ndarray, grid: np.ndarray = PMUR_GRID) -> np.ndarray
     the area under the gain curve, so comparing routers picks no share after seeing the data."""
     inner = (grid > 0) & (grid < 1)
     return np.asarray(gains)[..., inner].mean(axis=-1)
-
-
-def corrected_se(differences: np.ndarray, test_over_train: float) -> float:
-    """SE of the mean of k differences from overlapping resamples of one data set: Nadeau & Bengio's (2003)
-    corrected resampled-t s·√(1/k + n_test/n_train), not s/√k (overlapping training sets correlate the differences,
-    and s/√k shrinks to 0 as k grows while the data stay fixed). NaN with fewer than two differences."""
-    diff = np.asarray(differences, dtype=float)
-    return float(diff.std(ddof=1) * np.sqrt(1 / len(diff) + test_over_train)) if len(diff) > 1 else np.nan
 
 
 def paired_comparisons(rounds: pd.DataFrame, baselines: tuple[str, ...] = ("random", "gold_only", "preference_only"),

@@ -33,7 +33,8 @@ from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from compass.router.evaluation import corrected_se, efficiency_gain, interior_mean
+from compass.resampling import corrected_se
+from compass.router.evaluation import efficiency_gain, interior_mean
 from compass.router.learners import LearnerSpec, out_of_sample, predict
 from compass.router.normalize import scale_constant
 from compass.router.routellm import MatrixFactorizationRouter, SimilarityWeightedRouter
@@ -197,7 +198,7 @@ def fold_scores(predictions: dict[str, np.ndarray], r: np.ndarray, folds: int = 
 def difference_se(scores: dict[str, np.ndarray]) -> dict[str, float]:
     """Each candidate's standard error of its paired per-fold differences with the best candidate (the largest mean
     fold score), widened for K-fold's overlapping training sets by Nadeau & Bengio's (2003) correction with
-    n_test/n_train = 1/(K − 1) (`evaluation.corrected_se`: s·√(1/K + 1/(K − 1)), ×1.50 at K = 5): 0 for the best
+    n_test/n_train = 1/(K − 1) (`resampling.corrected_se`: s·√(1/K + 1/(K − 1)), ×1.50 at K = 5): 0 for the best
     itself and with one fold. All candidates are scored on the same held-out rows of each fold, so the rows'
     difficulty, shared by every candidate, cancels in the difference; the marginal SE of the best's fold scores
     keeps it (ESL §7.10 leaves the SE open)."""

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compass.clusters.contexts import REFERENCES, chosen_k, context_study, helps
+from compass.clusters.contexts import REFERENCES, _resplit_se, chosen_k, context_study, helps
 from tests.paths import ROOT
 
 WORDS = {"math": "integral derivative equation algebra matrix theorem proof", "law": "court statute contract tort "
@@ -77,3 +77,9 @@ def test_choices_fitted_on_training_gains_only():
     study = context_study(labels, ks=(8,), n_rounds=10)
     seg = study[(study["method"] == "kmeans") & (study["w_factor"] == 1.0)]
     assert float(seg["gain_vs_global"].iloc[0]) < 0.035
+
+
+def test_the_gain_se_is_corrected_for_overlapping_resplits():
+    """Nadeau & Bengio: gains 0, 1, 0, 1 over 4 re-splits with 30 % held out: s = 0.5774, SE = s·√(1/4 + 0.3/0.7) =
+    0.4756, not s/√4 = 0.2887 (red when the correction is dropped)."""
+    assert _resplit_se(pd.Series([0.0, 1.0, 0.0, 1.0])) == pytest.approx(0.4756, abs=1e-4)
