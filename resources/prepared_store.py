@@ -8,8 +8,9 @@ beside the warehouse (`<warehouse>.prepared/`) as plain numeric arrays in a comp
 strings as int32 codes into a fixed-width label array, None as code −1; nullable integers and booleans as values, a
 mask and the dtype's name); the others load it. The file's name carries the key: the dataset, the extract's data
 version (datasets.query_records_versions, the pin its datasets/records run published), the prices' data versions
-(oracle) and a hash of the source of the modules that build and encode the preparation (`PREPARATION_MODULES`,
-this one included); a new version of any of them is a new file, and the older files of the same dataset are removed
+(oracle), a hash of the source of the modules that build and encode the preparation (`PREPARATION_MODULES`,
+this one included) and the versions of the libraries that shape its arrays (`SHAPING_LIBRARIES`: a numpy, DuckDB,
+pandas or pyarrow upgrade may round, order or type them otherwise); a new version of any of them is a new file, and the older files of the same dataset are removed
 when it is written. A file lock per (kind, dataset) makes concurrent assets wait for the one that builds; a file that
 does not load (truncated, corrupt) is built again. Without a pinned extract (an old layout, a test warehouse) or when
 a listed table is not versioned (no data_version column) nothing is stored. The cascade's preparation is its
@@ -23,6 +24,7 @@ import contextlib
 import fcntl
 import functools
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -47,6 +49,7 @@ PREPARATION_MODULES = ("compass.oracle.prepare", "compass.oracle.records", "comp
                        "compass.ingest.extracts", "compass.cascades.wide", "compass.cascades.data",
                        "resources.cascade_matrix", "resources.query_frames", "resources.oracle_extract",
                        "resources.readers", "resources.prepared_store")
+SHAPING_LIBRARIES = ("numpy", "duckdb", "pandas", "pyarrow")  # their versions are in the key (`library_versions`)
 _MASKED = ("boolean", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float32", "Float64")
 _UNREADABLE = (OSError, ValueError, KeyError, zipfile.BadZipFile)  # what np.load / decode raise on a damaged file
 _ARRAY_FIELDS = ("successes", "trials", "outcomes", "gen_cost", "mean_cost")
@@ -69,7 +72,8 @@ def shared(wh: Warehouse, kind: str, dataset: str, build: Callable[[], T],
     if versions is None:
         return build()
     stem = f"{kind}-{hashlib.sha256(dataset.encode()).hexdigest()[:12]}"
-    key = hashlib.sha256(json.dumps([code_hash(), kind, dataset, versions]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([code_hash(), library_versions(), kind, dataset, versions]).encode()
+                         ).hexdigest()[:16]
     path = store_dir(wh) / f"{stem}-{key}.npz"
     with _locked(store_dir(wh) / f"{stem}.lock"):
         if path.exists():
@@ -109,6 +113,12 @@ def code_hash(modules: tuple[str, ...] = PREPARATION_MODULES) -> str:
             raise ModuleNotFoundError(f"prepared_store: no source for {name}")
         digest.update(name.encode() + b"\0" + Path(spec.origin).read_bytes())
     return digest.hexdigest()
+
+
+@functools.cache
+def library_versions(libraries: tuple[str, ...] = SHAPING_LIBRARIES) -> list[str]:
+    """"name==version" of each installed library of `libraries`, once per process."""
+    return [f"{name}=={importlib.metadata.version(name)}" for name in libraries]
 
 
 def _versions(wh: Warehouse, dataset: str, tables: tuple[str, ...]) -> list[object] | None:

@@ -38,7 +38,7 @@ from compass.mlcompass.rank_uncertainty import Replicates
 from compass.mlcompass.scenarios import Scenario
 from compass.mlcompass.sensitivity import CAPABILITY_AXES, CAPABILITY_COLUMNS, CELL_TIER_COLUMNS, CapabilityCells
 from compass.mlcompass.utility_models import utilities_from_rows
-from compass.oracle.dense import RowsNeeded, prepare_dense
+from compass.oracle.dense import prepare_dense
 from compass.oracle.prepare import Prepared, prepare
 from compass.embeddings import Embedder
 from resources import prepared_store
@@ -185,17 +185,14 @@ def oracle_dataset(wh: Warehouse, dataset: str) -> Prepared:
 
 
 def _prepare_oracle(wh: Warehouse, dataset: str) -> Prepared:
-    """The dense tensors DuckDB fills (`oracle_extract`), prepared by `prepare_dense`; records that break a rule
-    `prepare` enforces are read as rows and prepared by `prepare`, which raises its error."""
+    """The dense tensors DuckDB fills (`oracle_extract`), prepared by `prepare_dense`, which raises `prepare`'s errors
+    itself; a dataset with no records is read as (zero) rows, whose error names the asset to materialize."""
     dense = None
     if wh.table_exists("datasets.query_records"):
         with wh.connect(read_only=True) as con:
             dense = dense_records(con, dataset)
     if dense is not None:
-        try:
-            return prepare_dense(dense, dataset_prices(wh, dataset), dataset)
-        except RowsNeeded:
-            dense = None  # freed before the rows are read
+        return prepare_dense(dense, dataset_prices(wh, dataset), dataset)
     records = _coded_records(wh, dataset, ORACLE_COLUMNS, prompt_key=True)
     if "cost_usd" not in records or records["cost_usd"].isna().any():  # priced from tokens (`record_costs`)
         records = _coded_records(wh, dataset, ORACLE_COLUMNS + ("tokens_in", "tokens_out"), prompt_key=True)

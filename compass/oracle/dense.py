@@ -14,23 +14,28 @@ key and model of the dataset; here the rules of `prepare` run on them, with the 
 * the model sets, the per-model mean cost (summed in the records' own order, as `groupby().mean()` sums it) and
   the topics (the category of each prompt's first record: its first model's generation 0).
 
-Records that break a rule `prepare` enforces raise `RowsNeeded`: the caller prepares them as rows, where the same
-error as always is raised (this module repeats no error message).
+Records that break a rule `prepare` enforces raise `prepare`'s error (the messages are its own functions), in the
+order `prepare` checks them: the coverage rule, then the costs (`record_costs`), then `build_arrays`' rules on the
+records of the kept cells (`_check`); records no slot holds are known by their cells' `DenseRecords.flags`.
+`RowsNeeded` is left for `DenseRecords` a DuckDB scan did not fill (two records in one slot and no `duplicates`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from compass.oracle.prepare import (MIN_COVERAGE, PLACEHOLDER_COST, ModelSet, Prepared, longest_g, model_prices,
-                                    prepared)
-from compass.oracle.records import OracleArrays, model_costs_array
+                                    negative_cost, no_complete_prompt, partial_cost, prepared)
+from compass.oracle.records import (OracleArrays, duplicate_records, generation_rule, model_costs_array,
+                                    not_binary_correct, not_integer_generations, null_values, too_few_models)
 
 
 BLOCK = 1 << 20  # prompts at a time where numpy would copy a whole (N, L, G) tensor
+# bits of `DenseRecords.flags` (resources.oracle_extract sets them)
+NULL_GENERATION, NULL_CORRECT, NOT_INTEGER, NO_COST, NEGATIVE_COST, NO_TOKENS = 1, 2, 4, 16, 32, 64
 
 
 class RowsNeeded(Exception):
@@ -51,6 +56,11 @@ class DenseRecords:
     has_category[N, L]  some record of the cell has a category
     record_rank[N]    each prompt's position in the records' order (split, query_id)
     rows              the number of records filled in
+    flags[N, L]       the kinds (bits above) of the cell's records no slot holds; None when every record has a slot
+    duplicates        the cells (n * L + l) holding two records of one generation; None: not counted
+    null_query_models the models (codes) with a record of no query id
+    dropped_models, dropped_prompts  what the coverage rule dropped before the slots were made (sparse records)
+    not_binary        some slot holds a correctness other than 0/1; None: not counted (the slots are searched)
     """
 
     prompt_ids: np.ndarray
@@ -63,6 +73,12 @@ class DenseRecords:
     has_category: np.ndarray | None
     record_rank: np.ndarray
     rows: int
+    flags: np.ndarray | None = None
+    duplicates: np.ndarray | None = None
+    null_query_models: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    dropped_models: list[str] | None = None
+    dropped_prompts: int = 0
+    not_binary: bool | None = None
 
     def take(self, name: str) -> np.ndarray | tuple[np.ndarray, np.ndarray] | None:
         """The tensor(s) `name` ("correct", "cost", "tokens"), given up by the records: `prepare_dense` takes each
@@ -74,18 +90,22 @@ class DenseRecords:
 
 def prepare_dense(records: DenseRecords, model_costs: pd.DataFrame, dataset: str,
                   min_coverage: float = MIN_COVERAGE) -> Prepared:
-    """`prepare.prepare` of the dense records (the module docstring); `RowsNeeded` where `prepare` would raise.
-    It takes the tensors out of `records` (`DenseRecords.take`): prepare a `DenseRecords` once."""
+    """`prepare.prepare` of the dense records (the module docstring), its errors included. It takes the tensors out
+    of `records` (`DenseRecords.take`): prepare a `DenseRecords` once."""
     correct = records.take("correct")
     present = ~np.isnan(correct)
-    if np.count_nonzero(present) != records.rows:  # two records in one slot
+    if np.count_nonzero(present) != records.rows and records.duplicates is None:  # two records in one slot
         raise RowsNeeded("duplicate (prompt, model, generation) records")
-    prompts, models, low_coverage, n_dropped = _complete_cases(present, records.model_ids, min_coverage)
+    answered = present.any(axis=2) if records.flags is None else present.any(axis=2) | (records.flags != 0)
+    prompts, models, low_coverage, n_dropped = _complete_cases(answered, records.model_ids, min_coverage, dataset)
+    low_coverage, n_dropped = sorted([*(records.dropped_models or []), *low_coverage]), n_dropped + \
+        records.dropped_prompts
+    flags = None if records.flags is None else records.flags[prompts][:, models]
     all_prompts, all_models = len(prompts) == present.shape[0], len(models) == present.shape[1]
     # advanced indices on the leading axes give one C-order copy (a slice between them would not)
     kept = (prompts, slice(None)) if all_models else (prompts[:, None], models)
     used = np.flatnonzero((present if all_prompts and all_models else present[kept]).any(axis=(0, 1)))
-    g = int(used[-1]) + 1
+    g = int(used[-1]) + 1 if len(used) else 1  # no slot: the kept cells' records all break a rule (`_check`)
 
     def cut(a: np.ndarray) -> np.ndarray:
         """The complete cases' slots of a (N, L, G) tensor: one C-order copy (a view when nothing is dropped)."""
@@ -96,11 +116,9 @@ def prepare_dense(records: DenseRecords, model_costs: pd.DataFrame, dataset: str
     correct = cut(correct)  # the uncut tensor goes (records gave it up)
     present = cut(present)
     model_ids, prompt_ids = records.model_ids[models], records.prompt_ids[prompts]
+    record_cost, blended, basis, unpriced = _costs(records, present, cut, model_ids, model_costs, dataset, flags)
     per_cell = present.sum(axis=2, dtype=np.int32)  # G_l per cell (its float copy is `trials`)
-    g_model = per_cell.max(axis=0)
-    if len(models) < 2 or np.any(per_cell != g_model) or np.any(present & (np.arange(g) >= g_model[:, None])):
-        raise RowsNeeded("fewer than 2 models, or a model's generations differ across prompts or skip a number")
-    record_cost, blended, basis, unpriced = _costs(records, present, cut, model_ids, model_costs, dataset)
+    _check(records, correct, present, per_cell, flags, prompts, models, model_ids, n_dropped, dataset)
     order = np.argsort(records.record_rank[prompts], kind="stable")
     topics = _topics(records, prompts, models)
     if unpriced:
@@ -128,44 +146,82 @@ def prepare_dense(records: DenseRecords, model_costs: pd.DataFrame, dataset: str
     return prepared(dataset, basis, full, sets, per_model, unpriced, low_coverage, n_dropped)
 
 
-def _complete_cases(present: np.ndarray, model_ids: np.ndarray,
-                    min_coverage: float) -> tuple[np.ndarray, np.ndarray, list[str], int]:
-    """`prepare.complete_cases` on the slots: (kept prompts, kept models, dropped models, dropped prompts)."""
-    answered = present.any(axis=2)  # (N, L): the model has a record of the prompt
+def _complete_cases(answered: np.ndarray, model_ids: np.ndarray, min_coverage: float,
+                    dataset: str) -> tuple[np.ndarray, np.ndarray, list[str], int]:
+    """`prepare.complete_cases` on the (N, L) cells some record answers: (kept prompts, kept models, dropped models,
+    dropped prompts)."""
     coverage = answered.sum(axis=0)
     low = coverage < min_coverage * coverage.max()
     models = np.flatnonzero(~low)
     kept = answered if not low.any() else answered[:, models]
     full = kept.all(axis=1)
     if not full.any():
-        raise RowsNeeded("no prompt is answered by every model")
+        raise no_complete_prompt(dataset, model_ids[models])
     return np.flatnonzero(full), models, sorted(model_ids[low].tolist()), int(kept.any(axis=1).sum() - full.sum())
 
 
 def _costs(records: DenseRecords, present: np.ndarray, cut, model_ids: np.ndarray, model_costs: pd.DataFrame,
-           dataset: str) -> tuple[np.ndarray | None, pd.Series | None, str, list[str]]:
-    """`prepare.record_costs` on the slots: (record costs or None, blended price per model or None, basis,
-    unpriced models)."""
+           dataset: str, flags: np.ndarray | None) -> tuple[np.ndarray | None, pd.Series | None, str, list[str]]:
+    """`prepare.record_costs` on the slots and the kept cells' `flags`: (record costs or None, blended price per
+    model or None, basis, unpriced models)."""
+    def flagged(bit: int) -> np.ndarray:
+        """(L,): some record of the model without a slot has `bit`."""
+        return np.zeros(len(model_ids), dtype=bool) if flags is None else (flags & bit).any(axis=0)
+
     if records.cost is not None:
         cost = cut(records.take("cost"))
-        known = np.count_nonzero(present & ~np.isnan(cost))
-        if known == np.count_nonzero(present):
-            if np.any(cost < 0):
-                raise RowsNeeded("a negative cost_usd")
+        missing = (present & np.isnan(cost)).any(axis=(0, 2)) | flagged(NO_COST)
+        if not missing.any():
+            negative = (cost < 0).any(axis=(0, 2)) | flagged(NEGATIVE_COST)
+            if negative.any():
+                raise negative_cost(dataset, model_ids[negative])
             return cost, None, "per_query_usd", []
-        if known:
-            raise RowsNeeded("cost_usd on some records but not all")
+        # (a cell's flags are its records' together: one of them with a cost beside one without reads as none)
+        if np.any(present & ~np.isnan(cost)) or (flags is not None and np.any((flags != 0) & ((flags & NO_COST) == 0))):
+            raise partial_cost(dataset, model_ids[missing])
     prices = model_prices(model_costs, dataset)
     unpriced = [m for m in model_ids if m not in prices.index]
     if records.tokens is not None:
         tokens_in, tokens_out = records.take("tokens")
         tokens_in, tokens_out = cut(tokens_in), cut(tokens_out)
-        if not (np.isnan(tokens_in) & present).any() and not (np.isnan(tokens_out) & present).any():
+        if not (np.isnan(tokens_in) & present).any() and not (np.isnan(tokens_out) & present).any() and \
+                not flagged(NO_TOKENS).any():
             p = prices.reindex(model_ids)
             usd = _token_cost(tokens_in, tokens_out, p["input_usd_per_mtok"].to_numpy()[None, :, None],
                               p["output_usd_per_mtok"].to_numpy()[None, :, None])
             return usd, None, "tokens_x_price_usd", unpriced
     return None, prices["blended_usd_per_mtok"], "blended_price_usd_per_mtok", unpriced
+
+
+def _check(records: DenseRecords, correct: np.ndarray, present: np.ndarray, per_cell: np.ndarray,
+           flags: np.ndarray | None, prompts: np.ndarray, models: np.ndarray, model_ids: np.ndarray, n_dropped: int,
+           dataset: str) -> None:
+    """`build_arrays`' rules, in its order, on the records of the kept cells (`correct`, `present`, `per_cell` cut
+    to them; `flags` theirs; `prompts`, `models` the kept codes): `build_arrays`' error where one breaks."""
+    def flagged(bit: int) -> bool:
+        return flags is not None and bool((flags & bit).any())
+
+    # a record without a query id stays when no prompt is dropped (`complete_cases` keeps every kept model's rows)
+    nulls = [c for c, bad in (("query_id", n_dropped == 0 and np.isin(records.null_query_models, models).any()),
+                              ("generation", flagged(NULL_GENERATION)), ("correct", flagged(NULL_CORRECT))) if bad]
+    if nulls:
+        raise null_values(dataset, nulls)
+    if records.not_binary is not False:  # three (N, L, G) temporaries, spared where DuckDB counted none
+        not_binary = present & (correct != 0.0) & (correct != 1.0)
+        if not_binary.any():
+            raise not_binary_correct(dataset, correct[not_binary])
+    if flagged(NOT_INTEGER):
+        raise not_integer_generations(dataset)
+    if len(model_ids) < 2:
+        raise too_few_models(dataset, model_ids)
+    if records.duplicates is not None and len(records.duplicates):
+        n_models = len(records.model_ids)
+        if np.any(np.isin(records.duplicates // n_models, prompts)
+                  & np.isin(records.duplicates % n_models, models)):
+            raise duplicate_records(dataset)
+    g_model = per_cell.max(axis=0)
+    beyond = [bool(present[:, j, g_model[j]:].any()) for j in range(len(model_ids))]
+    generation_rule(per_cell, g_model, beyond, model_ids, dataset)
 
 
 def _token_cost(tokens_in: np.ndarray, tokens_out: np.ndarray, input_usd_per_mtok: np.ndarray,

@@ -63,6 +63,26 @@ def prompt_keys(records: pd.DataFrame) -> pd.DataFrame:
     return records.assign(query_id=records["split"].fillna("").astype(str) + "/" + records["query_id"].astype(str))
 
 
+def missing_model(dataset: str, where: dict[str, object]) -> ValueError:
+    """The first record without a model_id, named by its split and query id (`where`)."""
+    return ValueError(f"dataset {dataset!r}: the record of {', '.join(f'{c} {v!r}' for c, v in where.items())} "
+                      "has no model_id")
+
+
+def no_complete_prompt(dataset: str, models) -> ValueError:
+    return ValueError(f"{dataset}: no prompt is answered by every model {sorted(models)}")
+
+
+def negative_cost(dataset: str, models) -> ValueError:
+    return ValueError(f"{dataset}: negative cost_usd for models {sorted(models)}")
+
+
+def partial_cost(dataset: str, models) -> ValueError:
+    """cost_usd on some records but not on those of `models` (the first five named)."""
+    return ValueError(f"{dataset}: cost_usd is null on some records (models {sorted(models)[:5]}) but not all; "
+                      "fill it or leave it empty for the whole dataset")
+
+
 def complete_cases(records: pd.DataFrame, dataset: str, min_coverage: float = MIN_COVERAGE) -> tuple[pd.DataFrame, list[str], int]:
     """Drop models covering < `min_coverage` of the best coverage, then prompts some kept model skipped.
 
@@ -77,7 +97,7 @@ def complete_cases(records: pd.DataFrame, dataset: str, min_coverage: float = MI
     answered = kept.groupby("query_id")["model_id"].nunique()
     full = answered.index[answered == n_models]
     if len(full) == 0:
-        raise ValueError(f"{dataset}: no prompt is answered by every model {sorted(kept['model_id'].unique())}")
+        raise no_complete_prompt(dataset, kept["model_id"].unique())
     complete = kept if len(full) == len(answered) else kept[kept["query_id"].isin(full)]
     return complete, dropped, int(len(answered) - len(full))
 
@@ -106,13 +126,10 @@ def record_costs(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str)
     cost = records["cost_usd"] if "cost_usd" in records.columns else pd.Series(np.nan, index=records.index)
     if cost.notna().all():
         if (cost < 0).any():
-            bad = sorted(records.loc[cost < 0, "model_id"].unique())
-            raise ValueError(f"{dataset}: negative cost_usd for models {bad}")
+            raise negative_cost(dataset, records.loc[cost < 0, "model_id"].unique())
         return records, None, "per_query_usd", []
     if cost.notna().any():
-        partial = sorted(records.loc[cost.isna(), "model_id"].unique())
-        raise ValueError(f"{dataset}: cost_usd is null on some records (models {partial[:5]}) but not all; "
-                         "fill it or leave it empty for the whole dataset")
+        raise partial_cost(dataset, records.loc[cost.isna(), "model_id"].unique())
     prices = model_prices(model_costs, dataset)
     unpriced = [m for m in models if m not in prices.index]
     tokens = [c for c in ("tokens_in", "tokens_out") if c in records.columns]
@@ -146,8 +163,7 @@ def prepare(records: pd.DataFrame, model_costs: pd.DataFrame, dataset: str) -> P
         raise ValueError(f"dataset {dataset!r}: no rows in raw.query_records")
     if "model_id" in records and records["model_id"].isna().any():
         row = records[records["model_id"].isna()].iloc[0]
-        where = ", ".join(f"{c} {row[c]!r}" for c in ("split", "query_id") if c in records)
-        raise ValueError(f"dataset {dataset!r}: the record of {where} has no model_id")
+        raise missing_model(dataset, {c: row[c] for c in ("split", "query_id") if c in records})
     records, low_coverage, n_dropped_prompts = complete_cases(prompt_keys(records), dataset)
     records, model_cost, basis, unpriced = record_costs(records, model_costs, dataset)
     full = _arrays(records, model_cost, dataset, uniform=bool(unpriced))

@@ -190,22 +190,22 @@ def build_arrays(
                               ("generation", df["generation"].isna().any()), ("correct", df["correct"].isna().any()))
              if bad]
     if nulls:
-        raise ValueError(f"{dataset}: null values in {nulls}")
+        raise null_values(dataset, nulls)
     correct = df["correct"].to_numpy(dtype=float)
     not_binary = (correct != 0.0) & (correct != 1.0)
     if not_binary.any():
-        raise ValueError(f"{dataset}: column 'correct' must be 0/1, found values {np.unique(correct[not_binary])[:5]}")
+        raise not_binary_correct(dataset, correct[not_binary])
     gen = df["generation"].to_numpy()
     if gen.dtype.kind not in "iu":
         if np.any(gen != np.floor(gen)):
-            raise ValueError(f"{dataset}: column 'generation' must hold integers >= 0")
+            raise not_integer_generations(dataset)
         gen = gen.astype(np.int64)
     if np.any(gen < 0):
-        raise ValueError(f"{dataset}: column 'generation' must hold integers >= 0")
+        raise not_integer_generations(dataset)
 
     n, l = len(prompt_ids), len(model_ids)
     if l < 2:
-        raise ValueError(f"{dataset}: oracle routing needs at least 2 models, found only {list(model_ids)}")
+        raise too_few_models(dataset, model_ids)
     g_max = int(gen.max()) + 1
 
     cell = q_codes.astype(np.int64) * l + m_codes
@@ -213,7 +213,7 @@ def build_arrays(
     filled = np.zeros(n * l * g_max, dtype=bool)
     filled[flat] = True
     if np.count_nonzero(filled) < flat.size:
-        raise ValueError(f"{dataset}: duplicate (query_id, model_id, generation) rows")
+        raise duplicate_records(dataset)
     present = filled.reshape(n, l, g_max)
     outcomes = np.full(n * l * g_max, np.nan)
     outcomes[flat] = correct
@@ -221,16 +221,7 @@ def build_arrays(
 
     per_cell = present.sum(axis=2)
     g_model = per_cell.max(axis=0)
-    for j in range(l):
-        cells = per_cell[:, j]
-        if np.any(cells != g_model[j]):
-            bad = int(np.sum(cells != g_model[j]))
-            raise ValueError(
-                f"{dataset}: model {model_ids[j]!r} has {g_model[j]} generations on some prompts but not on "
-                f"{bad} prompt(s); every (prompt, model) cell must carry that model's G"
-            )
-        if np.any(present[:, j, g_model[j]:]):
-            raise ValueError(f"{dataset}: model {model_ids[j]!r} generations are not numbered 0..{g_model[j] - 1}")
+    generation_rule(per_cell, g_model, [present[:, j, g_model[j]:].any() for j in range(l)], model_ids, dataset)
 
     gen_cost = _generation_cost(df, flat, n, l, g_max, model_ids, present, model_cost, dataset)
     topics = None
@@ -248,6 +239,43 @@ def build_arrays(
         gen_cost=gen_cost,
         topics=topics,
     )
+
+
+def null_values(dataset: str, columns: list[str]) -> ValueError:
+    """Records of the dataset hold nulls in `columns`."""
+    return ValueError(f"{dataset}: null values in {columns}")
+
+
+def not_binary_correct(dataset: str, values: np.ndarray) -> ValueError:
+    """Correctness values other than 0/1 (the five smallest named)."""
+    return ValueError(f"{dataset}: column 'correct' must be 0/1, found values {np.unique(values)[:5]}")
+
+
+def not_integer_generations(dataset: str) -> ValueError:
+    return ValueError(f"{dataset}: column 'generation' must hold integers >= 0")
+
+
+def too_few_models(dataset: str, model_ids) -> ValueError:
+    return ValueError(f"{dataset}: oracle routing needs at least 2 models, found only {list(model_ids)}")
+
+
+def duplicate_records(dataset: str) -> ValueError:
+    return ValueError(f"{dataset}: duplicate (query_id, model_id, generation) rows")
+
+
+def generation_rule(per_cell: np.ndarray, g_model: np.ndarray, beyond: list[bool], model_ids, dataset: str) -> None:
+    """ValueError naming the first model (in `model_ids` order) whose cells do not all carry its G_l (`per_cell`
+    (N, L) records per cell, `g_model` the largest) or whose generations reach past G_l − 1 (`beyond`)."""
+    for j in range(len(model_ids)):
+        cells = per_cell[:, j]
+        if np.any(cells != g_model[j]):
+            bad = int(np.sum(cells != g_model[j]))
+            raise ValueError(
+                f"{dataset}: model {model_ids[j]!r} has {g_model[j]} generations on some prompts but not on "
+                f"{bad} prompt(s); every (prompt, model) cell must carry that model's G"
+            )
+        if beyond[j]:
+            raise ValueError(f"{dataset}: model {model_ids[j]!r} generations are not numbered 0..{g_model[j] - 1}")
 
 
 def _factorize(column: pd.Series) -> tuple[np.ndarray, pd.Index]:

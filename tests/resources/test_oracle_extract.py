@@ -69,9 +69,9 @@ def con():
     connection.close()
 
 
-def _rows_path(con, dataset: str):
+def _rows_path(con, dataset: str, table: str = "t"):
     """Today's reader: the coded frame (tokens when a cost is missing), then `prepare`."""
-    records = coded_records(con, dataset, ORACLE_COLUMNS + ("tokens_in", "tokens_out"), table="t", prompt_key=True)
+    records = coded_records(con, dataset, ORACLE_COLUMNS + ("tokens_in", "tokens_out"), table=table, prompt_key=True)
     return prepare(records, _prices(), dataset)
 
 
@@ -92,16 +92,14 @@ def test_the_dense_path_prepares_what_the_rows_prepare(con, dataset, basis):
             assert getattr(a, field).strides == getattr(b, field).strides, field
 
 
-def test_records_breaking_a_rule_go_back_to_the_rows(con):
+def test_records_breaking_a_rule_raise_the_rows_error_from_the_dense_path(con):
     con.execute("create temp table broken as select * from t where dataset = 's' and not "  # a: 2 of 3 on a prompt
                 "(model_id = 'a' and query_id = 'q3' and split = 'train' and generation = 2)")
-    with pytest.raises(RowsNeeded):
+    with pytest.raises(ValueError, match="model 'a' has 3 generations on some prompts but not on 1 prompt") as dense:
         prepare_dense(dense_records(con, "s", table="broken"), _prices(), "s")
-    with pytest.raises(ValueError, match="model 'a' has 3 generations on some prompts but not on 1 prompt"):
-        prepare(coded_records(con, "s", ORACLE_COLUMNS + ("tokens_in", "tokens_out"), table="broken",
-                              prompt_key=True), _prices(), "s")
-    con.execute("update broken set correct = 2 where query_id = 'q1'")
-    assert dense_records(con, "s", table="broken") is None  # not 0/1: read as rows
+    with pytest.raises(ValueError) as rows:
+        _rows_path(con, "s", table="broken")
+    assert str(dense.value) == str(rows.value)
 
 
 def _small(seed: int = 1) -> pd.DataFrame:
@@ -147,14 +145,61 @@ def test_small_cases_prepare_as_the_rows(case):
         assert set(after.full.topics) <= {"x-a", "Y-a", "é-a"}
 
 
-def test_a_duplicated_slot_or_a_prompt_with_two_keys_goes_back_to_the_rows():
-    frame = _small()
-    with pytest.raises(RowsNeeded):  # the second record would overwrite the first
-        prepare_dense(dense_records(_table(pd.concat([frame, frame.iloc[[4]]])), "t", table="t"), _prices(), "t")
-    # q1 of a NULL and of an empty split: both keyed "/q1"
-    two_keys = _table(frame, "update t set split = null where query_id = 'q1' and split = 'train'",
-                      "update t set split = '' where query_id = 'q1' and split = 'test'")
-    assert dense_records(two_keys, "t", table="t") is None
+def _outcome(prepare_path):
+    """("error", its message) or ("prepared", the `Prepared`) of a preparation."""
+    try:
+        return "prepared", prepare_path()
+    except ValueError as exc:
+        return "error", str(exc)
+
+
+_A_Q1 = "model_id = 'a' and query_id = 'q1' and split = 'train'"
+_INSERT = "insert into t select * replace ({}) from t where " + _A_Q1
+RULES = {  # a rule `prepare` enforces -> SQL breaking it on `_small`'s records (or on records it drops)
+    "no_model": ["update t set model_id = null where query_id = 'q2' and split = 'test' and model_id = 'b'"],
+    "no_complete_prompt": ["delete from t where not ((model_id = 'a' and query_id in ('q0', 'q1')) or (model_id = 'b'"
+                           " and query_id in ('q2', 'q3')) or (model_id = 'c' and query_id in ('q4', 'q5')))"],
+    "no_complete_prompt_sparse": ["delete from t where not ((model_id = 'a' and query_id in ('q0', 'q1')) or "
+                                  "(model_id = 'b' and query_id in ('q2', 'q3')) or (model_id = 'c' and query_id in "
+                                  "('q4', 'q5')))", _INSERT.format("9 as generation")],
+    "partial_cost": [f"update t set cost_usd = null where {_A_Q1}"],
+    "negative_cost": ["update t set cost_usd = -1 where model_id = 'c' and query_id = 'q3'"],
+    "null_generation": [f"update t set generation = null where {_A_Q1}"],
+    "null_correct": [f"update t set correct = null where {_A_Q1}"],
+    "null_query_id": [_INSERT.format("null as query_id, 1 as generation")],
+    "not_binary": [f"update t set correct = 2 where {_A_Q1}"],
+    "fractional_generation": ["alter table t alter generation type double", f"update t set generation = 0.5 where "
+                              + _A_Q1],
+    "negative_generation": [f"update t set generation = -1 where {_A_Q1}"],
+    "duplicate": [_INSERT.format("0 as generation")],
+    "uneven_generations": [_INSERT.format("1 as generation")],
+    "not_numbered": ["update t set generation = 1 where model_id = 'b'"],
+    "one_model_left": ["delete from t where model_id <> 'a' and query_id <> 'q0'"],
+    "one_longest_g": ["insert into t select * replace (1 as generation) from t where model_id = 'a'"],
+    # records a rule drops: the same `Prepared` as the rows
+    "bad_records_of_a_dropped_model": ["insert into t select * replace ('z' as model_id, null as generation, 7 as "
+                                       "correct) from t where model_id = 'a' and query_id in ('q1', 'q2')"],
+    "sparse_dropped_model": ["insert into t select * replace ('z' as model_id, 40 as generation) from t where "
+                             "model_id = 'a' and query_id = 'q1'"],
+    "null_and_empty_split": [f"update t set split = null where {_A_Q1}",  # one prompt key "/q1" (`prompt_keys`)
+                             "update t set split = '' where query_id = 'q1' and split = 'train'"],
+}
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_a_broken_rule_gives_the_rows_error_or_result_from_the_dense_path(rule):
+    """Issue 45, rule 1: at 10^8 records the row path runs out of memory, so the dense path itself gives its error
+    or result (no fallback: `dense_records` returns `DenseRecords`, `prepare_dense` raises no `RowsNeeded`)."""
+    con = _table(_small(), *RULES[rule])
+    dense = _outcome(lambda: prepare_dense(dense_records(con, "t", table="t"), _prices(), "t"))
+    rows = _outcome(lambda: _rows_path(con, "t"))
+    assert dense[0] == rows[0] == ("prepared" if rule in ("bad_records_of_a_dropped_model", "sparse_dropped_model",
+                                                          "null_and_empty_split")
+                                   else "error"), (dense, rows)
+    if rows[0] == "error":
+        assert dense[1] == rows[1]
+    else:
+        _assert_same_prepared(dense[1], rows[1])
 
 
 def _peak_bytes_per_slot(tokens: bool, missing_cell: bool, n: int = 20_000) -> float:
@@ -183,10 +228,3 @@ def test_a_missing_cell_or_token_prices_cost_no_memory_over_the_benchmark_case()
     bench = _peak_bytes_per_slot(tokens=False, missing_cell=False)
     for tokens, missing_cell in ((False, True), (True, False), (True, True)):
         assert _peak_bytes_per_slot(tokens, missing_cell) < 1.05 * bench, (tokens, missing_cell)
-
-
-def test_a_record_without_a_model_names_its_prompt():  # was a TypeError of sorting None with str
-    con = _table(_small(), "update t set model_id = null where query_id = 'q2' and split = 'test' and model_id = 'b'")
-    assert dense_records(con, "t", table="t") is None
-    with pytest.raises(ValueError, match="dataset 't': the record of query_id 'test/q2' has no model_id"):
-        _rows_path(con, "t")
