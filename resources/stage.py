@@ -116,6 +116,17 @@ class Stage:
             raise StageUnavailable(f"the stage {self.url} is unreachable: no {MARKER} marker in it (not mounted, or "
                                    f"never set up: Stage.create_empty)")
 
+    def identity(self) -> str:
+        """The stage's id: its marker's, written once by `create_empty`. What the warehouse host and a step compare
+        (pipelines.stage_publish.publish_on_host), not paths: each host may mount the share at its own path. A copy
+        of the folder has the same id; a step's request then names entries the host's folder does not hold, and
+        `publish_pending` refuses it in one line."""
+        self.check()
+        try:
+            return self._read_json(MARKER)["id"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise self._unreachable(exc) from None
+
     def create_empty(self) -> None:
         """Set the stage up, once, in its existing folder (the deployment's setup): the marker (nothing else writes
         it) and, unless there is one, an empty manifest. The warehouse host's first export then exports every table
@@ -297,7 +308,8 @@ class Stage:
                     raise RuntimeError(f"staged entries {', '.join(gone)} of the stage {self.url} were set aside "
                                        f"(failed/) before this publish: not published")
                 raise StageUnavailable(f"the stage {self.url} lost staged entries {', '.join(gone)}: neither pending "
-                                       f"nor published")
+                                       f"nor published (staged to a copy of this folder, its STAGE marker copied "
+                                       f"too? or removed by hand)")
             todo = entries
             set_aside = set()
             try:
