@@ -4,6 +4,7 @@ warehouse host publishes is what the step would have written in place, once, all
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -722,3 +723,36 @@ def test_a_stage_is_its_marker_not_the_path_it_is_mounted_at(stage, tmp_path, mo
                                                r"too\? or removed by hand\)$"):
         publish_many(CONTEXT, StagedWarehouse(str(copy)), {"compass.a": A2}, {"case_id": "c2"})
     assert sorted(host.read("compass.a")["case_id"]) == ["c1", "c1"] and len(host.read(PUBLISHES)) == 1
+
+
+def test_failed_entries_and_publish_records_go_after_the_retention_horizon(stage, tmp_path, monkeypatch,
+                                                                          host_publisher):
+    """Open item 3 of the issue-44 review: the host's retention (after a write's export) removes a failed/ entry and
+    its reason KEEP_S after it was set aside, then its staged file as any unnamed file, and stage.publishes records
+    older than KEEP_S; a younger failed entry stays, and so does an old record whose entry is still in publishing/
+    (a publisher killed after its commit: the record keeps the next publish from applying it again). Red without
+    the failed/ rule (both failed entries stayed; seen red), without the records' rule (the old record stayed; seen
+    red) and when the records' rule ignores publishing/ (that record went; seen red)."""
+    remote = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"})
+    publish_many(CONTEXT, remote, {"compass.w": W}, history=False)
+    old_record, kept_record = host_publisher[0][0][0], host_publisher[0][1][0]
+    monkeypatch.setattr(stage_module, "_check_applies", lambda *args: None)
+    for case in ("c2", "c3"):  # refused by the warehouse: set aside to failed/
+        with pytest.raises(StagedWriteRejected):
+            publish_many(CONTEXT, remote, {"compass.a": A1.assign(value=["x", case])}, {"case_id": case})
+    old_failed, young_failed = sorted(p.name for p in (stage / "failed").glob("*.json"))
+    old_file = Stage(str(stage))._read_json(f"failed/{old_failed}")["writes"][0]["path"]
+    for path in (stage / "failed" / old_failed, stage / "failed" / f"{old_failed}.error", stage / old_file):
+        os.utime(path, (0, 0))  # set aside long ago
+    (stage / "publishing").mkdir(exist_ok=True)
+    (stage / "publishing" / kept_record).write_text(json.dumps({"writes": []}))  # its publisher killed after commit
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    with host.connect() as con:
+        con.execute(f"update {PUBLISHES} set published_at = published_at - interval 8 day")  # both committed long ago
+    monkeypatch.setattr(stage_module, "_collected_at", -float("inf"))
+    host.delete_rows(["compass.a"], {"case_id": "c9"})  # a write on the host: its export, then retention
+    assert sorted(p.name for p in (stage / "failed").iterdir()) == [young_failed, f"{young_failed}.error"]
+    assert not (stage / old_file).exists()
+    assert host.read(PUBLISHES)["entry"].tolist() == [kept_record] and old_record != kept_record
