@@ -43,10 +43,12 @@ def publish_on_host(url: str, entries: list[str], stage_id: str | None = None) -
     wherever the step mounted it: RuntimeError (one line) unless its marker's id is `stage_id`, the id of the stage
     the step staged to (None, a request from before ids were sent: the paths must be equal)."""
     here = settings.publish_from()
-    if here is None or (stage.Stage(here).identity() != stage_id if stage_id is not None
-                        else here.rstrip("/") != url.rstrip("/")):
-        raise RuntimeError(f"this worker does not publish the stage {url} (COMPASS_PUBLISH_FROM={here or 'unset'}"
-                           f"{'' if here is None or stage_id is None else ', another STAGE marker'}): start the "
+    if here is not None and stage_id is not None:
+        same, why = stage.Stage(here).identity() == stage_id, f"{here}, another STAGE marker"
+    else:
+        same, why = here is not None and here.rstrip("/") == url.rstrip("/"), here or "unset"
+    if not same:
+        raise RuntimeError(f"this worker does not publish the stage {url} (COMPASS_PUBLISH_FROM={why}): start the "
                            f"warehouse host's workers with the stage's folder as it is mounted there")
     return Warehouse().publish_stage(entries)
 
