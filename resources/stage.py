@@ -60,7 +60,7 @@ NOT_EXPORTED = ("history.", "stage.")  # listed in the manifest without a file
 MARKER = "STAGE"  # a stage without it is not one (an empty folder: an unmounted share's mount point)
 GC_GRACE_S = 3600  # a file no manifest or entry names is kept this long (`Stage.collect_garbage`)
 GC_EVERY_S = 60  # a host process collects at most this often
-KEEP_S = 7 * 86400  # failed/ entries and stage.publishes rows are kept this long (`collect_garbage`, `forget_publishes`)
+KEEP_S = 7 * 86400  # failed/ entries and stage.publishes rows are kept this long (retention)
 CLAIMED = "publishing"  # entries the publisher took (renamed from pending/ under the writer lock), until committed
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
@@ -431,8 +431,8 @@ class Stage:
             with contextlib.suppress(FileNotFoundError):
                 aside = max(aside, self.fs.modified(self._full(f"failed/{name}.error")).timestamp())
             if aside < time.time() - keep_s:
-                for relative in (f"failed/{name}.error", f"failed/{name}"):  # the reason first: never an entry's
-                    with contextlib.suppress(FileNotFoundError):  # left without it
+                for relative in (f"failed/{name}.error", f"failed/{name}"):  # the reason first: a kill in between
+                    with contextlib.suppress(FileNotFoundError):  # leaves the entry (taken next time), no lone reason
                         self.fs.rm(self._full(relative))
         try:
             manifest = self._read_json(MANIFEST)
