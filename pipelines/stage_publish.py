@@ -8,8 +8,10 @@ back) hands it to the next one, which commits it whole.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from celery.exceptions import TimeoutError as CeleryTimeout
@@ -19,37 +21,78 @@ from resources.warehouse import Warehouse
 
 if TYPE_CHECKING:
     from celery import Celery
+    from celery.result import AsyncResult
 
 TASK = "compass.publish_stage"
 LOG = logging.getLogger(__name__)
 # for the host's duckdb queue (a publish waits behind the writer steps already queued there); below the stage's
 # GC_GRACE_S, after which an entry still pending counts as abandoned
 WAIT_S = 1800
+# a request not answered within this is sent again (and again every REASK_S): a task lost after its worker took it
+# (the whole worker or host killed) comes back from the broker only after its visibility timeout (7200 s in
+# deploy/run_config.celery.yaml: above the longest step, so not lowered for the publish), a message the broker lost
+# never; a duplicate commits nothing (Stage.publish_pending). The earlier requests stay queued, so a request is
+# never sent to the back of a long queue: the first one any worker answers is the step's answer.
+REASK_S = 300
+POLL_S = 2.0  # how often the answers of several requests are looked at (one request: Celery's own wait)
 
 
-def publish_on_host(url: str, entries: list[str]) -> int:
+def publish_on_host(url: str, entries: list[str], stage_id: str | None = None) -> int:
     """The task's body on the warehouse host: commit `entries` of the stage `url`; the number committed now (0: all
-    committed before, e.g. the task delivered twice). RuntimeError when this host does not publish that stage."""
-    if (settings.publish_from() or "").rstrip("/") != url.rstrip("/"):
-        raise RuntimeError(f"this worker does not publish the stage {url} (COMPASS_PUBLISH_FROM="
-                           f"{settings.publish_from() or 'unset'}): start the warehouse host's workers with it")
+    committed before, e.g. the task delivered twice). The stage is the one COMPASS_PUBLISH_FROM names on this host,
+    wherever the step mounted it: RuntimeError (one line) unless its marker's id is `stage_id`, the id of the stage
+    the step staged to (None, a request from before ids were sent: the paths must be equal)."""
+    here = settings.publish_from()
+    if here is not None and stage_id is not None:
+        same, why = stage.Stage(here).identity() == stage_id, f"{here}, another STAGE marker"
+    else:
+        same, why = here is not None and here.rstrip("/") == url.rstrip("/"), here or "unset"
+    if not same:
+        raise RuntimeError(f"this worker does not publish the stage {url} (COMPASS_PUBLISH_FROM={why}): start the "
+                           f"warehouse host's workers with the stage's folder as it is mounted there")
     return Warehouse().publish_stage(entries)
 
 
+def task_args(url: str, entries: list[str]) -> list:
+    """The task's arguments for a step that staged `entries` to the stage at `url` (its path on the step's host)."""
+    return [url, entries, stage.Stage(url).identity()]
+
+
+def wait_for_publish(send: Callable[[], AsyncResult], wait_s: float = WAIT_S, reask_s: float = REASK_S,
+                     poll_s: float = POLL_S) -> int:
+    """The step's side: `send()` a request, wait for the first of its requests to be answered, sending another every
+    `reask_s` (REASK_S) until `wait_s`; then revoke them all (still queued, none runs after the step gave up) and
+    raise Celery's TimeoutError. A request's error is the step's."""
+    started = time.monotonic()
+    sent = [send()]
+    with contextlib.suppress(CeleryTimeout):  # the usual case: answered in time, through Celery's own wait
+        return sent[0].get(timeout=min(reask_s, wait_s), disable_sync_subtasks=False)  # no self-wait: another queue
+    while time.monotonic() - started < wait_s:
+        answered = next((result for result in sent if result.ready()), None)
+        if answered is not None:
+            return answered.get(disable_sync_subtasks=False)
+        if time.monotonic() - started >= reask_s * len(sent):
+            LOG.warning("no answer to the publish request within %.0f s: asked again", time.monotonic() - started)
+            sent.append(send())
+        time.sleep(poll_s)
+    for result in sent:
+        result.revoke()
+    raise CeleryTimeout(f"no answer to {len(sent)} publish requests within {wait_s:.0f} s")
+
+
 def register(app: Celery) -> None:
-    """The task on `app` (every worker), and the stage's publisher on the workers that stage (queue `remote`)."""
+    """The task on `app` (every worker), acknowledged when done and handed on when its pool process dies, and the
+    stage's publisher on the workers that stage (queue `remote`)."""
     from pipelines.executor import WRITER_QUEUE
 
-    task = app.task(name=TASK)(publish_on_host)
+    task = app.task(name=TASK, acks_late=True, reject_on_worker_lost=True)(publish_on_host)
 
     def through_the_host(url: str, entries: list[str]) -> int:
         asked = time.monotonic()
-        result = task.apply_async(args=[url, entries], queue=WRITER_QUEUE, routing_key=f"{WRITER_QUEUE}.{TASK}")
-        try:
-            committed = result.get(timeout=WAIT_S, disable_sync_subtasks=False)  # another queue's worker: no self-wait
-        except CeleryTimeout:
-            result.revoke()  # still queued: it never runs (a worker that already runs it commits or finds it set aside)
-            raise
+        args = task_args(url, entries)
+        committed = wait_for_publish(lambda: task.apply_async(args=args, queue=WRITER_QUEUE,
+                                                              routing_key=f"{WRITER_QUEUE}.{TASK}"),
+                                     WAIT_S, REASK_S, POLL_S)
         LOG.info("the warehouse host published %s of %s in %.2f s", committed, ", ".join(entries),
                  time.monotonic() - asked)
         return committed

@@ -29,7 +29,8 @@ and the replica as for any write; an entry is committed once, recorded in `stage
 so a publisher killed mid-commit rolls back and the task, acknowledged late, is run again and commits it whole; an
 entry the warehouse refuses fails the step that asked and goes to failed/ with a one-line reason). Nothing else
 publishes: an entry whose step failed before its publish was asked for is never published (`publish_stage()` without
-entries, by hand, publishes every pending one). Retention: `Stage.collect_garbage`.
+entries, by hand, publishes every pending one). Retention: `Stage.collect_garbage` (files, failed/ entries after
+KEEP_S) and `Stage.forget_publishes` (stage.publishes after KEEP_S).
 Every write on the host exports the tables it changed to the snapshot (`Stage.export_owed`: the tables stay in
 stage.unexported, written in the write's own transaction, until an export succeeds). A stage that cannot be reached is
 one line naming it (`StageUnavailable`); a write it interrupts after its commit stays owed.
@@ -59,6 +60,7 @@ NOT_EXPORTED = ("history.", "stage.")  # listed in the manifest without a file
 MARKER = "STAGE"  # a stage without it is not one (an empty folder: an unmounted share's mount point)
 GC_GRACE_S = 3600  # a file no manifest or entry names is kept this long (`Stage.collect_garbage`)
 GC_EVERY_S = 60  # a host process collects at most this often
+KEEP_S = 7 * 86400  # failed/ entries and stage.publishes rows are kept this long (retention)
 CLAIMED = "publishing"  # entries the publisher took (renamed from pending/ under the writer lock), until committed
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
@@ -115,6 +117,17 @@ class Stage:
         elif not marked:
             raise StageUnavailable(f"the stage {self.url} is unreachable: no {MARKER} marker in it (not mounted, or "
                                    f"never set up: Stage.create_empty)")
+
+    def identity(self) -> str:
+        """The stage's id: its marker's, written once by `create_empty`. What the warehouse host and a step compare
+        (pipelines.stage_publish.publish_on_host), not paths: each host may mount the share at its own path. A copy
+        of the folder has the same id; a step's request then names entries the host's folder does not hold, and
+        `publish_pending` refuses it in one line."""
+        self.check()
+        try:
+            return self._read_json(MARKER)["id"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise self._unreachable(exc) from None
 
     def create_empty(self) -> None:
         """Set the stage up, once, in its existing folder (the deployment's setup): the marker (nothing else writes
@@ -297,7 +310,8 @@ class Stage:
                     raise RuntimeError(f"staged entries {', '.join(gone)} of the stage {self.url} were set aside "
                                        f"(failed/) before this publish: not published")
                 raise StageUnavailable(f"the stage {self.url} lost staged entries {', '.join(gone)}: neither pending "
-                                       f"nor published")
+                                       f"nor published (staged to a copy of this folder, its STAGE marker copied "
+                                       f"too? or removed by hand)")
             todo = entries
             set_aside = set()
             try:
@@ -392,17 +406,19 @@ class Stage:
             _collected_at = time.monotonic()
             try:  # best effort: the write it follows is committed and exported
                 self.collect_garbage()
+                self.forget_publishes(wh, con)
             except Exception as exc:  # noqa: BLE001 - any driver's or file's error: one line, the write succeeds
                 LOG.warning("retention of the stage %s skipped: %s", self.url,
                             _one_line(exc) or type(exc).__name__)
 
-    def collect_garbage(self, grace_s: float = GC_GRACE_S) -> list[str]:
+    def collect_garbage(self, grace_s: float = GC_GRACE_S, keep_s: float = KEEP_S) -> list[str]:
         """Retention (on the warehouse host, under the warehouse lock, at most every GC_EVERY_S after an export): a
         snapshot file `grace_s` after the manifest stopped naming it (its "retired" time: a step in stage mode may
         still read the snapshot it bound), and a staged file no pending or failed entry names once it is `grace_s` old
         (written or reused: a step may stage a file whose entry it has not written yet), go; a pending entry that old
         was abandoned (its step failed before asking for its publish) and goes to failed/ with a one-line reason.
-        failed/ stays until removed by hand, with the files it names. The stage's paths removed, sorted."""
+        An entry in failed/ goes with its reason `keep_s` (KEEP_S) after it was set aside, and then its staged files
+        as any other unnamed file. The stage's paths removed, sorted (the staged and snapshot files only)."""
         old = time.time() - grace_s
         for folder, reason in (("pending", "no publish asked for"), (CLAIMED, "its publisher died and none came")):
             for name in self._names(folder):
@@ -410,6 +426,14 @@ class Stage:
                 if entry and self._modified(f"{folder}/{name}") < old:
                     with contextlib.suppress(FileNotFoundError):  # claimed or set aside meanwhile
                         self._set_aside(name, entry, f"abandoned: {reason} within {grace_s:.0f} s", folder)
+        for name in self._names("failed"):  # set aside when its reason was written (the rename keeps the entry's time)
+            aside = self._modified(f"failed/{name}")
+            with contextlib.suppress(FileNotFoundError):
+                aside = max(aside, self.fs.modified(self._full(f"failed/{name}.error")).timestamp())
+            if aside < time.time() - keep_s:
+                for relative in (f"failed/{name}.error", f"failed/{name}"):  # the reason first: a kill in between
+                    with contextlib.suppress(FileNotFoundError):  # leaves the entry (taken next time), no lone reason
+                        self.fs.rm(self._full(relative))
         try:
             manifest = self._read_json(MANIFEST)
         except FileNotFoundError:
@@ -429,6 +453,18 @@ class Stage:
                 with contextlib.suppress(OSError):
                     os.removedirs(folder)
         return removed
+
+    def forget_publishes(self, wh: Warehouse, con: duckdb.DuckDBPyConnection, keep_s: float = KEEP_S) -> int:
+        """Retention of stage.publishes (on the host's exclusive connection `con`): the records of entries committed
+        more than `keep_s` ago go, unless the entry is still in pending/ or publishing/ (its record is what keeps a
+        publish of it from applying it again). A request for a forgotten entry fails as "lost" instead of answering
+        0: it would have to come `keep_s` late (a step waits WAIT_S, the broker redelivers within its visibility
+        timeout). The number of records removed."""
+        if not wh._exists(con, PUBLISHES):
+            return 0
+        still = [*self._names("pending"), *self._names(CLAIMED)]
+        return con.execute(f"delete from {PUBLISHES} where published_at < now()::timestamp - to_seconds(?) "
+                           f"and not list_contains(?::varchar[], entry)", [keep_s, still]).fetchall()[0][0]
 
     def _modified(self, relative: str) -> float:
         try:

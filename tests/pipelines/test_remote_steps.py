@@ -14,7 +14,7 @@ import dagster as dg
 from assets.compass_inputs import case_benchmarks, imputation_validation
 from assets.compass_studies import variance_explained
 from assets.partitions import case_partitions
-from pipelines.stage_publish import publish_on_host
+from pipelines.stage_publish import publish_on_host, task_args
 from resources import stage as stage_module
 from resources.stage import PUBLISHES, Stage
 from resources.warehouse import Warehouse, WarehouseResource
@@ -61,7 +61,7 @@ def test_remote_case_steps_publish_the_versions_of_a_local_refresh(compass_small
             host_env.delenv("COMPASS_STAGE")
             host_env.setenv("COMPASS_PUBLISH_FROM", str(stage))
             host_env.setenv("COMPASS_DB", str(host))
-            return publish_on_host(url, entries)
+            return publish_on_host(*task_args(url, entries))
 
     monkeypatch.setattr(stage_module, "_publisher", on_the_host)
     remote = tmp_path / "remote"
