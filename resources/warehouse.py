@@ -105,7 +105,8 @@ _IDLE_KEPT = 2
 _SETTINGS_CHANGED_HERE = ("memory_limit", "temp_directory", "preserve_insertion_order")
 _AS_MADE: tuple | None = None
 _AS_MADE_SQL = ("select (select count(*) from duckdb_tables() where temporary) + (select count(*) from duckdb_views() "
-                "where temporary and not internal), " + ", ".join(f"current_setting('{s}')" for s in _SETTINGS_CHANGED_HERE))
+                "where temporary and not internal), "
+                + ", ".join(f"current_setting('{name}')" for name in _SETTINGS_CHANGED_HERE))
 
 
 def _database() -> duckdb.DuckDBPyConnection:
