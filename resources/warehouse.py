@@ -92,6 +92,56 @@ _REFRESHING: set[Path] = set()
 # The warehouse lock files this process holds (`Warehouse.connect`), with how many connections hold each: a publish
 # there (an exclusive lock) would wait for this process's own lock for good.
 _HELD: dict[Path, int] = {}
+# In-memory DuckDB databases kept between this process's warehouse connections (`_database`, `_release`): making one
+# costs ~20 ms of CPU (its catalog of built-in functions; attaching the file to it ~1 ms), and a cold refresh opens the
+# warehouse hundreds of times. One goes back detached from the file (which checkpoints it and lets go of DuckDB's own
+# file lock) before our file lock is released, and only as it was made: no temporary object, none of
+# `_SETTINGS_CHANGED_HERE` changed; else it is closed, as every connection used to be. Idle ones are closed before a
+# fork: a child must not inherit its parent's DuckDB threads' state.
+_IDLE: list[duckdb.DuckDBPyConnection] = []
+_IDLE_KEPT = 2
+# Every setting the code changes on a warehouse connection (`set ...`; tests/resources/test_warehouse_reuse.py keeps
+# this list whole), with its value on a new database (`_database`).
+_SETTINGS_CHANGED_HERE = ("memory_limit", "temp_directory", "preserve_insertion_order")
+_AS_MADE: tuple | None = None
+_AS_MADE_SQL = ("select (select count(*) from duckdb_tables() where temporary) + (select count(*) from duckdb_views() "
+                "where temporary and not internal), "
+                + ", ".join(f"current_setting('{name}')" for name in _SETTINGS_CHANGED_HERE))
+
+
+def _database() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB database with nothing attached: an idle one of this process, else a new one."""
+    global _AS_MADE
+    try:
+        return _IDLE.pop()
+    except IndexError:
+        con = duckdb.connect()
+        if _AS_MADE is None:
+            _AS_MADE = con.execute(_AS_MADE_SQL).fetchone()
+        return con
+
+
+def _release(con: duckdb.DuckDBPyConnection, reusable: bool) -> None:
+    """Close `con` (attached as `warehouse`), or when `reusable` (its block ended without an error) and left as it was
+    made, detach the file and keep the database for the next `_database`."""
+    if reusable and len(_IDLE) < _IDLE_KEPT:
+        try:
+            if con.execute(_AS_MADE_SQL).fetchone() == _AS_MADE:
+                con.execute("use memory")
+                con.execute("detach warehouse")
+                _IDLE.append(con)
+                return
+        except duckdb.Error:
+            pass  # e.g. a transaction left open or aborted: closing rolls it back
+    con.close()
+
+
+def _close_idle() -> None:
+    while _IDLE:
+        _IDLE.pop().close()
+
+
+os.register_at_fork(before=_close_idle)
 
 
 class Warehouse:
@@ -162,6 +212,7 @@ class Warehouse:
             con = self._open(not exclusive)
             key = self._lock_path.resolve() if stage is not None else None  # only a publish asks (local: no lookup)
             _HELD[key] = _HELD.get(key, 0) + 1  # after the open: a failed open holds nothing
+            ended = False
             try:
                 if stage is not None and exclusive:
                     con.execute("create schema if not exists stage")
@@ -170,10 +221,11 @@ class Warehouse:
                 yield con
                 if stage is not None and exclusive:
                     stage.export_owed(self, con)  # still under the lock
+                ended = True
             finally:
                 self._owing = False
                 self._touched.clear()
-                con.close()
+                _release(con, ended)  # still under the lock
                 _HELD[key] -= 1
                 if exclusive:
                     _log_write(entered)
@@ -183,7 +235,7 @@ class Warehouse:
         (compass.duckdb) would otherwise be a catalog DuckDB cannot tell apart from that schema."""
         # The file lock already serializes our processes; retry briefly for foreign readers.
         for attempt in range(50):
-            con = duckdb.connect()
+            con = _database()
             try:
                 con.execute(f"attach '{self.path}' as warehouse" + (" (read_only)" if read_only else ""))
                 con.execute("use warehouse")

@@ -1,6 +1,7 @@
 """Suite-wide settings: single-threaded BLAS (2-core machines; threads only contend)."""
 
 import os
+import time
 
 import pytest
 
@@ -56,6 +57,23 @@ def pytest_configure(config):
     idles, and undid SLOW_FIRST."""
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+
+
+# COMPASS_SUITE_TIMELINE=<file>: each pytest-xdist worker appends "worker<TAB>test id<TAB>start<TAB>end" (epoch seconds)
+# per test, for scripts/suite_schedule.py to show how the workers' loads balanced and to replay other orders.
+_TIMELINE = os.environ.get("COMPASS_SUITE_TIMELINE")
+_STARTED: dict[str, float] = {}
+
+
+def pytest_runtest_logstart(nodeid, location):
+    if _TIMELINE and os.environ.get("PYTEST_XDIST_WORKER"):
+        _STARTED[nodeid] = time.time()
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    if _TIMELINE and nodeid in _STARTED:
+        with open(_TIMELINE, "a") as log:  # one short O_APPEND write per line: the workers' lines never interleave
+            log.write(f"{os.environ['PYTEST_XDIST_WORKER']}\t{nodeid}\t{_STARTED.pop(nodeid):.3f}\t{time.time():.3f}\n")
 
 
 def pytest_collection_modifyitems(items):
