@@ -5,8 +5,8 @@ It follows pipelines.refresh (sources whose inputs changed, then automation tick
 partition key) but, instead of executing each run in this process, it submits the run to the instance
 (`DagsterInstance.submit_run`: QueuedRunCoordinator, the daemon launches it through the code server), and it ticks
 again within POLL_S of any run in flight finishing instead of waiting for all of a tick's runs: a partition's next
-runs start while other runs still execute, and the tick (seconds of Dagster evaluating every asset's condition)
-overlaps their steps. The daemon's `compass_automation` sensor does not tick on a run's end: at most every
+runs start while other runs still execute, and the tick (Dagster evaluating every asset's condition, through
+pipelines.automation_ticks: the sensor's evaluation without its per-tick serialization) overlaps their steps. The daemon's `compass_automation` sensor does not tick on a run's end: at most every
 `minimum_interval_seconds` (30 s, pipelines.sensors), so the step shares measured with this driver
 (docs/results/operations.md) are not the daemon's. The refresh condition waits while any ancestor is requested or in
 progress (assets.automation: a queued run's assets count as in progress from its creation), and the driver defers a
