@@ -5,8 +5,8 @@ It follows pipelines.refresh (sources whose inputs changed, then automation tick
 partition key) but, instead of executing each run in this process, it submits the run to the instance
 (`DagsterInstance.submit_run`: QueuedRunCoordinator, the daemon launches it through the code server), and it ticks
 again within POLL_S of any run in flight finishing instead of waiting for all of a tick's runs: a partition's next
-runs start while other runs still execute, and the tick (seconds of Dagster evaluating every asset's condition)
-overlaps their steps. The daemon's `compass_automation` sensor does not tick on a run's end: at most every
+runs start while other runs still execute, and the tick (Dagster evaluating every asset's condition, through
+pipelines.automation_ticks: the sensor's evaluation without its per-tick serialization) overlaps their steps. The daemon's `compass_automation` sensor does not tick on a run's end: at most every
 `minimum_interval_seconds` (30 s, pipelines.sensors), so the step shares measured with this driver
 (docs/results/operations.md) are not the daemon's. The refresh condition waits while any ancestor is requested or in
 progress (assets.automation: a queued run's assets count as in progress from its creation), and the driver defers a
@@ -39,11 +39,12 @@ from dagster._core.workspace.context import WorkspaceProcessContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster._time import get_current_datetime
 
+from pipelines.automation_ticks import AutomationTicks
 from pipelines.definitions import defs, job_for_keys, with_inseparable
 from pipelines.executor import remote_steps
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.pg_connections import keep_connections
-from pipelines.refresh import MAX_TICKS, RefreshReport, Run, _load_cursor, _save_cursor, sources_to_read, tick
+from pipelines.refresh import MAX_TICKS, RefreshReport, Run, _load_cursor, _save_cursor, sources_to_read
 from pipelines.run_growth import GROWN_TAG, RETRY_TAG, grow, skipped_to_retry
 from resources.settings import SettingsError
 from resources.sources import SourcesResource
@@ -51,6 +52,7 @@ from resources.warehouse import Warehouse
 
 LOCATION = "llm_compass"  # deploy/workspace.yaml
 POLL_S = 0.25  # how often the driver asks Postgres whether a run in flight finished (one query for all)
+PING_AFTER_IDLE_S = 0.1  # a kept Postgres connection unused this long is pinged before its next query (each poll's)
 FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 
 
@@ -190,7 +192,9 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
     (the layered refresh's bound: a tick per layer, a run per partition key and tick), i.e. the refresh does not
     settle."""
     instance = queue.instance
-    cursor = _load_cursor(instance)  # the last refresh's, as `compass run`: changes since then trigger tick 1
+    # from the last refresh's cursor, as `compass run`: changes since then trigger tick 1 (pipelines.automation_ticks:
+    # the sensor's evaluation, its cursor kept as an object between ticks)
+    ticks = AutomationTicks(defs, instance, _load_cursor(instance))
     retries, retried = skipped_to_retry(instance, _blocked)  # joined assets an earlier failed run skipped
     in_flight: dict[str, Run] = {}
     joined_by: dict[str, list[dg.AssetKey]] = {}  # run in flight -> the asset keys that joined it
@@ -200,7 +204,7 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
     bookkeeping = 0.0  # seconds from noticing a finished run to the tick (partition sync, the run's report)
     while True:  # a tick per finished run (or several finished at once), not per layer of the graph
         began = time.monotonic()
-        requests, cursor = tick(defs, instance, cursor)
+        requests = ticks.tick()
         report.ticks += 1
         evaluated = time.monotonic()
         ready, waiting = _split_in_flight(deferred, in_flight)  # ready: their runs finished
@@ -232,7 +236,7 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                      f"{evaluated - began:.1f} s, deferrals and growth "
                      f"{grown - evaluated:.1f} s, submission {time.monotonic() - grown:.1f} s)")
         if not in_flight:  # nothing deferred either: only a run in flight defers
-            _save_cursor(instance, cursor)
+            _save_cursor(instance, ticks.serialized_cursor())
             return
         finished: list[Run] = []
         while in_flight and (not finished or _only_sinks(finished)):
@@ -252,7 +256,7 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                 finished.append((partition, keys))
             bookkeeping = time.monotonic() - noticed
         if not in_flight and not deferred and _only_sinks(finished):
-            _save_cursor(instance, cursor)
+            _save_cursor(instance, ticks.serialized_cursor())
             return
 
 
@@ -314,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
         remote_steps()  # a bad COMPASS_REMOTE_STEPS stops the refresh before its first run, not in each run worker
         logging.disable(logging.WARNING)  # dagster-postgres logs each connection retry; the outcome is one line below
         try:
-            instance = keep_connections(dg.DagsterInstance.get())  # hundreds of queries per tick
+            # hundreds of queries per tick, back to back: a ping only after a pause (pipelines.pg_connections)
+            instance = keep_connections(dg.DagsterInstance.get(), ping_after_idle_s=PING_AFTER_IDLE_S)
         finally:
             logging.disable(logging.NOTSET)
         with instance, WorkspaceProcessContext(instance, WorkspaceFileTarget(paths=[args.workspace])) as workspace:

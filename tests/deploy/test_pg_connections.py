@@ -40,3 +40,38 @@ def test_step_tasks_reuse_one_pooled_instance_per_worker_process(ref):
     assert dagster_celery.tasks.DagsterInstance.from_ref(ref) is first
     assert all(isinstance(pool, QueuePool) and pool._pre_ping for pool in pools(first)), pools(first)
 
+
+
+def test_the_driver_pings_a_kept_connection_only_after_a_pause(tmp_path, monkeypatch):
+    """The refresh driver's pool (pipelines.pg_connections.ping_when_idle; the driver's instance gets it through
+    `keep_connections(..., ping_after_idle_s=...)`): checkouts back to back, as within an automation tick, are not
+    pinged; one after a pause is; a failed ping (Postgres restarted) gives the checkout a new connection, as
+    pre-ping does. On a SQLite file (no Postgres here; the pool's logic is the dialect's). Red when every checkout
+    pings (seen: the threshold removed, 3 pings) and when a failed ping is not followed by a reconnection."""
+    import time
+
+    from sqlalchemy import create_engine, event, text
+
+    from pipelines.pg_connections import ping_when_idle
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}", poolclass=QueuePool)
+    ping_when_idle(engine.pool, 0.2)
+    pings, connects, alive = [], [], [True]
+    monkeypatch.setattr(engine.dialect, "do_ping", lambda dbapi_connection: pings.append(1) or alive[0])
+    event.listen(engine.pool, "connect", lambda dbapi_connection, record: connects.append(1))
+
+    def query() -> None:
+        with engine.connect() as connection:
+            connection.execute(text("select 1"))
+
+    for _ in range(3):
+        query()
+    assert (len(pings), len(connects)) == (0, 1)
+    time.sleep(0.3)
+    query()
+    assert (len(pings), len(connects)) == (1, 1)
+    time.sleep(0.3)
+    alive[0] = False  # the ping finds the connection dead
+    query()
+    assert (len(pings), len(connects)) == (2, 2)
+    assert not engine.pool._pre_ping

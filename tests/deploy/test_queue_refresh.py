@@ -61,6 +61,23 @@ class _InstantQueue:
         return self.finished(run_ids)
 
 
+def _ticks(answer):
+    """A stand-in for pipelines.automation_ticks.AutomationTicks: `answer(cursor)` gives (run requests, new cursor)."""
+
+    class Ticks:
+        def __init__(self, defs, instance, cursor):
+            self.cursor = cursor
+
+        def tick(self):
+            requests, self.cursor = answer(self.cursor)
+            return requests
+
+        def serialized_cursor(self):
+            return self.cursor
+
+    return Ticks
+
+
 class _OneAtATimeQueue(_InstantQueue):
     """Runs that finish one per wait, in the order submitted; those in `failing` fail."""
 
@@ -91,7 +108,7 @@ def test_requests_waiting_for_a_run_in_flight_are_deferred_then_rechecked(monkey
     nothing it held runs, as the automation waits while a parent's run failed: red when failures are not held."""
     answers = iter([[dg.RunRequest(partition_key=p, asset_selection=[LEADERBOARDS]) for p in (ALL, LOW)],
                     [dg.RunRequest(partition_key=LOW, asset_selection=[LEADERBOARDS, CHANGES])], [], []])
-    monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (next(answers), cursor))
+    monkeypatch.setattr(qr, "AutomationTicks", _ticks(lambda cursor: (next(answers), cursor)))
     monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
     monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: runs)  # test_run_growth.py
     monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([], []))
@@ -114,7 +131,7 @@ def test_a_failed_grown_run_is_tagged_for_a_later_refresh_to_request_what_it_ski
     test_run_growth.py) is submitted with the first tick's runs, and that run tagged done. Red when a failed grown
     run is not tagged, and when the retries are not submitted or not tagged done."""
     answers = iter([[dg.RunRequest(partition_key=LOW, asset_selection=[TARGETS])], [], []])
-    monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (next(answers), cursor))
+    monkeypatch.setattr(qr, "AutomationTicks", _ticks(lambda cursor: (next(answers), cursor)))
     monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
     monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: [
         (partition, keys + [CHANGES] if TARGETS in keys else keys) for partition, keys in runs])
@@ -135,11 +152,11 @@ def test_a_queued_refresh_starts_from_the_last_refresh_s_cursor_and_keeps_its_ow
     Dagster's own tick). Red with the old `cursor = None` and without the save."""
     seen = []
 
-    def tick(defs, instance, cursor):
+    def tick(cursor):
         seen.append(cursor)
         return [], f"after tick {len(seen)}"
 
-    monkeypatch.setattr(qr, "tick", tick)
+    monkeypatch.setattr(qr, "AutomationTicks", _ticks(tick))
     monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([], []))
     queue = _InstantQueue(tmp_path)
     qr._save_cursor(queue.instance, "the last refresh's")
@@ -156,7 +173,7 @@ def test_a_refresh_that_does_not_settle_stops(monkeypatch, tmp_path):
     removed (the loop never ends: seen, this test killed by `timeout 90`, no output) and when the runs are not
     counted (`unsettled` always empty: the same)."""
     requests = [dg.RunRequest(partition_key=LOW, asset_selection=[LEADERBOARDS])]  # it has children
-    monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (requests, cursor))
+    monkeypatch.setattr(qr, "AutomationTicks", _ticks(lambda cursor: (requests, cursor)))
     monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
     monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: runs)  # test_run_growth.py
     monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([], []))
@@ -167,7 +184,7 @@ def test_a_refresh_that_does_not_settle_stops(monkeypatch, tmp_path):
     assert len(queue.submitted) == MAX_TICKS
 
     answers = iter([requests, requests, []])
-    monkeypatch.setattr(qr, "tick", lambda defs, instance, cursor: (next(answers), cursor))
+    monkeypatch.setattr(qr, "AutomationTicks", _ticks(lambda cursor: (next(answers), cursor)))
     queue, report = _InstantQueue(tmp_path), RefreshReport()
     qr.tick_as_runs_finish(queue, report, 1, lambda line: None)
     assert len(queue.submitted) == 2 and report.ticks == 3
