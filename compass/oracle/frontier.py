@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 BLOCK = 1 << 16  # prompts per block of the α-sweep's (N, L) temporaries
+ALPHAS_AT_ONCE = 16  # α values routed per pass over the blocks (their picks: 16 bytes a prompt)
 
 Fold = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -78,9 +79,10 @@ def sweep(folds: Sequence[Fold], alphas: np.ndarray | None = None) -> pd.DataFra
     c_sum = np.zeros(alphas.size)
     for sel_q, sel_c, eval_q, eval_c in folds:
         rows = np.arange(sel_q.shape[0])
-        for i, pick in enumerate(_picks(sel_q, sel_c, alphas)):
-            q_sum[i] += eval_q[rows, pick].mean()
-            c_sum[i] += eval_c[rows, pick].mean()
+        for first in range(0, alphas.size, ALPHAS_AT_ONCE):  # picks of a few α at a time: N bytes each
+            for i, pick in enumerate(_picks(sel_q, sel_c, alphas[first:first + ALPHAS_AT_ONCE]), start=first):
+                q_sum[i] += eval_q[rows, pick].mean()
+                c_sum[i] += eval_c[rows, pick].mean()
     return pd.DataFrame({"alpha": alphas, "quality": q_sum / len(folds), "cost": c_sum / len(folds)})
 
 

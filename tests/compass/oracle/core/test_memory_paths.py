@@ -33,6 +33,7 @@ def _plain_sweep(sel_q, sel_c, eval_q, eval_c, alphas):
 def test_blocked_sweep_is_the_whole_matrix_sweep(monkeypatch, truthfulqa):
     # blocks of 100 prompts (817: the last one partial); ties in p_hat at G = 1 test the cheaper-model rule per block
     monkeypatch.setattr(frontier, "BLOCK", 100)
+    monkeypatch.setattr(frontier, "ALPHAS_AT_ONCE", 7)  # 83 α: 12 passes, the last one partial
     rng = np.random.default_rng(0)
     p, cost = truthfulqa.p_hat, rng.lognormal(size=truthfulqa.successes.shape)
     alphas = default_alphas()
