@@ -20,6 +20,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+BLOCK = 1 << 16  # prompts per block of the α-sweep's (N, L) temporaries
+ALPHAS_AT_ONCE = 16  # α values routed per pass over the blocks (their picks: 16 bytes a prompt)
+
 Fold = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
@@ -41,9 +44,26 @@ def route(score: np.ndarray, cost: np.ndarray) -> np.ndarray:
     return np.argmin(tied_cost, axis=1)
 
 
-def _minmax(x: np.ndarray) -> np.ndarray:
-    """Eqs. 20–21: (x − min x) / (max x − min x); a constant matrix maps to 0."""
-    lo, hi = np.nanmin(x), np.nanmax(x)
+def _picks(sel_q: np.ndarray, sel_c: np.ndarray, alphas: np.ndarray) -> np.ndarray:
+    """The routed column of every prompt at every α, shape (A, N) in the smallest integer type: `route` of the
+    normalized score α q̃ − (1 − α) c̃ (eqs. 20–21 with the whole matrix's min and max), a block of prompts at a
+    time (issue 45: the (N, L) temporaries are a block's, not 10^8 records'); elementwise, so the same picks."""
+    (q_lo, q_hi), (c_lo, c_hi) = _bounds(sel_q), _bounds(sel_c)
+    picks = np.empty((alphas.size, sel_q.shape[0]), dtype=np.min_scalar_type(max(sel_q.shape[1] - 1, 0)))
+    for start in range(0, sel_q.shape[0], BLOCK):
+        part = slice(start, start + BLOCK)
+        qn, cn = _scaled(sel_q[part], q_lo, q_hi), _scaled(sel_c[part], c_lo, c_hi)
+        for i, a in enumerate(alphas):
+            picks[i, part] = route(a * qn - (1.0 - a) * cn, sel_c[part])
+    return picks
+
+
+def _bounds(x: np.ndarray) -> tuple[float, float]:
+    return np.nanmin(x), np.nanmax(x)
+
+
+def _scaled(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Eqs. 20–21: (x − min) / (max − min) with the whole matrix's (lo, hi); a constant matrix maps to 0."""
     return np.zeros_like(x) if hi <= lo else (x - lo) / (hi - lo)
 
 
@@ -58,12 +78,11 @@ def sweep(folds: Sequence[Fold], alphas: np.ndarray | None = None) -> pd.DataFra
     q_sum = np.zeros(alphas.size)
     c_sum = np.zeros(alphas.size)
     for sel_q, sel_c, eval_q, eval_c in folds:
-        qn, cn = _minmax(sel_q), _minmax(sel_c)
         rows = np.arange(sel_q.shape[0])
-        for i, a in enumerate(alphas):
-            pick = route(a * qn - (1.0 - a) * cn, sel_c)
-            q_sum[i] += eval_q[rows, pick].mean()
-            c_sum[i] += eval_c[rows, pick].mean()
+        for first in range(0, alphas.size, ALPHAS_AT_ONCE):  # picks of a few α at a time: N bytes each
+            for i, pick in enumerate(_picks(sel_q, sel_c, alphas[first:first + ALPHAS_AT_ONCE]), start=first):
+                q_sum[i] += eval_q[rows, pick].mean()
+                c_sum[i] += eval_c[rows, pick].mean()
     return pd.DataFrame({"alpha": alphas, "quality": q_sum / len(folds), "cost": c_sum / len(folds)})
 
 

@@ -120,11 +120,14 @@ def _naive_at(codes: np.ndarray, g_max: int, subset: int, sorted_cost: np.ndarra
 def _sorted_cells(arrays: OracleArrays) -> tuple[np.ndarray, int, np.ndarray]:
     """(L, N) cell codes G·(g_max+1)+k and cell costs, per prompt from cheapest to dearest; and g_max."""
     cost = arrays.cell_cost
-    order = cost_order(cost)
-    g = arrays.trials.astype(np.int32)  # int32: codes < (g_max + 1)^2, half the memory of int64 at 10^8 cells
-    g_max = int(g.max())
-    codes = g * np.int32(g_max + 1) + arrays.successes.astype(np.int32)
-    return np.take_along_axis(codes, order, axis=1).T, g_max, np.take_along_axis(cost, order, axis=1).T
+    # the smallest integer types, built in place (issue 45: at 10^8 cells each int64 (N, L) array is 0.8 GB)
+    order = cost_order(cost).astype(np.min_scalar_type(cost.shape[1] - 1))
+    codes = arrays.trials.astype(np.int32)  # int32: codes < (g_max + 1)^2
+    g_max = int(codes.max())
+    codes *= np.int32(g_max + 1)
+    codes += arrays.successes.astype(np.int32)
+    codes = np.take_along_axis(codes, order, axis=1)
+    return codes.T, g_max, np.take_along_axis(cost, order, axis=1).T
 
 
 def naive_oracle(arrays: OracleArrays, subset: int | None = None) -> tuple[float, float]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -85,7 +85,7 @@ def _validate_counts(k: np.ndarray, g: np.ndarray | int) -> tuple[np.ndarray, np
     if np.any(g.sum(axis=1) == 0):
         empty = np.flatnonzero(g.sum(axis=1) == 0)
         raise ValueError(f"prompts with no trials at all (g row sums 0): {empty[:10]}")
-    return k.astype(np.float64), g.astype(np.float64)
+    return k.astype(np.float64, copy=False), g.astype(np.float64, copy=False)  # no copy of float64 (10^8 records)
 
 
 def _maximize_concave(x: np.ndarray, a: np.ndarray, w: np.ndarray, c: np.ndarray,
@@ -169,8 +169,8 @@ def _init_topics(k: np.ndarray, g: np.ndarray, n_topics: int, seed: int) -> np.n
     prompts start in the same topic and the k-means draws are those of the whole data)."""
     rate = np.divide(k, g, out=np.full_like(k, np.nan), where=g > 0)
     row_mean = np.nanmean(rate, axis=1, keepdims=True)
-    rate = np.where(np.isnan(rate), row_mean, rate)
-    profile = rate - row_mean  # remove prompt difficulty, keep the model pattern
+    np.copyto(rate, row_mean, where=np.isnan(rate))  # in place: one (N, L) array, not three (issue 45)
+    profile = np.subtract(rate, row_mean, out=rate)  # remove prompt difficulty, keep the model pattern
     with warnings.catch_warnings():  # fewer distinct profiles than topics: the spare topics start (and stay) empty
         warnings.simplefilter("ignore", ConvergenceWarning)
         labels = KMeans(n_clusters=n_topics, n_init=1, max_iter=50, random_state=seed).fit_predict(profile)
@@ -185,13 +185,44 @@ def _patterns(k: np.ndarray, g: np.ndarray, codes: np.ndarray) -> tuple[np.ndarr
     compression, exact up to the order of floating-point sums. With G = 1 and L models there are at most
     2^L * T patterns whatever N is (10 models: 10,240 for 1 M prompts).
     """
-    rows = np.ascontiguousarray(np.column_stack([k, g, codes]).astype(np.float64))
-    _, first, inverse, counts = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel(),
-                                          return_index=True, return_inverse=True, return_counts=True)
+    key = _pattern_key(k, g, codes)
+    if key is not None:  # the distinct rows found by an integer key, then put in the byte order of the rows below
+        _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+        order = _row_order(k[first], g[first], codes[first])
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        return first[order], rank[inverse.reshape(-1)], counts[order].astype(np.float64)
+    rows = _rows(k, g, codes)
+    _, first, inverse, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)
     return first, inverse.reshape(-1), counts.astype(np.float64)
 
 
-def fit_pgm(
+def _rows(k: np.ndarray, g: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Each prompt's (k row, g row, topic) as one opaque value (its float64 bytes), for `np.unique`."""
+    rows = np.ascontiguousarray(np.column_stack([k, g, codes]).astype(np.float64))
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+def _row_order(k: np.ndarray, g: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The order `np.unique` of `_rows` sorts distinct rows in (the order the EM then sums patterns in)."""
+    return np.argsort(_rows(k, g, codes), kind="stable")
+
+
+def _pattern_key(k: np.ndarray, g: np.ndarray, codes: np.ndarray) -> np.ndarray | None:
+    """One int64 per prompt, equal exactly when (k row, g row, topic) are equal: the counts in base G_max + 1 and
+    the topic, built one column at a time (issue 45: at 10^8 records `_rows` and its sorted copy are 1.7 GB each);
+    None when the key would not fit in 63 bits."""
+    base, n_topics = int(g.max()) + 1, int(codes.max()) + 1
+    if 2 * k.shape[1] * np.log2(base) + np.log2(n_topics) >= 62:
+        return None
+    key = np.asarray(codes, dtype=np.int64).copy()
+    for column in (*k.T, *g.T):
+        key *= base
+        key += column.astype(np.int64)
+    return key
+
+
+def fit_patterns(
     k: np.ndarray,
     g: np.ndarray | int,
     topics: np.ndarray | None = None,
@@ -199,8 +230,10 @@ def fit_pgm(
     seed: int = 0,
     max_iter: int = 200,
     tol: float = 1e-5,
-) -> PGMFit:
-    """Fit the §4.3.2 PGM to success counts by MAP-EM (see module docstring).
+) -> tuple[PGMFit, np.ndarray]:
+    """Fit the §4.3.2 PGM to success counts by MAP-EM (see module docstring): (the fit of the prompt patterns, the
+    pattern of every prompt [N]); `fit_pgm` expands it to prompts (issue 45: at 10^8 records the expanded p_hat
+    and q(T) are 0.8 GB each, where a pattern-level fit is kilobytes).
 
     k, g: [N, L] successes and trials (g may be a scalar; cells with g = 0 are
     missing). topics: optional [N] observed topic labels (any hashable values);
@@ -267,9 +300,25 @@ def fit_pgm(
         converged = trace[-1] - trace[-2] <= tol * abs(trace[-1])
 
     p_hat = s[:, None] * np.einsum("nt,tl->nl", resp, apt)
-    return PGMFit(p_hat=p_hat[pattern], topic_posteriors=resp[pattern], aptitude=apt, difficulty=1.0 - s[pattern],
-                  topic_weights=theta, elbo_trace=np.asarray(trace), converged=converged,
-                  topic_labels=labels)
+    fit = PGMFit(p_hat=p_hat, topic_posteriors=resp, aptitude=apt, difficulty=1.0 - s, topic_weights=theta,
+                 elbo_trace=np.asarray(trace), converged=converged, topic_labels=labels)
+    return fit, pattern
+
+
+def fit_pgm(
+    k: np.ndarray,
+    g: np.ndarray | int,
+    topics: np.ndarray | None = None,
+    n_topics: int | None = None,
+    seed: int = 0,
+    max_iter: int = 200,
+    tol: float = 1e-5,
+) -> PGMFit:
+    """Fit the §4.3.2 PGM to success counts by MAP-EM (see module docstring and `fit_patterns`); the per-prompt
+    fields of the fit are its patterns' rows."""
+    fit, pattern = fit_patterns(k, g, topics, n_topics, seed, max_iter, tol)
+    return replace(fit, p_hat=fit.p_hat[pattern], topic_posteriors=fit.topic_posteriors[pattern],
+                   difficulty=fit.difficulty[pattern])
 
 
 def pgm_oracle(fit: PGMFit) -> float:
@@ -360,7 +409,7 @@ def pgm_estimate(arrays: OracleArrays, n_topics: int | None = None, seed: int = 
     (10 components unless `n_topics`), as in Figure 4. The EM stops at a 1e-4
     relative gain (the oracle moves < 0.006 from 1e-5 on mmlu_pro, in 40 % of the time).
     """
-    fit = fit_pgm(arrays.successes, arrays.trials, n_topics=n_topics, seed=seed, tol=1e-4)
+    fit, pattern = fit_patterns(arrays.successes, arrays.trials, n_topics=n_topics, seed=seed, tol=1e-4)
     model_cost = lognormal_model_costs(arrays.per_generation("the PGM's LogNormal cost model")[1])
-    pick = route(fit.p_hat, np.broadcast_to(model_cost, fit.p_hat.shape))
-    return pgm_oracle(fit), float(model_cost[pick].mean())
+    pick = route(fit.p_hat, np.broadcast_to(model_cost, fit.p_hat.shape))[pattern]  # prompts route as their pattern
+    return float(fit.p_hat.max(axis=1)[pattern].mean()), float(model_cost[pick].mean())

@@ -52,6 +52,19 @@ class OracleArrays:
     topics: np.ndarray | None = None
     mean_cost: np.ndarray | None = None
 
+    def __post_init__(self) -> None:
+        """Share memory where the values repeat (issue 45: at 10^8 records each (N, L) float array is 0.8 GB):
+        `trials`, constant within a model, becomes a read-only broadcast of its first row; at one generation per
+        cell `successes` (k_nl = φ_nl0) becomes a view of `outcomes`. Only when the values are equal, so every
+        estimator reads the same numbers (the same bits)."""
+        trials = self.trials
+        if trials.ndim == 2 and len(trials) > 1 and trials.strides[0] != 0 and (trials == trials[0]).all():
+            object.__setattr__(self, "trials", np.broadcast_to(trials[0].copy(), trials.shape))
+        out = self.outcomes
+        if (out is not None and out.ndim == 3 and out.shape[2] == 1 and out.dtype == self.successes.dtype
+                and not np.shares_memory(out, self.successes) and np.array_equal(out[:, :, 0], self.successes)):
+            object.__setattr__(self, "successes", out[:, :, 0])
+
     @property
     def n_prompts(self) -> int:
         return int(self.successes.shape[0])
@@ -79,6 +92,8 @@ class OracleArrays:
         """Mean cost per query of each cell, shape (N, L); computed once per instance (arrays are read-only by convention)."""
         if self.mean_cost is not None:
             return self.mean_cost
+        if self.gen_cost.shape[2] == 1:  # the mean of one generation is its cost (NaN where none): a view, no copy
+            return self.gen_cost[:, :, 0]
         return np.nanmean(self.gen_cost, axis=2)
 
     def per_generation(self, what: str) -> tuple[np.ndarray, np.ndarray]:

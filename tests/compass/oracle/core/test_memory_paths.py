@@ -1,0 +1,75 @@
+"""The oracle's memory-saving paths (issue 45: 10^8 records under 6 GB) give the numbers of the plain computations
+they replace, bit for bit: the α-sweep routed a block of prompts at a time, the PGM's prompt patterns found by an
+integer key and its estimate taken on the patterns, and OracleArrays sharing memory where values repeat."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from compass.oracle import frontier, pgm
+from compass.oracle.frontier import default_alphas, route, sweep
+from compass.oracle.prepare import prompt_keys
+from compass.oracle.records import OracleArrays, build_arrays
+from tests.paths import ROOT
+
+
+@pytest.fixture(scope="module")
+def truthfulqa() -> OracleArrays:
+    """An embedded dataset at G = 1 (the shape of the 10^8-record benchmark), 817 prompts x 9 models."""
+    records = pd.read_parquet(ROOT / "data" / "query_records.parquet", filters=[("dataset", "==", "truthfulqa")])
+    return build_arrays(prompt_keys(records), dict.fromkeys(records["model_id"], 1.0), "truthfulqa")
+
+
+def _plain_sweep(sel_q, sel_c, eval_q, eval_c, alphas):
+    """The sweep as it was: the whole (N, L) matrix normalized (eqs. 20-21) and routed at once."""
+    def minmax(x):
+        lo, hi = np.nanmin(x), np.nanmax(x)
+        return np.zeros_like(x) if hi <= lo else (x - lo) / (hi - lo)
+    qn, cn, rows = minmax(sel_q), minmax(sel_c), np.arange(len(sel_q))
+    picks = [route(a * qn - (1.0 - a) * cn, sel_c) for a in alphas]
+    return ([eval_q[rows, p].mean() for p in picks], [eval_c[rows, p].mean() for p in picks])
+
+
+def test_blocked_sweep_is_the_whole_matrix_sweep(monkeypatch, truthfulqa):
+    # blocks of 100 prompts (817: the last one partial); ties in p_hat at G = 1 test the cheaper-model rule per block
+    monkeypatch.setattr(frontier, "BLOCK", 100)
+    monkeypatch.setattr(frontier, "ALPHAS_AT_ONCE", 7)  # 83 α: 12 passes, the last one partial
+    rng = np.random.default_rng(0)
+    p, cost = truthfulqa.p_hat, rng.lognormal(size=truthfulqa.successes.shape)
+    alphas = default_alphas()
+    q = 0.2 + 0.6 * rng.random(p.shape)  # a selection score whose min and max differ from block to block
+    got = sweep([(p, cost, p, cost), (q, cost, p, cost)], alphas)
+    quality, cost_mean = np.add(_plain_sweep(p, cost, p, cost, alphas), _plain_sweep(q, cost, p, cost, alphas)) / 2
+    assert frontier._picks(p, cost, alphas).dtype == np.uint8
+    np.testing.assert_array_equal(got["quality"], quality)
+    np.testing.assert_array_equal(got["cost"], cost_mean)
+
+
+def test_pattern_key_finds_the_byte_patterns(monkeypatch, truthfulqa):
+    codes = np.random.default_rng(1).integers(0, 10, truthfulqa.n_prompts)
+    keyed = pgm._patterns(truthfulqa.successes, truthfulqa.trials, codes)
+    monkeypatch.setattr(pgm, "_pattern_key", lambda k, g, codes: None)  # the sort of the rows' bytes
+    plain = pgm._patterns(truthfulqa.successes, truthfulqa.trials, codes)
+    assert keyed[0].size < truthfulqa.n_prompts
+    for a, b in zip(keyed, plain):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_pgm_estimate_on_patterns_is_the_per_prompt_estimate(truthfulqa):
+    fit = pgm.fit_pgm(truthfulqa.successes, truthfulqa.trials, seed=0, tol=1e-4)
+    model_cost = pgm.lognormal_model_costs(truthfulqa.gen_cost)
+    pick = route(fit.p_hat, np.broadcast_to(model_cost, fit.p_hat.shape))
+    assert pgm.pgm_estimate(truthfulqa) == (pgm.pgm_oracle(fit), float(model_cost[pick].mean()))
+
+
+def test_arrays_share_memory_where_values_repeat(truthfulqa):
+    assert np.shares_memory(truthfulqa.successes, truthfulqa.outcomes)  # G = 1: k_nl is φ_nl0
+    assert truthfulqa.trials.strides[0] == 0  # one row per model
+    assert np.shares_memory(truthfulqa.cell_cost, truthfulqa.gen_cost)
+    np.testing.assert_array_equal(truthfulqa.successes, np.nansum(truthfulqa.outcomes, axis=2))
+    np.testing.assert_array_equal(truthfulqa.cell_cost, np.nanmean(truthfulqa.gen_cost, axis=2))
+    # unequal values keep their own array
+    a = OracleArrays(prompt_ids=np.arange(2), model_ids=np.arange(2), successes=np.array([[1.0, 0], [0, 1]]),
+                     trials=np.array([[1.0, 1], [2, 1]]), outcomes=np.array([[[1.0], [0]], [[1], [1]]]),
+                     gen_cost=np.ones((2, 2, 1)))
+    assert a.trials.strides[0] != 0 and not np.shares_memory(a.successes, a.outcomes)
