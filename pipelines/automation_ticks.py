@@ -18,20 +18,35 @@ condition cursor's requested subset from the root result itself (`_new_cursor`: 
 evaluation tree), records no evaluations and reads each definition's partition keys and the table's columns once
 per tick. Same run requests
 and same cursor as the sensor: tests/deploy/test_automation_ticks.py.
+
+Kept as an object, the cursor must hold what the sensor's would after its string round trip: a subset of "all
+partitions" (Dagster's in-memory `AllPartitionsSubset`) becomes the key list that serialization writes
+(`_as_stored`), or `InitialEvaluationCondition`, which compares the previous requested subset's type, would see every
+tick as a first evaluation. What the sensor also does and a driver tick skips: the
+DAGSTER_AUTOMATION_TICK_SETTLE_SECONDS sleep (the driver ticks when a run finished, not on a timer) and the
+MAX_ENTITIES check of `use_user_code_server` sensors (the driver evaluates in its own process). `compass run`
+(pipelines.refresh.tick) still ticks through the sensor; the test keeps the two paths equivalent.
+
+Single-threaded: the read-once answers replace the instance's methods for the whole process during a tick, so
+nothing else may use the instance meanwhile (the driver does nothing else while it ticks).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import inspect
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from unittest import mock
 
 import dagster as dg
+from dagster._core.asset_graph_view.serializable_entity_subset import SerializableEntitySubset
 from dagster._core.definitions.asset_daemon_cursor import AssetDaemonCursor
 from dagster._core.definitions.automation_tick_evaluation_context import AutomationTickEvaluationContext
 from dagster._core.definitions.declarative_automation.automation_condition import AutomationResult
 from dagster._core.definitions.declarative_automation.serialized_objects import (
-    AutomationConditionCursor, get_serializable_true_subset)
+    AssetSubsetWithMetadata, AutomationConditionCursor, AutomationConditionNodeCursor, get_serializable_true_subset)
 from dagster._daemon.asset_daemon import (asset_daemon_cursor_from_instigator_serialized_cursor,
                                           asset_daemon_cursor_to_instigator_serialized_cursor)
 
@@ -39,39 +54,58 @@ LOG = logging.getLogger("compass.automation_ticks")  # the evaluator logs each r
 LOG.setLevel(logging.WARNING)
 
 
+def _as_stored(value):
+    """`value` (a condition cursor or any part of it) as serialization stores it: every partitioned subset in its
+    serializable form, as Dagster's `EntitySubsetSerializer.before_pack` writes it (an all-partitions subset as its
+    keys); other values as they are."""
+    if isinstance(value, SerializableEntitySubset):
+        return dataclasses.replace(value, value=value.subset_value.to_serializable_subset()) \
+            if value.is_partitioned else value
+    if isinstance(value, (AutomationConditionCursor, AutomationConditionNodeCursor)):
+        return dataclasses.replace(value, **{field.name: _as_stored(getattr(value, field.name))
+                                             for field in dataclasses.fields(value) if field.init})
+    if isinstance(value, AssetSubsetWithMetadata):
+        return value._replace(subset=_as_stored(value.subset))
+    if isinstance(value, Mapping):
+        return {key: _as_stored(item) for key, item in value.items()}
+    if type(value) in (list, tuple):  # a node's subsets (extra state: a subset, a sequence of them or a string)
+        return type(value)(_as_stored(item) for item in value)
+    return value  # a string, a number, Dagster's HistoricalAllPartitionsSubsetSentinel
+
+
 def _new_cursor(result: AutomationResult) -> AutomationConditionCursor:
     """Dagster's `AutomationResult.get_new_cursor` (dagster 1.13.27), whose requested subset is its serializable
-    evaluation's true subset, i.e. the root's own: taken here without building the evaluation of every node."""
-    return AutomationConditionCursor(
+    evaluation's true subset, i.e. the root's own: taken here without building the evaluation of every node; and as
+    the sensor's cursor string stores it (`_as_stored`)."""
+    return _as_stored(AutomationConditionCursor(
         previous_requested_subset=get_serializable_true_subset(result.true_subset),
         effective_timestamp=result._context.evaluation_time.timestamp(),  # noqa: SLF001 - as get_new_cursor reads it
         last_event_id=result._context.max_storage_id,  # noqa: SLF001
         node_cursors_by_unique_id=result.get_child_node_cursors(),
         result_value_hash=result.value_hash,
-    )
+    ))
 
 
 @contextlib.contextmanager
 def answered_once(owner: object, method: str) -> Iterator[None]:
-    """Within the block, `owner.method(*args)` asks storage once per distinct arguments and repeats that answer
-    (a copy of a list); afterwards `owner` answers as before. Only for what nothing changes during the block."""
-    ask, own = getattr(owner, method), vars(owner).get(method)  # own: set on the object itself (a test's wrapper)
+    """Within the block, `owner.method(...)` asks storage once per distinct arguments (positional or keyword: Dagster
+    passes `partitions_def_name=` by keyword) and repeats that answer (a copy of a list); afterwards `owner` answers
+    as before. Only for what nothing changes during the block."""
+    ask = getattr(owner, method)
+    signature = inspect.signature(ask)
     answers: dict[tuple, object] = {}
 
-    def once(*args):
-        if args not in answers:
-            answers[args] = ask(*args)
-        answer = answers[args]
+    def once(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = tuple(bound.arguments.items())
+        if key not in answers:
+            answers[key] = ask(*args, **kwargs)
+        answer = answers[key]
         return list(answer) if isinstance(answer, (list, tuple)) else answer
 
-    setattr(owner, method, once)  # an attribute of this object, over its class's method
-    try:
+    with mock.patch.object(owner, method, once):  # over its class's method; restored (or removed) on exit
         yield
-    finally:
-        if own is None:
-            delattr(owner, method)
-        else:
-            setattr(owner, method, own)
 
 
 @contextlib.contextmanager
@@ -96,10 +130,10 @@ class AutomationTicks:
         self.instance, self.sensor = instance, sensor or compass_automation
         self.graph = defs.get_repository_def().asset_graph
         self.cursor: AssetDaemonCursor = asset_daemon_cursor_from_instigator_serialized_cursor(cursor, self.graph)
-        self.evaluations = 0
 
     def tick(self) -> list[dg.RunRequest]:
-        """One evaluation of every asset's condition, as the sensor's: its run requests; the cursor advances."""
+        """One evaluation of every asset's condition, as the sensor's: its run requests; the cursor advances only when
+        the evaluation succeeded (a failed tick, e.g. a dropped Postgres connection, can be retried as it was)."""
         sensor = self.sensor
         with stored_state_read_once(self.instance):
             context = AutomationTickEvaluationContext(
@@ -116,7 +150,6 @@ class AutomationTicks:
                     evaluation_id=self.cursor.evaluation_id, condition_cursors=[_new_cursor(r) for r in results],
                     newly_observe_requested_asset_keys=[],
                     evaluation_timestamp=evaluator.evaluation_time.timestamp(), asset_graph=self.graph)
-        self.evaluations += 1
         return requests
 
     def serialized_cursor(self) -> str:

@@ -47,8 +47,10 @@ def ping_when_idle(pool: Pool, idle_s: float) -> None:
     """Ping a connection at checkout only when it was checked in more than `idle_s` ago (SQLAlchemy's pre-ping, which
     pings at every checkout, with a threshold); a failed ping reconnects, as pre-ping does. An automation tick checks
     out a connection a few hundred times, back to back: with a ping each, that was 2,300 extra round trips in six
-    ticks, 5.6 s of 39 s (cProfile, load 10). What a ping guards against, a Postgres restart, can then fail a query
-    only when it comes within `idle_s` of the connection's previous use (a restart mid-query fails it either way)."""
+    ticks, 5.6 s of 39 s (cProfile, load 10). What a ping guards against, a Postgres restart, then fails a query that
+    comes within `idle_s` of its connection's previous use (a restart mid-query fails it either way): outside
+    dagster-postgres' retry, which covers only opening a connection. The refresh driver ticks again after such a
+    failure (pipelines.queue_refresh.tick_riding_out_restarts); the pool has dropped its older connections by then."""
     pool._pre_ping = False
 
     def checked_in(dbapi_connection, record) -> None:

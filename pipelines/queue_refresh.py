@@ -38,6 +38,7 @@ from dagster._core.definitions.selector import JobSubsetSelector
 from dagster._core.workspace.context import WorkspaceProcessContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster._time import get_current_datetime
+from sqlalchemy.exc import DBAPIError
 
 from pipelines.automation_ticks import AutomationTicks
 from pipelines.definitions import defs, job_for_keys, with_inseparable
@@ -53,6 +54,7 @@ from resources.warehouse import Warehouse
 LOCATION = "llm_compass"  # deploy/workspace.yaml
 POLL_S = 0.25  # how often the driver asks Postgres whether a run in flight finished (one query for all)
 PING_AFTER_IDLE_S = 0.1  # a kept Postgres connection unused this long is pinged before its next query (each poll's)
+TICK_RETRY_WAITS_S = (1.0, 2.0, 4.0)  # before ticking again after a query found its connection dropped (a restart)
 FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 
 
@@ -179,6 +181,33 @@ def _merged(runs: list[Run]) -> list[Run]:
     return sorted(by_partition.items(), key=lambda run: (run[0] is not None, run[0] or ""))
 
 
+def _dropped_connection(error: BaseException | None) -> bool:
+    """Whether `error` (or its cause) is a query's failure on a connection that turned out dead (SQLAlchemy
+    invalidated it: the pool reconnects on the next checkout)."""
+    while error is not None:
+        if isinstance(error, DBAPIError) and error.connection_invalidated:
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def tick_riding_out_restarts(ticks: AutomationTicks, wait: Callable[[float], None] = time.sleep) -> list[dg.RunRequest]:
+    """`ticks.tick()`, ticked again after TICK_RETRY_WAITS_S when a query found its kept connection dropped. The
+    driver pings a kept connection only after PING_AFTER_IDLE_S idle (pipelines.pg_connections.ping_when_idle), so a
+    Postgres restart within a tick fails a query on a dead pooled connection, outside dagster-postgres' retry (which
+    covers only opening a connection). A failed tick changes nothing: its cursor advances only when the evaluation
+    succeeded, and the read-once answers end with it. Any other error, or a connection still dropped after the last
+    wait, is raised."""
+    for delay in TICK_RETRY_WAITS_S:
+        try:
+            return ticks.tick()
+        except Exception as error:  # noqa: BLE001 - re-raised unless a dropped connection
+            if not _dropped_connection(error):
+                raise
+        wait(delay)
+    return ticks.tick()
+
+
 def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                         progress: Callable[[str], None]) -> None:
     """Automation ticks, each tick's runs submitted, the next tick as soon as a run in flight finished, until none is
@@ -188,6 +217,7 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
     check, holds them, as the refresh condition's wait for a failed parent does). A failed run that assets joined is
     tagged (pipelines.run_growth.RETRY_TAG): what it skipped counts as failed, which nothing requests again, so a
     later refresh's first tick also submits it once its parents are settled (`skipped_to_retry`).
+    A query on a connection that Postgres dropped (a restart) is ridden out (`tick_riding_out_restarts`).
     TimeoutError when no run finishes for `timeout_s`; RuntimeError when a partition key got more than MAX_TICKS runs
     (the layered refresh's bound: a tick per layer, a run per partition key and tick), i.e. the refresh does not
     settle."""
@@ -204,7 +234,7 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
     bookkeeping = 0.0  # seconds from noticing a finished run to the tick (partition sync, the run's report)
     while True:  # a tick per finished run (or several finished at once), not per layer of the graph
         began = time.monotonic()
-        requests = ticks.tick()
+        requests = tick_riding_out_restarts(ticks)
         report.ticks += 1
         evaluated = time.monotonic()
         ready, waiting = _split_in_flight(deferred, in_flight)  # ready: their runs finished

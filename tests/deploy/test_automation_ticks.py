@@ -127,3 +127,59 @@ def test_partitions_read_once_are_a_snapshot_for_the_tick_only():
         instance.add_dynamic_partitions("case", ["b"])
         assert instance.get_dynamic_partitions("case") == ["a"]
     assert instance.get_dynamic_partitions("case") == ["a", "b"]
+
+
+def test_keyword_calls_are_answered_once_too():
+    """Dagster asks for a definition's keys by keyword (`get_partition_keys` passes `partitions_def_name=`): the
+    read-once answer takes it as the positional call, one read for both (red with positional arguments only: a
+    TypeError inside every tick that reads a dynamic definition's keys)."""
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("case", ["a"])
+    reads = []
+    read = instance._event_storage.get_dynamic_partitions
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(instance._event_storage, "get_dynamic_partitions", lambda name: reads.append(name) or read(name))
+        with stored_state_read_once(instance):
+            assert dg.DynamicPartitionsDefinition(name="case").get_partition_keys(
+                dynamic_partitions_store=instance) == ["a"]
+            assert instance.get_dynamic_partitions("case") == ["a"]
+    assert reads == ["case"]
+
+
+def test_an_all_partitions_request_is_remembered_as_the_sensor_remembers_it(monkeypatch):
+    """A multi-partitioned asset (a dynamic and a static dimension) whose condition is `initial_evaluation()`: the
+    sensor requests all its partitions once, then nothing. Its requested subset is Dagster's in-memory
+    all-partitions subset, which the sensor's cursor string stores as its keys; InitialEvaluationCondition compares
+    the previous requested subset's type, so a cursor kept as an object must hold the keys too. Red without
+    `_as_stored` in `_new_cursor` (seen: ticks 2 and 3 requested x|a and x|b again). And the drift guard: every
+    condition cursor the driver keeps equals Dagster's own `get_new_cursor` after its serialization round trip."""
+    from dagster._serdes import deserialize_value, serialize_value
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        parts = dg.MultiPartitionsDefinition({"case": dg.DynamicPartitionsDefinition(name="case"),
+                                              "kind": dg.StaticPartitionsDefinition(["a", "b"])})
+
+        @dg.asset(partitions_def=parts, automation_condition=dg.AutomationCondition.initial_evaluation())
+        def toy(): ...
+
+        sensor = dg.AutomationConditionSensorDefinition("toy_sensor", target=dg.AssetSelection.all(),
+                                                        use_user_code_server=True, emit_backfills=False)
+    toy_defs = dg.Definitions(assets=[toy], sensors=[sensor])
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("case", ["x"])
+    kept, new_cursor = [], ticks_module._new_cursor
+    monkeypatch.setattr(ticks_module, "_new_cursor", lambda result: kept.append((result, new_cursor(result)))
+                        or kept[-1][1])
+    driver, cursor = AutomationTicks(toy_defs, instance, None, sensor=sensor), None
+    for expected in (["x|a", "x|b"], [], []):
+        result = sensor(dg.build_sensor_context(instance=instance, cursor=cursor,
+                                                repository_def=toy_defs.get_repository_def()))
+        cursor = result.cursor
+        assert sorted(request.partition_key for request in result.run_requests or []) == expected
+        assert sorted(request.partition_key for request in driver.tick()) == expected
+    assert driver.serialized_cursor() == cursor
+    for result, condition_cursor in kept:
+        sensor_s = serialize_value(result.get_new_cursor())
+        assert serialize_value(condition_cursor) == sensor_s
+        assert condition_cursor == deserialize_value(sensor_s, type(condition_cursor))

@@ -46,13 +46,19 @@ def test_the_driver_pings_a_kept_connection_only_after_a_pause(tmp_path, monkeyp
     """The refresh driver's pool (pipelines.pg_connections.ping_when_idle; the driver's instance gets it through
     `keep_connections(..., ping_after_idle_s=...)`): checkouts back to back, as within an automation tick, are not
     pinged; one after a pause is; a failed ping (Postgres restarted) gives the checkout a new connection, as
-    pre-ping does. On a SQLite file (no Postgres here; the pool's logic is the dialect's). Red when every checkout
-    pings (seen: the threshold removed, 3 pings) and when a failed ping is not followed by a reconnection."""
-    import time
+    pre-ping does. On a SQLite file (no Postgres here; the pool's logic is the dialect's), the pool's clock a fake one
+    that moves only when the test says so (a stalled machine cannot turn back-to-back checkouts into a pause). Red
+    when every checkout pings (seen: the threshold removed, 3 pings) and when a failed ping is not followed by a
+    reconnection."""
+    import types
 
     from sqlalchemy import create_engine, event, text
 
+    import pipelines.pg_connections as pg_connections
     from pipelines.pg_connections import ping_when_idle
+
+    now = [0.0]
+    monkeypatch.setattr(pg_connections, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
 
     engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}", poolclass=QueuePool)
     ping_when_idle(engine.pool, 0.2)
@@ -67,10 +73,10 @@ def test_the_driver_pings_a_kept_connection_only_after_a_pause(tmp_path, monkeyp
     for _ in range(3):
         query()
     assert (len(pings), len(connects)) == (0, 1)
-    time.sleep(0.3)
+    now[0] += 0.3
     query()
     assert (len(pings), len(connects)) == (1, 1)
-    time.sleep(0.3)
+    now[0] += 0.3
     alive[0] = False  # the ping finds the connection dead
     query()
     assert (len(pings), len(connects)) == (2, 2)

@@ -264,3 +264,34 @@ def test_a_deferred_request_is_stale_only_when_a_parent_changed_since_it_materia
     assert qr._still_stale(instance, [(None, [models])]) == []
     materialize(fetches, "v2")
     assert qr._still_stale(instance, [(None, [models])]) == [(None, [models])]
+
+
+def test_a_tick_whose_query_finds_its_connection_dropped_is_ticked_again(tmp_path):
+    """Postgres restarted while the driver's kept connection sat in the pool for less than PING_AFTER_IDLE_S: the
+    tick's query fails on the dead connection (SQLAlchemy invalidates it) and the driver ticks again after a wait
+    instead of stopping the refresh without saving its cursor; any other database error stops it. On a SQLite file,
+    the disconnect simulated through the dialect's `is_disconnect`. Red when the driver calls `ticks.tick()` once
+    (seen: the DBAPIError reached the test)."""
+    from sqlalchemy import create_engine, exc, text
+    from sqlalchemy.pool import QueuePool
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}", poolclass=QueuePool)
+    dropped = [True]
+    engine.dialect.is_disconnect = lambda error, connection, cursor: dropped[0]
+
+    class Ticks:
+        def __init__(self):
+            self.queries = ["select * from no_such_table", "select 1"]  # the first fails as a dead connection would
+
+        def tick(self):
+            with engine.connect() as connection:
+                connection.execute(text(self.queries.pop(0)))
+            return ["requests"]
+
+    waits = []
+    assert qr.tick_riding_out_restarts(Ticks(), waits.append) == ["requests"]
+    assert waits == [qr.TICK_RETRY_WAITS_S[0]]
+    dropped[0] = False
+    with pytest.raises(exc.DBAPIError):
+        qr.tick_riding_out_restarts(Ticks(), waits.append)
+    assert waits == [qr.TICK_RETRY_WAITS_S[0]]
