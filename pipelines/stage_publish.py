@@ -43,6 +43,8 @@ def publish_on_host(url: str, entries: list[str], stage_id: str | None = None) -
     wherever the step mounted it: RuntimeError (one line) unless its marker's id is `stage_id`, the id of the stage
     the step staged to (None, a request from before ids were sent: the paths must be equal)."""
     here = settings.publish_from()
+    # stage_id None: a step of a version before the id (two arguments; the host is upgraded first, deploy/README.md);
+    # the path branch can go once no such step can still ask, WAIT_S after the last older remote worker stopped
     if here is not None and stage_id is not None:
         same, why = stage.Stage(here).identity() == stage_id, f"{here}, another STAGE marker"
     else:
@@ -58,26 +60,73 @@ def task_args(url: str, entries: list[str]) -> list:
     return [url, entries, stage.Stage(url).identity()]
 
 
+def _transient() -> tuple[type[BaseException], ...]:
+    """The errors of a broker or result backend that is restarting or out of reach (kombu's for a send, the Redis
+    client's and the socket's for a result's state): a re-ask or a look at the answers that hits one is skipped."""
+    from kombu.exceptions import OperationalError
+
+    errors: tuple[type[BaseException], ...] = (OSError, OperationalError)
+    with contextlib.suppress(ImportError):
+        import redis.exceptions
+
+        errors += (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+    return errors
+
+
 def wait_for_publish(send: Callable[[], AsyncResult], wait_s: float = WAIT_S, reask_s: float = REASK_S,
-                     poll_s: float = POLL_S) -> int:
+                     poll_s: float = POLL_S, what: str = "the step's entries") -> int:
     """The step's side: `send()` a request, wait for the first of its requests to be answered, sending another every
-    `reask_s` (REASK_S) until `wait_s`; then revoke them all (still queued, none runs after the step gave up) and
-    raise Celery's TimeoutError. A request's error is the step's."""
-    started = time.monotonic()
-    sent = [send()]
-    with contextlib.suppress(CeleryTimeout):  # the usual case: answered in time, through Celery's own wait
-        return sent[0].get(timeout=min(reask_s, wait_s), disable_sync_subtasks=False)  # no self-wait: another queue
-    while time.monotonic() - started < wait_s:
-        answered = next((result for result in sent if result.ready()), None)
-        if answered is not None:
-            return answered.get(disable_sync_subtasks=False)
-        if time.monotonic() - started >= reask_s * len(sent):
-            LOG.warning("no answer to the publish request within %.0f s: asked again", time.monotonic() - started)
-            sent.append(send())
-        time.sleep(poll_s)
-    for result in sent:
-        result.revoke()
-    raise CeleryTimeout(f"no answer to {len(sent)} publish requests within {wait_s:.0f} s")
+    `reask_s` (REASK_S) until `wait_s`; then raise Celery's TimeoutError naming `what`. A request's error is the
+    step's, unless another request committed by then (a commit wins). Only the first send must succeed: a re-ask or
+    a look at the answers that meets a broker or backend out of reach (a Redis restart) is one warning, and the wait
+    goes on. However the wait ends (an answer, an error, the timeout, an interrupt), every request not answered is
+    revoked (still queued, none runs after the step went on)."""
+    started, transient = time.monotonic(), _transient()
+    sent, answered = [send()], None
+    try:
+        # the usual case: answered in time, through Celery's own wait (a task's own OSError lands in the `except`
+        # too: the poll below finds the request answered and raises it)
+        with contextlib.suppress(CeleryTimeout, *transient):
+            committed = sent[0].get(timeout=min(reask_s, wait_s), disable_sync_subtasks=False)  # another queue
+            answered = sent[0]
+            return committed
+        asks = 1
+        while time.monotonic() - started < wait_s:
+            try:
+                ready = [result for result in sent if result.ready()]
+            except transient as exc:
+                LOG.warning("the publish requests' answers cannot be read (%s): still waiting", _one_line(exc))
+                ready = []
+            if ready:  # a commit beats an error that came at the same time
+                answered = next((result for result in ready if result.successful()), ready[0])
+                return answered.get(disable_sync_subtasks=False)
+            if time.monotonic() - started >= reask_s * asks:
+                asks += 1
+                try:
+                    sent.append(send())
+                    LOG.warning("no answer to the publish request within %.0f s: asked again",
+                                time.monotonic() - started)
+                except transient as exc:
+                    LOG.warning("no answer to the publish request within %.0f s, and asking again failed (%s): "
+                                "still waiting", time.monotonic() - started, _one_line(exc))
+            time.sleep(poll_s)
+        raise CeleryTimeout(f"no answer to {len(sent)} publish requests for {what} within {wait_s:.0f} s (the "
+                            f"warehouse host's queue {_queue()} busy or without a worker)")
+    finally:
+        for result in sent:
+            if result is not answered:
+                with contextlib.suppress(Exception):  # the broker may be what is out of reach
+                    result.revoke()
+
+
+def _queue() -> str:
+    from pipelines.executor import WRITER_QUEUE
+
+    return WRITER_QUEUE
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
 
 
 def register(app: Celery) -> None:
@@ -92,7 +141,7 @@ def register(app: Celery) -> None:
         args = task_args(url, entries)
         committed = wait_for_publish(lambda: task.apply_async(args=args, queue=WRITER_QUEUE,
                                                               routing_key=f"{WRITER_QUEUE}.{TASK}"),
-                                     WAIT_S, REASK_S, POLL_S)
+                                     WAIT_S, REASK_S, POLL_S, f"{', '.join(entries)} of the stage {url}")
         LOG.info("the warehouse host published %s of %s in %.2f s", committed, ", ".join(entries),
                  time.monotonic() - asked)
         return committed

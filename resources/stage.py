@@ -1,7 +1,8 @@
 """Steps that run where the warehouse is not (issue 44, item 2): compute and publish separated by shared storage.
 
-A stage is a folder (locally and in the tests) or an fsspec URL (production: an object store; fsspec is installed,
-its object-store drivers are not, and only folders are tested). Its layout:
+A stage is a folder on the local filesystem, shared between hosts as a POSIX mount (NFS and the like): entries are
+claimed and set aside by rename, which must fail when another process moved the entry first; an object store's move
+(copy, then delete) would let both succeed, so `Stage` refuses any other fsspec URL. Its layout:
 
     tables/<schema>.<table>/<data_version>/<scope>.parquet    rows a step staged, content-addressed by data version
                                                               (<scope>: hash of the rows' `where`); never rewritten
@@ -46,7 +47,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import duckdb
@@ -81,7 +82,9 @@ class Stage:
     def __init__(self, url: str):
         self.url = url.rstrip("/")
         self.fs, self.root = fsspec.core.url_to_fs(self.url)
-        self.local = isinstance(self.fs, LocalFileSystem)
+        if not isinstance(self.fs, LocalFileSystem):
+            raise StageUnavailable(f"the stage {self.url} is not a folder: a stage is a local or mounted folder "
+                                   f"(its entries are claimed by rename; an object store cannot)")
 
     def _unreachable(self, exc: BaseException) -> StageUnavailable:
         reason = " ".join(str(exc).split()) or type(exc).__name__
@@ -89,17 +92,6 @@ class Stage:
 
     def _full(self, relative: str) -> str:
         return f"{self.root}/{relative}"
-
-    def _for_duckdb(self, relative: str) -> str:
-        """Where DuckDB reads a file of the stage: a local path, or a URL of the fsspec filesystem `attach`ed."""
-        if self.local:
-            return self._full(relative)
-        protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
-        return f"{protocol}://{self._full(relative)}"
-
-    def attach(self, con: duckdb.DuckDBPyConnection) -> None:
-        if not self.local:
-            con.register_filesystem(self.fs)
 
     def check(self, mark: bool = False) -> None:
         """StageUnavailable unless the stage's folder exists (whoever sets the stage up creates it) and holds the
@@ -125,9 +117,15 @@ class Stage:
         `publish_pending` refuses it in one line."""
         self.check()
         try:
-            return self._read_json(MARKER)["id"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            marker = self._read_json(MARKER)
+        except OSError as exc:
             raise self._unreachable(exc) from None
+        except ValueError:
+            marker = None
+        if not isinstance(marker, dict) or not isinstance(marker.get("id"), str):
+            raise StageUnavailable(f"the stage {self.url} has a {MARKER} marker without an id (made by hand?): remove "
+                                   f"it and set the stage up again (Stage.create_empty, on the warehouse host)")
+        return marker["id"]
 
     def create_empty(self) -> None:
         """Set the stage up, once, in its existing folder (the deployment's setup): the marker (nothing else writes
@@ -144,20 +142,15 @@ class Stage:
     def _put(self, relative: str, write) -> None:
         """Write a file atomically: `write(local_path)` into a temporary file, moved into place by rename."""
         target = self._full(relative)
-        folder = os.path.dirname(target) if self.local else None
-        if folder:
-            if not os.path.isdir(self.root):  # never recreate a stage that went away
-                raise StageUnavailable(f"the stage {self.url} is unreachable: no such folder")
-            os.makedirs(folder, exist_ok=True)
+        folder = os.path.dirname(target)
+        if not os.path.isdir(self.root):  # never recreate a stage that went away
+            raise StageUnavailable(f"the stage {self.url} is unreachable: no such folder")
+        os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
         os.close(fd)
         try:
             write(tmp)
-            if self.local:
-                os.replace(tmp, target)
-            else:
-                self.fs.put_file(tmp, target + ".tmp")
-                self.fs.mv(target + ".tmp", target)
+            os.replace(tmp, target)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
@@ -166,9 +159,8 @@ class Stage:
         """`relation`'s rows as Parquet at `relative`, unless that path exists (content-addressed: same rows); a file
         reused is touched, so retention (`collect_garbage`, by age) does not take it before its entry names it."""
         if self.fs.exists(self._full(relative)):
-            if self.local:
-                os.utime(self._full(relative), None)
-                return  # an object store's files have no settable time: written again below
+            os.utime(self._full(relative), None)
+            return
         self._put(relative, lambda tmp: con.execute(f"copy (select * from {relation}) to '{tmp}' (format parquet)"))
 
     def _write_json(self, relative: str, value: object) -> None:
@@ -224,7 +216,7 @@ class Stage:
         if missing:
             raise StageUnavailable(f"the stage {self.url} has an inconsistent snapshot: {MANIFEST} lists {missing[0]}, "
                                    f"which is not there ({len(missing)} missing)")
-        return {table: None if path is None else self._for_duckdb(path) for table, path in paths.items()}
+        return {table: None if path is None else self._full(path) for table, path in paths.items()}
 
     def _files(self, folder: str) -> set[str]:
         """Every file below `folder` (relative to the stage), temporary ones aside."""
@@ -295,11 +287,10 @@ class Stage:
         if names is not None and not names or names is None and not self._names("pending") + self._names(CLAIMED):
             return 0
         with wh.connect() as con:
-            self.attach(con)
             con.execute(f"create table if not exists {PUBLISHES} (entry varchar, \"table\" varchar, "
                         f"version varchar, published_at timestamp)")
             done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
-            listed = {folder: self._names(folder) for folder in ("pending", CLAIMED)}
+            listed = {folder: self._names(folder) for folder in ("pending", CLAIMED)}  # (`_waiting`, by folder)
             wanted = listed["pending"] + listed[CLAIMED] if names is None else names
             claimed = self._claim([name for name in wanted if name not in done])
             entries = sorted((name, entry) for name in claimed if (entry := self._entry(CLAIMED, name)))
@@ -310,8 +301,9 @@ class Stage:
                     raise RuntimeError(f"staged entries {', '.join(gone)} of the stage {self.url} were set aside "
                                        f"(failed/) before this publish: not published")
                 raise StageUnavailable(f"the stage {self.url} lost staged entries {', '.join(gone)}: neither pending "
-                                       f"nor published (staged to a copy of this folder, its STAGE marker copied "
-                                       f"too? or removed by hand)")
+                                       f"nor published within {KEEP_S // 86400} days (staged to a copy of this "
+                                       f"folder, its STAGE marker copied too? removed by hand? or a request "
+                                       f"delivered after stage.publishes forgot its entry)")
             todo = entries
             set_aside = set()
             try:
@@ -351,16 +343,15 @@ class Stage:
                 self._move(f"pending/{name}", f"{CLAIMED}/{name}")
             except FileNotFoundError:
                 continue
+            with contextlib.suppress(FileNotFoundError):  # its age in publishing/ counts from the claim (a rename
+                os.utime(self._full(f"{CLAIMED}/{name}"), None)  # keeps the staging time): `collect_garbage`
             there.add(name)
         return [name for name in names if name in there]
 
     def _move(self, source: str, target: str) -> None:
         """Rename within the stage; FileNotFoundError when `source` is gone (someone else moved it first)."""
-        if self.local:
-            os.makedirs(os.path.dirname(self._full(target)), exist_ok=True)
-            os.rename(self._full(source), self._full(target))
-        else:
-            self.fs.mv(self._full(source), self._full(target))
+        os.makedirs(os.path.dirname(self._full(target)), exist_ok=True)
+        os.rename(self._full(source), self._full(target))
 
     def _commit_entries(self, wh: Warehouse, con: duckdb.DuckDBPyConnection, entries: list[tuple[str, dict]]) -> None:
         """Commit `entries` in one transaction, or none of them: StageUnavailable when the stage failed, _Rejected
@@ -404,32 +395,47 @@ class Stage:
         global _collected_at
         if time.monotonic() - _collected_at > GC_EVERY_S:
             _collected_at = time.monotonic()
-            try:  # best effort: the write it follows is committed and exported
-                self.collect_garbage()
-                self.forget_publishes(wh, con)
-            except Exception as exc:  # noqa: BLE001 - any driver's or file's error: one line, the write succeeds
-                LOG.warning("retention of the stage %s skipped: %s", self.url,
-                            _one_line(exc) or type(exc).__name__)
+            waiting = self._waiting()
+            committed = _best_effort(self, lambda: self._committed(wh, con, waiting)) or set()
+            _best_effort(self, lambda: self.collect_garbage(committed=committed))
+            _best_effort(self, lambda: self.forget_publishes(wh, con, waiting=waiting))
 
-    def collect_garbage(self, grace_s: float = GC_GRACE_S, keep_s: float = KEEP_S) -> list[str]:
+    def _waiting(self) -> list[str]:
+        """The entries in pending/ and publishing/ (not yet committed, or committed and not yet dropped)."""
+        return [*self._names("pending"), *self._names(CLAIMED)]
+
+    @staticmethod
+    def _committed(wh: Warehouse, con: duckdb.DuckDBPyConnection, names: list[str]) -> set[str]:
+        """Those of `names` stage.publishes lists: committed."""
+        if not wh._exists(con, PUBLISHES):
+            return set()
+        return {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES} where list_contains(?::varchar[], "
+                                          f"entry)", [names]).fetchall()}
+
+    def collect_garbage(self, grace_s: float = GC_GRACE_S, keep_s: float = KEEP_S,
+                        committed: Collection[str] = ()) -> list[str]:
         """Retention (on the warehouse host, under the warehouse lock, at most every GC_EVERY_S after an export): a
         snapshot file `grace_s` after the manifest stopped naming it (its "retired" time: a step in stage mode may
         still read the snapshot it bound), and a staged file no pending or failed entry names once it is `grace_s` old
         (written or reused: a step may stage a file whose entry it has not written yet), go; a pending entry that old
-        was abandoned (its step failed before asking for its publish) and goes to failed/ with a one-line reason.
+        was abandoned (its step failed before asking for its publish) and goes to failed/ with a one-line reason, one
+        in publishing/ that long after its claim too; an entry `committed` (listed in stage.publishes: its publisher
+        killed after the commit) is dropped instead, never set aside.
         An entry in failed/ goes with its reason `keep_s` (KEEP_S) after it was set aside, and then its staged files
         as any other unnamed file. The stage's paths removed, sorted (the staged and snapshot files only)."""
         old = time.time() - grace_s
         for folder, reason in (("pending", "no publish asked for"), (CLAIMED, "its publisher died and none came")):
             for name in self._names(folder):
                 entry = self._entry(folder, name)
-                if entry and self._modified(f"{folder}/{name}") < old:
-                    with contextlib.suppress(FileNotFoundError):  # claimed or set aside meanwhile
+                if not entry or self._modified(f"{folder}/{name}") >= old:
+                    continue
+                with contextlib.suppress(FileNotFoundError):  # claimed or set aside meanwhile
+                    if name in committed:
+                        self.fs.rm(self._full(f"{folder}/{name}"))
+                    else:
                         self._set_aside(name, entry, f"abandoned: {reason} within {grace_s:.0f} s", folder)
         for name in self._names("failed"):  # set aside when its reason was written (the rename keeps the entry's time)
-            aside = self._modified(f"failed/{name}")
-            with contextlib.suppress(FileNotFoundError):
-                aside = max(aside, self.fs.modified(self._full(f"failed/{name}.error")).timestamp())
+            aside = max(self._modified(f"failed/{name}"), self._modified(f"failed/{name}.error", missing=0.0))
             if aside < time.time() - keep_s:
                 for relative in (f"failed/{name}.error", f"failed/{name}"):  # the reason first: a kill in between
                     with contextlib.suppress(FileNotFoundError):  # leaves the entry (taken next time), no lone reason
@@ -448,29 +454,31 @@ class Stage:
         for path in removed:
             with contextlib.suppress(FileNotFoundError):
                 self.fs.rm(self._full(path))
-        if self.local:  # folders emptied (object stores have none)
-            for folder in sorted({os.path.dirname(self._full(p)) for p in removed}, reverse=True):
-                with contextlib.suppress(OSError):
-                    os.removedirs(folder)
+        for folder in sorted({os.path.dirname(self._full(p)) for p in removed}, reverse=True):  # folders emptied
+            with contextlib.suppress(OSError):
+                os.removedirs(folder)
         return removed
 
-    def forget_publishes(self, wh: Warehouse, con: duckdb.DuckDBPyConnection, keep_s: float = KEEP_S) -> int:
+    def forget_publishes(self, wh: Warehouse, con: duckdb.DuckDBPyConnection, keep_s: float = KEEP_S,
+                         waiting: list[str] | None = None) -> int:
         """Retention of stage.publishes (on the host's exclusive connection `con`): the records of entries committed
         more than `keep_s` ago go, unless the entry is still in pending/ or publishing/ (its record is what keeps a
         publish of it from applying it again). A request for a forgotten entry fails as "lost" instead of answering
         0: it would have to come `keep_s` late (a step waits WAIT_S, the broker redelivers within its visibility
-        timeout). The number of records removed."""
+        timeout). `waiting`: the entries in pending/ and publishing/ if listed already. The number of records
+        removed."""
         if not wh._exists(con, PUBLISHES):
             return 0
-        still = [*self._names("pending"), *self._names(CLAIMED)]
+        still = self._waiting() if waiting is None else waiting
         return con.execute(f"delete from {PUBLISHES} where published_at < now()::timestamp - to_seconds(?) "
                            f"and not list_contains(?::varchar[], entry)", [keep_s, still]).fetchall()[0][0]
 
-    def _modified(self, relative: str) -> float:
+    def _modified(self, relative: str, missing: float | None = None) -> float:
+        """When the file was last written; `missing` (None: now) when it is not there."""
         try:
             return self.fs.modified(self._full(relative)).timestamp()
         except FileNotFoundError:
-            return time.time()
+            return time.time() if missing is None else missing
 
     def _entry(self, folder: str, name: str) -> dict:
         try:
@@ -481,7 +489,7 @@ class Stage:
     def rows(self, write: Mapping) -> str:
         """SQL relation of a staged write's rows, stamped with the run that staged them (the file may be an earlier
         run's: same data version, same rows)."""
-        source = f"read_parquet('{self._for_duckdb(write['path'])}')"
+        source = f"read_parquet('{self._full(write['path'])}')"
         if write.get("run_id") is None:
             return source
         return (f"(select * replace ({_literal(write['run_id'])} as run_id, "
@@ -587,7 +595,6 @@ class StagedWarehouse(Warehouse):
         try:
             con.execute("attach ':memory:' as warehouse")
             con.execute("use warehouse")
-            self.stage.attach(con)
             if self._own:  # listed before the snapshot is read: an entry published meanwhile is applied twice (the
                 pending = {*self.stage._names("pending"), *self.stage._names(CLAIMED)}  # same rows), never missed
                 if any(name not in pending for name, _ in self._own):
@@ -666,7 +673,6 @@ def _check_applies(stage: Stage, entries: list[tuple[str, dict]], snapshot: Mapp
     with contextlib.closing(duckdb.connect()) as con:
         con.execute("attach ':memory:' as warehouse")
         con.execute("use warehouse")
-        stage.attach(con)
         _create_views(con, stage, [*entries, ("new", {"writes": writes})], snapshot)
         for table in sorted({w["table"] for w in writes if w["kind"] == "write"}):
             try:
@@ -741,6 +747,16 @@ def _all_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Every table and view of the warehouse open on `con`, as schema.table."""
     return [t for (t,) in con.execute("select table_schema || '.' || table_name from information_schema.tables "
                                       "where table_catalog = current_database()").fetchall()]
+
+
+def _best_effort(stage: Stage, step: Callable[[], object]) -> object:
+    """`step()` of the retention after a write (committed and exported already): any error is one warning naming the
+    stage, and the write succeeds; None then."""
+    try:
+        return step()
+    except Exception as exc:  # noqa: BLE001 - any driver's or file's error
+        LOG.warning("retention of the stage %s skipped: %s", stage.url, _one_line(exc) or type(exc).__name__)
+        return None
 
 
 def _one_line(exc: BaseException | None) -> str:

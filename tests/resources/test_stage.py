@@ -12,11 +12,14 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from types import SimpleNamespace
 
 import duckdb
 import pandas as pd
 import pytest
+import redis.exceptions
+from celery.exceptions import TimeoutError as CeleryTimeout
 
 from pipelines import stage_publish
 from pipelines.stage_publish import publish_on_host, task_args
@@ -563,7 +566,7 @@ def test_retention_is_best_effort_and_a_reused_staged_file_is_young(stage, tmp_p
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     host = Warehouse(tmp_path / "host.duckdb")
 
-    def denied(self, grace_s=0):
+    def denied(self, **_):
         raise PermissionError(13, "Permission denied", str(stage / "snapshot" / "x.parquet"))
 
     monkeypatch.setattr(Stage, "collect_garbage", denied)
@@ -622,18 +625,31 @@ def test_an_entry_is_committed_or_set_aside_never_both(stage, tmp_path, monkeypa
 
 
 class _Request:
-    """A Celery result: `answer()` runs the task as a worker would (None: the request is lost, never answered)."""
+    """A Celery result answered `after` s after it was sent: `answer()` runs the task as a worker would, or `answer`
+    is the task's error (None: the request is lost, never answered); `get(timeout)` waits up to `timeout` as Celery's
+    does, `ready()` fails while `down()` (the result backend out of reach)."""
 
-    def __init__(self, answer):
-        self.answer, self.revoked = answer, False
+    def __init__(self, answer, after=0.0, down=lambda: False):
+        self.answer, self.down, self.revoked = answer, down, False
+        self.sent_at = time.monotonic()
+        self.at = self.sent_at + after
 
     def ready(self) -> bool:
-        return self.answer is not None
+        if self.down():
+            raise redis.exceptions.ConnectionError("Error 111 connecting to localhost:6379. Connection refused.")
+        return self.answer is not None and time.monotonic() >= self.at
+
+    def successful(self) -> bool:
+        return self.ready() and not isinstance(self.answer, BaseException)
 
     def get(self, timeout=None, disable_sync_subtasks=True):
-        if self.answer is None:
-            from celery.exceptions import TimeoutError as CeleryTimeout
-            raise CeleryTimeout("The operation timed out.")
+        end = time.monotonic() + (1e9 if timeout is None else timeout)
+        while not self.ready():
+            if time.monotonic() >= end:
+                raise CeleryTimeout("The operation timed out.")
+            time.sleep(0.002)
+        if isinstance(self.answer, BaseException):
+            raise self.answer
         return self.answer()
 
     def revoke(self):
@@ -642,11 +658,11 @@ class _Request:
 
 def _through_a_broker(monkeypatch, deliver) -> list[tuple[list, _Request]]:
     """The step's publisher as the deploy profile's workers register it (stage_publish.register), on an app whose
-    task's `apply_async(args=...)` answers `deliver(n, args)` for the n-th request: the requests sent."""
+    task's `apply_async(args=...)` returns `deliver(n, args)` (a _Request) for the n-th request: the requests sent."""
     sent = []
 
     def apply_async(args, **routing):
-        sent.append((args, _Request(deliver(len(sent), args))))
+        sent.append((args, deliver(len(sent), args)))
         return sent[-1][1]
 
     class App:
@@ -666,32 +682,99 @@ def test_a_publish_request_never_delivered_is_asked_again_and_a_duplicate_commit
                                                                                           monkeypatch):
     """Open item 1 of the issue-44 review: the step's first publish request is lost (a worker killed after taking it:
     the broker would hand it on only after its 7200-s visibility timeout, past the step's 30-minute wait); the step
-    asks again after REASK_S, the second request commits the entry and the step finishes; the lost request delivered
-    late commits nothing (0), the warehouse as it was. Red without the second request (the old `result.get(WAIT_S)`:
-    the step failed with Celery's TimeoutError; seen red) and when a publish applies an entry stage.publishes already
-    lists again (`done` filter removed from `publish_pending`: the late request failed "lost staged entries"; seen
-    red)."""
-    sent = _through_a_broker(monkeypatch, lambda n, args: None if n == 0 else (
-        lambda: _on_host(stage, tmp_path, monkeypatch, args)))
+    asks again after REASK_S (here 0.1 s of a 1-s wait), the second request commits the entry and the step finishes
+    well before its wait is over; the lost request delivered late commits nothing (0), the warehouse as it was. Red
+    without the second request (the old `result.get(WAIT_S)`: the step failed with Celery's TimeoutError; seen red),
+    when the first wait is the whole wait (rev-pubq M1, `get(timeout=wait_s)`: timed out; seen red, with a `get` that
+    waits, as Celery's does) and when a publish applies an entry stage.publishes already lists again (`done` filter
+    removed from `publish_pending`: the late request failed "lost staged entries"; seen red)."""
+    asked = []
+
+    def on_host(args):
+        asked.append(time.monotonic())
+        return _on_host(stage, tmp_path, monkeypatch, args)
+
+    sent = _through_a_broker(monkeypatch, lambda n, args: _Request(None if n == 0 else lambda: on_host(args)))
     result = publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.a": A1}, {"case_id": "c1"})
     host = Warehouse(tmp_path / "host.duckdb")
     assert host.data_versions("compass.a") == [result.data_version.value] and not _unpublished(stage)
-    assert len(sent) == 2 and sent[0][0] == sent[1][0] and not any(request.revoked for _, request in sent)
+    assert len(sent) == 2 and sent[0][0] == sent[1][0]
+    assert 0.1 <= sent[1][1].sent_at - sent[0][1].sent_at < 0.6 and asked[0] - sent[0][1].sent_at < 0.9
+    assert [request.revoked for _, request in sent] == [True, False]  # the lost one revoked once the other answered
     assert _on_host(stage, tmp_path, monkeypatch, sent[0][0]) == 0  # the lost request, delivered at last
     assert len(host.read(PUBLISHES)) == 1 and len(host.read("compass.a")) == 2
 
 
 def test_a_publish_request_that_times_out_is_revoked(stage, monkeypatch):
     """Finding 7 of rev44a: when a step's wait for its publish tasks runs out (none answered), every request is revoked
-    (still queued, none runs after the step gave up), and the step fails, its entry set aside. Red without the
-    revoke (seen red)."""
-    from celery.exceptions import TimeoutError as CeleryTimeout
-
-    sent = _through_a_broker(monkeypatch, lambda n, args: None)
-    with pytest.raises(CeleryTimeout, match=r"^no answer to \d+ publish requests within 1 s$"):
+    (still queued, none runs after the step gave up), and the step fails, naming its entry, the stage and the host's
+    queue, its entry set aside; the wait is WAIT_S, not longer. Red without the revoke (seen red), on the old message
+    (rev-pubq nit 8; seen red) and when the wait runs five times WAIT_S (rev-pubq M6; seen red)."""
+    sent = _through_a_broker(monkeypatch, lambda n, args: _Request(None))
+    with pytest.raises(CeleryTimeout, match=rf"^no answer to \d+ publish requests for \S+\.json of the stage {stage} "
+                                            r"within 1 s \(the warehouse host's queue duckdb busy or without a "
+                                            r"worker\)$"):
         publish_many(CONTEXT, StagedWarehouse(str(stage)), {"compass.a": A1}, {"case_id": "c1"})
+    assert time.monotonic() - sent[0][1].sent_at < 1.0 + 1.0  # (machine load)
     assert len(sent) > 2 and all(request.revoked for _, request in sent)
     assert not _unpublished(stage) and len(os.listdir(stage / "failed")) == 2
+
+
+def _requests(*made):
+    """`send` for wait_for_publish: the n-th call returns made[n]() (or raises it, an exception); the requests sent."""
+    sent = []
+
+    def send():
+        request = made[min(len(sent), len(made) - 1)]
+        if isinstance(request, BaseException):
+            sent.append(None)
+            raise request
+        sent.append(request())
+        return sent[-1]
+
+    return send, sent
+
+
+def test_the_step_waits_for_its_earliest_request_through_a_broker_restart(caplog):
+    """rev-pubq findings 1, 2 and 6: the first request is only slow (queued behind long steps), so its answer, after
+    two re-asks, is the step's; meanwhile the broker refuses a re-ask and the result backend a look at the answers
+    (a Redis restart): one warning each, and the wait goes on; the requests not answered are revoked. Red when only
+    the newest request is watched (rev-pubq M2: timed out; seen red), on the old loop (the refused re-ask failed the
+    step: kombu's OperationalError; seen red) and without revoking the others once one answered (seen red)."""
+    from kombu.exceptions import OperationalError
+
+    t0 = time.monotonic()
+
+    def backend_down():  # after the first request's own wait (0.1 s), for some looks
+        return 0.15 <= time.monotonic() - t0 <= 0.2
+
+    send, sent = _requests(lambda: _Request(lambda: 1, 0.35, backend_down), OperationalError("broker restarting"),
+                           lambda: _Request(None))
+    assert stage_publish.wait_for_publish(send, wait_s=2.0, reask_s=0.1, poll_s=0.01) == 1
+    assert time.monotonic() - t0 < 1.5 and len(sent) >= 3 and sent[1] is None
+    assert not sent[0].revoked and all(request.revoked for request in sent[2:])
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("asking again failed (broker restarting): still waiting" in w for w in warned)
+    assert any(w.startswith("the publish requests' answers cannot be read (Error 111") for w in warned)
+
+
+def test_a_commit_beats_an_error_and_an_interrupted_wait_revokes_its_requests():
+    """rev-pubq nit 7: two requests answered between two looks, the earlier with an error and the later committed:
+    the step succeeds (its entry is committed). And a wait interrupted (the run terminated) revokes every request
+    (nit 6). Red when the first answer found wins (the old loop: the step failed with the error; seen red) and
+    without the revoke on the way out (seen red)."""
+    t0 = time.monotonic()
+    send, sent = _requests(lambda: _Request(RuntimeError("unreachable on that worker"), 0.25),
+                           lambda: _Request(lambda: 1, t0 + 0.25 - time.monotonic()))
+    assert stage_publish.wait_for_publish(send, wait_s=2.0, reask_s=0.1, poll_s=0.2) == 1
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    send, sent = _requests(lambda: _Request(None), lambda: _Request(None, down=interrupted))
+    with pytest.raises(KeyboardInterrupt):
+        stage_publish.wait_for_publish(send, wait_s=2.0, reask_s=0.05, poll_s=0.01)
+    assert len(sent) == 2 and all(request.revoked for request in sent)
 
 
 def test_a_stage_is_its_marker_not_the_path_it_is_mounted_at(stage, tmp_path, monkeypatch):
@@ -699,8 +782,9 @@ def test_a_stage_is_its_marker_not_the_path_it_is_mounted_at(stage, tmp_path, mo
     a symlink), since both read one STAGE marker; a stage set up elsewhere (another marker) is refused in one line;
     a copy of the folder (its marker copied too) agrees by id, but its entries are not in the host's folder: the
     request fails in one line and nothing is published. Red when the host compares paths (publish_on_host ignoring
-    the id: the symlinked step's request refused; seen red) and on the old message of a copy ("lost staged entries
-    ...: neither pending nor published", no hint at a copy; seen red)."""
+    the id: the symlinked step's request refused; seen red) and on the old messages of a copy ("lost staged entries
+    ...: neither pending nor published", no hint at a copy; then no hint at a request older than the records kept,
+    rev-pubq nit 12; seen red)."""
     def task(url, entries):
         return _on_host(stage, tmp_path, monkeypatch, task_args(url, entries))
 
@@ -719,8 +803,9 @@ def test_a_stage_is_its_marker_not_the_path_it_is_mounted_at(stage, tmp_path, mo
         publish_many(CONTEXT, StagedWarehouse(str(other)), {"compass.a": A2}, {"case_id": "c2"})
     copy = shutil.copytree(stage, tmp_path / "copy", symlinks=True)
     with pytest.raises(StageUnavailable, match=rf"^the stage {stage} lost staged entries \S+: neither pending nor "
-                                               r"published \(staged to a copy of this folder, its STAGE marker copied "
-                                               r"too\? or removed by hand\)$"):
+                                               r"published within 7 days \(staged to a copy of this folder, its STAGE "
+                                               r"marker copied too\? removed by hand\? or a request delivered after "
+                                               r"stage\.publishes forgot its entry\)$"):
         publish_many(CONTEXT, StagedWarehouse(str(copy)), {"compass.a": A2}, {"case_id": "c2"})
     assert sorted(host.read("compass.a")["case_id"]) == ["c1", "c1"] and len(host.read(PUBLISHES)) == 1
 
@@ -729,10 +814,13 @@ def test_failed_entries_and_publish_records_go_after_the_retention_horizon(stage
                                                                           host_publisher):
     """Open item 3 of the issue-44 review: the host's retention (after a write's export) removes a failed/ entry and
     its reason KEEP_S after it was set aside, then its staged file as any unnamed file, and stage.publishes records
-    older than KEEP_S; a younger failed entry stays, and so does an old record whose entry is still in publishing/
+    older than KEEP_S; a younger failed entry stays (set aside when its reason was written: its entry file keeps the
+    staging time), a younger record stays, and so does an old record whose entry is still in publishing/ or pending/
     (a publisher killed after its commit: the record keeps the next publish from applying it again). Red without
     the failed/ rule (both failed entries stayed; seen red), without the records' rule (the old record stayed; seen
-    red) and when the records' rule ignores publishing/ (that record went; seen red)."""
+    red), when the records' rule ignores publishing/ or pending/ (that record went; seen red for each), when it
+    ignores the age (rev-pubq M4: the young record went; seen red) and when a failed entry's age ignores its reason
+    (rev-pubq M5: the young failed entry went; seen red)."""
     remote = StagedWarehouse(str(stage))
     publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"})
     publish_many(CONTEXT, remote, {"compass.w": W}, history=False)
@@ -743,16 +831,68 @@ def test_failed_entries_and_publish_records_go_after_the_retention_horizon(stage
             publish_many(CONTEXT, remote, {"compass.a": A1.assign(value=["x", case])}, {"case_id": case})
     old_failed, young_failed = sorted(p.name for p in (stage / "failed").glob("*.json"))
     old_file = Stage(str(stage))._read_json(f"failed/{old_failed}")["writes"][0]["path"]
-    for path in (stage / "failed" / old_failed, stage / "failed" / f"{old_failed}.error", stage / old_file):
-        os.utime(path, (0, 0))  # set aside long ago
+    for path in (stage / "failed" / old_failed, stage / "failed" / f"{old_failed}.error", stage / old_file,
+                 stage / "failed" / young_failed):
+        os.utime(path, (0, 0))  # set aside long ago; the young one's entry staged long ago, set aside just now
     (stage / "publishing").mkdir(exist_ok=True)
     (stage / "publishing" / kept_record).write_text(json.dumps({"writes": []}))  # its publisher killed after commit
+    (stage / "pending" / "pending.json").write_text(json.dumps({"writes": []}))  # and one before it claimed
     monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
     host = Warehouse(tmp_path / "host.duckdb")
     with host.connect() as con:
-        con.execute(f"update {PUBLISHES} set published_at = published_at - interval 8 day")  # both committed long ago
+        con.execute(f"update {PUBLISHES} set published_at = published_at - interval 8 day")  # committed long ago
+        con.execute(f"insert into {PUBLISHES} values "
+                    f"('pending.json', 'compass.a', null, now()::timestamp - interval 8 day), "
+                    f"('young.json', 'compass.a', null, now()::timestamp - interval 6 day)")
     monkeypatch.setattr(stage_module, "_collected_at", -float("inf"))
     host.delete_rows(["compass.a"], {"case_id": "c9"})  # a write on the host: its export, then retention
     assert sorted(p.name for p in (stage / "failed").iterdir()) == [young_failed, f"{young_failed}.error"]
     assert not (stage / old_file).exists()
-    assert host.read(PUBLISHES)["entry"].tolist() == [kept_record] and old_record != kept_record
+    assert sorted(host.read(PUBLISHES)["entry"]) == sorted([kept_record, "pending.json", "young.json"])
+    assert old_record != kept_record
+
+
+def test_a_committed_entry_is_never_set_aside_and_a_claim_ages_from_when_it_was_made(stage, tmp_path, monkeypatch):
+    """rev-pubq finding 4: entries staged more than GC_GRACE_S ago; one is published by hand, and the retention after
+    its export neither sets it aside (it is committed) nor an entry claimed a moment ago by a publisher killed before
+    its commit (a claim is a rename, which keeps the staging time); an entry committed whose file such a publisher
+    left in publishing/ long ago is dropped, never set aside as "not published". Red on the old code (the committed
+    entry in failed/ "abandoned: its publisher died"; seen red), without touching a claimed entry (the fresh claim set
+    aside; seen red) and without dropping committed entries (the leftover set aside; seen red)."""
+    remote = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"})
+    publish_many(CONTEXT, remote, {"compass.w": W}, history=False)
+    first, second = sorted(os.listdir(stage / "pending"))
+    long_ago = time.time() - 7200
+    for name in (first, second):
+        os.utime(stage / "pending" / name, (long_ago, long_ago))
+    assert Stage(str(stage))._claim([second]) == [second]  # its publisher killed after the claim
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    monkeypatch.setattr(stage_module, "_collected_at", -float("inf"))
+    host = Warehouse(tmp_path / "host.duckdb")
+    assert host.publish_stage([first]) == 1
+    assert host.read(PUBLISHES)["entry"].tolist() == [first] and not (stage / "failed").exists()
+    assert os.listdir(stage / "publishing") == [second]
+    os.utime(stage / "publishing" / second, (long_ago, long_ago))
+    with host.connect() as con:  # committed by a publisher killed before it removed the entry
+        con.execute(f"insert into {PUBLISHES} values (?, 'compass.w', null, now()::timestamp)", [second])
+    monkeypatch.setattr(stage_module, "_collected_at", -float("inf"))
+    host.delete_rows(["compass.a"], {"case_id": "c9"})  # a write on the host: its export, then retention
+    assert not (stage / "failed").exists() and not os.listdir(stage / "publishing")
+
+
+def test_a_stage_is_a_folder_and_its_marker_has_an_id(stage):
+    """rev-pubq finding 5 and nit 9: an fsspec URL of another filesystem is refused in one line naming it (an object
+    store's move is a copy and a delete: a claim and a set-aside could both succeed); a STAGE marker made by hand
+    without an id is one line saying so, not a JSON parser's message. Red on the old code (the URL accepted; the
+    marker "unreachable: Expecting value ..."; seen red)."""
+    with pytest.raises(StageUnavailable, match=r"^the stage memory://bucket/stage is not a folder: a stage is a local "
+                                               r"or mounted folder \(its entries are claimed by rename; an object "
+                                               r"store cannot\)$"):
+        Stage("memory://bucket/stage")
+    for marker in ("", "{}\n"):
+        (stage / "STAGE").write_text(marker)
+        with pytest.raises(StageUnavailable, match=rf"^the stage {stage} has a STAGE marker without an id \(made by "
+                                                   r"hand\?\): remove it and set the stage up again "
+                                                   r"\(Stage\.create_empty, on the warehouse host\)$"):
+            Stage(str(stage)).identity()
