@@ -19,7 +19,7 @@ from resources.cascade_matrix import NoRows, cascade_matrix
 from resources.oracle_extract import dense_records
 from resources.query_frames import coded_records
 from tests.resources.test_cascade_matrix import LONG
-from tests.resources.test_oracle_extract import _prices, _rows_path
+from tests.resources.test_oracle_extract import _outcome, _prices, _rows_path
 from tests.resources.test_query_frames import _assert_same_prepared
 
 MODELS = ("a", "b", "c", "d", "e", "f")  # a..e priced (`_prices`), f not
@@ -69,13 +69,6 @@ def record_sets(draw) -> pd.DataFrame:
         frame[column] = frame[column].astype(object if value is None else float)
         frame.loc[i, column] = value
     return frame.sample(frac=1.0, random_state=int(rng.integers(0, 1000)))  # stored in no order
-
-
-def _outcome(prepare_path):
-    try:
-        return "prepared", prepare_path()
-    except ValueError as exc:
-        return "error", str(exc)
 
 
 def _compare(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> bool:
