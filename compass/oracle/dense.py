@@ -173,8 +173,7 @@ def _costs(records: DenseRecords, present: np.ndarray, cut, model_ids: np.ndarra
     """`prepare.record_costs` on the slots, the kept cells' `flags` and the kept records' of no query id
     (`null_query`, (L,) bits): (record costs or None, blended price per model or None, basis, unpriced models)."""
     def flagged(bit: int) -> np.ndarray:
-        """(L,): some record of the model without a slot has `bit`."""
-        return (null_query & bit) != 0 if flags is None else ((flags & bit).any(axis=0) | ((null_query & bit) != 0))
+        return _flagged(flags, bit, null_query)
 
     if records.cost is not None:
         cost = cut(records.take("cost"))
@@ -200,13 +199,21 @@ def _costs(records: DenseRecords, present: np.ndarray, cut, model_ids: np.ndarra
     return None, prices["blended_usd_per_mtok"], "blended_price_usd_per_mtok", unpriced
 
 
+def _flagged(flags: np.ndarray | None, bit: int, null_query: np.ndarray | None = None) -> np.ndarray:
+    """(L,): some record of the model no slot holds (`flags`, the kept cells') or of no query id (`null_query`, the
+    models' bits) has `bit`."""
+    models = np.zeros(0 if flags is None else flags.shape[1], dtype=bool) if null_query is None else \
+        (null_query & bit) != 0
+    return models if flags is None else (flags & bit).any(axis=0) | models
+
+
 def _check(records: DenseRecords, correct: np.ndarray, present: np.ndarray, per_cell: np.ndarray,
            flags: np.ndarray | None, prompts: np.ndarray, models: np.ndarray, model_ids: np.ndarray, n_dropped: int,
            dataset: str) -> None:
     """`build_arrays`' rules, in its order, on the records of the kept cells (`correct`, `present`, `per_cell` cut
     to them; `flags` theirs; `prompts`, `models` the kept codes): `build_arrays`' error where one breaks."""
     def flagged(bit: int) -> bool:
-        return flags is not None and bool((flags & bit).any())
+        return bool(_flagged(flags, bit).any())
 
     # a record without a query id stays when no prompt is dropped (`complete_cases` keeps every kept model's rows)
     nulls = [c for c, bad in (("query_id", n_dropped == 0 and np.isin(records.null_query_models, models).any()),
