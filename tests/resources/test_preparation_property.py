@@ -10,6 +10,8 @@ equal what the row path (`coded_records` + `prepare` / `prepare_records`) gives:
 The share of sets both paths accept is measured, so the property is not vacuous (rev45: nearly every generated set
 was rejected by both)."""
 
+import itertools
+
 import duckdb
 import numpy as np
 import pandas as pd
@@ -29,6 +31,8 @@ MODELS = ("a", "b", "c", "d", "e", "f")  # a..e priced (`_prices`), f not
 PERTURBATIONS = ("null_generation", "null_correct", "missing_record", "duplicate_record", "nan_cost",
                  "not_binary", "null_query_id", "negative_generation", "fractional_generation", "stray_generation",
                  "no_generation_no_cost", "sparse_models", "empty_split")
+
+_KINDS = itertools.count()  # Hypothesis' seeds repeat (one kind drawn 9 times in 23, six never): kinds in turn
 
 
 @st.composite
@@ -62,8 +66,8 @@ def record_sets(draw) -> pd.DataFrame:
     if split and pick.random() < 0.3:  # valid: one train query's records without a split (oracle key "/q", train)
         frame.loc[frame["query_id"].eq(f"q{pick.integers(n_queries)}") & frame["split"].eq("train"), "split"] = None
     chance = pick.random()
-    for perturbation in pick.choice(PERTURBATIONS, 2 if chance < 0.1 else 1 if chance < 0.35 else 0):
-        frame = _perturbed(frame, perturbation, pick)
+    for _ in range(2 if chance < 0.1 else 1 if chance < 0.35 else 0):  # the kinds in turn: each one drawn
+        frame = _perturbed(frame, PERTURBATIONS[next(_KINDS) % len(PERTURBATIONS)], pick)
     return frame.sample(frac=1.0, random_state=int(rng.integers(0, 1000)))  # stored in no order
 
 
@@ -75,7 +79,8 @@ def _perturbed(frame: pd.DataFrame, perturbation: str, pick: np.random.Generator
     added = {"null_query_id": {"query_id": None, "generation": int(pick.integers(0, 3))},
              "stray_generation": {"generation": 1000}, "no_generation_no_cost": {"generation": None, "cost_usd": None}}
     if perturbation in added:
-        return pd.concat([frame, row.assign(**added[perturbation])], ignore_index=True)
+        frame.loc[len(frame)] = {**frame.loc[i].to_dict(), **added[perturbation]}
+        return frame
     if perturbation == "missing_record":
         return frame.drop(index=i)
     if perturbation == "duplicate_record":
@@ -140,6 +145,6 @@ def test_the_dense_and_matrix_preparations_equal_the_rows_on_generated_records()
         accepted.append(_compare(con, frame))
 
     check()
-    # power: both paths prepare more than half the sets (measured: 22 of 40, 55 %; 35 % of the sets perturbed, most
+    # power: both paths prepare more than half the sets (measured: 24 of 40, 60 %; 35 % of the sets perturbed, most
     # perturbations break a rule)
     assert len(accepted) >= 40 and np.mean(accepted) > 0.5, np.mean(accepted)
