@@ -13,7 +13,8 @@ its (prompt, model) cell in `DenseRecords.flags`, a null query id its model, two
 (`DenseRecords.duplicates`), all counted in DuckDB; `prepare_dense` raises the error where such a cell survives the
 coverage rule. A sparse table (slots outnumbering its records 4 to 1: models answering few prompts, a stray large
 generation) has the coverage rule applied in DuckDB first (`_complete_cases`), so only the cells `prepare` keeps get
-slots, as many as `build_arrays` allocates. Only a dataset with no records (or no such columns) gives None: the
+slots, and the generation rule counted there (`_generation_rule`): the slots stop at the G of the models keeping it, a
+record past them marks its cell (BEYOND). Only a dataset with no records (or no such columns) gives None: the
 caller reads its (zero) rows, which raise the error `prepare` always raised.
 """
 

@@ -11,6 +11,7 @@ The share of sets both paths accept is measured, so the property is not vacuous 
 was rejected by both)."""
 
 import itertools
+import warnings
 
 import duckdb
 import numpy as np
@@ -79,7 +80,9 @@ def _perturbed(frame: pd.DataFrame, perturbation: str, pick: np.random.Generator
     added = {"null_query_id": {"query_id": None, "generation": int(pick.integers(0, 3))},
              "stray_generation": {"generation": 1000}, "no_generation_no_cost": {"generation": None, "cost_usd": None}}
     if perturbation in added:
-        frame.loc[len(frame)] = {**frame.loc[i].to_dict(), **added[perturbation]}
+        with warnings.catch_warnings():  # pandas' notice about the all-NA columns of the added row
+            warnings.simplefilter("ignore", FutureWarning)
+            frame.loc[len(frame)] = {**frame.loc[i].to_dict(), **added[perturbation]}
         return frame
     if perturbation == "missing_record":
         return frame.drop(index=i)
