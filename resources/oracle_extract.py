@@ -72,10 +72,11 @@ def dense_records(con: duckdb.DuckDBPyConnection, dataset: str, table: str = "da
              f"{'t.cost_usd < 0' if cost else 'false'}, false)::integer * {NEGATIVE_COST} + ({no_tokens})::integer "
              f"* {NO_TOKENS})")
     not_binary = f"not {missing('correct')} and t.correct <> 0 and t.correct <> 1"
-    rows, null_model, null_query, unslotted, n_not_binary, max_generation, costed = con.execute(
+    mixed = "count_if(t.split is null) > 0 and count_if(t.split = '') > 0" if "split" in types else "false"
+    rows, null_model, null_query, unslotted, n_not_binary, max_generation, costed, mixed = con.execute(
         f"select count(*), count_if(t.model_id is null), count_if(t.query_id is null), count_if(not ({slotted})), "
         f"count_if({not_binary}), max(t.generation) filter ({slotted}), "
-        f"count_if(not {no_cost}) from {table} t where t.dataset = $dataset", where).fetchone()
+        f"count_if(not {no_cost}), {mixed} from {table} t where t.dataset = $dataset", where).fetchone()
     if rows == 0:
         return None
     if null_model:
@@ -143,6 +144,10 @@ def dense_records(con: duckdb.DuckDBPyConnection, dataset: str, table: str = "da
             duplicates = con.execute(f"select distinct cell from (select p.code::bigint * {l} + m.code as cell "
                                      f"{source} and {slotted} group by cell, t.generation having count(*) > 1)",
                                      where).fetchnumpy()["cell"]
+        null_split_first = None if not (mixed and category) else con.execute(
+            f"select p.code::bigint * {l} + m.code as cell, arg_min(coalesce(c.code, -1), t.generation) as code "
+            f"from {table} t {' '.join(joins)} where t.dataset = $dataset and t.split is null and t.query_id in "
+            f"(select query_id from {table} where dataset = $dataset and split = '') group by cell", where).fetchnumpy()
         records = DenseRecords(
             prompt_ids=np.asarray(prompts["v"], dtype=object), model_ids=labels["model"], correct=filled["correct"],
             cost=filled.get("cost_usd"), tokens=(filled["tokens_in"], filled["tokens_out"]) if tokens else None,
@@ -152,7 +157,8 @@ def dense_records(con: duckdb.DuckDBPyConnection, dataset: str, table: str = "da
             null_query_models=np.array([m for m, _ in null_query], dtype=np.int64),
             null_query_kinds=np.array([k for _, k in null_query], dtype=np.uint8), dropped_models=dropped_models,
             dropped_prompts=dropped_prompts, not_binary=np.empty(0), generations=generations,
-            min_coverage=min_coverage)
+            min_coverage=min_coverage, null_split_first=None if null_split_first is None or not len(
+                null_split_first["cell"]) else (np.asarray(null_split_first["cell"]), np.asarray(null_split_first["code"])))
         if n_not_binary:
             records.not_binary = _not_binary_values(con, records, source, where, not_binary)
     finally:

@@ -64,6 +64,8 @@ class DenseRecords:
     generations       (G_l, cells with another count, a generation reaching G_l) per model, counted where the
                       slots stop short of some records (BEYOND); None: the slots hold every valid record
     min_coverage      the coverage rule's share (`prepare.complete_cases`)
+    null_split_first  (cells, category codes) of the first NULL-split record of each cell of a prompt whose records
+                      lie in a NULL and an empty split (they come first in the records' order); None: no such prompt
     """
 
     prompt_ids: np.ndarray
@@ -85,6 +87,7 @@ class DenseRecords:
     not_binary: np.ndarray | None = None
     generations: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     min_coverage: float = MIN_COVERAGE
+    null_split_first: tuple[np.ndarray, np.ndarray] | None = None
 
     def take(self, name: str) -> np.ndarray | tuple[np.ndarray, np.ndarray] | None:
         """The tensor(s) `name` ("correct", "cost", "tokens"), given up by the records: `prepare_dense` takes each
@@ -265,7 +268,21 @@ def _topics(records: DenseRecords, prompts: np.ndarray, models: np.ndarray):
         columns = models[keep]
         if not records.has_category[prompts][:, columns].any():
             return None
-        return np.append(records.categories.astype(object), None)[records.category[prompts, columns[0]]]
+        labels = np.append(records.categories.astype(object), None)
+        out = labels[records.category[prompts, columns[0]]]
+        if records.null_split_first is not None:  # a prompt of NULL- and empty-split records: a NULL one is first
+            cells, codes = records.null_split_first
+            n_models = len(records.model_ids)
+            rank = np.full(n_models, len(columns))
+            rank[columns] = np.arange(len(columns))
+            at = np.searchsorted(prompts, cells // n_models)
+            kept = (at < len(prompts)) & (prompts[np.minimum(at, len(prompts) - 1)] == cells // n_models) & \
+                (rank[cells % n_models] < len(columns))
+            # per prompt, its first set model's NULL-split record (cells sorted by rank, the first of each prompt)
+            order = np.lexsort((rank[cells % n_models][kept], at[kept]))
+            first = np.unique(at[kept][order], return_index=True)[1]
+            out[at[kept][order][first]] = labels[codes[kept][order][first]]
+        return out
     return topics
 
 
