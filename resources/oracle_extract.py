@@ -158,7 +158,8 @@ def dense_records(con: duckdb.DuckDBPyConnection, dataset: str, table: str = "da
             null_query_kinds=np.array([k for _, k in null_query], dtype=np.uint8), dropped_models=dropped_models,
             dropped_prompts=dropped_prompts, not_binary=np.empty(0), generations=generations,
             min_coverage=min_coverage, null_split_first=None if null_split_first is None or not len(
-                null_split_first["cell"]) else (np.asarray(null_split_first["cell"]), np.asarray(null_split_first["code"])))
+                null_split_first["cell"]) else (np.asarray(null_split_first["cell"]),
+                                                np.asarray(null_split_first["code"])))
         if n_not_binary:
             records.not_binary = _not_binary_values(con, records, source, where, not_binary)
     finally:

@@ -121,8 +121,9 @@ SMALL = {  # a case -> (the records, SQL run on them): the dense path must prepa
     # a NaN cost_usd (an Arrow/Parquet ingest keeps NaN; pandas gives NULL) is missing: priced from tokens
     "nan_cost": (_small(), "update t set cost_usd = 'nan'::double"),
     # a prompt of NULL- and empty-split records: the topic is its first NULL-split record's (b's), as the rows order
-    "null_and_empty_split_topics": (_small(), "update t set split = null where query_id = 'q1' and split = 'train' and "
-                                    "model_id = 'b'; update t set split = '' where query_id = 'q1' and split = 'train'"),
+    "null_and_empty_split_topics": (_small(), "update t set split = null where query_id = 'q1' and split = 'train' "
+                                    "and model_id = 'b'; update t set split = '' where query_id = 'q1' and split = "
+                                    "'train'"),
 }
 
 
