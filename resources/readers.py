@@ -193,9 +193,8 @@ def _prepare_oracle(wh: Warehouse, dataset: str) -> Prepared:
             dense = dense_records(con, dataset)
     if dense is not None:
         return prepare_dense(dense, dataset_prices(wh, dataset), dataset)
-    records = _coded_records(wh, dataset, ORACLE_COLUMNS, prompt_key=True)
-    if "cost_usd" not in records or records["cost_usd"].isna().any():  # priced from tokens (`record_costs`)
-        records = _coded_records(wh, dataset, ORACLE_COLUMNS + ("tokens_in", "tokens_out"), prompt_key=True)
+    # no records or no such columns: `prepare`'s error (tokens read for `record_costs`, as `dense_records` reads them)
+    records = _coded_records(wh, dataset, ORACLE_COLUMNS + ("tokens_in", "tokens_out"), prompt_key=True)
     return prepare(records, dataset_prices(wh, dataset), dataset)
 
 

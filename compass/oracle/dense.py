@@ -16,8 +16,8 @@ key and model of the dataset; here the rules of `prepare` run on them, with the 
 
 Records that break a rule `prepare` enforces raise `prepare`'s error (the messages are its own functions), in the
 order `prepare` checks them: the coverage rule, then the costs (`record_costs`), then `build_arrays`' rules on the
-records of the kept cells (`_check`); records no slot holds are known by their cells' `DenseRecords.flags`.
-`RowsNeeded` is left for `DenseRecords` a DuckDB scan did not fill (two records in one slot and no `duplicates`).
+records of the kept cells (`_check`); records no slot holds are known by their cells' `DenseRecords.flags`, those
+of no query id by their models' `null_query_kinds`.
 """
 
 from __future__ import annotations
@@ -27,19 +27,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from compass.oracle.prepare import (MIN_COVERAGE, PLACEHOLDER_COST, ModelSet, Prepared, longest_g, model_prices,
-                                    negative_cost, no_complete_prompt, partial_cost, prepared)
-from compass.oracle.records import (OracleArrays, duplicate_records, generation_rule, model_costs_array,
-                                    not_binary_correct, not_integer_generations, null_values, too_few_models)
+from compass.oracle.prepare import (MIN_COVERAGE, PLACEHOLDER_COST, ModelSet, Prepared, longest_g, low_coverage,
+                                    model_prices, negative_cost, no_complete_prompt, partial_cost, prepared)
+from compass.oracle.records import (OracleArrays, duplicate_records, generation_counts_rule, generation_rule,
+                                    model_costs_array, not_binary_correct, not_integer_generations, null_values,
+                                    too_few_models)
 
 
 BLOCK = 1 << 20  # prompts at a time where numpy would copy a whole (N, L, G) tensor
-# bits of `DenseRecords.flags` (resources.oracle_extract sets them)
-NULL_GENERATION, NULL_CORRECT, NOT_INTEGER, NO_COST, NEGATIVE_COST, NO_TOKENS = 1, 2, 4, 16, 32, 64
-
-
-class RowsNeeded(Exception):
-    """The records break a rule of `prepare` (or do not fit the dense form): prepare them as rows."""
+# bits of `DenseRecords.flags` and `null_query_kinds` (resources.oracle_extract sets them); BEYOND: a generation at or
+# past the slots' G (a stray large one: `DenseRecords.generations` counts it)
+NULL_GENERATION, NULL_CORRECT, NOT_INTEGER, BEYOND, NO_COST, NEGATIVE_COST, NO_TOKENS, HAS_COST = \
+    1, 2, 4, 8, 16, 32, 64, 128
 
 
 @dataclass
@@ -58,9 +57,15 @@ class DenseRecords:
     rows              the number of records filled in
     flags[N, L]       the kinds (bits above) of the cell's records no slot holds; None when every record has a slot
     duplicates        the cells (n * L + l) holding two records of one generation; None: not counted
-    null_query_models the models (codes) with a record of no query id
+    null_query_models the models (codes) with a record of no query id; null_query_kinds their records' bits (flags)
     dropped_models, dropped_prompts  what the coverage rule dropped before the slots were made (sparse records)
-    not_binary        some slot holds a correctness other than 0/1; None: not counted (the slots are searched)
+    not_binary        the smallest correctness values other than 0/1 of the kept cells' records (empty: none);
+                      None: not counted (the slots are searched)
+    generations       (G_l, cells with another count, a generation reaching G_l) per model, counted where the
+                      slots stop short of some records (BEYOND); None: the slots hold every valid record
+    min_coverage      the coverage rule's share (`prepare.complete_cases`)
+    null_split_first  (cells, category codes) of the first NULL-split record of each cell of a prompt whose records
+                      lie in a NULL and an empty split (they come first in the records' order); None: no such prompt
     """
 
     prompt_ids: np.ndarray
@@ -76,9 +81,13 @@ class DenseRecords:
     flags: np.ndarray | None = None
     duplicates: np.ndarray | None = None
     null_query_models: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    null_query_kinds: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint8))
     dropped_models: list[str] | None = None
     dropped_prompts: int = 0
-    not_binary: bool | None = None
+    not_binary: np.ndarray | None = None
+    generations: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    min_coverage: float = MIN_COVERAGE
+    null_split_first: tuple[np.ndarray, np.ndarray] | None = None
 
     def take(self, name: str) -> np.ndarray | tuple[np.ndarray, np.ndarray] | None:
         """The tensor(s) `name` ("correct", "cost", "tokens"), given up by the records: `prepare_dense` takes each
@@ -88,18 +97,14 @@ class DenseRecords:
         return value
 
 
-def prepare_dense(records: DenseRecords, model_costs: pd.DataFrame, dataset: str,
-                  min_coverage: float = MIN_COVERAGE) -> Prepared:
+def prepare_dense(records: DenseRecords, model_costs: pd.DataFrame, dataset: str) -> Prepared:
     """`prepare.prepare` of the dense records (the module docstring), its errors included. It takes the tensors out
     of `records` (`DenseRecords.take`): prepare a `DenseRecords` once."""
     correct = records.take("correct")
     present = ~np.isnan(correct)
-    if np.count_nonzero(present) != records.rows and records.duplicates is None:  # two records in one slot
-        raise RowsNeeded("duplicate (prompt, model, generation) records")
     answered = present.any(axis=2) if records.flags is None else present.any(axis=2) | (records.flags != 0)
-    prompts, models, low_coverage, n_dropped = _complete_cases(answered, records.model_ids, min_coverage, dataset)
-    low_coverage, n_dropped = sorted([*(records.dropped_models or []), *low_coverage]), n_dropped + \
-        records.dropped_prompts
+    prompts, models, low, n_dropped = complete_cells(answered, records.model_ids, records.min_coverage, dataset)
+    low, n_dropped = sorted([*(records.dropped_models or []), *low]), n_dropped + records.dropped_prompts
     flags = None if records.flags is None else records.flags[prompts][:, models]
     all_prompts, all_models = len(prompts) == present.shape[0], len(models) == present.shape[1]
     # advanced indices on the leading axes give one C-order copy (a slice between them would not)
@@ -116,7 +121,13 @@ def prepare_dense(records: DenseRecords, model_costs: pd.DataFrame, dataset: str
     correct = cut(correct)  # the uncut tensor goes (records gave it up)
     present = cut(present)
     model_ids, prompt_ids = records.model_ids[models], records.prompt_ids[prompts]
-    record_cost, blended, basis, unpriced = _costs(records, present, cut, model_ids, model_costs, dataset, flags)
+    # records of no query id stay when no prompt is dropped (`complete_cases` keeps every kept model's rows)
+    null_query = np.zeros(len(records.model_ids), dtype=np.uint8)
+    if n_dropped == 0:
+        null_query[records.null_query_models] = records.null_query_kinds
+    null_query = null_query[models]
+    record_cost, blended, basis, unpriced = _costs(records, present, cut, model_ids, model_costs, dataset, flags,
+                                                   null_query)
     per_cell = present.sum(axis=2, dtype=np.int32)  # G_l per cell (its float copy is `trials`)
     _check(records, correct, present, per_cell, flags, prompts, models, model_ids, n_dropped, dataset)
     order = np.argsort(records.record_rank[prompts], kind="stable")
@@ -143,15 +154,14 @@ def prepare_dense(records: DenseRecords, model_costs: pd.DataFrame, dataset: str
         per_model = _mean_cost(record_cost, order, model_ids)
     else:
         per_model = blended.reindex(full.model_ids)
-    return prepared(dataset, basis, full, sets, per_model, unpriced, low_coverage, n_dropped)
+    return prepared(dataset, basis, full, sets, per_model, unpriced, low, n_dropped)
 
 
-def _complete_cases(answered: np.ndarray, model_ids: np.ndarray, min_coverage: float,
+def complete_cells(answered: np.ndarray, model_ids: np.ndarray, min_coverage: float,
                     dataset: str) -> tuple[np.ndarray, np.ndarray, list[str], int]:
     """`prepare.complete_cases` on the (N, L) cells some record answers: (kept prompts, kept models, dropped models,
     dropped prompts)."""
-    coverage = answered.sum(axis=0)
-    low = coverage < min_coverage * coverage.max()
+    low = low_coverage(answered.sum(axis=0), min_coverage)
     models = np.flatnonzero(~low)
     kept = answered if not low.any() else answered[:, models]
     full = kept.all(axis=1)
@@ -161,12 +171,12 @@ def _complete_cases(answered: np.ndarray, model_ids: np.ndarray, min_coverage: f
 
 
 def _costs(records: DenseRecords, present: np.ndarray, cut, model_ids: np.ndarray, model_costs: pd.DataFrame,
-           dataset: str, flags: np.ndarray | None) -> tuple[np.ndarray | None, pd.Series | None, str, list[str]]:
-    """`prepare.record_costs` on the slots and the kept cells' `flags`: (record costs or None, blended price per
-    model or None, basis, unpriced models)."""
+           dataset: str, flags: np.ndarray | None, null_query: np.ndarray
+           ) -> tuple[np.ndarray | None, pd.Series | None, str, list[str]]:
+    """`prepare.record_costs` on the slots, the kept cells' `flags` and the kept records' of no query id
+    (`null_query`, (L,) bits): (record costs or None, blended price per model or None, basis, unpriced models)."""
     def flagged(bit: int) -> np.ndarray:
-        """(L,): some record of the model without a slot has `bit`."""
-        return np.zeros(len(model_ids), dtype=bool) if flags is None else (flags & bit).any(axis=0)
+        return _flagged(flags, bit, null_query)
 
     if records.cost is not None:
         cost = cut(records.take("cost"))
@@ -176,8 +186,7 @@ def _costs(records: DenseRecords, present: np.ndarray, cut, model_ids: np.ndarra
             if negative.any():
                 raise negative_cost(dataset, model_ids[negative])
             return cost, None, "per_query_usd", []
-        # (a cell's flags are its records' together: one of them with a cost beside one without reads as none)
-        if np.any(present & ~np.isnan(cost)) or (flags is not None and np.any((flags != 0) & ((flags & NO_COST) == 0))):
+        if np.any(present & ~np.isnan(cost)) or flagged(HAS_COST).any():
             raise partial_cost(dataset, model_ids[missing])
     prices = model_prices(model_costs, dataset)
     unpriced = [m for m in model_ids if m not in prices.index]
@@ -193,20 +202,31 @@ def _costs(records: DenseRecords, present: np.ndarray, cut, model_ids: np.ndarra
     return None, prices["blended_usd_per_mtok"], "blended_price_usd_per_mtok", unpriced
 
 
+def _flagged(flags: np.ndarray | None, bit: int, null_query: np.ndarray | None = None) -> np.ndarray:
+    """(L,): some record of the model no slot holds (`flags`, the kept cells') or of no query id (`null_query`, the
+    models' bits) has `bit`."""
+    models = np.zeros(0 if flags is None else flags.shape[1], dtype=bool) if null_query is None else \
+        (null_query & bit) != 0
+    return models if flags is None else (flags & bit).any(axis=0) | models
+
+
 def _check(records: DenseRecords, correct: np.ndarray, present: np.ndarray, per_cell: np.ndarray,
            flags: np.ndarray | None, prompts: np.ndarray, models: np.ndarray, model_ids: np.ndarray, n_dropped: int,
            dataset: str) -> None:
     """`build_arrays`' rules, in its order, on the records of the kept cells (`correct`, `present`, `per_cell` cut
     to them; `flags` theirs; `prompts`, `models` the kept codes): `build_arrays`' error where one breaks."""
     def flagged(bit: int) -> bool:
-        return flags is not None and bool((flags & bit).any())
+        return bool(_flagged(flags, bit).any())
 
     # a record without a query id stays when no prompt is dropped (`complete_cases` keeps every kept model's rows)
     nulls = [c for c, bad in (("query_id", n_dropped == 0 and np.isin(records.null_query_models, models).any()),
                               ("generation", flagged(NULL_GENERATION)), ("correct", flagged(NULL_CORRECT))) if bad]
     if nulls:
         raise null_values(dataset, nulls)
-    if records.not_binary is not False:  # three (N, L, G) temporaries, spared where DuckDB counted none
+    if records.not_binary is not None:  # counted in DuckDB: every kept record's, slotted or not
+        if len(records.not_binary):
+            raise not_binary_correct(dataset, records.not_binary)
+    else:
         not_binary = present & (correct != 0.0) & (correct != 1.0)
         if not_binary.any():
             raise not_binary_correct(dataset, correct[not_binary])
@@ -219,6 +239,10 @@ def _check(records: DenseRecords, correct: np.ndarray, present: np.ndarray, per_
         if np.any(np.isin(records.duplicates // n_models, prompts)
                   & np.isin(records.duplicates % n_models, models)):
             raise duplicate_records(dataset)
+    if records.generations is not None:  # some records past the slots: the rule as DuckDB counted it
+        g_model, uneven, beyond = (a[models] for a in records.generations)
+        generation_counts_rule(g_model, uneven, beyond, model_ids, dataset)
+        return
     g_model = per_cell.max(axis=0)
     beyond = [bool(present[:, j, g_model[j]:].any()) for j in range(len(model_ids))]
     generation_rule(per_cell, g_model, beyond, model_ids, dataset)
@@ -244,7 +268,21 @@ def _topics(records: DenseRecords, prompts: np.ndarray, models: np.ndarray):
         columns = models[keep]
         if not records.has_category[prompts][:, columns].any():
             return None
-        return np.append(records.categories.astype(object), None)[records.category[prompts, columns[0]]]
+        labels = np.append(records.categories.astype(object), None)
+        out = labels[records.category[prompts, columns[0]]]
+        if records.null_split_first is not None:  # a prompt of NULL- and empty-split records: a NULL one is first
+            cells, codes = records.null_split_first
+            n_models = len(records.model_ids)
+            rank = np.full(n_models, len(columns))
+            rank[columns] = np.arange(len(columns))
+            at = np.searchsorted(prompts, cells // n_models)
+            kept = (at < len(prompts)) & (prompts[np.minimum(at, len(prompts) - 1)] == cells // n_models) & \
+                (rank[cells % n_models] < len(columns))
+            # per prompt, its first set model's NULL-split record (cells sorted by rank, the first of each prompt)
+            order = np.lexsort((rank[cells % n_models][kept], at[kept]))
+            first = np.unique(at[kept][order], return_index=True)[1]
+            out[at[kept][order][first]] = labels[codes[kept][order][first]]
+        return out
     return topics
 
 

@@ -83,6 +83,11 @@ def partial_cost(dataset: str, models) -> ValueError:
                       "fill it or leave it empty for the whole dataset")
 
 
+def low_coverage(coverage, min_coverage: float = MIN_COVERAGE):
+    """The models (a mask over `coverage`, each model's prompts answered) covering < `min_coverage` of the best."""
+    return coverage < min_coverage * coverage.max()
+
+
 def complete_cases(records: pd.DataFrame, dataset: str, min_coverage: float = MIN_COVERAGE) -> tuple[pd.DataFrame, list[str], int]:
     """Drop models covering < `min_coverage` of the best coverage, then prompts some kept model skipped.
 
@@ -91,7 +96,7 @@ def complete_cases(records: pd.DataFrame, dataset: str, min_coverage: float = MI
     `build_arrays` to reject.
     """
     coverage = records.groupby("model_id")["query_id"].nunique()
-    dropped = sorted(coverage.index[coverage < min_coverage * coverage.max()])
+    dropped = sorted(coverage.index[low_coverage(coverage, min_coverage)])
     kept = records[~records["model_id"].isin(dropped)] if dropped else records  # a copy only when needed
     n_models = kept["model_id"].nunique()
     answered = kept.groupby("query_id")["model_id"].nunique()

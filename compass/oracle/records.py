@@ -281,13 +281,16 @@ def duplicate_records(dataset: str) -> ValueError:
 def generation_rule(per_cell: np.ndarray, g_model: np.ndarray, beyond: list[bool], model_ids, dataset: str) -> None:
     """ValueError naming the first model (in `model_ids` order) whose cells do not all carry its G_l (`per_cell`
     (N, L) records per cell, `g_model` the largest) or whose generations reach past G_l − 1 (`beyond`)."""
+    generation_counts_rule(g_model, (per_cell != g_model).sum(axis=0), beyond, model_ids, dataset)
+
+
+def generation_counts_rule(g_model: np.ndarray, uneven: np.ndarray, beyond, model_ids, dataset: str) -> None:
+    """`generation_rule` on its counts per model: `uneven` the cells whose records are not `g_model`."""
     for j in range(len(model_ids)):
-        cells = per_cell[:, j]
-        if np.any(cells != g_model[j]):
-            bad = int(np.sum(cells != g_model[j]))
+        if uneven[j]:
             raise ValueError(
                 f"{dataset}: model {model_ids[j]!r} has {g_model[j]} generations on some prompts but not on "
-                f"{bad} prompt(s); every (prompt, model) cell must carry that model's G"
+                f"{int(uneven[j])} prompt(s); every (prompt, model) cell must carry that model's G"
             )
         if beyond[j]:
             raise ValueError(f"{dataset}: model {model_ids[j]!r} generations are not numbered 0..{g_model[j] - 1}")

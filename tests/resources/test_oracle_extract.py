@@ -4,7 +4,8 @@ work: prompt ids reused across the train and test splits, a model dropped by the
 at exactly 95 % of the best coverage missing two prompts (dropped as incomplete), a prompt only the dropped model
 answered, a single-generation model among 3-generation ones, an unpriced model,
 costs priced from tokens (cost_usd null) or given per record, categories with nulls, and another dataset's rows in
-the same table. Records that break a rule go back to the rows, which raise their error."""
+the same table. Records that break a rule give the rows' error (or, where the rule drops them, their result) from
+the dense path itself."""
 
 import tracemalloc
 
@@ -14,7 +15,7 @@ import pandas as pd
 import pytest
 
 from compass.ingest.extracts import PRICE_COLUMNS
-from compass.oracle.dense import DenseRecords, RowsNeeded, prepare_dense
+from compass.oracle.dense import DenseRecords, prepare_dense
 from compass.oracle.prepare import prepare
 from resources.oracle_extract import dense_records
 from resources.query_frames import coded_records
@@ -92,22 +93,13 @@ def test_the_dense_path_prepares_what_the_rows_prepare(con, dataset, basis):
             assert getattr(a, field).strides == getattr(b, field).strides, field
 
 
-def test_records_breaking_a_rule_raise_the_rows_error_from_the_dense_path(con):
-    con.execute("create temp table broken as select * from t where dataset = 's' and not "  # a: 2 of 3 on a prompt
-                "(model_id = 'a' and query_id = 'q3' and split = 'train' and generation = 2)")
-    with pytest.raises(ValueError, match="model 'a' has 3 generations on some prompts but not on 1 prompt") as dense:
-        prepare_dense(dense_records(con, "s", table="broken"), _prices(), "s")
-    with pytest.raises(ValueError) as rows:
-        _rows_path(con, "s", table="broken")
-    assert str(dense.value) == str(rows.value)
-
-
-def _small(seed: int = 1) -> pd.DataFrame:
-    """6 ids in train and test x 3 priced models, one generation, a category varying by model and generation."""
+def _small(seed: int = 1, queries: int = 6) -> pd.DataFrame:
+    """`queries` ids in train and test x 3 priced models, one generation, a category varying by model and
+    generation."""
     rng = np.random.default_rng(seed)
     rows = [("t", split, f"q{q}", model, 0, float(rng.integers(0, 2)), float(rng.integers(1, 99)),
              float(rng.integers(1, 99)), f"{rng.choice(['x', 'Y', 'é'])}-{model}", float(rng.random()))
-            for q in range(6) for split in ("train", "test") for model in ("a", "b", "c")]
+            for q in range(queries) for split in ("train", "test") for model in ("a", "b", "c")]
     return pd.DataFrame(rows, columns=["dataset", "split", "query_id", "model_id", "generation", "correct",
                                        "tokens_in", "tokens_out", "category", "cost_usd"])
 
@@ -128,6 +120,10 @@ SMALL = {  # a case -> (the records, SQL run on them): the dense path must prepa
     "topics": (pd.concat([_small(), _small(2).assign(generation=1, category="later")]), "select 1"),
     # a NaN cost_usd (an Arrow/Parquet ingest keeps NaN; pandas gives NULL) is missing: priced from tokens
     "nan_cost": (_small(), "update t set cost_usd = 'nan'::double"),
+    # a prompt of NULL- and empty-split records: the topic is its first NULL-split record's (b's), as the rows order
+    "null_and_empty_split_topics": (_small(), "update t set split = null where query_id = 'q1' and split = 'train' "
+                                    "and model_id = 'b'; update t set split = '' where query_id = 'q1' and split = "
+                                    "'train'"),
 }
 
 
@@ -183,23 +179,53 @@ RULES = {  # a rule `prepare` enforces -> SQL breaking it on `_small`'s records 
                              "model_id = 'a' and query_id = 'q1'"],
     "null_and_empty_split": [f"update t set split = null where {_A_Q1}",  # one prompt key "/q1" (`prompt_keys`)
                              "update t set split = '' where query_id = 'q1' and split = 'train'"],
+    # prep45 review: NaN is no NULL in DuckDB, but the rows read it as missing
+    "nan_correct": [f"update t set correct = 'nan'::double where {_A_Q1}"],
+    "nan_generation": ["alter table t alter generation type double",
+                       f"update t set generation = 'nan'::double where {_A_Q1}"],
+    # a record of no query id is costed with its model's (`record_costs` runs before `build_arrays`' null rule)
+    "null_query_id_without_cost": [_INSERT.format("null as query_id, 1 as generation, null as cost_usd")],
+    "null_query_id_negative_cost": [_INSERT.format("null as query_id, 1 as generation, -1.0 as cost_usd")],
+    # records no slot holds: their cost and 0/1 rules, a cost on one of two in a cell
+    "unslotted_without_cost": [_INSERT.format("null as generation, null as cost_usd")],
+    "unslotted_cost_beside_none": ["update t set cost_usd = null", f"update t set generation = null where {_A_Q1}",
+                                   _INSERT.format("null as generation, 0.5 as cost_usd")],
+    "unslotted_not_binary": ["alter table t alter generation type double",
+                             f"update t set generation = 0.5, correct = 2 where {_A_Q1}"],
+    # two records of one slot: the overwritten one's correctness is named too, in any scan order
+    "duplicate_not_binary": [f"update t set correct = 2 where {_A_Q1}", _INSERT.format("0.0 as correct")],
+    "duplicates_not_binary": [f"update t set correct = 2 where {_A_Q1}", _INSERT.format("3.0 as correct")],
+    # a stray large generation in a kept cell (its slots: `test_a_stray_generation_makes_no_slots`)
+    "stray_generation": [_INSERT.format("100000 as generation")],
 }
+WIDE = {  # rules on 20 ids in train and test: one missing record drops its prompt, not its model (39 of 40 > 95 %)
+    "null_query_id_and_a_dropped_prompt": [_INSERT.format("null as query_id"),
+                                           "delete from t where model_id = 'b' and query_id = 'q2' and split = 'test'"],
+}
+PREPARED = {"bad_records_of_a_dropped_model", "sparse_dropped_model", "null_and_empty_split",
+            "null_query_id_and_a_dropped_prompt"}  # the rule drops the offending records
 
 
-@pytest.mark.parametrize("rule", sorted(RULES))
+@pytest.mark.parametrize("rule", sorted(RULES) + sorted(WIDE))
 def test_a_broken_rule_gives_the_rows_error_or_result_from_the_dense_path(rule):
     """Issue 45, rule 1: at 10^8 records the row path runs out of memory, so the dense path itself gives its error
-    or result (no fallback: `dense_records` returns `DenseRecords`, `prepare_dense` raises no `RowsNeeded`)."""
-    con = _table(_small(), *RULES[rule])
+    or result (no fallback: `dense_records` returns `DenseRecords`)."""
+    con = _table(_small(), *RULES[rule]) if rule in RULES else _table(_small(queries=20), *WIDE[rule])
     dense = _outcome(lambda: prepare_dense(dense_records(con, "t", table="t"), _prices(), "t"))
     rows = _outcome(lambda: _rows_path(con, "t"))
-    assert dense[0] == rows[0] == ("prepared" if rule in ("bad_records_of_a_dropped_model", "sparse_dropped_model",
-                                                          "null_and_empty_split")
-                                   else "error"), (dense, rows)
+    assert dense[0] == rows[0] == ("prepared" if rule in PREPARED else "error"), (dense, rows)
     if rows[0] == "error":
         assert dense[1] == rows[1]
     else:
         _assert_same_prepared(dense[1], rows[1])
+
+
+def test_a_stray_generation_makes_no_slots():
+    """prep45 review 1: one record of generation 10^5 in a kept cell made 36 x 10^5 slots (65 MB for 37 records;
+    10^7 prompts x 10 models: ~800 GB); the slots stop at the G of the models keeping the generation rule."""
+    con = _table(_small(), RULES["stray_generation"][0])
+    dense = dense_records(con, "t", table="t")
+    assert dense.correct.size <= 36 and dense.generations is not None
 
 
 def _peak_bytes_per_slot(tokens: bool, missing_cell: bool, n: int = 20_000) -> float:

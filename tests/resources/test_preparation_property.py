@@ -1,11 +1,17 @@
 """Issue 45, differential property: on generated record sets, mostly valid (a few models answering every query of
-a train/test split with ids reused across the splits, at times one train query's records without a split, G
-generations, confidences, costs or token counts, categories) and now and then with one perturbation (a NULL
-generation or correctness, a missing or duplicated record, a NaN cost, a non-binary correctness), the oracle prepared from dense tensors
+a train/test split with ids reused across the splits (2–6 ids, or 20: a missing record then drops its prompt, not its
+model), at times one train query's records without a split, G generations, confidences, costs or token counts,
+categories) and now and then with one or two perturbations (a NULL generation or correctness, a missing or
+duplicated record, a NaN cost, a non-binary correctness; a record of no query id, a negative, fractional or stray
+large generation, a record of no generation and no cost, models answering one prompt each (a sparse table), one
+query's train records with an empty split), the oracle prepared from dense tensors
 (`oracle_extract.dense_records` + `prepare_dense`) and the cascade's (query x model) matrices (`cascade_matrix`)
 equal what the row path (`coded_records` + `prepare` / `prepare_records`) gives: the same arrays or the same error.
 The share of sets both paths accept is measured, so the property is not vacuous (rev45: nearly every generated set
 was rejected by both)."""
+
+import itertools
+import warnings
 
 import duckdb
 import numpy as np
@@ -19,20 +25,23 @@ from resources.cascade_matrix import NoRows, cascade_matrix
 from resources.oracle_extract import dense_records
 from resources.query_frames import coded_records
 from tests.resources.test_cascade_matrix import LONG
-from tests.resources.test_oracle_extract import _prices, _rows_path
+from tests.resources.test_oracle_extract import _outcome, _prices, _rows_path
 from tests.resources.test_query_frames import _assert_same_prepared
 
 MODELS = ("a", "b", "c", "d", "e", "f")  # a..e priced (`_prices`), f not
 PERTURBATIONS = ("null_generation", "null_correct", "missing_record", "duplicate_record", "nan_cost",
-                 "not_binary")
+                 "not_binary", "null_query_id", "negative_generation", "fractional_generation", "stray_generation",
+                 "no_generation_no_cost", "sparse_models", "empty_split")
+
+_KINDS = itertools.count()  # Hypothesis' seeds repeat (one kind drawn 9 times in 23, six never): kinds in turn
 
 
 @st.composite
 def record_sets(draw) -> pd.DataFrame:
-    """One dataset "p" of records, valid unless one perturbation (30 % of the sets) breaks or bends a rule."""
+    """One dataset "p" of records, valid unless one or two perturbations (35 % of the sets) break or bend a rule."""
     n_models = draw(st.integers(2, 4))
     models = sorted(draw(st.permutations(MODELS))[:n_models])
-    n_queries = draw(st.integers(2, 6))
+    n_queries = 20 if draw(st.integers(0, 3)) == 0 else draw(st.integers(2, 6))
     g = draw(st.integers(1, 2))
     short = draw(st.booleans()) and n_models >= 3 and g == 2  # one single-generation model among G = 2 ones
     costed, split, category = draw(st.booleans()), draw(st.booleans()), draw(st.booleans())
@@ -57,25 +66,42 @@ def record_sets(draw) -> pd.DataFrame:
     pick = np.random.default_rng([seed, n_models, n_queries, g, short, costed, split, category, *map(ord, models)])
     if split and pick.random() < 0.3:  # valid: one train query's records without a split (oracle key "/q", train)
         frame.loc[frame["query_id"].eq(f"q{pick.integers(n_queries)}") & frame["split"].eq("train"), "split"] = None
-    perturbation = PERTURBATIONS[pick.integers(len(PERTURBATIONS))] if pick.random() < 0.3 else None
-    i = int(pick.integers(len(frame)))
-    if perturbation == "missing_record":
-        frame = frame.drop(index=i)
-    elif perturbation == "duplicate_record":
-        frame = pd.concat([frame, frame.loc[[i]]])
-    elif perturbation is not None:
-        column, value = {"null_generation": ("generation", None), "null_correct": ("correct", None),
-                         "nan_cost": ("cost_usd", np.nan), "not_binary": ("correct", 2.0)}[perturbation]
-        frame[column] = frame[column].astype(object if value is None else float)
-        frame.loc[i, column] = value
+    chance = pick.random()
+    for _ in range(2 if chance < 0.1 else 1 if chance < 0.35 else 0):  # the kinds in turn: each one drawn
+        frame = _perturbed(frame, PERTURBATIONS[next(_KINDS) % len(PERTURBATIONS)], pick)
     return frame.sample(frac=1.0, random_state=int(rng.integers(0, 1000)))  # stored in no order
 
 
-def _outcome(prepare_path):
-    try:
-        return "prepared", prepare_path()
-    except ValueError as exc:
-        return "error", str(exc)
+def _perturbed(frame: pd.DataFrame, perturbation: str, pick: np.random.Generator) -> pd.DataFrame:
+    """`frame` with one record broken (or added, or taken away) as `perturbation` says."""
+    frame = frame.reset_index(drop=True)
+    i = int(pick.integers(len(frame)))
+    row = frame.loc[[i]]
+    added = {"null_query_id": {"query_id": None, "generation": int(pick.integers(0, 3))},
+             "stray_generation": {"generation": 1000}, "no_generation_no_cost": {"generation": None, "cost_usd": None}}
+    if perturbation in added:
+        with warnings.catch_warnings():  # pandas' notice about the all-NA columns of the added row
+            warnings.simplefilter("ignore", FutureWarning)
+            frame.loc[len(frame)] = {**frame.loc[i].to_dict(), **added[perturbation]}
+        return frame
+    if perturbation == "missing_record":
+        return frame.drop(index=i)
+    if perturbation == "duplicate_record":
+        return pd.concat([frame, row], ignore_index=True)
+    if perturbation == "sparse_models":  # a few models answering one prompt each
+        strays = frame.loc[pick.integers(len(frame), size=int(pick.integers(6, 11)))]
+        return pd.concat([frame, strays.assign(model_id=[f"z{k}" for k in range(len(strays))], generation=0)],
+                         ignore_index=True)
+    if perturbation == "empty_split":
+        frame.loc[frame["query_id"].eq(row["query_id"].iloc[0]) & frame["split"].eq("train"), "split"] = ""
+        return frame
+    column, value = {"null_generation": ("generation", None), "null_correct": ("correct", None),
+                     "nan_cost": ("cost_usd", np.nan), "not_binary": ("correct", 2.0),
+                     "negative_generation": ("generation", -1.0), "fractional_generation": ("generation", 0.5)
+                     }[perturbation]
+    frame[column] = frame[column].astype(object if value is None else float)
+    frame.loc[i, column] = value
+    return frame
 
 
 def _compare(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> bool:
@@ -122,6 +148,6 @@ def test_the_dense_and_matrix_preparations_equal_the_rows_on_generated_records()
         accepted.append(_compare(con, frame))
 
     check()
-    # power: most generated sets are prepared by both paths (measured: 33 of 40, 82 %; 14 of the 40 perturbed: 5 NULL
-    # generations, 3 NaN costs, 2 NULL splits, a missing record, a non-binary correct, ...)
-    assert len(accepted) >= 40 and np.mean(accepted) > 0.7, np.mean(accepted)
+    # power: both paths prepare more than half the sets (measured: 24 of 40, 60 %; 35 % of the sets perturbed, most
+    # perturbations break a rule)
+    assert len(accepted) >= 40 and np.mean(accepted) > 0.5, np.mean(accepted)

@@ -212,14 +212,20 @@ def test_a_change_to_the_preparing_code_prepares_again(tmp_path, monkeypatch):
 
 def test_a_library_upgrade_prepares_again(tmp_path, monkeypatch):
     """rev45: the arrays are shaped by numpy, DuckDB, pandas and pyarrow (rounding, order, dtypes); a preparation
-    stored under one version must not be served under another."""
-    assert {"numpy", "duckdb", "pandas"} <= {v.split("==")[0] for v in prepared_store.library_versions()}
+    stored under one version must not be served under another. The installed versions are read (the metadata
+    lookup stubbed, not `library_versions`)."""
+    assert {f"numpy=={np.__version__}", f"duckdb=={duckdb.__version__}", f"pandas=={pd.__version__}"} <= \
+        set(prepared_store.library_versions())
     monkeypatch.setattr(prepared_store, "_versions", lambda *a: ["v1"])
-    installed, builds = prepared_store.library_versions(), []
+    installed, builds = prepared_store.importlib.metadata.version, []
     for numpy_version in ("1.26.4", "1.26.4", "2.1.0"):
-        monkeypatch.setattr(prepared_store, "library_versions", lambda v=numpy_version: [*installed, f"numpy=={v}"])
+        monkeypatch.setattr(prepared_store.importlib.metadata, "version",
+                            lambda name, v=numpy_version: v if name == "numpy" else installed(name))
+        prepared_store.library_versions.cache_clear()
         assert _shared(Warehouse(tmp_path / "w.duckdb"), builds, 7) == 7
     assert len(builds) == 2
+    monkeypatch.undo()
+    prepared_store.library_versions.cache_clear()
 
 
 def test_a_damaged_file_is_prepared_again_and_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
