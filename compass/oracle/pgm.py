@@ -211,9 +211,10 @@ def _row_order(k: np.ndarray, g: np.ndarray, codes: np.ndarray) -> np.ndarray:
 def _pattern_key(k: np.ndarray, g: np.ndarray, codes: np.ndarray) -> np.ndarray | None:
     """One int64 per prompt, equal exactly when (k row, g row, topic) are equal: the counts in base G_max + 1 and
     the topic, built one column at a time (issue 45: at 10^8 records `_rows` and its sorted copy are 1.7 GB each);
-    None when the key would not fit in 63 bits."""
+    None when its largest value, n_topics * base^(2L) - 1, would not fit in int64's 63 bits (checked in exact
+    integers: an overflow would merge distinct patterns)."""
     base, n_topics = int(g.max()) + 1, int(codes.max()) + 1
-    if 2 * k.shape[1] * np.log2(base) + np.log2(n_topics) >= 62:
+    if n_topics * base ** (2 * k.shape[1]) > 2**63:
         return None
     key = np.asarray(codes, dtype=np.int64).copy()
     for column in (*k.T, *g.T):

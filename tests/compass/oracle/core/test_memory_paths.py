@@ -73,3 +73,26 @@ def test_arrays_share_memory_where_values_repeat(truthfulqa):
                      trials=np.array([[1.0, 1], [2, 1]]), outcomes=np.array([[[1.0], [0]], [[1], [1]]]),
                      gen_cost=np.ones((2, 2, 1)))
     assert a.trials.strides[0] != 0 and not np.shares_memory(a.successes, a.outcomes)
+
+
+def _byte_patterns(monkeypatch, k, g, codes):
+    """`_patterns` by the sort of the rows' bytes (the method before the integer key)."""
+    with monkeypatch.context() as m:
+        m.setattr(pgm, "_pattern_key", lambda k, g, codes: None)
+        return pgm._patterns(k, g, codes)
+
+
+@pytest.mark.parametrize("n_models, generations, keyed", [(31, 1, False), (3, 1000, True)])
+def test_pattern_key_size_limit(monkeypatch, n_models, generations, keyed):
+    # 31 models at G = 1 with topics 0..4: 5 * 2^62 > 2^63, the key would overflow and merge topics 0 and 4;
+    # 3 models at G = 1000 with topics 0..4: 5 * 1001^6 < 2^63, the key is used (the largest digits included)
+    rng = np.random.default_rng(2)
+    k = rng.integers(0, generations + 1, (400, n_models)).astype(float)
+    k[200:], k[0] = k[:200], generations
+    g = np.full(k.shape, float(generations))
+    codes = np.r_[np.zeros(200, int), np.full(200, 4)]  # equal counts, topics 0 and 4
+    assert (pgm._pattern_key(k, g, codes) is not None) == keyed
+    got, plain = pgm._patterns(k, g, codes), _byte_patterns(monkeypatch, k, g, codes)
+    assert got[0].size == 400
+    for a, b in zip(got, plain):
+        np.testing.assert_array_equal(a, b)
