@@ -40,7 +40,25 @@ def test_blocked_sweep_is_the_whole_matrix_sweep(monkeypatch, truthfulqa):
     q = 0.2 + 0.6 * rng.random(p.shape)  # a selection score whose min and max differ from block to block
     got = sweep([(p, cost, p, cost), (q, cost, p, cost)], alphas)
     quality, cost_mean = np.add(_plain_sweep(p, cost, p, cost, alphas), _plain_sweep(q, cost, p, cost, alphas)) / 2
-    assert frontier._picks(p, cost, alphas).dtype == np.uint8
+    assert frontier._picks(p, cost, alphas, (frontier._bounds(p), frontier._bounds(cost))).dtype == np.uint8
+    np.testing.assert_array_equal(got["quality"], quality)
+    np.testing.assert_array_equal(got["cost"], cost_mean)
+
+
+def test_blocked_sweep_picks_beyond_255_models(monkeypatch):
+    # 300 models: picks need uint16 (uint8 would wrap 294 to 38); 0/1 quality ties go to the cheaper model, here the
+    # later columns (costs fall with the index, two models per cost level: ties in cost too, broken by index)
+    monkeypatch.setattr(frontier, "BLOCK", 16)
+    rng = np.random.default_rng(3)
+    n, n_models = 40, 300
+    p = (rng.random((n, n_models)) < 0.3).astype(float)
+    cost = np.broadcast_to(np.repeat(np.linspace(2.0, 0.5, n_models // 2), 2), (n, n_models)).copy()
+    alphas = default_alphas(9)
+    bounds = (frontier._bounds(p), frontier._bounds(cost))
+    picks = frontier._picks(p, cost, alphas, bounds)
+    assert picks.dtype == np.uint16 and picks.max() > 255
+    got = sweep([(p, cost, p, cost)], alphas)
+    quality, cost_mean = _plain_sweep(p, cost, p, cost, alphas)
     np.testing.assert_array_equal(got["quality"], quality)
     np.testing.assert_array_equal(got["cost"], cost_mean)
 
