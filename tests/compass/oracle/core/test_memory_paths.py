@@ -9,7 +9,7 @@ import pytest
 from compass.oracle import frontier, pgm
 from compass.oracle.frontier import default_alphas, route, sweep
 from compass.oracle.prepare import prompt_keys
-from compass.oracle.records import OracleArrays, build_arrays
+from compass.oracle.records import OracleArrays, build_arrays, from_arrays
 from tests.paths import ROOT
 
 
@@ -114,3 +114,21 @@ def test_pattern_key_size_limit(monkeypatch, n_models, generations, keyed):
     assert got[0].size == 400
     for a, b in zip(got, plain):
         np.testing.assert_array_equal(a, b)
+
+
+def test_views_are_read_only():
+    # at G = 1 successes is a view of outcomes and cell_cost one of gen_cost: a write would change both
+    a = from_arrays(np.zeros((3, 2, 1)), np.ones((3, 2)))
+    assert np.shares_memory(a.successes, a.outcomes) and np.shares_memory(a.cell_cost, a.gen_cost)
+    for view in (a.successes, a.cell_cost):
+        with pytest.raises(ValueError, match="read-only"):
+            view[0, 0] = 9.0
+    assert not a.outcomes.any() and (a.gen_cost == 1).all()
+
+
+def test_negative_zero_correct_counts_as_zero():
+    # k_nl is a view of φ_nl0 at G = 1: a -0.0 in `correct` stays +0.0 there, as bincount's sums gave before
+    records = pd.DataFrame({"query_id": np.repeat(np.arange(4), 2), "model_id": np.tile(["a", "b"], 4),
+                            "generation": 0, "correct": np.tile([1.0, -0.0], 4)})
+    a = build_arrays(records, {"a": 1.0, "b": 0.5})
+    assert not np.signbit(a.successes).any() and not np.signbit(a.outcomes).any()
