@@ -34,6 +34,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -306,18 +307,10 @@ def fit_patterns(
     return fit, pattern
 
 
-def fit_pgm(
-    k: np.ndarray,
-    g: np.ndarray | int,
-    topics: np.ndarray | None = None,
-    n_topics: int | None = None,
-    seed: int = 0,
-    max_iter: int = 200,
-    tol: float = 1e-5,
-) -> PGMFit:
-    """Fit the §4.3.2 PGM to success counts by MAP-EM (see module docstring and `fit_patterns`); the per-prompt
-    fields of the fit are its patterns' rows."""
-    fit, pattern = fit_patterns(k, g, topics, n_topics, seed, max_iter, tol)
+def fit_pgm(k: np.ndarray, g: np.ndarray | int, *args: Any, **kwargs: Any) -> PGMFit:
+    """Fit the §4.3.2 PGM to success counts by MAP-EM (see module docstring; arguments as `fit_patterns`: topics,
+    n_topics, seed, max_iter, tol); the per-prompt fields of the fit are its patterns' rows."""
+    fit, pattern = fit_patterns(k, g, *args, **kwargs)
     return replace(fit, p_hat=fit.p_hat[pattern], topic_posteriors=fit.topic_posteriors[pattern],
                    difficulty=fit.difficulty[pattern])
 

@@ -74,6 +74,7 @@ def test_pattern_key_finds_the_byte_patterns(monkeypatch, truthfulqa):
 
 
 def test_pgm_estimate_on_patterns_is_the_per_prompt_estimate(truthfulqa):
+    # checks the expansion only: pgm_estimate (on patterns) against the same fit expanded to prompts by fit_pgm
     fit = pgm.fit_pgm(truthfulqa.successes, truthfulqa.trials, seed=0, tol=1e-4)
     model_cost = pgm.lognormal_model_costs(truthfulqa.gen_cost)
     pick = route(fit.p_hat, np.broadcast_to(model_cost, fit.p_hat.shape))
