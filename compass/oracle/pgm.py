@@ -210,15 +210,21 @@ def _row_order(k: np.ndarray, g: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 def _pattern_key(k: np.ndarray, g: np.ndarray, codes: np.ndarray) -> np.ndarray | None:
-    """One int64 per prompt, equal exactly when (k row, g row, topic) are equal: the counts in base G_max + 1 and
-    the topic, built one column at a time (issue 45: at 10^8 records `_rows` and its sorted copy are 1.7 GB each);
-    None when its largest value, n_topics * base^(2L) - 1, would not fit in int64's 63 bits (checked in exact
-    integers: an overflow would merge distinct patterns)."""
-    base, n_topics = int(g.max()) + 1, int(codes.max()) + 1
-    if n_topics * base ** (2 * k.shape[1]) > 2**63:
+    """One int64 per prompt, equal exactly when (k row, g row, topic) are equal: the topic, then every k column and
+    every g column that is not constant (G_l is one per model), each a digit in its own base (its max + 1), built one
+    column at a time (issue 45: at 10^8 records `_rows` and its sorted copy are 1.7 GB each); None when its largest
+    value, n_topics * prod(bases) - 1, would not fit in int64's 63 bits (checked in exact integers: an overflow
+    would merge distinct patterns)."""
+    g_lo, g_hi = g.min(axis=0), g.max(axis=0)
+    columns = [*k.T, *g.T[g_lo != g_hi]]
+    bases = [int(b) + 1 for b in (*k.max(axis=0), *g_hi[g_lo != g_hi])]
+    size = int(codes.max()) + 1
+    for base in bases:
+        size *= base
+    if size > 2**63:
         return None
     key = np.asarray(codes, dtype=np.int64).copy()
-    for column in (*k.T, *g.T):
+    for column, base in zip(columns, bases):
         key *= base
         key += column.astype(np.int64)
     return key

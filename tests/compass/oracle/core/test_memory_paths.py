@@ -101,15 +101,20 @@ def _byte_patterns(monkeypatch, k, g, codes):
         return pgm._patterns(k, g, codes)
 
 
-@pytest.mark.parametrize("n_models, generations, keyed", [(31, 1, False), (3, 1000, True)])
+@pytest.mark.parametrize("n_models, generations, keyed", [(31, 1, True), (60, 1, True), (62, 1, False),
+                                                           (3, 1000, True)])
 def test_pattern_key_size_limit(monkeypatch, n_models, generations, keyed):
-    # 31 models at G = 1 with topics 0..4: 5 * 2^62 > 2^63, the key would overflow and merge topics 0 and 4;
-    # 3 models at G = 1000 with topics 0..4: 5 * 1001^6 < 2^63, the key is used (the largest digits included)
+    # topics 0 and 4 on equal counts: the key holds 5 * 2^L values at G = 1 (g constant: no digits), 2^63 > 5 * 2^60;
+    # at L = 62 the key would overflow and merge topics 0 and 4 (4 * 2^62 wraps to 0). At G = 1000 one g column
+    # varies (missing cells, g = 0): 5 * 1001^4 values, the largest digits included, two rows differing in g only
     rng = np.random.default_rng(2)
     k = rng.integers(0, generations + 1, (400, n_models)).astype(float)
-    k[200:], k[0] = k[:200], generations
     g = np.full(k.shape, float(generations))
-    codes = np.r_[np.zeros(200, int), np.full(200, 4)]  # equal counts, topics 0 and 4
+    if generations > 1:
+        g[::3, 0] = k[::3, 0] = 0
+        k[2] = k[3]  # rows 2 and 3 differ in g only
+    k[200:], g[200:], k[1] = k[:200], g[:200], generations
+    codes = np.r_[np.zeros(200, int), np.full(200, 4)]
     assert (pgm._pattern_key(k, g, codes) is not None) == keyed
     got, plain = pgm._patterns(k, g, codes), _byte_patterns(monkeypatch, k, g, codes)
     assert got[0].size == 400
