@@ -4,7 +4,7 @@ the memory-saving paths must not move a number).
 `dump DIR`: with the tree to test on PYTHONPATH, `prepare` each dataset of data/query_records.parquet (prices:
 data/model_costs.parquet), then `analysis_tables` (n_boot 20: the bootstrap intervals too), `single_models_table`
 and the naive and post-hoc curves (`per_set_table`), one Parquet file per (dataset, table) in DIR.
-`compare A B`: every file of A equal to B's (`assert_frame_equal`, exact); exit 1 when one differs.
+`compare A B`: every file of A equal to B's (`assert_frame_equal`, exact) and none only in B; exit 1 otherwise.
 
     PYTHONPATH=/work/main .venv/bin/python scripts/oracle_tables_parity.py dump /tmp/parity/main
     PYTHONPATH=. .venv/bin/python scripts/oracle_tables_parity.py dump /tmp/parity/branch
@@ -48,8 +48,11 @@ def compare(a: Path, b: Path) -> int:
         except (AssertionError, FileNotFoundError) as e:
             differ += 1
             print(f"{f.name}: {str(e).splitlines()[0]}")
-    print(f"{len(files)} tables compared, {differ} differ")
-    return 1 if differ or not files else 0
+    only_b = sorted({f.name for f in b.glob("*.parquet")} - {f.name for f in files})
+    for name in only_b:
+        print(f"{name}: only in {b}")
+    print(f"{len(files)} tables compared, {differ} differ, {len(only_b)} only in the second folder")
+    return 1 if differ or only_b or not files else 0
 
 
 def main() -> int:

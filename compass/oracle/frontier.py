@@ -44,11 +44,13 @@ def route(score: np.ndarray, cost: np.ndarray) -> np.ndarray:
     return np.argmin(tied_cost, axis=1)
 
 
-def _picks(sel_q: np.ndarray, sel_c: np.ndarray, alphas: np.ndarray) -> np.ndarray:
+def _picks(sel_q: np.ndarray, sel_c: np.ndarray, alphas: np.ndarray,
+           bounds: tuple[tuple[float, float], tuple[float, float]]) -> np.ndarray:
     """The routed column of every prompt at every α, shape (A, N) in the smallest integer type: `route` of the
-    normalized score α q̃ − (1 − α) c̃ (eqs. 20–21 with the whole matrix's min and max), a block of prompts at a
-    time (issue 45: the (N, L) temporaries are a block's, not 10^8 records'); elementwise, so the same picks."""
-    (q_lo, q_hi), (c_lo, c_hi) = _bounds(sel_q), _bounds(sel_c)
+    normalized score α q̃ − (1 − α) c̃ (eqs. 20–21 with the whole matrix's min and max, `bounds` = (`_bounds` of
+    sel_q, of sel_c)), a block of prompts at a time (issue 45: the (N, L) temporaries are a block's, not 10^8
+    records'); elementwise, so the same picks."""
+    (q_lo, q_hi), (c_lo, c_hi) = bounds
     picks = np.empty((alphas.size, sel_q.shape[0]), dtype=np.min_scalar_type(max(sel_q.shape[1] - 1, 0)))
     for start in range(0, sel_q.shape[0], BLOCK):
         part = slice(start, start + BLOCK)
@@ -78,9 +80,9 @@ def sweep(folds: Sequence[Fold], alphas: np.ndarray | None = None) -> pd.DataFra
     q_sum = np.zeros(alphas.size)
     c_sum = np.zeros(alphas.size)
     for sel_q, sel_c, eval_q, eval_c in folds:
-        rows = np.arange(sel_q.shape[0])
+        rows, bounds = np.arange(sel_q.shape[0]), (_bounds(sel_q), _bounds(sel_c))
         for first in range(0, alphas.size, ALPHAS_AT_ONCE):  # picks of a few α at a time: N bytes each
-            for i, pick in enumerate(_picks(sel_q, sel_c, alphas[first:first + ALPHAS_AT_ONCE]), start=first):
+            for i, pick in enumerate(_picks(sel_q, sel_c, alphas[first:first + ALPHAS_AT_ONCE], bounds), start=first):
                 q_sum[i] += eval_q[rows, pick].mean()
                 c_sum[i] += eval_c[rows, pick].mean()
     return pd.DataFrame({"alpha": alphas, "quality": q_sum / len(folds), "cost": c_sum / len(folds)})

@@ -34,6 +34,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -209,14 +210,21 @@ def _row_order(k: np.ndarray, g: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 def _pattern_key(k: np.ndarray, g: np.ndarray, codes: np.ndarray) -> np.ndarray | None:
-    """One int64 per prompt, equal exactly when (k row, g row, topic) are equal: the counts in base G_max + 1 and
-    the topic, built one column at a time (issue 45: at 10^8 records `_rows` and its sorted copy are 1.7 GB each);
-    None when the key would not fit in 63 bits."""
-    base, n_topics = int(g.max()) + 1, int(codes.max()) + 1
-    if 2 * k.shape[1] * np.log2(base) + np.log2(n_topics) >= 62:
+    """One int64 per prompt, equal exactly when (k row, g row, topic) are equal: the topic, then every k column and
+    every g column that is not constant (G_l is one per model), each a digit in its own base (its max + 1), built one
+    column at a time (issue 45: at 10^8 records `_rows` and its sorted copy are 1.7 GB each); None when its largest
+    value, n_topics * prod(bases) - 1, would not fit in int64's 63 bits (checked in exact integers: an overflow
+    would merge distinct patterns)."""
+    g_lo, g_hi = g.min(axis=0), g.max(axis=0)
+    columns = [*k.T, *g.T[g_lo != g_hi]]
+    bases = [int(b) + 1 for b in (*k.max(axis=0), *g_hi[g_lo != g_hi])]
+    size = int(codes.max()) + 1
+    for base in bases:
+        size *= base
+    if size > 2**63:
         return None
     key = np.asarray(codes, dtype=np.int64).copy()
-    for column in (*k.T, *g.T):
+    for column, base in zip(columns, bases):
         key *= base
         key += column.astype(np.int64)
     return key
@@ -305,18 +313,10 @@ def fit_patterns(
     return fit, pattern
 
 
-def fit_pgm(
-    k: np.ndarray,
-    g: np.ndarray | int,
-    topics: np.ndarray | None = None,
-    n_topics: int | None = None,
-    seed: int = 0,
-    max_iter: int = 200,
-    tol: float = 1e-5,
-) -> PGMFit:
-    """Fit the §4.3.2 PGM to success counts by MAP-EM (see module docstring and `fit_patterns`); the per-prompt
-    fields of the fit are its patterns' rows."""
-    fit, pattern = fit_patterns(k, g, topics, n_topics, seed, max_iter, tol)
+def fit_pgm(k: np.ndarray, g: np.ndarray | int, *args: Any, **kwargs: Any) -> PGMFit:
+    """Fit the §4.3.2 PGM to success counts by MAP-EM (see module docstring; arguments as `fit_patterns`: topics,
+    n_topics, seed, max_iter, tol); the per-prompt fields of the fit are its patterns' rows."""
+    fit, pattern = fit_patterns(k, g, *args, **kwargs)
     return replace(fit, p_hat=fit.p_hat[pattern], topic_posteriors=fit.topic_posteriors[pattern],
                    difficulty=fit.difficulty[pattern])
 

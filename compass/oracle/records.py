@@ -56,14 +56,17 @@ class OracleArrays:
         """Share memory where the values repeat (issue 45: at 10^8 records each (N, L) float array is 0.8 GB):
         `trials`, constant within a model, becomes a read-only broadcast of its first row; at one generation per
         cell `successes` (k_nl = φ_nl0) becomes a view of `outcomes`. Only when the values are equal, so every
-        estimator reads the same numbers (the same bits)."""
+        estimator reads the same numbers (the same bits). Views are read-only: a write would change the array they
+        share memory with."""
         trials = self.trials
         if trials.ndim == 2 and len(trials) > 1 and trials.strides[0] != 0 and (trials == trials[0]).all():
             object.__setattr__(self, "trials", np.broadcast_to(trials[0].copy(), trials.shape))
         out = self.outcomes
         if (out is not None and out.ndim == 3 and out.shape[2] == 1 and out.dtype == self.successes.dtype
                 and not np.shares_memory(out, self.successes) and np.array_equal(out[:, :, 0], self.successes)):
-            object.__setattr__(self, "successes", out[:, :, 0])
+            view = out[:, :, 0]
+            view.flags.writeable = False
+            object.__setattr__(self, "successes", view)
 
     @property
     def n_prompts(self) -> int:
@@ -93,7 +96,9 @@ class OracleArrays:
         if self.mean_cost is not None:
             return self.mean_cost
         if self.gen_cost.shape[2] == 1:  # the mean of one generation is its cost (NaN where none): a view, no copy
-            return self.gen_cost[:, :, 0]
+            view = self.gen_cost[:, :, 0]
+            view.flags.writeable = False  # a write would change gen_cost
+            return view
         return np.nanmean(self.gen_cost, axis=2)
 
     def per_generation(self, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -110,7 +115,7 @@ class OracleArrays:
             prompt_ids=self.prompt_ids[idx],
             model_ids=self.model_ids,
             successes=self.successes[idx],
-            trials=self.trials[idx],
+            trials=_subset_trials(self.trials, idx, slice(None), len(self.prompt_ids[idx])),
             outcomes=None if self.outcomes is None else self.outcomes[idx],
             gen_cost=None if self.gen_cost is None else self.gen_cost[idx],
             topics=None if self.topics is None else self.topics[idx],
@@ -128,12 +133,21 @@ class OracleArrays:
             prompt_ids=self.prompt_ids,
             model_ids=self.model_ids[keep],
             successes=self.successes[:, keep],
-            trials=self.trials[:, keep],
+            trials=_subset_trials(self.trials, slice(None), keep, self.n_prompts),
             outcomes=None if self.outcomes is None else self.outcomes[:, keep],
             gen_cost=None if self.gen_cost is None else self.gen_cost[:, keep],
             topics=self.topics,
             mean_cost=None if self.mean_cost is None else self.mean_cost[:, keep],
         )
+
+
+def _subset_trials(trials: np.ndarray, rows: np.ndarray | slice, columns: np.ndarray | slice,
+                   n_rows: int) -> np.ndarray:
+    """trials[rows, columns] (`n_rows` rows), still a broadcast of one row when trials is one (no (N, L) copy)."""
+    if trials.strides[0] != 0:
+        return trials[rows, columns]
+    row = trials[0, columns]
+    return np.broadcast_to(row, (n_rows, row.size))
 
 
 def drop_short_models(arrays: OracleArrays) -> OracleArrays:
@@ -233,6 +247,7 @@ def build_arrays(
     outcomes = np.full(n * l * g_max, np.nan)
     outcomes[flat] = correct
     outcomes = outcomes.reshape(n, l, g_max)
+    np.add(outcomes, 0.0, out=outcomes)  # -0.0 correct as +0.0 (successes is a view of outcomes at G = 1)
 
     per_cell = present.sum(axis=2)
     g_model = per_cell.max(axis=0)
