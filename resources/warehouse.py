@@ -27,6 +27,7 @@ import fcntl
 import hashlib
 import os
 import shutil
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -95,50 +96,88 @@ _HELD: dict[Path, int] = {}
 # In-memory DuckDB databases kept between this process's warehouse connections (`_database`, `_release`): making one
 # costs ~20 ms of CPU (its catalog of built-in functions; attaching the file to it ~1 ms), and a cold refresh opens the
 # warehouse hundreds of times. One goes back detached from the file (which checkpoints it and lets go of DuckDB's own
-# file lock) before our file lock is released, and only as it was made: no temporary object, none of
-# `_SETTINGS_CHANGED_HERE` changed; else it is closed, as every connection used to be. Idle ones are closed before a
-# fork: a child must not inherit its parent's DuckDB threads' state.
-_IDLE: list[duckdb.DuckDBPyConnection] = []
-_IDLE_KEPT = 2
-# Every setting the code changes on a warehouse connection (`set ...`; tests/resources/test_warehouse_reuse.py keeps
-# this list whole), with its value on a new database (`_database`).
-_SETTINGS_CHANGED_HERE = ("memory_limit", "temp_directory", "preserve_insertion_order")
+# file lock) before our file lock is released, and only in the state it was made in (`_STATE_SQL`, looked at, not
+# inferred from what the code runs): no other connection (cursor) on it, no registered filesystem, no database but its
+# own, no variable, prepared statement, secret, temporary table, view or sequence, every setting as made (a hash).
+# Temporary macros and types are not looked at (duckdb_functions() costs as much as a new database): nothing here makes
+# them. Else it is closed, as every connection used to be. A relation object (`con.table(...)`) kept past its block
+# would read whatever file the database has attached next: keep frames, not relations.
+# Memory: DuckDB's allocator keeps what a block freed (thread caches, invisible to duckdb_memory()) until its database
+# closes: 110 MB after reading 5 M rows, 450 MB after a group-by over them. So one database at most is kept, and none
+# once the process's resident memory is `_RSS_GROWTH_KEPT` above what it was when the database was made (the growth
+# may be Python's frames too: then a database is closed that need not be, ~20 ms against a block that grew 64 MB).
+# Idle ones are closed before a fork: a child must not inherit its parent's DuckDB threads' state.
+_IDLE: list[tuple[duckdb.DuckDBPyConnection, int]] = []  # (database, this process's resident bytes when it was made)
+_IDLE_KEPT = 1
+_IDLE_LOCK = threading.Lock()
+_RSS_GROWTH_KEPT = 64 << 20
 _AS_MADE: tuple | None = None
-_AS_MADE_SQL = ("select (select count(*) from duckdb_tables() where temporary) + (select count(*) from duckdb_views() "
-                "where temporary and not internal), "
-                + ", ".join(f"current_setting('{name}')" for name in _SETTINGS_CHANGED_HERE))
+# one query each: as subqueries of one statement they cost 25 ms of CPU (each runs on DuckDB's threads), alone ~7 ms
+_STATE_SQL = ("select * from duckdb_connection_count()",
+              "select count(*) from duckdb_databases() where not internal",
+              "select count(*) from duckdb_variables()", "select count(*) from duckdb_prepared_statements()",
+              "select count(*) from duckdb_secrets()", "select count(*) from duckdb_tables() where temporary",
+              "select count(*) from duckdb_views() where temporary and not internal",
+              "select count(*) from duckdb_sequences() where temporary",
+              "select hash(list(value)) from duckdb_settings()")
 
 
-def _database() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB database with nothing attached: an idle one of this process, else a new one."""
-    global _AS_MADE
+def _resident_bytes() -> int | None:
+    """This process's resident memory now (Linux /proc; None elsewhere: then no database is kept)."""
     try:
-        return _IDLE.pop()
-    except IndexError:
-        con = duckdb.connect()
-        if _AS_MADE is None:
-            _AS_MADE = con.execute(_AS_MADE_SQL).fetchone()
-        return con
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return None
 
 
-def _release(con: duckdb.DuckDBPyConnection, reusable: bool) -> None:
-    """Close `con` (attached as `warehouse`), or when `reusable` (its block ended without an error) and left as it was
-    made, detach the file and keep the database for the next `_database`."""
-    if reusable and len(_IDLE) < _IDLE_KEPT:
-        try:
-            if con.execute(_AS_MADE_SQL).fetchone() == _AS_MADE:
-                con.execute("use memory")
-                con.execute("detach warehouse")
-                _IDLE.append(con)
-                return
-        except duckdb.Error:
-            pass  # e.g. a transaction left open or aborted: closing rolls it back
+def _state(con: duckdb.DuckDBPyConnection) -> tuple:
+    return (tuple(con.list_filesystems()), *(con.execute(sql).fetchone()[0] for sql in _STATE_SQL))
+
+
+def _database() -> tuple[duckdb.DuckDBPyConnection, int | None]:
+    """An in-memory DuckDB database with nothing attached (an idle one of this process, else a new one), and the
+    resident memory of the process when it was made."""
+    global _AS_MADE
+    with _IDLE_LOCK:
+        if _IDLE:
+            return _IDLE.pop()
+    made_at = _resident_bytes()
+    con = duckdb.connect()
+    if _AS_MADE is None:
+        _AS_MADE = _state(con)
+    return con, made_at
+
+
+def _release(con: duckdb.DuckDBPyConnection, made_at: int | None, reusable: bool) -> None:
+    """Close `con` (attached as `warehouse`), or when `reusable` (its block ended without an error) detach the file and
+    keep the database for the next `_database` if it is as it was made and the process has not grown much since."""
+    try:
+        if reusable:
+            con.execute("use memory")
+            con.execute("detach warehouse")  # refused with a transaction open or aborted: closing rolls it back
+            con.execute("reset search_path")  # as made (`use memory` set it)
+            now = _resident_bytes()
+            if made_at is not None and now is not None and now - made_at < _RSS_GROWTH_KEPT \
+                    and _state(con) == _AS_MADE:
+                with _IDLE_LOCK:
+                    if len(_IDLE) < _IDLE_KEPT:
+                        _IDLE.append((con, made_at))
+                        return
+    except duckdb.Error:
+        pass
+    except BaseException:  # Ctrl-C during the detach's checkpoint ('Query interrupted', a RuntimeError)
+        con.close()
+        raise
     con.close()
 
 
 def _close_idle() -> None:
-    while _IDLE:
-        _IDLE.pop().close()
+    with _IDLE_LOCK:
+        idle = _IDLE[:]
+        _IDLE.clear()
+    for con, _ in idle:
+        con.close()
 
 
 os.register_at_fork(before=_close_idle)
@@ -209,7 +248,7 @@ class Warehouse:
             exclusive = not (read_only and self.path.exists())
             fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             entered = time.time()
-            con = self._open(not exclusive)
+            con, made_at = self._open(not exclusive)
             key = self._lock_path.resolve() if stage is not None else None  # only a publish asks (local: no lookup)
             _HELD[key] = _HELD.get(key, 0) + 1  # after the open: a failed open holds nothing
             ended = False
@@ -225,21 +264,23 @@ class Warehouse:
             finally:
                 self._owing = False
                 self._touched.clear()
-                _release(con, ended)  # still under the lock
-                _HELD[key] -= 1
-                if exclusive:
-                    _log_write(entered)
+                try:
+                    _release(con, made_at, ended)  # still under the lock
+                finally:
+                    _HELD[key] -= 1
+                    if exclusive:
+                        _log_write(entered)
 
-    def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+    def _open(self, read_only: bool) -> tuple[duckdb.DuckDBPyConnection, int | None]:
         """Attach the file as catalog `warehouse`, whatever its name: a file named after a schema
         (compass.duckdb) would otherwise be a catalog DuckDB cannot tell apart from that schema."""
         # The file lock already serializes our processes; retry briefly for foreign readers.
         for attempt in range(50):
-            con = _database()
+            con, made_at = _database()
             try:
                 con.execute(f"attach '{self.path}' as warehouse" + (" (read_only)" if read_only else ""))
                 con.execute("use warehouse")
-                return con
+                return con, made_at
             except duckdb.IOException as exc:
                 con.close()
                 if "Could not set lock" not in str(exc):  # a folder, not a DuckDB file: no wait makes it one

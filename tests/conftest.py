@@ -61,7 +61,8 @@ def pytest_configure(config):
 
 # COMPASS_SUITE_TIMELINE=<file>: each pytest-xdist worker appends "worker<TAB>test id<TAB>start<TAB>end" (epoch seconds)
 # per test, for scripts/suite_schedule.py to show how the workers' loads balanced and to replay other orders.
-_TIMELINE = os.environ.get("COMPASS_SUITE_TIMELINE")
+# resolved once here: a test that changes the working directory must not move it
+_TIMELINE = os.path.abspath(os.environ["COMPASS_SUITE_TIMELINE"]) if os.environ.get("COMPASS_SUITE_TIMELINE") else None
 _STARTED: dict[str, float] = {}
 
 

@@ -3,7 +3,6 @@ a reused one must hold nothing of the file between blocks (another process write
 state of an earlier block (a setting, a temporary table, an unfinished transaction), and never cross a fork."""
 
 import multiprocessing
-import re
 import subprocess
 import sys
 
@@ -13,13 +12,13 @@ import pytest
 
 from resources import warehouse
 from resources.warehouse import Warehouse
-from tests.paths import ROOT
 
 
 @pytest.fixture
 def wh(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
     wh.replace("s.t", pd.DataFrame({"x": [1]}))
+    warehouse._close_idle()
     return wh
 
 
@@ -32,37 +31,118 @@ def test_a_reused_database_lets_go_of_the_file_and_reads_another_process_s_write
     first = _database_of(wh)
     # read-write from another process while this one keeps the database: red when `_release` keeps the file attached
     # (DuckDB's own lock refuses the writer)
-    subprocess.run([sys.executable, "-c", "import duckdb, sys; con = duckdb.connect(sys.argv[1]); "
-                    "con.execute('update s.t set x = 2'); con.close()", str(wh.path)], check=True, timeout=60)
+    _write_from_another_process(wh)
     with wh.connect(read_only=True) as con:
         assert con is first
         assert con.execute("select x from s.t").fetchall() == [(2,)]
 
 
-@pytest.mark.parametrize("change", ["set memory_limit = '123MB'", "set preserve_insertion_order = false",
-                                    "create temp table leftover as select 1 as x"])
-def test_a_database_an_earlier_block_changed_is_not_reused(wh, change):
-    """Red when `_release` keeps a database without checking it is as it was made."""
+# (what a block leaves on its database, a query showing it in the next block: as on a new database unless reused)
+_LEFT_STATE = {
+    "setting": ("set memory_limit = '123MB'", "select current_setting('memory_limit')"),
+    "threads": ("set threads = 1", "select current_setting('threads')"),
+    "time zone": ("set TimeZone = 'Asia/Tokyo'", "select current_setting('TimeZone')"),
+    "pragma": ("pragma enable_progress_bar", "select current_setting('enable_progress_bar')"),
+    "variable": ("set variable v = 1", "select getvariable('v')"),
+    "prepared": ("prepare p as select 1", "select count(*) from duckdb_prepared_statements()"),
+    "temp table": ("create temp table leftover as select 1 as x", "select count(*) from duckdb_tables() where temporary"),
+    "temp sequence": ("create temp sequence q", "select count(*) from duckdb_sequences() where temporary"),
+    "other file": ("attach '{other}' as other", "select count(*) from duckdb_databases() where database_name = 'other'"),
+}
+
+
+@pytest.mark.parametrize("left", _LEFT_STATE)
+def test_a_database_an_earlier_block_changed_is_not_reused(wh, tmp_path, left):
+    """Red when `_release` keeps a database without looking at its state (the settings, variables, prepared statements,
+    temporary objects, attached files; 7 of these 9 passed the earlier check of three
+    named settings and temporary tables and views)."""
+    change, witness = _LEFT_STATE[left]
     with wh.connect(read_only=True) as con:
         changed = con
-        con.execute(change)
-    state = ("select current_setting('memory_limit'), current_setting('preserve_insertion_order'), "
-             "(select count(*) from duckdb_tables() where temporary)")
+        con.execute(change.format(other=tmp_path / "other.duckdb"))
     with wh.connect(read_only=True) as con:
         assert con is not changed
-        assert con.execute(state).fetchone() == duckdb.connect().execute(state).fetchone()
+        assert con.execute(witness).fetchall() == duckdb.connect().execute(witness).fetchall()
 
 
-def test_an_unfinished_write_is_rolled_back_not_carried_into_the_next_block(wh):
-    with pytest.raises(RuntimeError), wh.connect() as con:
+def test_a_registered_filesystem_does_not_stay_for_the_next_publish(wh):
+    """`Stage.attach` registers a non-local stage's filesystem on the connection; registering it again on a reused
+    database failed 'Filesystem with name memory has already been registered'."""
+    fsspec = pytest.importorskip("fsspec")
+    for _ in range(2):
+        with wh.connect() as con:
+            con.register_filesystem(fsspec.filesystem("memory"))
+
+
+def test_a_cursor_left_in_a_transaction_does_not_keep_the_file(wh):
+    """A cursor with an open transaction keeps DuckDB's own file lock while its database is kept: red without the
+    connection count in `_STATE_SQL` (another process's writer is refused)."""
+    with wh.connect(read_only=True) as con:
+        cursor = con.cursor()
+        cursor.execute("begin")
+        cursor.execute("select count(*) from warehouse.s.t").fetchall()
+    _write_from_another_process(wh)
+
+
+def _write_from_another_process(wh):
+    subprocess.run([sys.executable, "-c", "import duckdb, sys; con = duckdb.connect(sys.argv[1]); "
+                    "con.execute('update s.t set x = 2'); con.close()", str(wh.path)], check=True, timeout=60)
+
+
+def test_a_failed_block_s_database_is_closed_even_when_it_looks_as_made(wh):
+    """A block that raised after a plain read leaves nothing `_STATE_SQL` sees: red when `_release` is told the block
+    ended (`_release(con, made_at, True)`)."""
+    with pytest.raises(RuntimeError), wh.connect(read_only=True) as con:
         failed = con
+        con.execute("select * from s.t").fetchall()
+        raise RuntimeError("the step fails")
+    with wh.connect(read_only=True) as con:
+        assert con is not failed
+
+
+def test_an_unfinished_write_is_rolled_back(wh):
+    with pytest.raises(RuntimeError), wh.connect() as con:
         con.execute("begin transaction")
         con.execute("insert into s.t values (3)")
         raise RuntimeError("the step fails")
     with wh.connect() as con:
-        assert con is not failed
         con.execute("insert into s.t values (4)")
     assert sorted(wh.read("s.t")["x"]) == [1, 4]
+
+
+def test_a_database_is_not_kept_once_the_process_grew(wh, monkeypatch):
+    """DuckDB's allocator keeps what a block freed until its database closes (hundreds of MB after a large read): red
+    when `_release` ignores the growth of resident memory since the database was made."""
+    monkeypatch.setattr(warehouse, "_RSS_GROWTH_KEPT", 8 << 20)
+    with wh.connect(read_only=True) as con:
+        grown = con
+        con.execute("select count(distinct i::varchar) from range(1000000) r(i)").fetchall()
+    assert not warehouse._IDLE
+    with wh.connect(read_only=True) as con:
+        assert con is not grown
+
+
+def test_at_most_one_database_is_kept(wh):
+    with wh.connect(read_only=True), wh.connect(read_only=True):
+        pass
+    assert len(warehouse._IDLE) == 1
+
+
+def test_an_interrupt_during_the_release_still_lets_go_of_the_hold(wh, monkeypatch, tmp_path):
+    """Ctrl-C in the detach's checkpoint (a RuntimeError 'Query interrupted' or KeyboardInterrupt): red when the hold
+    count and the write log are not in a `finally` around `_release` (publish_stage then returned 0 for good)."""
+    log = tmp_path / "writes.log"
+    monkeypatch.setenv("COMPASS_WRITE_LOG", str(log))
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), wh.connect() as con:
+        monkeypatch.setattr(warehouse, "_resident_bytes", interrupted)  # read in `_release` after the detach
+    assert not any(warehouse._HELD.values())
+    assert len(warehouse.write_holds(log)) == 1
+    with pytest.raises(duckdb.ConnectionException):
+        con.execute("select 1")
 
 
 def _child_reads(db, out) -> None:
@@ -70,8 +150,8 @@ def _child_reads(db, out) -> None:
 
 
 def test_a_forked_child_starts_without_its_parent_s_databases(wh):
-    """Red without the fork hook (`os.register_at_fork(before=_close_idle)`): the child would pop its parent's
-    database, whose DuckDB threads it does not have."""
+    """The fork hook (`os.register_at_fork(before=_close_idle)`) ran: the child has no idle database of its parent's
+    and opens its own (red without the hook). What a child would meet in an inherited database is not tested here."""
     _database_of(wh)
     assert warehouse._IDLE
     ctx = multiprocessing.get_context("fork")
@@ -81,11 +161,3 @@ def test_a_forked_child_starts_without_its_parent_s_databases(wh):
     idle, rows = out.get(timeout=60)
     child.join(timeout=60)
     assert (idle, rows, child.exitcode) == (0, [1], 0)
-
-
-def test_every_setting_the_code_changes_on_a_connection_is_checked_before_reuse():
-    """A `set <name>` anywhere in the application that `_release` does not check would leak into the next block."""
-    pattern = re.compile(r"""execute\(f?["']set (\w+)""", re.IGNORECASE)
-    found = {name.lower() for folder in ("assets", "resources", "pipelines")
-             for path in (ROOT / folder).rglob("*.py") for name in pattern.findall(path.read_text())}
-    assert found and found <= set(warehouse._SETTINGS_CHANGED_HERE), found - set(warehouse._SETTINGS_CHANGED_HERE)
