@@ -42,7 +42,7 @@ _LEFT_STATE = {
     "setting": ("set memory_limit = '123MB'", "select current_setting('memory_limit')"),
     "threads": ("set threads = 1", "select current_setting('threads')"),
     "time zone": ("set TimeZone = 'Asia/Tokyo'", "select current_setting('TimeZone')"),
-    "pragma": ("pragma enable_progress_bar", "select current_setting('enable_progress_bar')"),
+    "pragma": ("pragma default_null_order = 'nulls_first'", "select current_setting('default_null_order')"),
     "variable": ("set variable v = 1", "select getvariable('v')"),
     "prepared": ("prepare p as select 1", "select count(*) from duckdb_prepared_statements()"),
     "temp table": ("create temp table leftover as select 1 as x", "select count(*) from duckdb_tables() where temporary"),
