@@ -1,8 +1,18 @@
 """Steps that run where the warehouse is not (issue 44, item 2): compute and publish separated by shared storage.
 
-A stage is a folder on the local filesystem, shared between hosts as a POSIX mount (NFS and the like): entries are
-claimed and set aside by rename, which must fail when another process moved the entry first; an object store's move
-(copy, then delete) would let both succeed, so `Stage` refuses any other fsspec URL. Its layout:
+A stage is shared storage named by an fsspec URL whose filesystem can create a file exclusively (`Stage._decide`): a
+folder (a local disk, or a POSIX share mounted on every host: NFS and the like), s3:// (s3fs >= 2025.7: If-None-Match,
+on a bucket that honours conditional writes: AWS S3 since 2024-08, MinIO, R2 ...), gs:// (gcsfs:
+ifGenerationMatch=0), az:// or abfs:// (adlfs >= 2024.12: overwrite=False), and fsspec's memory:// (tests). Only the
+folder and memory:// are tested here (with a folder that moves by copy and delete, as a store does): s3fs, gcsfs and
+adlfs are not installed. Any other URL (http://, ftp://) is refused in one line naming it and why; setup
+(`create_empty`) refuses a store that lets the same file be created exclusively twice. An entry's fate is decided by
+whoever first creates decided/<entry> (the publisher's claim, or the set-aside of a step that gave up): the loser
+reads the winner's decision, so an entry is committed or set aside, never both, on a store whose move is a copy and
+a delete too; the copies between pending/, publishing/ and failed/ are bookkeeping after the decision. Every file is
+written whole (in a folder a temporary file renamed into place, on a store one PUT), ages are the files' modification
+times (`fs.modified`), and DuckDB reads a store's Parquet through the fsspec filesystem registered with its Python
+client (`Stage.attach`: DuckDB's own reader, so the column types are a local read's; no extension). Its layout:
 
     tables/<schema>.<table>/<data_version>/<scope>.parquet    rows a step staged, content-addressed by data version
                                                               (<scope>: hash of the rows' `where`); never rewritten
@@ -10,6 +20,8 @@ claimed and set aside by rename, which must fail when another process moved the 
     pending/<ns>-<pid>-<n>.json                               one per staged transaction, not yet published
     publishing/<entry>                                        an entry the publisher claimed, until committed
     failed/<entry>, failed/<entry>.error                      an entry set aside (never published) and why
+    decided/<entry>                                           its fate ("claimed" or "set aside", when, by whom):
+                                                              created once, exclusively; kept KEEP_S after its entry
     snapshot/_tables.json                                     the manifest: every table of the warehouse with its
                                                               data version and file (none for history.*), and when
                                                               each file it dropped was dropped ("retired"),
@@ -30,8 +42,8 @@ and the replica as for any write; an entry is committed once, recorded in `stage
 so a publisher killed mid-commit rolls back and the task, acknowledged late, is run again and commits it whole; an
 entry the warehouse refuses fails the step that asked and goes to failed/ with a one-line reason). Nothing else
 publishes: an entry whose step failed before its publish was asked for is never published (`publish_stage()` without
-entries, by hand, publishes every pending one). Retention: `Stage.collect_garbage` (files, failed/ entries after
-KEEP_S) and `Stage.forget_publishes` (stage.publishes after KEEP_S).
+entries, by hand, publishes every pending one). Retention: `Stage.collect_garbage` (files, failed/ entries and
+decided/ markers after KEEP_S) and `Stage.forget_publishes` (stage.publishes after KEEP_S).
 Every write on the host exports the tables it changed to the snapshot (`Stage.export_owed`: the tables stay in
 stage.unexported, written in the write's own transaction, until an export succeeds). A stage that cannot be reached is
 one line naming it (`StageUnavailable`); a write it interrupts after its commit stays owed.
@@ -284,7 +296,7 @@ class Stage:
     # ---- pending transactions and the snapshot --------------------------------------------------------------------
 
     def add_pending(self, writes: list[dict]) -> str:
-        """One staged transaction: its entry appears whole or not at all (rename), after its Parquet files."""
+        """One staged transaction: its entry appears whole or not at all (`_put`), after its Parquet files."""
         name = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
         self._write_json(f"pending/{name}", {"writes": writes})
         return name
@@ -378,9 +390,10 @@ class Stage:
     def publish_pending(self, wh: Warehouse, names: list[str] | None = None) -> int:
         """Commit the pending transactions `names` (a step's request; None: every pending one, oldest first) to `wh`
         in one transaction, then drop the entries: the number of entries committed. Under the writer lock, each entry
-        is first claimed by renaming pending/<e> to publishing/<e>: a step that gives up on its request sets its entry
-        aside by renaming it out of pending/ too, so exactly one of them wins and an entry is never both committed
-        and in failed/. An entry found in publishing/ (a publisher killed after its claim) is taken as claimed. An
+        is first claimed by creating decided/<e> exclusively, then copied from pending/<e> to publishing/<e>: a step
+        that gives up on its request sets its entry aside by creating decided/<e> too, so exactly one of them wins and
+        an entry is never both committed and in failed/. An entry found in publishing/, or decided for a claim and
+        still in pending/ (a publisher killed after its claim), is taken as claimed. An
         entry already committed (listed in stage.publishes: a publisher killed after its commit, a request delivered
         twice) is not applied again; a staged write whose data version the scope already holds writes nothing. A
         requested entry the warehouse refuses fails the request (StagedWriteRejected, the entries set aside to
