@@ -109,8 +109,8 @@ class Stage:
         refused = _without_exclusive_create(self.url)
         if refused:
             raise StageUnavailable(f"the stage {self.url} cannot be used: {refused}")
-        try:
-            self.fs, self.root = fsspec.core.url_to_fs(self.url)
+        try:  # no listings cache (s3fs, gcsfs, adlfs keep one per process, for good): other hosts write the stage
+            self.fs, self.root = fsspec.core.url_to_fs(self.url, use_listings_cache=False)
         except (ImportError, ValueError, TypeError) as exc:  # a driver missing, a malformed URL
             raise StageUnavailable(f"the stage {self.url} cannot be used: {_one_line(exc)}") from None
         self.root = self.root.rstrip("/")
