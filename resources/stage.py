@@ -1,8 +1,18 @@
 """Steps that run where the warehouse is not (issue 44, item 2): compute and publish separated by shared storage.
 
-A stage is a folder on the local filesystem, shared between hosts as a POSIX mount (NFS and the like): entries are
-claimed and set aside by rename, which must fail when another process moved the entry first; an object store's move
-(copy, then delete) would let both succeed, so `Stage` refuses any other fsspec URL. Its layout:
+A stage is shared storage named by an fsspec URL whose filesystem can create a file exclusively (`Stage._decide`): a
+folder (a local disk, or a POSIX share mounted on every host: NFS and the like), s3:// (s3fs >= 2025.7: If-None-Match,
+on a bucket that honours conditional writes: AWS S3 since 2024-08, MinIO, R2 ...), gs:// (gcsfs:
+ifGenerationMatch=0), az:// or abfs:// (adlfs >= 2024.12: overwrite=False), and fsspec's memory:// (tests). Only the
+folder and memory:// are tested here (with a folder that moves by copy and delete, as a store does): s3fs, gcsfs and
+adlfs are not installed. Any other URL (http://, ftp://) is refused in one line naming it and why; setup
+(`create_empty`) refuses a store that lets the same file be created exclusively twice. An entry's fate is decided by
+whoever first creates decided/<entry> (the publisher's claim, or the set-aside of a step that gave up): the loser
+reads the winner's decision, so an entry is committed or set aside, never both, on a store whose move is a copy and
+a delete too; the copies between pending/, publishing/ and failed/ are bookkeeping after the decision. Every file is
+written whole (in a folder a temporary file renamed into place, on a store one PUT), ages are the files' modification
+times (`fs.modified`), and DuckDB reads a store's Parquet through the fsspec filesystem registered with its Python
+client (`Stage.attach`: DuckDB's own reader, so the column types are a local read's; no extension). Its layout:
 
     tables/<schema>.<table>/<data_version>/<scope>.parquet    rows a step staged, content-addressed by data version
                                                               (<scope>: hash of the rows' `where`); never rewritten
@@ -10,6 +20,8 @@ claimed and set aside by rename, which must fail when another process moved the 
     pending/<ns>-<pid>-<n>.json                               one per staged transaction, not yet published
     publishing/<entry>                                        an entry the publisher claimed, until committed
     failed/<entry>, failed/<entry>.error                      an entry set aside (never published) and why
+    decided/<entry>                                           its fate ("claimed" or "set aside", when, by whom):
+                                                              created once, exclusively; kept KEEP_S after its entry
     snapshot/_tables.json                                     the manifest: every table of the warehouse with its
                                                               data version and file (none for history.*), and when
                                                               each file it dropped was dropped ("retired"),
@@ -30,8 +42,8 @@ and the replica as for any write; an entry is committed once, recorded in `stage
 so a publisher killed mid-commit rolls back and the task, acknowledged late, is run again and commits it whole; an
 entry the warehouse refuses fails the step that asked and goes to failed/ with a one-line reason). Nothing else
 publishes: an entry whose step failed before its publish was asked for is never published (`publish_stage()` without
-entries, by hand, publishes every pending one). Retention: `Stage.collect_garbage` (files, failed/ entries after
-KEEP_S) and `Stage.forget_publishes` (stage.publishes after KEEP_S).
+entries, by hand, publishes every pending one). Retention: `Stage.collect_garbage` (files, failed/ entries and
+decided/ markers after KEEP_S) and `Stage.forget_publishes` (stage.publishes after KEEP_S).
 Every write on the host exports the tables it changed to the snapshot (`Stage.export_owed`: the tables stay in
 stage.unexported, written in the write's own transaction, until an export succeeds). A stage that cannot be reached is
 one line naming it (`StageUnavailable`); a write it interrupts after its commit stays owed.
@@ -41,9 +53,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
 import json
 import logging
 import os
+import posixpath
+import re
+import socket
 import tempfile
 import time
 import uuid
@@ -53,6 +69,7 @@ from pathlib import Path
 import duckdb
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
+from fsspec.implementations.memory import MemoryFileSystem
 
 from resources.warehouse import RANGED_HISTORY, UNEXPORTED, Warehouse, relation_version
 
@@ -62,7 +79,15 @@ MARKER = "STAGE"  # a stage without it is not one (an empty folder: an unmounted
 GC_GRACE_S = 3600  # a file no manifest or entry names is kept this long (`Stage.collect_garbage`)
 GC_EVERY_S = 60  # a host process collects at most this often
 KEEP_S = 7 * 86400  # failed/ entries and stage.publishes rows are kept this long (retention)
-CLAIMED = "publishing"  # entries the publisher took (renamed from pending/ under the writer lock), until committed
+CLAIMED = "publishing"  # entries the publisher took (copied from pending/ under the writer lock), until committed
+DECIDED = "decided"  # decided/<entry>: an entry's fate, created once (exclusive create) by whoever decides it first
+TAKEN, SET_ASIDE = "claimed", "set aside"  # the fates: the publisher's claim, a step's (or retention's) set-aside
+# The object stores whose fsspec driver creates a file exclusively (open "xb", atomic) from the release named:
+# s3fs PRs 917/974 (If-None-Match, also for small files), adlfs PR 491 (overwrite=False), gcsfs (ifGenerationMatch=0).
+# A folder (file://, NFS) and fsspec's memory:// always can.
+EXCLUSIVE_CREATE = {"s3": ("s3fs", "2025.7.0"), "s3a": ("s3fs", "2025.7.0"), "gs": ("gcsfs", "2024.12.0"),
+                    "gcs": ("gcsfs", "2024.12.0"), "az": ("adlfs", "2024.12.0"), "abfs": ("adlfs", "2024.12.0"),
+                    "abfss": ("adlfs", "2024.12.0")}
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
 _collected_at = -float("inf")  # when this process last collected garbage (time.monotonic)
@@ -81,10 +106,17 @@ class Stage:
 
     def __init__(self, url: str):
         self.url = url.rstrip("/")
-        self.fs, self.root = fsspec.core.url_to_fs(self.url)
-        if not isinstance(self.fs, LocalFileSystem):
-            raise StageUnavailable(f"the stage {self.url} is not a folder: a stage is a local or mounted folder "
-                                   f"(its entries are claimed by rename; an object store cannot)")
+        refused = _without_exclusive_create(self.url)
+        if refused:
+            raise StageUnavailable(f"the stage {self.url} cannot be used: {refused}")
+        try:  # no listings cache (s3fs, gcsfs, adlfs keep one per process, for good): other hosts write the stage
+            self.fs, self.root = fsspec.core.url_to_fs(self.url, use_listings_cache=False)
+        except (ImportError, ValueError, TypeError) as exc:  # a driver missing, a malformed URL
+            raise StageUnavailable(f"the stage {self.url} cannot be used: {_one_line(exc)}") from None
+        self.root = self.root.rstrip("/")
+        # a folder on this host's filesystem (or a mount): DuckDB reads its Parquet by path, a file is written whole
+        # by rename and an entry's fate by a hard link; any other filesystem (an object store) through fsspec
+        self.native = "file" in _protocols(self.fs)
 
     def _unreachable(self, exc: BaseException) -> StageUnavailable:
         reason = " ".join(str(exc).split()) or type(exc).__name__
@@ -93,19 +125,38 @@ class Stage:
     def _full(self, relative: str) -> str:
         return f"{self.root}/{relative}"
 
+    def sql_path(self, relative: str) -> str:
+        """The path of a stage file as DuckDB reads it: on a connection `attach` prepared, for an object store."""
+        return self._full(relative) if self.native else self.fs.unstrip_protocol(self._full(relative))
+
+    def attach(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Let DuckDB read this stage's files on `con` (`sql_path`): an object store's filesystem registered with
+        DuckDB's Python client (DuckDB's own Parquet reader, so the column types are those of a local read; no
+        extension). Nothing for a folder."""
+        if self.native:
+            return
+        try:
+            con.register_filesystem(self.fs)
+        except duckdb.InvalidInputException as exc:  # registered with this database before (a reused connection)
+            if "already been registered" not in str(exc):
+                raise
+
     def check(self, mark: bool = False) -> None:
         """StageUnavailable unless the stage's folder exists (whoever sets the stage up creates it) and holds the
         marker, which only `create_empty` writes (`mark`): an export, a publish and a reader all require it, so an
-        unmounted share's empty mount point is one line naming it, never taken for a new stage."""
+        unmounted share's empty mount point is one line naming it, never taken for a new stage. (An object store
+        has no folders: there the marker is the stage, and setting it up needs none.)"""
         try:
-            found = self.fs.isdir(self.root)
+            found = self.fs.isdir(self.root) or mark and not self.native
             marked = found and self.fs.exists(self._full(MARKER))
         except Exception as exc:  # noqa: BLE001 - any driver's error: the one line names the stage
             raise self._unreachable(exc) from None
         if not found:
             raise StageUnavailable(f"the stage {self.url} is unreachable: no such folder")
+        if mark:
+            self._probe_exclusive_create()
         if not marked and mark:
-            self._put(MARKER, lambda tmp: Path(tmp).write_text(json.dumps({"id": uuid.uuid4().hex}) + "\n"))
+            self._put(MARKER, (json.dumps({"id": uuid.uuid4().hex}) + "\n").encode(), setup=True)
         elif not marked:
             raise StageUnavailable(f"the stage {self.url} is unreachable: no {MARKER} marker in it (not mounted, or "
                                    f"never set up: Stage.create_empty)")
@@ -130,41 +181,104 @@ class Stage:
     def create_empty(self) -> None:
         """Set the stage up, once, in its existing folder (the deployment's setup): the marker (nothing else writes
         it) and, unless there is one, an empty manifest. The warehouse host's first export then exports every table
-        of its warehouse (`export`)."""
+        of its warehouse (`export`). Refused in one line when the store does not honour an exclusive create (a
+        bucket that ignores conditional writes): entries could then be both committed and set aside."""
         self.check(mark=True)
         if self.fs.exists(self._full(MANIFEST)):
             return
         with contextlib.closing(duckdb.connect()) as con:
             self.export(con, [])
 
+    def _probe_exclusive_create(self) -> None:
+        """StageUnavailable (one line) unless creating a file exclusively twice fails the second time: a bucket
+        that ignores conditional writes would let a claim and a set-aside both win."""
+        probe = f"{DECIDED}/.probe-{uuid.uuid4().hex}"
+        try:
+            twice = (self._create_exclusive(probe, b"probe\n", setup=True)
+                     and self._create_exclusive(probe, b"again\n", setup=True))
+            self.fs.rm(self._full(probe))
+        except OSError as exc:
+            raise self._unreachable(exc) from None
+        if twice:
+            raise StageUnavailable(f"the stage {self.url} cannot be used: an exclusive create of {probe} succeeded "
+                                   f"twice (a store without conditional writes cannot decide an entry's fate)")
+
     # ---- files ---------------------------------------------------------------------------------------------------
 
-    def _put(self, relative: str, write) -> None:
-        """Write a file atomically: `write(local_path)` into a temporary file, moved into place by rename."""
-        target = self._full(relative)
-        folder = os.path.dirname(target)
-        if not os.path.isdir(self.root):  # never recreate a stage that went away
+    def _folder_for(self, target: str, setup: bool = False) -> None:
+        """Make `target`'s folder (nothing on an object store), never the stage's own: a stage that went away is not
+        recreated."""
+        if not setup and not self.fs.isdir(self.root):
             raise StageUnavailable(f"the stage {self.url} is unreachable: no such folder")
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-        os.close(fd)
+        self.fs.makedirs(posixpath.dirname(target), exist_ok=True)
+
+    def _put(self, relative: str, data: bytes | Callable[[str], object], setup: bool = False) -> None:
+        """Write a file whole, or not at all: `data`, or what `data(local_path)` writes into a local file. In a folder
+        a temporary file moved into place by rename; on an object store one PUT (atomic), a local file uploaded."""
+        target = self._full(relative)
+        self._folder_for(target, setup)
+        if self.native:
+            tmp = f"{posixpath.dirname(target)}/.tmp-{uuid.uuid4().hex}"
+            try:
+                self._write_local(tmp, data)
+                self.fs.mv(tmp, target)
+            finally:
+                if self.fs.exists(tmp):
+                    self.fs.rm(tmp)
+        elif isinstance(data, bytes):
+            self.fs.pipe_file(target, data)
+        else:
+            with tempfile.TemporaryDirectory(prefix="compass-stage-") as folder:
+                tmp = f"{folder}/{posixpath.basename(target)}"
+                data(tmp)
+                self.fs.put_file(tmp, target)
+
+    def _write_local(self, path: str, data: bytes | Callable[[str], object]) -> None:
+        if isinstance(data, bytes):
+            self.fs.pipe_file(path, data)
+        else:
+            data(path)
+
+    def _create_exclusive(self, relative: str, data: bytes, setup: bool = False) -> bool:
+        """Create a file holding `data` unless it exists, atomically: True when this call created it, False when it
+        was there. In a folder a hard link of a complete temporary file (atomic and exclusive on a local disk and on
+        NFS, where O_EXCL was not always: the file never appears empty); elsewhere the filesystem's exclusive create
+        (open "xb": S3 If-None-Match, GCS ifGenerationMatch=0, Azure's overwrite=False), whole at its close."""
+        target = self._full(relative)
+        self._folder_for(target, setup)
+        if not self.native:
+            try:
+                with self.fs.open(target, "xb") as f:
+                    f.write(data)
+            except FileExistsError:
+                return False
+            return True
+        tmp = f"{posixpath.dirname(target)}/.tmp-{uuid.uuid4().hex}"
         try:
-            write(tmp)
-            os.replace(tmp, target)
+            self.fs.pipe_file(tmp, data)
+            self.fs.link(tmp, target)
+        except FileExistsError:
+            return False
         finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.rm(tmp)
+        return True
 
     def write_parquet(self, con: duckdb.DuckDBPyConnection, relation: str, relative: str) -> None:
         """`relation`'s rows as Parquet at `relative`, unless that path exists (content-addressed: same rows); a file
-        reused is touched, so retention (`collect_garbage`, by age) does not take it before its entry names it."""
-        if self.fs.exists(self._full(relative)):
-            os.utime(self._full(relative), None)
-            return
+        reused is touched (written again where a filesystem cannot touch: an object store), so retention
+        (`collect_garbage`, by age) does not take it before its entry names it."""
+        path = self._full(relative)
+        if self.fs.exists(path):
+            try:
+                self.fs.touch(path, truncate=False)
+                return
+            except (NotImplementedError, ValueError):  # an object store: its time is its last PUT's
+                pass
         self._put(relative, lambda tmp: con.execute(f"copy (select * from {relation}) to '{tmp}' (format parquet)"))
 
     def _write_json(self, relative: str, value: object) -> None:
-        self._put(relative, lambda tmp: Path(tmp).write_text(json.dumps(value)))
+        self._put(relative, json.dumps(value).encode())
 
     def _read_json(self, relative: str) -> object:
         with self.fs.open(self._full(relative), "r") as f:
@@ -174,15 +288,15 @@ class Stage:
         try:
             if not self.fs.isdir(self._full(folder)):
                 return []
-            return sorted(os.path.basename(p) for p in self.fs.ls(self._full(folder), detail=False)
-                          if p.endswith(suffix) and not os.path.basename(p).startswith("."))
+            return sorted(posixpath.basename(p) for p in self.fs.ls(self._full(folder), detail=False)
+                          if p.endswith(suffix) and not posixpath.basename(p).startswith("."))
         except Exception as exc:  # noqa: BLE001
             raise self._unreachable(exc) from None
 
     # ---- pending transactions and the snapshot --------------------------------------------------------------------
 
     def add_pending(self, writes: list[dict]) -> str:
-        """One staged transaction: its entry appears whole or not at all (rename), after its Parquet files."""
+        """One staged transaction: its entry appears whole or not at all (`_put`), after its Parquet files."""
         name = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
         self._write_json(f"pending/{name}", {"writes": writes})
         return name
@@ -216,7 +330,7 @@ class Stage:
         if missing:
             raise StageUnavailable(f"the stage {self.url} has an inconsistent snapshot: {MANIFEST} lists {missing[0]}, "
                                    f"which is not there ({len(missing)} missing)")
-        return {table: None if path is None else self._full(path) for table, path in paths.items()}
+        return {table: None if path is None else self.sql_path(path) for table, path in paths.items()}
 
     def _files(self, folder: str) -> set[str]:
         """Every file below `folder` (relative to the stage), temporary ones aside."""
@@ -226,7 +340,7 @@ class Stage:
             found = self.fs.find(self._full(folder))
         except Exception as exc:  # noqa: BLE001
             raise self._unreachable(exc) from None
-        return {path.removeprefix(self.root + "/") for path in found if not os.path.basename(path).startswith(".")}
+        return {path.removeprefix(self.root + "/") for path in found if not posixpath.basename(path).startswith(".")}
 
     def export(self, con: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
         """The current rows of `tables` to the snapshot, from the warehouse host's open connection, then the manifest
@@ -276,9 +390,10 @@ class Stage:
     def publish_pending(self, wh: Warehouse, names: list[str] | None = None) -> int:
         """Commit the pending transactions `names` (a step's request; None: every pending one, oldest first) to `wh`
         in one transaction, then drop the entries: the number of entries committed. Under the writer lock, each entry
-        is first claimed by renaming pending/<e> to publishing/<e>: a step that gives up on its request sets its entry
-        aside by renaming it out of pending/ too, so exactly one of them wins and an entry is never both committed
-        and in failed/. An entry found in publishing/ (a publisher killed after its claim) is taken as claimed. An
+        is first claimed by creating decided/<e> exclusively, then copied from pending/<e> to publishing/<e>: a step
+        that gives up on its request sets its entry aside by creating decided/<e> too, so exactly one of them wins and
+        an entry is never both committed and in failed/. An entry found in publishing/, or decided for a claim and
+        still in pending/ (a publisher killed after its claim), is taken as claimed. An
         entry already committed (listed in stage.publishes: a publisher killed after its commit, a request delivered
         twice) is not applied again; a staged write whose data version the scope already holds writes nothing. A
         requested entry the warehouse refuses fails the request (StagedWriteRejected, the entries set aside to
@@ -287,6 +402,7 @@ class Stage:
         if names is not None and not names or names is None and not self._names("pending") + self._names(CLAIMED):
             return 0
         with wh.connect() as con:
+            self.attach(con)
             con.execute(f"create table if not exists {PUBLISHES} (entry varchar, \"table\" varchar, "
                         f"version varchar, published_at timestamp)")
             done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
@@ -296,7 +412,7 @@ class Stage:
             entries = sorted((name, entry) for name in claimed if (entry := self._entry(CLAIMED, name)))
             gone = sorted(set(names or ()) - done - {name for name, _ in entries})
             if gone:
-                aside = set(self._names("failed"))
+                aside = set(self._names("failed")) | {name for name in gone if self._fate(name) == SET_ASIDE}
                 if set(gone) <= aside:
                     raise RuntimeError(f"staged entries {', '.join(gone)} of the stage {self.url} were set aside "
                                        f"(failed/) before this publish: not published")
@@ -333,25 +449,44 @@ class Stage:
         return len(todo) - len(set_aside)
 
     def _claim(self, names: list[str]) -> list[str]:
-        """Of `names`, those now in publishing/: moved there from pending/ (the rename wins against a step's
-        set-aside, or loses and the entry is not taken) or there already."""
+        """Of `names`, those this publisher now holds in publishing/: decided for it (`_decide`: its claim came first,
+        or that of a publisher killed after it; a step's set-aside that came first wins, and the entry is not taken)
+        and copied there from pending/, or there already (claimed before, not set aside by retention since)."""
         there = set(self._names(CLAIMED))
+        taken = []
         for name in names:
             if name in there:
+                if self._fate(name) != SET_ASIDE:
+                    taken.append(name)
                 continue
-            try:
-                self._move(f"pending/{name}", f"{CLAIMED}/{name}")
-            except FileNotFoundError:
+            entry = self._entry("pending", name)
+            if not entry or self._decide(name, TAKEN) != TAKEN:
                 continue
-            with contextlib.suppress(FileNotFoundError):  # its age in publishing/ counts from the claim (a rename
-                os.utime(self._full(f"{CLAIMED}/{name}"), None)  # keeps the staging time): `collect_garbage`
-            there.add(name)
-        return [name for name in names if name in there]
+            self._write_json(f"{CLAIMED}/{name}", entry)  # a new file: its age counts from the claim (`collect_garbage`)
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.rm(self._full(f"pending/{name}"))
+            taken.append(name)
+        return taken
 
-    def _move(self, source: str, target: str) -> None:
-        """Rename within the stage; FileNotFoundError when `source` is gone (someone else moved it first)."""
-        os.makedirs(os.path.dirname(self._full(target)), exist_ok=True)
-        os.rename(self._full(source), self._full(target))
+    def _decide(self, name: str, fate: str) -> str:
+        """The fate of the entry `name`: `fate` when this call decided it, by creating decided/<name> first (an
+        exclusive create: of the publisher's claim and a step's set-aside exactly one wins, in a folder as on an
+        object store, whose move is a copy and a delete), else the fate decided before."""
+        if self._create_exclusive(f"{DECIDED}/{name}", _decision(fate)):
+            return fate
+        return self._fate(name) or self._decide(name, fate)  # (None: its marker went meanwhile, by hand)
+
+    def _fate(self, name: str) -> str | None:
+        """The fate decided for the entry `name` (TAKEN or SET_ASIDE), None while undecided."""
+        try:
+            decision = self._read_json(f"{DECIDED}/{name}")
+        except FileNotFoundError:
+            return None
+        except ValueError:
+            decision = None
+        if not isinstance(decision, dict) or decision.get("fate") not in (TAKEN, SET_ASIDE):
+            raise StageUnavailable(f"the stage {self.url} has an unreadable {DECIDED}/{name} (made by hand?)")
+        return decision["fate"]
 
     def _commit_entries(self, wh: Warehouse, con: duckdb.DuckDBPyConnection, entries: list[tuple[str, dict]]) -> None:
         """Commit `entries` in one transaction, or none of them: StageUnavailable when the stage failed, _Rejected
@@ -372,14 +507,23 @@ class Stage:
                 raise self._unreachable(exc) from None
             raise _Rejected() from exc
 
-    def _set_aside(self, name: str, entry: dict, exc: BaseException | str | None, folder: str = "pending") -> None:
-        """Move an entry that will not be published (refused by the warehouse, its publish failed, abandoned) from
-        `folder` to failed/, then write a one-line reason naming it and its runs next to it. FileNotFoundError when
-        the entry is no longer in `folder` (claimed by the publisher first: it is being committed)."""
+    def _set_aside(self, name: str, entry: dict, exc: BaseException | str | None, folder: str = "pending",
+                   overrule: bool = False) -> None:
+        """Set aside an entry that will not be published (refused by the warehouse, its publish failed, abandoned):
+        its fate decided (`_decide`), it is copied from `folder` to failed/ with a one-line reason naming it and its
+        runs next to it, and dropped from `folder`. FileNotFoundError when the publisher claimed it first (it is being
+        committed), unless `overrule` or the entry is in publishing/: the writer lock's holder (the publisher that
+        claimed it and saw it refused, retention once its publisher died) replaces the claim."""
         runs = sorted({w.get("run_id") or "?" for w in entry["writes"]})
         line = f"staged entry {name} (run {', '.join(runs)}) not published: {_one_line(exc)}"
-        self._move(f"{folder}/{name}", f"failed/{name}")
-        self._put(f"failed/{name}.error", lambda tmp: Path(tmp).write_text(line + "\n"))
+        if overrule or folder == CLAIMED:
+            self._put(f"{DECIDED}/{name}", _decision(SET_ASIDE))
+        elif self._decide(name, SET_ASIDE) != SET_ASIDE:
+            raise FileNotFoundError(f"{folder}/{name} was claimed by the publisher first")
+        self._write_json(f"failed/{name}", entry)
+        self._put(f"failed/{name}.error", (line + "\n").encode())
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm(self._full(f"{folder}/{name}"))
         LOG.error(line)
 
     def export_owed(self, wh: Warehouse, con: duckdb.DuckDBPyConnection) -> None:
@@ -419,12 +563,14 @@ class Stage:
         still read the snapshot it bound), and a staged file no pending or failed entry names once it is `grace_s` old
         (written or reused: a step may stage a file whose entry it has not written yet), go; a pending entry that old
         was abandoned (its step failed before asking for its publish) and goes to failed/ with a one-line reason, one
-        in publishing/ that long after its claim too; an entry `committed` (listed in stage.publishes: its publisher
-        killed after the commit) is dropped instead, never set aside.
-        An entry in failed/ goes with its reason `keep_s` (KEEP_S) after it was set aside, and then its staged files
-        as any other unnamed file. The stage's paths removed, sorted (the staged and snapshot files only)."""
+        in publishing/ that long after its claim too (and one in pending/ its publisher claimed before it died); an
+        entry `committed` (listed in stage.publishes: its publisher killed after the commit) is dropped instead, never
+        set aside. An entry in failed/ goes with its reason `keep_s` (KEEP_S) after it was set aside, and then its
+        staged files as any other unnamed file; a decided/ marker `keep_s` after it was written once no folder holds
+        its entry. Ages are the files' modification times (`fs.modified`: an object's last PUT). The stage's paths
+        removed, sorted (the staged and snapshot files only)."""
         old = time.time() - grace_s
-        for folder, reason in (("pending", "no publish asked for"), (CLAIMED, "its publisher died and none came")):
+        for folder in ("pending", CLAIMED):
             for name in self._names(folder):
                 entry = self._entry(folder, name)
                 if not entry or self._modified(f"{folder}/{name}") >= old:
@@ -432,14 +578,21 @@ class Stage:
                 with contextlib.suppress(FileNotFoundError):  # claimed or set aside meanwhile
                     if name in committed:
                         self.fs.rm(self._full(f"{folder}/{name}"))
-                    else:
-                        self._set_aside(name, entry, f"abandoned: {reason} within {grace_s:.0f} s", folder)
-        for name in self._names("failed"):  # set aside when its reason was written (the rename keeps the entry's time)
+                        continue
+                    claimed = folder == CLAIMED or self._fate(name) == TAKEN  # its publisher died (we hold the lock)
+                    reason = "its publisher died and none came" if claimed else "no publish asked for"
+                    self._set_aside(name, entry, f"abandoned: {reason} within {grace_s:.0f} s", folder, overrule=claimed)
+        for name in self._names("failed"):  # set aside when its reason was written (the entry may be older)
             aside = max(self._modified(f"failed/{name}"), self._modified(f"failed/{name}.error", missing=0.0))
             if aside < time.time() - keep_s:
                 for relative in (f"failed/{name}.error", f"failed/{name}"):  # the reason first: a kill in between
                     with contextlib.suppress(FileNotFoundError):  # leaves the entry (taken next time), no lone reason
                         self.fs.rm(self._full(relative))
+        held = {*self._names("pending"), *self._names(CLAIMED), *self._names("failed")}
+        for name in self._names(DECIDED):  # a decision outlives its entry by keep_s: a late set-aside still loses
+            if name not in held and self._modified(f"{DECIDED}/{name}") < time.time() - keep_s:
+                with contextlib.suppress(FileNotFoundError):
+                    self.fs.rm(self._full(f"{DECIDED}/{name}"))
         try:
             manifest = self._read_json(MANIFEST)
         except FileNotFoundError:
@@ -454,9 +607,11 @@ class Stage:
         for path in removed:
             with contextlib.suppress(FileNotFoundError):
                 self.fs.rm(self._full(path))
-        for folder in sorted({os.path.dirname(self._full(p)) for p in removed}, reverse=True):  # folders emptied
-            with contextlib.suppress(OSError):
-                os.removedirs(folder)
+        if self.native:  # the folders emptied (an object store has none)
+            for folder in sorted({posixpath.dirname(self._full(p)) for p in removed}, reverse=True):
+                while folder != self.root and not self.fs.ls(folder, detail=False):
+                    self.fs.rmdir(folder)
+                    folder = posixpath.dirname(folder)
         return removed
 
     def forget_publishes(self, wh: Warehouse, con: duckdb.DuckDBPyConnection, keep_s: float = KEEP_S,
@@ -489,7 +644,7 @@ class Stage:
     def rows(self, write: Mapping) -> str:
         """SQL relation of a staged write's rows, stamped with the run that staged them (the file may be an earlier
         run's: same data version, same rows)."""
-        source = f"read_parquet('{self._full(write['path'])}')"
+        source = f"read_parquet('{self.sql_path(write['path'])}')"
         if write.get("run_id") is None:
             return source
         return (f"(select * replace ({_literal(write['run_id'])} as run_id, "
@@ -593,6 +748,7 @@ class StagedWarehouse(Warehouse):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         con = duckdb.connect()
         try:
+            self.stage.attach(con)
             con.execute("attach ':memory:' as warehouse")
             con.execute("use warehouse")
             if self._own:  # listed before the snapshot is read: an entry published meanwhile is applied twice (the
@@ -671,6 +827,7 @@ def _check_applies(stage: Stage, entries: list[tuple[str, dict]], snapshot: Mapp
     """StagedWriteRejected unless every table `writes` touch reads whole over the snapshot with `entries` (the
     writer's own pending ones) and `writes` applied: every value is cast to its column's type here, as the publisher's commit would."""
     with contextlib.closing(duckdb.connect()) as con:
+        stage.attach(con)
         con.execute("attach ':memory:' as warehouse")
         con.execute("use warehouse")
         _create_views(con, stage, [*entries, ("new", {"writes": writes})], snapshot)
@@ -747,6 +904,44 @@ def _all_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Every table and view of the warehouse open on `con`, as schema.table."""
     return [t for (t,) in con.execute("select table_schema || '.' || table_name from information_schema.tables "
                                       "where table_catalog = current_database()").fetchall()]
+
+
+def _decision(fate: str) -> bytes:
+    """The content of a decided/ marker: the fate, when and by whom."""
+    return json.dumps({"fate": fate, "at": time.time(), "by": f"{socket.gethostname()}:{os.getpid()}"}).encode()
+
+
+def _protocols(fs: fsspec.AbstractFileSystem | type) -> tuple[str, ...]:
+    return (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+
+
+def _without_exclusive_create(url: str) -> str | None:
+    """Why the filesystem of `url` cannot hold a stage, or None: it must create a file exclusively (`Stage._decide`),
+    which a folder and fsspec's memory:// do, and the object stores of EXCLUSIVE_CREATE with their driver's release
+    that does."""
+    protocol = fsspec.core.split_protocol(url)[0] or "file"
+    if protocol in EXCLUSIVE_CREATE:
+        package, first = EXCLUSIVE_CREATE[protocol]
+        try:
+            version = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            return f"{protocol}:// needs {package} >= {first} (not installed)"
+        if _release(version) < _release(first):
+            return f"{protocol}:// needs {package} >= {first} for an exclusive create, not {version}"
+        return None
+    try:
+        kind = fsspec.get_filesystem_class(protocol)
+    except (ImportError, ValueError):
+        kind = None
+    if kind is not None and issubclass(kind, (LocalFileSystem, MemoryFileSystem)):
+        return None
+    return (f"{protocol}:// cannot create a file exclusively (an entry's fate is decided by whoever creates "
+            f"{DECIDED}/<entry> first): a stage is a folder (local or NFS), s3:// (s3fs >= 2025.7), gs:// (gcsfs) "
+            f"or az:// (adlfs)")
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
 
 
 def _best_effort(stage: Stage, step: Callable[[], object]) -> object:

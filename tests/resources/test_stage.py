@@ -4,6 +4,7 @@ warehouse host publishes is what the step would have written in place, once, all
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -881,15 +882,21 @@ def test_a_committed_entry_is_never_set_aside_and_a_claim_ages_from_when_it_was_
     assert not (stage / "failed").exists() and not os.listdir(stage / "publishing")
 
 
-def test_a_stage_is_a_folder_and_its_marker_has_an_id(stage):
-    """rev-pubq finding 5 and nit 9: an fsspec URL of another filesystem is refused in one line naming it (an object
-    store's move is a copy and a delete: a claim and a set-aside could both succeed); a STAGE marker made by hand
-    without an id is one line saying so, not a JSON parser's message. Red on the old code (the URL accepted; the
-    marker "unreachable: Expecting value ..."; seen red)."""
-    with pytest.raises(StageUnavailable, match=r"^the stage memory://bucket/stage is not a folder: a stage is a local "
-                                               r"or mounted folder \(its entries are claimed by rename; an object "
-                                               r"store cannot\)$"):
-        Stage("memory://bucket/stage")
+def test_a_stage_needs_an_exclusive_create_and_its_marker_has_an_id(stage):
+    """rev-pubq finding 5 and nit 9, since the objstore branch: an fsspec URL whose filesystem cannot create a file
+    exclusively (http://) is refused in one line naming it and why (an entry's fate is decided by an exclusive create);
+    s3:// without s3fs says what it needs; a STAGE marker made by hand without an id is one line saying so, not a JSON
+    parser's message. Red when any URL is accepted (`_without_exclusive_create` answering None: the http URL
+    accepted; seen red) and on the old marker message ("unreachable: Expecting value ..."; seen red)."""
+    with pytest.raises(StageUnavailable, match=r"^the stage http://example\.org/stage cannot be used: http:// cannot "
+                                               r"create a file exclusively \(an entry's fate is decided by whoever "
+                                               r"creates decided/<entry> first\): a stage is a folder \(local or NFS\), "
+                                               r"s3:// \(s3fs >= 2025\.7\), gs:// \(gcsfs\) or az:// \(adlfs\)$"):
+        Stage("http://example.org/stage")
+    if importlib.util.find_spec("s3fs") is None:  # (not installed here)
+        with pytest.raises(StageUnavailable, match=r"^the stage s3://bucket/stage cannot be used: s3:// needs s3fs >= "
+                                                   r"2025\.7\.0 \(not installed\)$"):
+            Stage("s3://bucket/stage")
     for marker in ("", "{}\n"):
         (stage / "STAGE").write_text(marker)
         with pytest.raises(StageUnavailable, match=rf"^the stage {stage} has a STAGE marker without an id \(made by "
