@@ -8,7 +8,7 @@ export DAGSTER_HOME ?= $(CURDIR)/var/dagster_home
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: run test browser report ui lock bench clean deploy-services deploy-check
+.PHONY: run test browser report ui lock bench clean deploy-services deploy-check deploy-ratio
 
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ deploy-services:
 
 deploy-check: $(STAMP) deploy-services
 	@trap '$(BIN)/python -m pipelines.stack stop' EXIT INT TERM; $(BIN)/python -m pipelines.stack check
+
+# Issue 44's ratio on the default graph (make run's inputs and study sizes) through the same stack: a cold refresh
+# with one and with two `duckdb` workers, timed in one invocation (~15 min on 2 quiet cores; not in .ci/run).
+deploy-ratio: $(STAMP) deploy-services
+	@trap '$(BIN)/python -m pipelines.stack stop' EXIT INT TERM; $(BIN)/python -m pipelines.stack ratio
 
 ui: $(STAMP)
 	mkdir -p $(DAGSTER_HOME) && cp -n dagster.yaml $(DAGSTER_HOME)/ || true

@@ -66,16 +66,36 @@ def ping_when_idle(pool: Pool, idle_s: float) -> None:
     event.listen(pool, "checkout", checked_out)
 
 
+def close_pools(instance: dg.DagsterInstance) -> None:
+    """Close the pooled connections of `instance`'s Postgres storages. Dagster's `dispose` leaves their engines open
+    (dagster-postgres disposes none), so a run worker's instance per run kept its connections until the garbage
+    collector found it: on the default graph through the stack (67 runs a refresh), the second refresh ran Postgres
+    out of its 100 connections ("too many clients"), and a step failed."""
+    for storage in (instance.run_storage, instance.event_log_storage, instance.schedule_storage):
+        engine = getattr(storage, "_engine", None)
+        if engine is not None:
+            engine.dispose()
+
+
 class WarmInstances:
     """The `DagsterInstance` of dagster_celery's tasks. `from_ref` (a step task) gives one pooled instance per worker
     process and instance ref instead of a new one per step (dagster_celery never disposes those); `get` (a run
-    worker's task, which disposes its instance when the run ends) a pooled one per run."""
+    worker's task, which disposes its instance when the run ends) a pooled one per run, its connections closed with
+    it (`close_pools`)."""
 
     _kept: dict[tuple[int, str], dg.DagsterInstance] = {}
 
     @staticmethod
     def get() -> dg.DagsterInstance:
-        return keep_connections(dg.DagsterInstance.get())
+        instance = keep_connections(dg.DagsterInstance.get())
+        dispose = instance.dispose
+
+        def dispose_and_close() -> None:  # what `with ... as instance` calls when the run ends
+            dispose()
+            close_pools(instance)
+
+        instance.dispose = dispose_and_close
+        return instance
 
     @classmethod
     def from_ref(cls, ref) -> dg.DagsterInstance:

@@ -81,3 +81,23 @@ def test_the_driver_pings_a_kept_connection_only_after_a_pause(tmp_path, monkeyp
     query()
     assert (len(pings), len(connects)) == (2, 2)
     assert not engine.pool._pre_ping
+
+
+def test_a_run_worker_s_instance_closes_its_connections_when_its_run_ends(ref, monkeypatch, tmp_path):
+    """dagster_celery's run task opens `with DagsterInstance.get() as instance` per run; Dagster's dispose leaves the
+    Postgres engines (and their pooled connections) open until garbage collection: the default graph's second
+    refresh through the stack ran Postgres out of connections. At the end of the `with`, every storage's pool is
+    disposed (SQLAlchemy replaces a disposed engine's pool). Red without `close_pools` (the same pools after)."""
+    import shutil
+
+    import dagster_celery.tasks
+
+    import pipelines.celery_app  # noqa: F401 - the worker's app module, as `dagster-celery worker -A` imports it
+
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(tmp_path / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    with dagster_celery.tasks.DagsterInstance.get() as instance:
+        during = pools(instance)
+    assert all(after is not before for after, before in zip(pools(instance), during))

@@ -60,6 +60,9 @@ class _InstantQueue:
     def wait(self, run_ids, timeout_s, any_of=False):
         return self.finished(run_ids)
 
+    def backlogged(self, run_ids):
+        return False
+
 
 def _ticks(answer):
     """A stand-in for pipelines.automation_ticks.AutomationTicks: `answer(cursor)` gives (run requests, new cursor)."""
@@ -93,6 +96,64 @@ class _OneAtATimeQueue(_InstantQueue):
     def wait(self, run_ids, timeout_s, any_of=False):
         self.done.add(min(set(run_ids) - self.done, key=lambda run_id: int(run_id.split("-")[1])))
         return self.finished(run_ids)
+
+
+class _Clock:
+    """The driver's time: runs take RUN_S each (`_BackloggedQueue.wait`), its sleeps advance it."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+class _BackloggedQueue(_OneAtATimeQueue):
+    """Runs that take RUN_S each, one after another; while more than `started` are in flight, some have not started."""
+
+    RUN_S = 3.0
+
+    def __init__(self, home, clock, started):
+        super().__init__(home)
+        self.clock, self.started = clock, started
+
+    def wait(self, run_ids, timeout_s, any_of=False):
+        self.clock.now += self.RUN_S
+        return super().wait(run_ids, timeout_s, any_of)
+
+    def backlogged(self, run_ids):
+        return len(set(run_ids) - self.done) > self.started
+
+
+@pytest.mark.parametrize("started, tick_times", [(1, [0, 10, 20, 23, 26]), (4, [0, 3, 6, 9, 12])])
+def test_while_runs_wait_to_start_a_finished_run_is_ticked_on_after_the_gap(monkeypatch, tmp_path, started,
+                                                                           tick_times):
+    """Four runs in flight, finishing 3 s apart. With one run worker (`started` = 1) the others wait to start: the
+    runs finished at 3 s and 13 s are ticked on TICK_GAP_S (10 s) after the last tick, not at once (every worker has
+    work; on the default graph with 2 workers most ticks requested nothing and each took CPU seconds from the steps);
+    once one run is left in flight there is no backlog and each finished run is ticked on at once. With every run started
+    (`started` = 4) the driver ticks as each run finishes, as before. Red without the gap (tick 2 at 3 s) and when
+    the gap ignores the backlog (the second case's ticks at 10, 20, ...)."""
+    clock = _Clock()
+    monkeypatch.setattr(qr, "time", clock)
+    ticked = []
+
+    def answer(cursor):
+        ticked.append(clock.now)
+        first = not cursor
+        return ([dg.RunRequest(partition_key=f"small_open|{s}", asset_selection=[LEADERBOARDS])
+                 for s in ("a", "b", "c", "d")] if first else []), "ticked"
+
+    monkeypatch.setattr(qr, "AutomationTicks", _ticks(answer))
+    monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
+    monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: runs)
+    monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([], []))
+    monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
+    qr.tick_as_runs_finish(_BackloggedQueue(tmp_path, clock, started), RefreshReport(), 1, lambda line: None)
+    assert ticked == tick_times
 
 
 @pytest.mark.parametrize("stale, low_run_fails", [(set(), False), ({LEADERBOARDS}, False), ({LEADERBOARDS}, True)])
@@ -295,3 +356,20 @@ def test_a_tick_whose_query_finds_its_connection_dropped_is_ticked_again(tmp_pat
     with pytest.raises(exc.DBAPIError):
         qr.tick_riding_out_restarts(Ticks(), waits.append)
     assert waits == [qr.TICK_RETRY_WAITS_S[0]]
+
+
+def test_the_driver_s_poll_reads_finished_and_not_started_runs_from_the_instance():
+    """`Queue.finished` and `Queue.backlogged` on Dagster's own run storage (an ephemeral instance): a run not started
+    or starting is a backlog, a started one is not; only finished runs are returned, with their status. Red when the
+    status filters are wrong (a started run counted as a backlog ticks too rarely; a started run reported finished
+    ends its bookkeeping early)."""
+    instance = dg.DagsterInstance.ephemeral()
+    status = {name: getattr(dg.DagsterRunStatus, name) for name in ("NOT_STARTED", "STARTING", "STARTED", "SUCCESS",
+                                                                     "FAILURE")}
+    ids = {name: instance.add_run(dg.DagsterRun(job_name="noop", status=value)).run_id
+           for name, value in status.items()}
+    queue = qr.Queue(instance, workspace=None)
+    assert queue.finished(ids.values()) == {ids["SUCCESS"]: status["SUCCESS"], ids["FAILURE"]: status["FAILURE"]}
+    assert queue.finished([ids["STARTED"], ids["NOT_STARTED"]]) == {}
+    assert queue.backlogged([ids["NOT_STARTED"], ids["SUCCESS"]]) and queue.backlogged([ids["STARTING"]])
+    assert not queue.backlogged([ids["STARTED"], ids["SUCCESS"], ids["FAILURE"]])
