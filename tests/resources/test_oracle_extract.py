@@ -70,10 +70,11 @@ def con():
     connection.close()
 
 
-def _rows_path(con, dataset: str, table: str = "t"):
-    """Today's reader: the coded frame (tokens when a cost is missing), then `prepare`."""
+def _rows_path(con, dataset: str, table: str = "t", prices: pd.DataFrame | None = None):
+    """Today's reader: the coded frame (tokens when a cost is missing), then `prepare` (with `_prices` unless
+    `prices`)."""
     records = coded_records(con, dataset, ORACLE_COLUMNS + ("tokens_in", "tokens_out"), table=table, prompt_key=True)
-    return prepare(records, _prices(), dataset)
+    return prepare(records, _prices() if prices is None else prices, dataset)
 
 
 @pytest.mark.parametrize("dataset,basis", [("s", "tokens_x_price_usd"), ("s_cost", "per_query_usd"),
