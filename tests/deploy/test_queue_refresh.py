@@ -134,7 +134,7 @@ class _TimedQueue(_InstantQueue):
 
 
 def _timed_refresh(monkeypatch, tmp_path, answers, ends, waiting_until):
-    """`tick_as_runs_finish` on a `_TimedQueue`: (the times the driver ticked, runs submitted when each tick printed)."""
+    """`tick_as_runs_finish` on a `_TimedQueue`: (when the driver ticked, runs submitted when each tick printed)."""
     clock, ticked = _Clock(), []
     monkeypatch.setattr(qr, "time", clock)
 
