@@ -91,8 +91,10 @@ class WarmInstances:
         dispose = instance.dispose
 
         def dispose_and_close() -> None:  # what `with ... as instance` calls when the run ends
-            dispose()
-            close_pools(instance)
+            try:
+                dispose()
+            finally:
+                close_pools(instance)
 
         instance.dispose = dispose_and_close
         return instance

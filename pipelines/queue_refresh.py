@@ -7,7 +7,7 @@ partition key) but, instead of executing each run in this process, it submits th
 again within POLL_S of any run in flight finishing instead of waiting for all of a tick's runs: a partition's next
 runs start while other runs still execute, and the tick (Dagster evaluating every asset's condition, through
 pipelines.automation_ticks: the sensor's evaluation without its per-tick serialization) overlaps their steps. While
-some run in flight has not started (a backlog: every worker has work), it ticks at most every TICK_GAP_S. The daemon's `compass_automation` sensor does not tick on a run's end: at most every
+a step waits on the broker for a worker (every worker has work), it ticks at most every TICK_GAP_S. The daemon's `compass_automation` sensor does not tick on a run's end: at most every
 `minimum_interval_seconds` (30 s, pipelines.sensors), so the step shares measured with this driver
 (docs/results/operations.md) are not the daemon's. The refresh condition waits while any ancestor is requested or in
 progress (assets.automation: a queued run's assets count as in progress from its creation), and the driver defers a
@@ -33,17 +33,19 @@ import time
 from collections.abc import Callable, Iterable
 
 import dagster as dg
+import kombu
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._core.definitions.selector import JobSubsetSelector
 from dagster._core.workspace.context import WorkspaceProcessContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster._time import get_current_datetime
+from kombu.exceptions import ChannelError
 from sqlalchemy.exc import DBAPIError
 
 from pipelines.automation_ticks import AutomationTicks
 from pipelines.definitions import defs, job_for_keys, with_inseparable
-from pipelines.executor import remote_steps
+from pipelines.executor import REMOTE_QUEUE, WRITER_QUEUE, remote_steps
 from pipelines.partitions import sync_dynamic_partitions
 from pipelines.pg_connections import keep_connections
 from pipelines.refresh import MAX_TICKS, RefreshReport, Run, _load_cursor, _save_cursor, sources_to_read
@@ -57,19 +59,22 @@ POLL_S = 0.25  # how often the driver asks Postgres whether a run in flight fini
 PING_AFTER_IDLE_S = 0.1  # a kept Postgres connection unused this long is pinged before its next query (each poll's)
 TICK_RETRY_WAITS_S = (1.0, 2.0, 4.0)  # before ticking again after a query found its connection dropped (a restart)
 FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
-NOT_STARTED = [dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING]
-# While a run in flight has not started (the queue or the run workers hold a backlog, so every worker has work), a
-# finished run is ticked on at most this long after the last tick began: a tick then requests nothing a worker could
-# start sooner, and its evaluation (about a CPU second) would be taken from the steps. Without a backlog the driver
-# ticks as soon as a run finished. On the default graph with 2 workers, 5 of 6 ticks requested nothing (2026-11-29).
+# While a step waits on an asset-step queue of the broker for a worker (every worker of that queue is busy), a finished
+# run is ticked on at most this long after the last tick began: a tick then requests nothing a worker could start
+# sooner, and its evaluation (about a CPU second) would be taken from the steps. Otherwise the driver ticks as soon as
+# a run finished. On the default graph with 2 workers, 5 of the last 6 ticks requested nothing (2026-11-29).
 TICK_GAP_S = 10.0
+STEP_QUEUES = (WRITER_QUEUE, REMOTE_QUEUE)  # the queues whose workers execute asset steps (pipelines.executor)
 
 
 class Queue:
     """Submits runs of our refresh jobs to a deployed instance and waits for them."""
 
-    def __init__(self, instance: dg.DagsterInstance, workspace: WorkspaceProcessContext):
+    def __init__(self, instance: dg.DagsterInstance, workspace: WorkspaceProcessContext,
+                 broker_url: str | None = None):
         self.instance, self.workspace = instance, workspace
+        self.broker = kombu.Connection(broker_url) if broker_url else None  # the step workers' (Celery) broker
+        self._channel = None
 
     def code_location(self, context=None):
         """The code server's location (its repository snapshot is fetched on the first call in a process)."""
@@ -107,9 +112,28 @@ class Queue:
         done = self.instance.get_run_ids(dg.RunsFilter(run_ids=list(run_ids), statuses=list(FINISHED)))
         return {run.run_id: run.status for run in self.instance.get_runs(dg.RunsFilter(run_ids=done))} if done else {}
 
-    def backlogged(self, run_ids: Iterable[str]) -> bool:
-        """Some run among `run_ids` has not started (queued, or launched and waiting for a run worker)."""
-        return self.instance.get_runs_count(dg.RunsFilter(run_ids=list(run_ids), statuses=NOT_STARTED)) > 0
+    def steps_waiting(self) -> bool:
+        """A step's task waits on one of STEP_QUEUES for a worker (kombu's passive queue declare: its message count;
+        Redis drops an empty queue's list, which kombu reports as a channel error). False without a broker or when
+        the broker cannot say: the driver then ticks at once, as without the gap. A run queued by the instance (its
+        tag limits, e.g. one run per partition key) is no sign of busy workers, so runs are not counted."""
+        if self.broker is None:
+            return False
+        try:
+            if self._channel is None:
+                self._channel = self.broker.channel()
+            return any(self._waiting(name) for name in STEP_QUEUES)
+        except (*self.broker.connection_errors, *self.broker.channel_errors):
+            self._channel = None
+            return False
+
+    def _waiting(self, queue: str) -> bool:
+        try:
+            return self._channel.queue_declare(queue=queue, passive=True).message_count > 0
+        except ChannelError:  # not declared, or empty on Redis; on AMQP the channel is closed after it
+            if not getattr(self._channel, "is_open", True):
+                self._channel = self.broker.channel()
+            return False
 
     def wait(self, run_ids: Iterable[str], timeout_s: float, any_of: bool = False) -> dict[str, dg.DagsterRunStatus]:
         """Block until every run (`any_of`: at least one) finished: the finished ones' statuses; TimeoutError naming
@@ -224,7 +248,7 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
                         progress: Callable[[str], None]) -> None:
     """Automation ticks, each tick's runs submitted, the next tick as soon as a run in flight finished, until none is
     in flight, nothing is deferred and a tick requests nothing, or only sinks (the report) finished since the last
-    tick (at most every TICK_GAP_S while some run in flight has not started). Requests that wait for a run in flight
+    tick (at most every TICK_GAP_S while a step waits for a worker). Requests that wait for a run in flight
     (`_split_in_flight`) are submitted after it finished if it succeeded
     and they are still stale (a request the automation would not have made: a failed parent, or its failed blocking
     check, holds them, as the refresh condition's wait for a failed parent does). A failed run that assets joined is
@@ -304,10 +328,11 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
         while in_flight and (not finished or _only_sinks(finished)):
             queue.wait(in_flight, timeout_s, any_of=True)
             collect()
-        if in_flight and time.monotonic() - began < TICK_GAP_S and queue.backlogged(in_flight):
-            while time.monotonic() - began < TICK_GAP_S and queue.backlogged(in_flight):
+        if in_flight and time.monotonic() - began < TICK_GAP_S and queue.steps_waiting():
+            while time.monotonic() - began < TICK_GAP_S and queue.steps_waiting():
                 time.sleep(POLL_S)  # every worker has work: the tick waits (TICK_GAP_S)
-            collect()  # the runs that finished meanwhile
+            if queue.finished(in_flight):
+                collect()  # the runs that finished meanwhile
         if not in_flight and not deferred and _only_sinks(finished):
             _save_cursor(instance, ticks.serialized_cursor())
             return
@@ -377,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             logging.disable(logging.NOTSET)
         with instance, WorkspaceProcessContext(instance, WorkspaceFileTarget(paths=[args.workspace])) as workspace:
             keys = [k for k in defs.resolve_asset_graph().materializable_asset_keys if k.path[0] == "raw"]
-            queue = Queue(instance, workspace)
+            queue = Queue(instance, workspace, os.environ.get("DAGSTER_CELERY_BROKER_URL"))
             if args.start_on_input:
                 queue.code_location()  # loaded from the code server once, here rather than at the first run
                 print("ready", flush=True)

@@ -146,8 +146,8 @@ class Stack:
         its whole stack (a session of its own per process would compete with the machine as one autogroup each)."""
         self.logs.mkdir(parents=True, exist_ok=True)
         with open(self.logs / f"{name}.log", "ab") as log:
-            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env or self.env(), cwd=cwd,
-                                    process_group=0)
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    env=env or self.env(), cwd=cwd, process_group=0)
         self.pids[name] = proc.pid
         self._save()
         return proc.pid
@@ -155,7 +155,8 @@ class Stack:
     def _save(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in self.env().items() if k.startswith(("DAGSTER", "COMPASS"))}
-        self.state_file.write_text(json.dumps({"pids": self.pids, "ports": self.ports, "env": env}))
+        state = {"pids": self.pids, "ports": self.ports, "graph": self.graph, "env": env}
+        self.state_file.write_text(json.dumps(state))
 
     @classmethod
     def load(cls, root: Path | None = None) -> Stack:
@@ -163,6 +164,7 @@ class Stack:
         if stack.state_file.exists():
             state = json.loads(stack.state_file.read_text())
             stack.pids, stack.ports = state["pids"], state.get("ports", stack.ports)
+            stack.graph = state.get("graph", stack.graph)
         return stack
 
     def alive(self, name: str) -> bool:
@@ -354,9 +356,10 @@ class Stack:
         progress(f"celery worker-compute: queue dagster (pid {self.pids['worker-compute']})")
         self.start_worker("worker-duckdb", "duckdb")
         progress(f"celery worker-duckdb: queue duckdb, pool duckdb (pid {self.pids['worker-duckdb']})")
-        self.start_remote_worker()
-        progress(f"celery worker-remote: queue remote, stage mode without the warehouse file, stage {self.stage} "
-                 f"(pid {self.pids['worker-remote']})")
+        if self.graph == "fixture":  # the default graph has no remote steps
+            self.start_remote_worker()
+            progress(f"celery worker-remote: queue remote, stage mode without the warehouse file, stage {self.stage} "
+                     f"(pid {self.pids['worker-remote']})")
 
     def start_remote_worker(self) -> None:
         """`worker-remote` on queue `remote`: its working folder empty, its warehouse path impossible (`remote_env`)."""
@@ -528,7 +531,7 @@ def check() -> int:
         refreshed = time.monotonic()
         tests = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--durations=0",
                                 "tests/deploy/test_stack.py"],  # --durations: each test's time, in the output
-                               env={**os.environ, "COMPASS_DEPLOY_STACK": str(stack.state_file)}, cwd=ROOT)
+                               env={**stack.env(), "COMPASS_DEPLOY_STACK": str(stack.state_file)}, cwd=ROOT)
         code = 0 if ok and tests.returncode == 0 else 1
         print(f"deploy-check: {'passed' if code == 0 else 'FAILED'}; cold refreshes through the queue "
               f"{'ok' if ok else 'failed'}, stack tests {'ok' if tests.returncode == 0 else 'failed'}; "

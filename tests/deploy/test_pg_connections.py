@@ -86,11 +86,17 @@ def test_the_driver_pings_a_kept_connection_only_after_a_pause(tmp_path, monkeyp
 def test_a_run_worker_s_instance_closes_its_connections_when_its_run_ends(ref, monkeypatch, tmp_path):
     """dagster_celery's run task opens `with DagsterInstance.get() as instance` per run; Dagster's dispose leaves the
     Postgres engines (and their pooled connections) open until garbage collection: the default graph's second
-    refresh through the stack ran Postgres out of connections. At the end of the `with`, every storage's pool is
-    disposed (SQLAlchemy replaces a disposed engine's pool). Red without `close_pools` (the same pools after)."""
+    refresh through the stack ran Postgres out of connections. At the end of the `with`, each storage's engine is
+    disposed (its pool closed; `Engine.dispose` spied). Red without `close_pools` and when only one storage's engine
+    is disposed."""
     import shutil
 
     import dagster_celery.tasks
+    from sqlalchemy.engine import Engine
+
+    disposed = []
+    dispose = Engine.dispose
+    monkeypatch.setattr(Engine, "dispose", lambda engine, *a, **k: (disposed.append(engine), dispose(engine, *a, **k)))
 
     import pipelines.celery_app  # noqa: F401 - the worker's app module, as `dagster-celery worker -A` imports it
 
@@ -99,5 +105,7 @@ def test_a_run_worker_s_instance_closes_its_connections_when_its_run_ends(ref, m
     shutil.copy(tmp_path / "dagster.yaml", home / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     with dagster_celery.tasks.DagsterInstance.get() as instance:
-        during = pools(instance)
-    assert all(after is not before for after, before in zip(pools(instance), during))
+        engines = [storage._engine for storage in (instance.run_storage, instance.event_log_storage,
+                                                   instance.schedule_storage)]
+        assert not disposed
+    assert {id(engine) for engine in engines} <= {id(engine) for engine in disposed}

@@ -60,7 +60,7 @@ class _InstantQueue:
     def wait(self, run_ids, timeout_s, any_of=False):
         return self.finished(run_ids)
 
-    def backlogged(self, run_ids):
+    def steps_waiting(self):
         return False
 
 
@@ -99,7 +99,7 @@ class _OneAtATimeQueue(_InstantQueue):
 
 
 class _Clock:
-    """The driver's time: runs take RUN_S each (`_BackloggedQueue.wait`), its sleeps advance it."""
+    """The driver's time: `_TimedQueue.wait` moves it to the next run's end, the driver's sleeps advance it."""
 
     def __init__(self):
         self.now = 0.0
@@ -111,49 +111,75 @@ class _Clock:
         self.now += seconds
 
 
-class _BackloggedQueue(_OneAtATimeQueue):
-    """Runs that take RUN_S each, one after another; while more than `started` are in flight, some have not started."""
+class _TimedQueue(_InstantQueue):
+    """Run i (in submission order) finishes at `ends[i]` on the driver's clock; a step waits on the broker for a
+    worker until `waiting_until`."""
 
-    RUN_S = 3.0
-
-    def __init__(self, home, clock, started):
+    def __init__(self, home, clock, ends, waiting_until):
         super().__init__(home)
-        self.clock, self.started = clock, started
+        self.clock, self.ends, self.waiting_until = clock, ends, waiting_until
+
+    def _end(self, run_id):
+        return self.ends[int(run_id.split("-")[1]) - 1]
+
+    def finished(self, run_ids):
+        return {run_id: dg.DagsterRunStatus.SUCCESS for run_id in run_ids if self._end(run_id) <= self.clock.now}
 
     def wait(self, run_ids, timeout_s, any_of=False):
-        self.clock.now += self.RUN_S
-        return super().wait(run_ids, timeout_s, any_of)
+        self.clock.now = max(self.clock.now, min(self._end(run_id) for run_id in run_ids))
+        return self.finished(run_ids)
 
-    def backlogged(self, run_ids):
-        return len(set(run_ids) - self.done) > self.started
+    def steps_waiting(self):
+        return self.clock.now < self.waiting_until
 
 
-@pytest.mark.parametrize("started, tick_times", [(1, [0, 10, 20, 23, 26]), (4, [0, 3, 6, 9, 12])])
-def test_while_runs_wait_to_start_a_finished_run_is_ticked_on_after_the_gap(monkeypatch, tmp_path, started,
-                                                                           tick_times):
-    """Four runs in flight, finishing 3 s apart. With one run worker (`started` = 1) the others wait to start: the
-    runs finished at 3 s and 13 s are ticked on TICK_GAP_S (10 s) after the last tick, not at once (every worker has
-    work; on the default graph with 2 workers most ticks requested nothing and each took CPU seconds from the steps);
-    once one run is left in flight there is no backlog and each finished run is ticked on at once. With every run started
-    (`started` = 4) the driver ticks as each run finishes, as before. Red without the gap (tick 2 at 3 s) and when
-    the gap ignores the backlog (the second case's ticks at 10, 20, ...)."""
-    clock = _Clock()
+def _timed_refresh(monkeypatch, tmp_path, answers, ends, waiting_until):
+    """`tick_as_runs_finish` on a `_TimedQueue`: (when the driver ticked, runs submitted when each tick printed)."""
+    clock, ticked = _Clock(), []
     monkeypatch.setattr(qr, "time", clock)
-    ticked = []
 
     def answer(cursor):
         ticked.append(clock.now)
-        first = not cursor
-        return ([dg.RunRequest(partition_key=f"small_open|{s}", asset_selection=[LEADERBOARDS])
-                 for s in ("a", "b", "c", "d")] if first else []), "ticked"
+        return next(answers, []), cursor
 
     monkeypatch.setattr(qr, "AutomationTicks", _ticks(answer))
     monkeypatch.setattr(qr, "sync_dynamic_partitions", lambda instance: None)
     monkeypatch.setattr(qr, "grow", lambda instance, runs, others, blocked: runs)
     monkeypatch.setattr(qr, "skipped_to_retry", lambda instance, blocked: ([], []))
+    monkeypatch.setattr(qr, "_still_stale", lambda instance, runs: runs)
     monkeypatch.setattr(RefreshReport, "add", lambda self, *args: None)
-    qr.tick_as_runs_finish(_BackloggedQueue(tmp_path, clock, started), RefreshReport(), 1, lambda line: None)
+    queue, submitted_at_tick = _TimedQueue(tmp_path, clock, ends, waiting_until), []
+    qr.tick_as_runs_finish(queue, RefreshReport(), 1, lambda line: submitted_at_tick.append(len(queue.submitted)))
+    return ticked, submitted_at_tick
+
+
+def _decisions(*scenarios):
+    return [dg.RunRequest(partition_key=f"small_open|{s}", asset_selection=[LEADERBOARDS]) for s in scenarios]
+
+
+@pytest.mark.parametrize("waiting_until, tick_times", [(100, [0, 10, 12]), (0, [0, 3, 6, 9, 12]),
+                                                       (5, [0, 5, 6, 9, 12])])
+def test_while_steps_wait_for_a_worker_a_finished_run_is_ticked_on_after_the_gap(monkeypatch, tmp_path,
+                                                                               waiting_until, tick_times):
+    """Four runs finishing at 3, 6, 9 and 12 s. While steps wait on the broker for a worker (every worker has work),
+    the runs finished at 3, 6 and 9 s are ticked on once, TICK_GAP_S (10 s) after the last tick (on the default graph
+    with 2 workers most ticks requested nothing and each took CPU seconds from the steps); with no step waiting the
+    driver ticks as each run finishes, as before; when the wait ends within the gap (at 5 s), the driver ticks then,
+    not at 10 s. Red without the gap (the first case ticks at 3 s), with the gap whatever the broker says (the second
+    case ticks at 10 s) and when the gap's poll ignores the broker (the third case ticks at 10 s)."""
+    ticked, _ = _timed_refresh(monkeypatch, tmp_path, iter([_decisions("a", "b", "c", "d")]), [3, 6, 9, 12],
+                               waiting_until)
     assert ticked == tick_times
+
+
+def test_a_run_that_finished_during_the_gap_is_not_in_flight_at_the_next_tick(monkeypatch, tmp_path):
+    """Two runs finishing at 3 and 6 s, steps waiting throughout: the tick after the gap (10 s) requests the second
+    run's partition again; that run finished during the gap, so the request is submitted at that tick, not deferred
+    to one more tick. Red when the runs that finished during the gap are not booked before the tick."""
+    answers = iter([_decisions("a", "b"), [dg.RunRequest(partition_key="small_open|b",
+                                                         asset_selection=[LEADERBOARDS, CHANGES])]])
+    ticked, submitted_at_tick = _timed_refresh(monkeypatch, tmp_path, answers, [3, 6, 11], 100)
+    assert ticked[:2] == [0, 10] and submitted_at_tick[:2] == [2, 3]
 
 
 @pytest.mark.parametrize("stale, low_run_fails", [(set(), False), ({LEADERBOARDS}, False), ({LEADERBOARDS}, True)])
@@ -358,11 +384,9 @@ def test_a_tick_whose_query_finds_its_connection_dropped_is_ticked_again(tmp_pat
     assert waits == [qr.TICK_RETRY_WAITS_S[0]]
 
 
-def test_the_driver_s_poll_reads_finished_and_not_started_runs_from_the_instance():
-    """`Queue.finished` and `Queue.backlogged` on Dagster's own run storage (an ephemeral instance): a run not started
-    or starting is a backlog, a started one is not; only finished runs are returned, with their status. Red when the
-    status filters are wrong (a started run counted as a backlog ticks too rarely; a started run reported finished
-    ends its bookkeeping early)."""
+def test_the_driver_s_poll_reads_finished_runs_from_the_instance():
+    """`Queue.finished` on Dagster's own run storage (an ephemeral instance): only finished runs are returned, with
+    their status. Red when the status filter is wrong (a started run reported finished ends its bookkeeping early)."""
     instance = dg.DagsterInstance.ephemeral()
     status = {name: getattr(dg.DagsterRunStatus, name) for name in ("NOT_STARTED", "STARTING", "STARTED", "SUCCESS",
                                                                      "FAILURE")}
@@ -370,6 +394,32 @@ def test_the_driver_s_poll_reads_finished_and_not_started_runs_from_the_instance
            for name, value in status.items()}
     queue = qr.Queue(instance, workspace=None)
     assert queue.finished(ids.values()) == {ids["SUCCESS"]: status["SUCCESS"], ids["FAILURE"]: status["FAILURE"]}
-    assert queue.finished([ids["STARTED"], ids["NOT_STARTED"]]) == {}
-    assert queue.backlogged([ids["NOT_STARTED"], ids["SUCCESS"]]) and queue.backlogged([ids["STARTING"]])
-    assert not queue.backlogged([ids["STARTED"], ids["SUCCESS"], ids["FAILURE"]])
+    assert queue.finished([ids["STARTED"], ids["NOT_STARTED"], ids["STARTING"]]) == {}
+
+
+def test_steps_waiting_reads_the_asset_step_queues_of_the_broker():
+    """`Queue.steps_waiting` on kombu's in-memory broker: nothing declared, or a queue declared and empty, is no wait;
+    a step's message on `duckdb` (or `remote`) is, until a worker takes it; a message on the checks' queue `dagster`
+    is not (its worker runs no asset step); no broker, or one that cannot be reached, is no wait (the driver ticks at
+    once, as without the gap). Red when the queues are not read (always False), when every queue counts, and when an
+    unreachable broker stops the refresh."""
+    import kombu
+
+    queue = qr.Queue(None, None, "memory://")
+    assert not queue.steps_waiting()
+    with kombu.Connection("memory://") as connection:
+        channel = connection.channel()
+        queues = {name: kombu.Queue(name, kombu.Exchange(name), routing_key=name)(channel)
+                  for name in ("duckdb", "remote", "dagster")}
+        for declared in queues.values():
+            declared.declare()
+        assert not queue.steps_waiting()
+        connection.Producer(channel).publish({"step": "x"}, exchange="dagster", routing_key="dagster")
+        assert not queue.steps_waiting()
+        for name in ("duckdb", "remote"):
+            connection.Producer(channel).publish({"step": "x"}, exchange=name, routing_key=name)
+            assert queue.steps_waiting()
+            queues[name].get(no_ack=True)  # a worker took it
+            assert not queue.steps_waiting()
+    assert not qr.Queue(None, None).steps_waiting()
+    assert not qr.Queue(None, None, "redis://127.0.0.1:1/0").steps_waiting()

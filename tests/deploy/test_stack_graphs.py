@@ -48,3 +48,11 @@ def test_the_fixture_graph_is_the_checks(settings_under, tmp_path):
     assert settings.archetype_dirs() == [FIXTURES / "no_archetypes"]
     assert settings.synthetic_study_size() == "smoke" and settings.oracle_n_boot() == settings.DEFAULT_ORACLE_N_BOOT
     assert settings.remote_steps() == frozenset(REMOTE_STEPS) and settings.publish_from() == str(tmp_path / "stage")
+
+
+def test_a_loaded_stack_keeps_its_graph(tmp_path):
+    """`Stack.load` (the stack tests, `stop`) reads the graph from stack.json: a loaded default-graph stack gives its
+    processes' environment, not the fixture's. Red when the graph is not saved or not loaded."""
+    Stack(root=tmp_path, graph="default", ports={"postgres": 1, "redis": 2, "code-server": 3})._save()
+    loaded = Stack.load(tmp_path)
+    assert loaded.graph == "default" and "COMPASS_CONFIG" not in loaded.env()
