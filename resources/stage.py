@@ -1,18 +1,21 @@
 """Steps that run where the warehouse is not (issue 44, item 2): compute and publish separated by shared storage.
 
 A stage is shared storage named by an fsspec URL whose filesystem can create a file exclusively (`Stage._decide`): a
-folder (a local disk, or a POSIX share mounted on every host: NFS and the like), s3:// (s3fs >= 2025.7: If-None-Match,
-on a bucket that honours conditional writes: AWS S3 since 2024-08, MinIO, R2 ...), gs:// (gcsfs:
+folder (a local disk, or a POSIX share mounted on every host: NFS and the like), s3:// (s3fs >= 2025.7:
+If-None-Match, on a bucket that honours conditional writes: AWS S3 since 2024-08, MinIO, R2 ...), gs:// (gcsfs:
 ifGenerationMatch=0), az:// or abfs:// (adlfs >= 2024.12: overwrite=False), and fsspec's memory:// (tests). Only the
 folder and memory:// are tested here (with a folder that moves by copy and delete, as a store does): s3fs, gcsfs and
 adlfs are not installed. Any other URL (http://, ftp://) is refused in one line naming it and why; setup
 (`create_empty`) refuses a store that lets the same file be created exclusively twice. An entry's fate is decided by
 whoever first creates decided/<entry> (the publisher's claim, or the set-aside of a step that gave up): the loser
-reads the winner's decision, so an entry is committed or set aside, never both, on a store whose move is a copy and
-a delete too; the copies between pending/, publishing/ and failed/ are bookkeeping after the decision. Every file is
-written whole (in a folder a temporary file renamed into place, on a store one PUT), ages are the files' modification
-times (`fs.modified`), and DuckDB reads a store's Parquet through the fsspec filesystem registered with its Python
-client (`Stage.attach`: DuckDB's own reader, so the column types are a local read's; no extension). Its layout:
+reads the winner's decision (a create that raised anything but FileExistsError, as S3's 409 or a lost response,
+reads the marker back and compares its own token), so an entry is committed or set aside, never both, on a store
+whose move is a copy and a delete too; the copies between pending/, publishing/ and failed/ are bookkeeping after
+the decision. Every file is written whole (in a folder a temporary file renamed into place, on a store one PUT),
+ages are the files' modification times (`fs.modified`; a decided/ marker named after the retention horizon is not
+even stat'ed), a failed write or exclusive create is one line naming the stage (`StageUnavailable`), and DuckDB
+reads a store's Parquet through the fsspec filesystem registered with its Python client (`Stage.attach`: DuckDB's
+own reader, so the column types are a local read's; no extension). Its layout:
 
     tables/<schema>.<table>/<data_version>/<scope>.parquet    rows a step staged, content-addressed by data version
                                                               (<scope>: hash of the rows' `where`); never rewritten
@@ -20,7 +23,8 @@ client (`Stage.attach`: DuckDB's own reader, so the column types are a local rea
     pending/<ns>-<pid>-<n>.json                               one per staged transaction, not yet published
     publishing/<entry>                                        an entry the publisher claimed, until committed
     failed/<entry>, failed/<entry>.error                      an entry set aside (never published) and why
-    decided/<entry>                                           its fate ("claimed" or "set aside", when, by whom):
+    decided/<entry>                                           its fate ("claimed" or "set aside", when, by whom,
+                                                              the decider's token):
                                                               created once, exclusively; kept KEEP_S after its entry
     snapshot/_tables.json                                     the manifest: every table of the warehouse with its
                                                               data version and file (none for history.*), and when
@@ -88,6 +92,7 @@ TAKEN, SET_ASIDE = "claimed", "set aside"  # the fates: the publisher's claim, a
 EXCLUSIVE_CREATE = {"s3": ("s3fs", "2025.7.0"), "s3a": ("s3fs", "2025.7.0"), "gs": ("gcsfs", "2024.12.0"),
                     "gcs": ("gcsfs", "2024.12.0"), "az": ("adlfs", "2024.12.0"), "abfs": ("adlfs", "2024.12.0"),
                     "abfss": ("adlfs", "2024.12.0")}
+CREATE_TRIES = 3  # an exclusive create whose outcome an error hid, and that left no file, is tried this often
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
 _collected_at = -float("inf")  # when this process last collected garbage (time.monotonic)
@@ -194,8 +199,8 @@ class Stage:
         that ignores conditional writes would let a claim and a set-aside both win."""
         probe = f"{DECIDED}/.probe-{uuid.uuid4().hex}"
         try:
-            twice = (self._create_exclusive(probe, b"probe\n", setup=True)
-                     and self._create_exclusive(probe, b"again\n", setup=True))
+            twice = (self._create_exclusive(probe, f"probe {uuid.uuid4().hex}\n".encode(), setup=True)
+                     and self._create_exclusive(probe, f"again {uuid.uuid4().hex}\n".encode(), setup=True))
             self.fs.rm(self._full(probe))
         except OSError as exc:
             raise self._unreachable(exc) from None
@@ -216,22 +221,25 @@ class Stage:
         """Write a file whole, or not at all: `data`, or what `data(local_path)` writes into a local file. In a folder
         a temporary file moved into place by rename; on an object store one PUT (atomic), a local file uploaded."""
         target = self._full(relative)
-        self._folder_for(target, setup)
-        if self.native:
-            tmp = f"{posixpath.dirname(target)}/.tmp-{uuid.uuid4().hex}"
-            try:
-                self._write_local(tmp, data)
-                self.fs.mv(tmp, target)
-            finally:
-                if self.fs.exists(tmp):
-                    self.fs.rm(tmp)
-        elif isinstance(data, bytes):
-            self.fs.pipe_file(target, data)
-        else:
-            with tempfile.TemporaryDirectory(prefix="compass-stage-") as folder:
-                tmp = f"{folder}/{posixpath.basename(target)}"
-                data(tmp)
-                self.fs.put_file(tmp, target)
+        try:
+            self._folder_for(target, setup)
+            if self.native:  # os.replace: a rename, never shutil.move's copy and delete
+                tmp = f"{posixpath.dirname(target)}/.tmp-{uuid.uuid4().hex}"
+                try:
+                    self._write_local(tmp, data)
+                    os.replace(tmp, target)
+                finally:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
+            elif isinstance(data, bytes):
+                self.fs.pipe_file(target, data)
+            else:
+                with tempfile.TemporaryDirectory(prefix="compass-stage-") as folder:
+                    tmp = f"{folder}/{posixpath.basename(target)}"
+                    data(tmp)
+                    self.fs.put_file(tmp, target)
+        except OSError as exc:
+            raise StageUnavailable(f"the stage {self.url} cannot write {relative}: {_one_line(exc)}") from None
 
     def _write_local(self, path: str, data: bytes | Callable[[str], object]) -> None:
         if isinstance(data, bytes):
@@ -240,41 +248,55 @@ class Stage:
             data(path)
 
     def _create_exclusive(self, relative: str, data: bytes, setup: bool = False) -> bool:
-        """Create a file holding `data` unless it exists, atomically: True when this call created it, False when it
-        was there. In a folder a hard link of a complete temporary file (atomic and exclusive on a local disk and on
-        NFS, where O_EXCL was not always: the file never appears empty); elsewhere the filesystem's exclusive create
-        (open "xb": S3 If-None-Match, GCS ifGenerationMatch=0, Azure's overwrite=False), whole at its close."""
+        """Create a file holding `data` (unique: it holds a token of this call, `_decision`) unless it exists,
+        atomically: True when this call created it, False when it was there. In a folder a hard link of a complete
+        temporary file (atomic and exclusive on a local disk and on NFS, where O_EXCL was not always: the file never
+        appears empty); elsewhere the filesystem's exclusive create (open "xb": S3 If-None-Match, GCS
+        ifGenerationMatch=0, Azure's overwrite=False), whole at its close. Any other error (S3 answers a lost create
+        with a 409, or a 412 s3fs raises as a plain OSError; a response may be lost after the create succeeded) is
+        settled by reading the file back: `data` (this call created it), other bytes (another did), none (tried
+        again, CREATE_TRIES times in all, then StageUnavailable in one line)."""
         target = self._full(relative)
         self._folder_for(target, setup)
-        if not self.native:
+        for _ in range(CREATE_TRIES):
             try:
-                with self.fs.open(target, "xb") as f:
-                    f.write(data)
+                self._create_once(target, data)
+                return True
             except FileExistsError:
                 return False
-            return True
+            except OSError as exc:
+                failure = exc
+            try:
+                found = self.fs.cat_file(target)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise self._unreachable(exc) from None
+            return found == data
+        raise StageUnavailable(f"the stage {self.url} cannot create {relative} exclusively: {_one_line(failure)}")
+
+    def _create_once(self, target: str, data: bytes) -> None:
+        if not self.native:
+            with self.fs.open(target, "xb") as f:
+                f.write(data)
+            return
         tmp = f"{posixpath.dirname(target)}/.tmp-{uuid.uuid4().hex}"
         try:
             self.fs.pipe_file(tmp, data)
-            self.fs.link(tmp, target)
-        except FileExistsError:
-            return False
+            os.link(tmp, target)
         finally:
             with contextlib.suppress(FileNotFoundError):
-                self.fs.rm(tmp)
-        return True
+                os.unlink(tmp)
 
     def write_parquet(self, con: duckdb.DuckDBPyConnection, relation: str, relative: str) -> None:
-        """`relation`'s rows as Parquet at `relative`, unless that path exists (content-addressed: same rows); a file
-        reused is touched (written again where a filesystem cannot touch: an object store), so retention
-        (`collect_garbage`, by age) does not take it before its entry names it."""
-        path = self._full(relative)
-        if self.fs.exists(path):
-            try:
-                self.fs.touch(path, truncate=False)
+        """`relation`'s rows as Parquet at `relative`, unless that path exists in a folder (content-addressed: same
+        rows); a file reused there is touched (`os.utime`; written when it vanished meanwhile, to retention), so
+        retention (`collect_garbage`, by age) does not take it before its entry names it. On an object store it is
+        always written (one PUT, whole: a time is a PUT's, and a check then a touch could create it empty)."""
+        if self.native:
+            with contextlib.suppress(FileNotFoundError):
+                os.utime(self._full(relative))
                 return
-            except (NotImplementedError, ValueError):  # an object store: its time is its last PUT's
-                pass
         self._put(relative, lambda tmp: con.execute(f"copy (select * from {relation}) to '{tmp}' (format parquet)"))
 
     def _write_json(self, relative: str, value: object) -> None:
@@ -407,7 +429,8 @@ class Stage:
                         f"version varchar, published_at timestamp)")
             done = {e for (e,) in con.execute(f"select distinct entry from {PUBLISHES}").fetchall()}
             listed = {folder: self._names(folder) for folder in ("pending", CLAIMED)}  # (`_waiting`, by folder)
-            wanted = listed["pending"] + listed[CLAIMED] if names is None else names
+            wanted = list(dict.fromkeys(listed["pending"] + listed[CLAIMED] if names is None else names))  # (an
+            # entry in both folders: a publisher killed between its copy to publishing/ and the delete from pending/)
             claimed = self._claim([name for name in wanted if name not in done])
             entries = sorted((name, entry) for name in claimed if (entry := self._entry(CLAIMED, name)))
             gone = sorted(set(names or ()) - done - {name for name, _ in entries})
@@ -457,6 +480,8 @@ class Stage:
         for name in names:
             if name in there:
                 if self._fate(name) != SET_ASIDE:
+                    with contextlib.suppress(FileNotFoundError):  # its claim's copy left there by a killed publisher
+                        self.fs.rm(self._full(f"pending/{name}"))
                     taken.append(name)
                 continue
             entry = self._entry("pending", name)
@@ -472,9 +497,14 @@ class Stage:
         """The fate of the entry `name`: `fate` when this call decided it, by creating decided/<name> first (an
         exclusive create: of the publisher's claim and a step's set-aside exactly one wins, in a folder as on an
         object store, whose move is a copy and a delete), else the fate decided before."""
-        if self._create_exclusive(f"{DECIDED}/{name}", _decision(fate)):
-            return fate
-        return self._fate(name) or self._decide(name, fate)  # (None: its marker went meanwhile, by hand)
+        for _ in range(CREATE_TRIES):
+            if self._create_exclusive(f"{DECIDED}/{name}", _decision(fate)):
+                return fate
+            decided = self._fate(name)
+            if decided:
+                return decided  # (None: its marker went meanwhile, by hand or by retention)
+        raise StageUnavailable(f"the stage {self.url} cannot decide {DECIDED}/{name}: it exists and vanishes, "
+                               f"{CREATE_TRIES} times")
 
     def _fate(self, name: str) -> str | None:
         """The fate decided for the entry `name` (TAKEN or SET_ASIDE), None while undecided."""
@@ -570,8 +600,13 @@ class Stage:
         its entry. Ages are the files' modification times (`fs.modified`: an object's last PUT). The stage's paths
         removed, sorted (the staged and snapshot files only)."""
         old = time.time() - grace_s
+        there = set(self._names(CLAIMED))
         for folder in ("pending", CLAIMED):
             for name in self._names(folder):
+                if folder == "pending" and name in there:  # its claim's copy (a publisher killed before the delete)
+                    with contextlib.suppress(FileNotFoundError):
+                        self.fs.rm(self._full(f"pending/{name}"))
+                    continue
                 entry = self._entry(folder, name)
                 if not entry or self._modified(f"{folder}/{name}") >= old:
                     continue
@@ -589,8 +624,11 @@ class Stage:
                     with contextlib.suppress(FileNotFoundError):  # leaves the entry (taken next time), no lone reason
                         self.fs.rm(self._full(relative))
         held = {*self._names("pending"), *self._names(CLAIMED), *self._names("failed")}
+        horizon = time.time() - keep_s
         for name in self._names(DECIDED):  # a decision outlives its entry by keep_s: a late set-aside still loses
-            if name not in held and self._modified(f"{DECIDED}/{name}") < time.time() - keep_s:
+            if name in held or _named_at(name) >= horizon:  # decided after its entry was named: young, no stat
+                continue
+            if self._modified(f"{DECIDED}/{name}") < horizon:
                 with contextlib.suppress(FileNotFoundError):
                     self.fs.rm(self._full(f"{DECIDED}/{name}"))
         try:
@@ -907,8 +945,16 @@ def _all_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def _decision(fate: str) -> bytes:
-    """The content of a decided/ marker: the fate, when and by whom."""
-    return json.dumps({"fate": fate, "at": time.time(), "by": f"{socket.gethostname()}:{os.getpid()}"}).encode()
+    """The content of a decided/ marker: the fate, when and by whom, and a token of this decision (so that the
+    decider that reads it back after an error knows it is its own: `Stage._create_exclusive`)."""
+    return json.dumps({"fate": fate, "at": time.time(), "by": f"{socket.gethostname()}:{os.getpid()}",
+                       "token": uuid.uuid4().hex}).encode()
+
+
+def _named_at(name: str) -> float:
+    """When the entry `name` was named (`add_pending`: its first part is time.time_ns()); 0 for another name."""
+    stamp = name.split("-", 1)[0]
+    return int(stamp) / 1e9 if stamp.isdigit() else 0.0
 
 
 def _protocols(fs: fsspec.AbstractFileSystem | type) -> tuple[str, ...]:

@@ -3,12 +3,15 @@
 Like S3: a move is a copy, then a delete of the source that succeeds when the source is gone (S3's DeleteObject of a
 missing key), with a pause in between (the latency that lets two movers both copy); there is no hard link; an
 exclusive create (open "xb") is a conditional PUT: the file appears whole at its close, or the close fails with
-FileExistsError. Importing this module registers the protocol (also in a subprocess).
+FileExistsError (or as `FAULT` says: real S3 may answer a lost create with a 409 or a 412 that s3fs raises as a plain
+OSError, and a create's response may be lost after it succeeded). Importing this module registers the protocol (also
+in a subprocess).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import time
@@ -19,6 +22,10 @@ from fsspec.implementations.local import LocalFileSystem
 
 PROTOCOL = "objtest"
 MOVE_PAUSE_S = 0.05  # between a move's copy and its delete
+# How an exclusive create misbehaves (tests set it): None, "conflict-as-oserror" (a lost create raises OSError EIO, not
+# FileExistsError), "lost-response" (a create that succeeded raises OSError), "fails" (every create raises OSError
+# and creates nothing)
+FAULT: str | None = None
 
 
 class ObjectStoreLikeFileSystem(LocalFileSystem):
@@ -61,9 +68,18 @@ class _ConditionalPut(io.BytesIO):
             return
         tmp = f"{os.path.dirname(self.path)}/.put-{uuid.uuid4().hex}"
         try:
+            if FAULT == "fails":
+                raise OSError(errno.EIO, "Service Unavailable", self.path)
             with open(tmp, "wb") as f:
                 f.write(self.getvalue())
-            os.link(tmp, self.path)  # the store's atomic check-and-create
+            try:
+                os.link(tmp, self.path)  # the store's atomic check-and-create
+            except FileExistsError:
+                if FAULT == "conflict-as-oserror":  # s3fs: a 409 ConditionalRequestConflict
+                    raise OSError(errno.EIO, "ConditionalRequestConflict", self.path) from None
+                raise
+            if FAULT == "lost-response":
+                raise OSError(errno.EIO, "Read timeout on endpoint URL", self.path)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)

@@ -26,7 +26,8 @@ from pipelines import stage_publish
 from pipelines.stage_publish import publish_on_host, task_args
 from resources.publish import publish_many
 from resources import stage as stage_module
-from resources.stage import PUBLISHES, Stage, StagedWarehouse, StagedWriteRejected, StageUnavailable
+from resources.stage import (CLAIMED, DECIDED, PUBLISHES, SET_ASIDE, TAKEN, Stage, StagedWarehouse, StagedWriteRejected,
+                             StageUnavailable)
 from resources.warehouse import Warehouse
 from tests.paths import ROOT
 
@@ -903,3 +904,113 @@ def test_a_stage_needs_an_exclusive_create_and_its_marker_has_an_id(stage):
                                                    r"hand\?\): remove it and set the stage up again "
                                                    r"\(Stage\.create_empty, on the warehouse host\)$"):
             Stage(str(stage)).identity()
+
+
+def _killed_after_copy(stage: Stage, name: str) -> None:
+    """The publisher's claim of `name` (decided, copied to publishing/), killed before it deleted pending/<name>."""
+    assert stage._decide(name, TAKEN) == TAKEN
+    stage._write_json(f"{CLAIMED}/{name}", stage._entry("pending", name))
+
+
+def test_an_entry_left_in_pending_and_publishing_is_committed_once_and_never_set_aside(stage, tmp_path, monkeypatch):
+    """rev-objstore finding 2: a publisher killed between copying an entry to publishing/ and deleting it from
+    pending/; a publish by hand (`publish_stage()`, every entry) commits it once (one stage.publishes row, one history
+    row) and drops both copies; retention drops the pending copy of such an entry, however old, never sets it aside
+    (its claim is young). Red on the objstore merge (the entry committed twice in one transaction: 2 rows in
+    stage.publishes; seen red), without the dedupe alone (seen red), without `_claim` dropping the pending copy (left
+    in pending/; seen red) and when retention's pending/ pass ignores publishing/ (set aside "its publisher died":
+    then never published; seen red)."""
+    remote = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"})
+    (first,) = os.listdir(stage / "pending")
+    staged = Stage(str(stage))
+    _killed_after_copy(staged, first)
+    monkeypatch.setattr(stage_module, "_collected_at", float("inf"))  # no retention after this publish's export
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    assert host.publish_stage() == 1
+    assert host.read(PUBLISHES)["entry"].tolist() == [first] and len(host.read("history.compass_a")) == 2
+    assert not os.listdir(stage / "pending") and not os.listdir(stage / CLAIMED)
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM")
+    publish_many(CONTEXT, remote, {"compass.w": W}, history=False)
+    (second,) = os.listdir(stage / "pending")
+    _killed_after_copy(staged, second)
+    long_ago = time.time() - 7200  # staged long ago, claimed a moment ago
+    os.utime(stage / "pending" / second, (long_ago, long_ago))
+    staged.collect_garbage()
+    assert not (stage / "failed").exists() and not os.listdir(stage / "pending") and staged._fate(second) == TAKEN
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    assert host.publish_stage([second]) == 1 and len(host.read("compass.w")) == 2
+
+
+def test_a_claim_set_aside_is_not_taken_again_and_a_decided_set_aside_answers_set_aside(stage, tmp_path,
+                                                                                         monkeypatch):
+    """rev-objstore finding 6 (the review's tests, adapted): the publisher set aside a refused entry (its decision
+    replaced by "set aside", failed/ written) and was killed before dropping publishing/<e>: the next publish does not
+    commit it; a step killed right after deciding its entry's set-aside (still in pending/, retention run since): a
+    request for it fails as set aside, not lost. Red under the review's mutations M1 (`_claim` taking an entry in
+    publishing/ whatever its decision: compass.w committed; seen red), M2 (retention dropping a decision whose entry
+    is still pending: the set-aside entry was then published; seen red) and M3 (`publish_pending` telling set aside
+    from lost by failed/ alone: "lost"; seen red)."""
+    remote = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, remote, {"compass.w": W}, history=False)
+    (refused,) = os.listdir(stage / "pending")
+    staged = Stage(str(stage))
+    assert staged._claim([refused]) == [refused]
+    staged._put(f"{DECIDED}/{refused}", stage_module._decision(SET_ASIDE))
+    staged._write_json(f"failed/{refused}", staged._entry(CLAIMED, refused))  # killed: still in publishing/
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    host = Warehouse(tmp_path / "host.duckdb")
+    assert host.publish_stage() == 0 and not host.table_exists("compass.w")
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM")
+    publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"})
+    (abandoned,) = os.listdir(stage / "pending")
+    assert staged._decide(abandoned, SET_ASIDE) == SET_ASIDE  # and its step killed
+    staged.collect_garbage(keep_s=0)  # its decision kept: its entry is still in pending/
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    with pytest.raises(RuntimeError, match=rf"^staged entries {abandoned} of the stage .* were set aside"):
+        host.publish_stage([abandoned])
+    assert not host.table_exists("compass.a")
+
+
+def test_retention_stats_only_the_decisions_named_before_the_horizon(stage, monkeypatch):
+    """rev-objstore finding 4: a decided/ marker is named by its entry's staging time (time_ns first), so retention
+    reads no time of one named after now - keep_s (a HEAD each on S3: 20,000 a run); one named and written before is
+    removed. Red when every marker is stat'ed (61 `modified` calls for decided/; seen red)."""
+    staged, now = Stage(str(stage)), time.time_ns()
+    (stage / DECIDED).mkdir(exist_ok=True)
+    for n in range(60):
+        (stage / DECIDED / f"{now - n:020d}-1-young.json").write_bytes(stage_module._decision(TAKEN))
+    old = stage / DECIDED / f"{now - 7200 * 10**9:020d}-1-old.json"
+    old.write_bytes(stage_module._decision(TAKEN))
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    seen, real = [], staged.fs.modified
+    monkeypatch.setattr(staged.fs, "modified", lambda path: (seen.append(path), real(path))[1])
+    staged.collect_garbage(keep_s=3600)
+    assert [p for p in seen if f"/{DECIDED}/" in p] == [str(old)]
+    assert not old.exists() and len(os.listdir(stage / DECIDED)) == 60
+
+
+def test_a_folder_without_hard_links_or_a_failed_write_is_one_line_naming_the_stage(stage, tmp_path, monkeypatch):
+    """rev-objstore finding 5: a stage set up before the exclusive-create probe, on a share where a hard link is not
+    permitted: the publish is one line naming the stage and the file it could not create exclusively (the entry stays
+    pending); a staged write that cannot be written is one line too. Red on the objstore merge (a raw PermissionError
+    from os.link, and from the write; seen red)."""
+    remote = StagedWarehouse(str(stage))
+    publish_many(CONTEXT, remote, {"compass.a": A1}, {"case_id": "c1"})
+    (name,) = os.listdir(stage / "pending")
+
+    def denied(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", denied)
+    monkeypatch.setenv("COMPASS_PUBLISH_FROM", str(stage))
+    with pytest.raises(StageUnavailable, match=rf"^the stage {stage} cannot create {DECIDED}/{name} exclusively: "
+                                               r"\[Errno 1\] Operation not permitted$"):
+        Warehouse(tmp_path / "host.duckdb").publish_stage()
+    assert os.listdir(stage / "pending") == [name] and not os.listdir(stage / DECIDED)
+    monkeypatch.delenv("COMPASS_PUBLISH_FROM")
+    monkeypatch.setattr(Stage, "_write_local", denied)
+    with pytest.raises(StageUnavailable, match=rf"^the stage {stage} cannot write pending/\d+-\d+-\w+\.json: "
+                                               r"\[Errno 1\] Operation not permitted$"):
+        remote.delete_rows(["compass.a"], {"case_id": "c1"})
