@@ -137,6 +137,7 @@ def _timed_refresh(monkeypatch, tmp_path, answers, ends, waiting_until):
     """`tick_as_runs_finish` on a `_TimedQueue`: (when the driver ticked, runs submitted when each tick printed)."""
     clock, ticked = _Clock(), []
     monkeypatch.setattr(qr, "time", clock)
+    monkeypatch.setattr(qr, "TICK_GAP_S", 10.0)
 
     def answer(cursor):
         ticked.append(clock.now)
@@ -162,7 +163,7 @@ def _decisions(*scenarios):
 def test_while_steps_wait_for_a_worker_a_finished_run_is_ticked_on_after_the_gap(monkeypatch, tmp_path,
                                                                                waiting_until, tick_times):
     """Four runs finishing at 3, 6, 9 and 12 s. While steps wait on the broker for a worker (every worker has work),
-    the runs finished at 3, 6 and 9 s are ticked on once, TICK_GAP_S (10 s) after the last tick (on the default graph
+    the runs finished at 3, 6 and 9 s are ticked on once, TICK_GAP_S (10 s here) after the last tick (on the default graph
     with 2 workers most ticks requested nothing and each took CPU seconds from the steps); with no step waiting the
     driver ticks as each run finishes, as before; when the wait ends within the gap (at 5 s), the driver ticks then,
     not at 10 s. Red without the gap (the first case ticks at 3 s), with the gap whatever the broker says (the second
