@@ -93,6 +93,7 @@ EXCLUSIVE_CREATE = {"s3": ("s3fs", "2025.7.0"), "s3a": ("s3fs", "2025.7.0"), "gs
                     "gcs": ("gcsfs", "2024.12.0"), "az": ("adlfs", "2024.12.0"), "abfs": ("adlfs", "2024.12.0"),
                     "abfss": ("adlfs", "2024.12.0")}
 CREATE_TRIES = 3  # an exclusive create whose outcome an error hid, and that left no file, is tried this often
+CREATE_BACKOFF_S = 0.05  # before reading such a create back, 0.05, 0.1, 0.2 s: S3's 409 says another one is in progress
 PUBLISHES = "stage.publishes"  # entry, table, version, published_at: what the warehouse committed, once each
 LOG = logging.getLogger(__name__)
 _collected_at = -float("inf")  # when this process last collected garbage (time.monotonic)
@@ -254,11 +255,12 @@ class Stage:
         appears empty); elsewhere the filesystem's exclusive create (open "xb": S3 If-None-Match, GCS
         ifGenerationMatch=0, Azure's overwrite=False), whole at its close. Any other error (S3 answers a lost create
         with a 409, or a 412 s3fs raises as a plain OSError; a response may be lost after the create succeeded) is
-        settled by reading the file back: `data` (this call created it), other bytes (another did), none (tried
-        again, CREATE_TRIES times in all, then StageUnavailable in one line)."""
+        settled by reading the file back after a pause (CREATE_BACKOFF_S, doubling: a 409 means another create of
+        it is in progress): `data` (this call created it), other bytes (another did), none (tried again,
+        CREATE_TRIES times in all, then StageUnavailable in one line)."""
         target = self._full(relative)
         self._folder_for(target, setup)
-        for _ in range(CREATE_TRIES):
+        for attempt in range(CREATE_TRIES):
             try:
                 self._create_once(target, data)
                 return True
@@ -266,6 +268,7 @@ class Stage:
                 return False
             except OSError as exc:
                 failure = exc
+            time.sleep(CREATE_BACKOFF_S * 2 ** attempt)
             try:
                 found = self.fs.cat_file(target)
             except FileNotFoundError:
@@ -291,12 +294,17 @@ class Stage:
     def write_parquet(self, con: duckdb.DuckDBPyConnection, relation: str, relative: str) -> None:
         """`relation`'s rows as Parquet at `relative`, unless that path exists in a folder (content-addressed: same
         rows); a file reused there is touched (`os.utime`; written when it vanished meanwhile, to retention), so
-        retention (`collect_garbage`, by age) does not take it before its entry names it. On an object store it is
-        always written (one PUT, whole: a time is a PUT's, and a check then a touch could create it empty)."""
+        retention (`collect_garbage`, by age) does not take it before its entry names it. On an object store a file
+        written less than GC_GRACE_S / 2 ago is reused as it is (retention keeps it for at least that long again);
+        an older one is written again (one PUT, whole: a time is a PUT's, and a check then a touch could create it
+        empty), which a reader of that path at that moment may see change under it (same data version, maybe not
+        the same bytes): a rewrite only every half hour per reused path, not per write."""
         if self.native:
             with contextlib.suppress(FileNotFoundError):
                 os.utime(self._full(relative))
                 return
+        elif time.time() - self._modified(relative, missing=0.0) < GC_GRACE_S / 2:
+            return
         self._put(relative, lambda tmp: con.execute(f"copy (select * from {relation}) to '{tmp}' (format parquet)"))
 
     def _write_json(self, relative: str, value: object) -> None:
@@ -639,12 +647,16 @@ class Stage:
         named = {listed["path"] for listed in manifest["tables"].values()} | {
             write["path"] for folder in ("pending", CLAIMED, "failed") for name in self._names(folder)
             for write in self._entry(folder, name).get("writes", ()) if "path" in write}
-        removed = sorted(path for path in self._files("snapshot") | self._files("tables")
-                         if path != MANIFEST and path not in named
-                         and max(retired.get(path, 0.0), self._modified(path)) < old)
-        for path in removed:
-            with contextlib.suppress(FileNotFoundError):
-                self.fs.rm(self._full(path))
+        def aged(path: str) -> bool:
+            return max(retired.get(path, 0.0), self._modified(path)) < old
+
+        removed = []
+        for path in sorted(path for path in self._files("snapshot") | self._files("tables")
+                           if path != MANIFEST and path not in named and aged(path)):
+            if aged(path):  # read again just before: a step may have reused it since the listing's ages were read
+                with contextlib.suppress(FileNotFoundError):
+                    self.fs.rm(self._full(path))
+                removed.append(path)
         if self.native:  # the folders emptied (an object store has none)
             for folder in sorted({posixpath.dirname(self._full(p)) for p in removed}, reverse=True):
                 while folder != self.root and not self.fs.ls(folder, detail=False):

@@ -233,6 +233,43 @@ def test_a_staged_file_reused_on_memory_is_written_again_so_it_is_young(memory_s
     assert stage._modified(rows) > time.time() - 600 and stage.collect_garbage() == []
 
 
+def test_a_young_staged_file_on_a_store_is_reused_without_a_rewrite(memory_stage):
+    """rev-objfix finding 2: a reused file written less than GC_GRACE_S / 2 ago is not uploaded again (a reader of it
+    could see it change under it; retention keeps it for at least that long again), an older one is. Red when every
+    reuse is written again (the file's object replaced)."""
+    stage, rows = Stage(memory_stage), "tables/compass.x/v1/s.parquet"
+    with contextlib.closing(duckdb.connect()) as con:
+        stage.write_parquet(con, "(select 1 as x)", rows)
+        first = stage.fs.store[stage._full(rows)]
+        _age(stage, rows, stage_module.GC_GRACE_S / 2 - 60)
+        stage.write_parquet(con, "(select 1 as x)", rows)
+        assert stage.fs.store[stage._full(rows)] is first
+        _age(stage, rows, 120)
+        stage.write_parquet(con, "(select 1 as x)", rows)
+    assert stage.fs.store[stage._full(rows)] is not first
+
+
+def test_retention_keeps_a_file_reused_after_its_age_was_read(memory_stage, monkeypatch):
+    """rev-objfix finding 3: retention lists ages, then removes; a step that reuses a file in between (a fresh PUT, a
+    touch) must not lose it. The reuse is simulated right after retention first read the file's age. Red when the age
+    is not read again before the removal (the file removed)."""
+    stage, rows = Stage(memory_stage), "tables/compass.x/v1/s.parquet"
+    with contextlib.closing(duckdb.connect()) as con:
+        stage.write_parquet(con, "(select 1 as x)", rows)
+    _age(stage, rows, 7200)
+    modified, reads = stage._modified, []
+
+    def reused_after_first_read(relative, missing=None):
+        seen = modified(relative, missing)
+        if relative == rows and not reads:
+            reads.append(seen)
+            stage.fs.store[stage._full(rows)].modified = datetime.datetime.now(tz=datetime.timezone.utc)
+        return seen
+
+    monkeypatch.setattr(stage, "_modified", reused_after_first_read)
+    assert stage.collect_garbage() == [] and stage.fs.exists(stage._full(rows))
+
+
 @pytest.mark.parametrize("kind", ["folder", "memory"])
 def test_a_reused_staged_file_that_vanishes_at_its_check_is_written_whole(kind, tmp_path, monkeypatch):
     """rev-objstore finding 1: a content-addressed file staged again just as retention removes it (its old copy was
@@ -289,6 +326,8 @@ def test_a_lost_create_or_a_lost_response_is_settled_by_reading_the_decision_bac
     each read. Red on the objstore merge (the OSError escaped `_decide` in all three; seen red; its unbounded
     recursion: RecursionError)."""
     stage, (lost, won, failing) = _entries(tmp_path, 3)
+    pauses = []
+    monkeypatch.setattr(stage_module.time, "sleep", pauses.append)
     monkeypatch.setattr(objstore_fs, "FAULT", "conflict-as-oserror")
     assert stage._decide(lost, TAKEN) == TAKEN and stage._decide(lost, SET_ASIDE) == TAKEN
     monkeypatch.setattr(objstore_fs, "FAULT", "lost-response")
@@ -298,6 +337,7 @@ def test_a_lost_create_or_a_lost_response_is_settled_by_reading_the_decision_bac
                                                r"exclusively: \[Errno 5\] Service Unavailable"):
         stage._claim([failing])
     monkeypatch.setattr(objstore_fs, "FAULT", None)
+    assert pauses[:2] == [0.05, 0.05] and pauses[-3:] == [0.05, 0.1, 0.2]  # a pause before each read-back (409)
     assert stage._claim([lost, won, failing]) == [lost, failing] and stage._decide(won, TAKEN) == SET_ASIDE
     monkeypatch.setattr(stage, "_create_exclusive", lambda *args, **kwargs: False)  # there, yet gone when read
     monkeypatch.setattr(stage, "_fate", lambda name: None)
