@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from hypothesis import note
+from hypothesis import example, note
 from hypothesis import strategies as st
 
 MODELS = ("a", "b", "c", "d", "e", "f")  # a..e priced (test_oracle_extract.`_prices`), f not
@@ -93,6 +93,13 @@ def one_of_each(kinds: tuple[str, ...], seed: int) -> list[pd.DataFrame]:
         out.append(record_set(models, n_queries, g, short, costed, split, category, int(rng.integers(0, 2 ** 32)),
                               (kind, kind), 1.0, 0.0))
     return out
+
+
+def with_examples(test, frames):
+    """`test` with one explicit example per frame (Hypothesis' explicit phase runs them before it generates)."""
+    for frame in frames:
+        test = example(frame)(test)
+    return test
 
 
 def perturbed(frame: pd.DataFrame, perturbation: str, pick: np.random.Generator) -> pd.DataFrame:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import os
 
-from hypothesis import example, given, seed, settings
+from hypothesis import given, seed, settings
 
 from compass.cascades.study import prepare_records
 from compass.oracle.dense import prepare_dense
@@ -24,7 +24,7 @@ from resources.oracle_extract import dense_records
 from resources.query_frames import coded_records
 from tests.resources.test_cascade_matrix import LONG
 from tests.resources.test_oracle_extract import _outcome, _prices, _rows_path
-from tests.resources.record_sets import PERTURBATIONS, one_of_each, record_sets
+from tests.resources.record_sets import PERTURBATIONS, one_of_each, record_sets, with_examples
 from tests.resources.test_query_frames import _assert_same_prepared
 
 SEED = int(os.environ.get("COMPASS_PROPERTY_SEED", "45"))  # fixed: the measured share below is this seed's
@@ -65,13 +65,6 @@ def _dataset_error(build):
         raise ValueError(f"dataset 'p': {exc}") from None
 
 
-def _with_examples(test, frames):
-    """`test` with one explicit example per frame (Hypothesis' explicit phase runs them before it generates)."""
-    for frame in frames:
-        test = example(frame)(test)
-    return test
-
-
 def test_the_dense_and_matrix_preparations_equal_the_rows_on_generated_records():
     con = duckdb.connect(config={"threads": 1})  # one connection: a new one per example costs more
     explicit, kinds, accepted = one_of_each(PERTURBATIONS, 0), set(), []
@@ -85,7 +78,7 @@ def test_the_dense_and_matrix_preparations_equal_the_rows_on_generated_records()
         if not any(frame is e for e in explicit):
             accepted.append(both)
 
-    _with_examples(check, explicit)()
+    with_examples(check, explicit)()
     assert kinds == set(PERTURBATIONS), set(PERTURBATIONS) - kinds  # every kind met (one explicit example each)
     # power: both paths prepare nearly half the generated sets or more (measured: 29 of 40 with seed 45, 22-33 of 40
     # over seeds 1-5 and 45, so the bound holds for any of them; 35 % of the sets perturbed, most break a rule)
