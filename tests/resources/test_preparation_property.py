@@ -10,12 +10,12 @@ equal what the row path (`coded_records` + `prepare` / `prepare_records`) gives:
 The share of sets both paths accept is measured, so the property is not vacuous (rev45: nearly every generated set
 was rejected by both)."""
 
-import itertools
-
 import duckdb
 import numpy as np
 import pandas as pd
-from hypothesis import given, settings
+import os
+
+from hypothesis import given, seed, settings
 
 from compass.cascades.study import prepare_records
 from compass.oracle.dense import prepare_dense
@@ -24,10 +24,10 @@ from resources.oracle_extract import dense_records
 from resources.query_frames import coded_records
 from tests.resources.test_cascade_matrix import LONG
 from tests.resources.test_oracle_extract import _outcome, _prices, _rows_path
-from tests.resources.record_sets import record_sets
+from tests.resources.record_sets import PERTURBATIONS, one_of_each, record_sets, with_examples
 from tests.resources.test_query_frames import _assert_same_prepared
 
-_KINDS = itertools.count()  # the perturbation kinds in turn (`record_sets`)
+SEED = int(os.environ.get("COMPASS_PROPERTY_SEED", "45"))  # fixed: the measured share below is this seed's
 
 
 def _compare(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> bool:
@@ -66,14 +66,20 @@ def _dataset_error(build):
 
 
 def test_the_dense_and_matrix_preparations_equal_the_rows_on_generated_records():
-    accepted, con = [], duckdb.connect(config={"threads": 1})  # one connection: a new one per example costs more
+    con = duckdb.connect(config={"threads": 1})  # one connection: a new one per example costs more
+    explicit, kinds, accepted = one_of_each(PERTURBATIONS, 0), set(), []
 
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None)
-    @given(record_sets(_KINDS))
+    @seed(SEED)
+    @settings(max_examples=40, deadline=None, database=None)
+    @given(record_sets())
     def check(frame):
-        accepted.append(_compare(con, frame))
+        kinds.update(frame.attrs["perturbations"])
+        both = _compare(con, frame)
+        if not any(frame is e for e in explicit):
+            accepted.append(both)
 
-    check()
-    # power: both paths prepare more than half the sets (measured: 24 of 40, 60 %; 35 % of the sets perturbed, most
-    # perturbations break a rule)
-    assert len(accepted) >= 40 and np.mean(accepted) > 0.5, np.mean(accepted)
+    with_examples(check, explicit)()
+    assert kinds == set(PERTURBATIONS), set(PERTURBATIONS) - kinds  # every kind met (one explicit example each)
+    # power: both paths prepare nearly half the generated sets or more (measured: 29 of 40 with seed 45, 22-33 of 40
+    # over seeds 1-5 and 45, so the bound holds for any of them; 35 % of the sets perturbed, most break a rule)
+    assert len(accepted) == 40 and np.mean(accepted) > 0.45, np.mean(accepted)
