@@ -271,6 +271,31 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
     failed: dict[str, Run] = {}  # finished runs that did not succeed: what they plan, and its descendants, stays held
     runs_per_partition: collections.Counter[str | None] = collections.Counter()
     bookkeeping = 0.0  # seconds from noticing a finished run to the tick (partition sync, the run's report)
+
+    def collect() -> list[Run]:
+        """Book the runs in flight that finished (none: nothing done): out of flight (the tick must not count them),
+        failures held, reported; the partitions synced for the tick."""
+        nonlocal bookkeeping
+        done = queue.finished(in_flight)
+        if not done:
+            return []
+        noticed = time.monotonic()
+        # Under the daemon, the daily schedule may write raw tables while this refresh runs (the inbox waits):
+        # their new datasets get partitions before the next tick (`compass run` syncs once).
+        sync_dynamic_partitions(instance)
+        booked = []
+        for run_id, status in done.items():
+            partition, keys = in_flight.pop(run_id)
+            joiners = joined_by.pop(run_id)
+            if status != dg.DagsterRunStatus.SUCCESS:
+                failed[run_id] = (partition, keys)
+                if joiners:  # what it skipped counts as failed from now on: a later refresh requests it
+                    instance.add_run_tags(run_id, {RETRY_TAG: "pending"})
+            report.add(defs, instance, run_id, with_inseparable(keys), partition)
+            booked.append((partition, keys))
+        bookkeeping = time.monotonic() - noticed
+        return booked
+
     while True:  # a tick per finished run (or several finished at once), not per layer of the graph
         began = time.monotonic()
         requests = tick_riding_out_restarts(ticks)
@@ -308,33 +333,15 @@ def tick_as_runs_finish(queue: Queue, report: RefreshReport, timeout_s: float,
             _save_cursor(instance, ticks.serialized_cursor())
             return
         finished: list[Run] = []
-
-        def collect() -> None:
-            """Book the runs that finished: out of flight (the tick must not count them), failures held, reported."""
-            nonlocal bookkeeping
-            noticed = time.monotonic()
-            # Under the daemon, the daily schedule may write raw tables while this refresh runs (the inbox waits):
-            # their new datasets get partitions before the next tick (`compass run` syncs once).
-            sync_dynamic_partitions(instance)
-            for run_id, status in queue.finished(in_flight).items():
-                partition, keys = in_flight.pop(run_id)
-                joiners = joined_by.pop(run_id)
-                if status != dg.DagsterRunStatus.SUCCESS:
-                    failed[run_id] = (partition, keys)
-                    if joiners:  # what it skipped counts as failed from now on: a later refresh requests it
-                        instance.add_run_tags(run_id, {RETRY_TAG: "pending"})
-                report.add(defs, instance, run_id, with_inseparable(keys), partition)
-                finished.append((partition, keys))
-            bookkeeping = time.monotonic() - noticed
-
         while in_flight and (not finished or _only_sinks(finished)):
             queue.wait(in_flight, timeout_s, any_of=True)
-            collect()
-        if in_flight and time.monotonic() - began < TICK_GAP_S and queue.steps_waiting():
-            while time.monotonic() - began < TICK_GAP_S and queue.steps_waiting():
-                time.sleep(POLL_S)  # every worker has work: the tick waits (TICK_GAP_S)
-            if queue.finished(in_flight):
-                collect()  # the runs that finished meanwhile
+            finished += collect()
+        waited = False
+        while in_flight and time.monotonic() - began < TICK_GAP_S and queue.steps_waiting():
+            time.sleep(POLL_S)  # every worker has work: the tick waits (TICK_GAP_S)
+            waited = True
+        if waited:
+            finished += collect()  # the runs that finished meanwhile
         if not in_flight and not deferred and _only_sinks(finished):
             _save_cursor(instance, ticks.serialized_cursor())
             return

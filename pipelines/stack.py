@@ -23,6 +23,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from resources.settings import ROOT
 
@@ -52,7 +53,7 @@ TICK_TIMEOUT_S = 1800
 # data/, cases/, scenarios/, archetypes/, users/ at their default study sizes), which issue 44's 1.6x target is about.
 # The default graph runs every asset step on the `duckdb` queue (no remote steps, so no stage): "1 worker" is then
 # one process executing asset steps (the asset checks run beside them on `worker-compute`, in both refreshes).
-GRAPHS = ("fixture", "default")
+TARGET_RATIO = 1.6  # issue 44: a cold refresh of the default graph, two `duckdb` workers against one
 
 
 def _pg_bin(name: str) -> str:
@@ -81,7 +82,7 @@ class Stack:
     pids: dict[str, int] = field(default_factory=dict)
     visibility_timeout_s: int | None = VISIBILITY_TIMEOUT_S  # None: the profile's (for steps of minutes)
     ports: dict[str, int] = field(default_factory=lambda: {name: free_port() for name in SERVICES})
-    graph: str = "fixture"  # one of GRAPHS
+    graph: Literal["fixture", "default"] = "fixture"
 
     @property
     def state_file(self) -> Path:
@@ -469,11 +470,11 @@ def one_and_two_workers(stack: Stack) -> tuple[bool, float]:
             print(f"refresh with {workers} worker(s): {describe(seconds, wall)}", flush=True)
     ratio = one_s / two_s
     ready = (one.get("driver ready", 0), two.get("driver ready", 0))
-    target = "1.6x, issue 44's target for the default graph" if stack.graph == "default" else \
-        "1.6x, set for the default graph (`python -m pipelines.stack ratio`); this small graph's width bounds it"
-    print(f"refresh wall time of {graph}: 1 worker {one_s:.0f} s, 2 workers {two_s:.0f} s, ratio {ratio:.2f}x "
-          f"(target >= {target}: {'met' if ratio >= 1.6 else 'MISSED'}; with the driver's start-up counted "
-          f"{(one_s + ready[0]) / (two_s + ready[1]):.2f}x)", flush=True)
+    target = "issue 44's target for the default graph" if stack.graph == "default" else \
+        "set for the default graph (`python -m pipelines.stack ratio`); this small graph's width bounds it"
+    print(f"refresh wall time of {graph}: 1 worker {one_s:.0f} s, 2 workers {two_s:.0f} s, ratio {ratio:.3f}x "
+          f"(target >= {TARGET_RATIO}x, {target}: {'met' if ratio >= TARGET_RATIO else 'MISSED'}; with the driver's "
+          f"start-up counted {(one_s + ready[0]) / (two_s + ready[1]):.3f}x)", flush=True)
     for workers, seconds, wall in ((1, one, one_s), (2, two, two_s)):
         if seconds:
             print(f"step-execution share of the {workers}-worker refresh's wall time: "
@@ -511,11 +512,12 @@ def ratio() -> int:
     try:
         stack.start()
         ok, measured = one_and_two_workers(stack)
-        print(f"deploy-ratio: refreshes {'ok' if ok else 'FAILED'}, ratio {measured:.2f}x "
-              f"({'met' if measured >= 1.6 else 'MISSED'}); wall time {time.monotonic() - started:.0f} s", flush=True)
+        print(f"deploy-ratio: refreshes {'ok' if ok else 'FAILED'}, ratio {measured:.3f}x "
+              f"({'met' if measured >= TARGET_RATIO else 'MISSED'}); wall time {time.monotonic() - started:.0f} s",
+              flush=True)
     finally:
         _stop(stack)
-    return 0 if ok and measured >= 1.6 else 1
+    return 0 if ok and measured >= TARGET_RATIO else 1
 
 
 def check() -> int:
