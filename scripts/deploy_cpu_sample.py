@@ -88,5 +88,6 @@ if __name__ == "__main__":
     elif sys.argv[1:2] == ["summary"] and len(sys.argv) == 3:
         summary(Path(sys.argv[2]))
     else:
-        print(__doc__.strip().splitlines()[-5], file=sys.stderr)
+        print("usage: python scripts/deploy_cpu_sample.py record STACK_JSON OUT.jsonl | summary OUT.jsonl",
+              file=sys.stderr)
         sys.exit(2)
